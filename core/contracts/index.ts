@@ -1,0 +1,159 @@
+/**
+ * The public plugin API of labdeck (contract version 1).
+ *
+ * An instrument driver is data first: its options and each method's parameters are zod schemas, from
+ * which labdeck generates the web forms, validates every call, and documents the instrument. Plugin
+ * authors import only from this module.
+ */
+import { z } from 'zod';
+
+export { z };
+
+/** Bumped on any breaking change to the shapes below; plugins declare the version they were written for. */
+export const CONTRACT_VERSION = 1 as const;
+
+/** How dangerous a method is to call: shown in the UI, and used to ask for confirmation. */
+export type Safety = 'readonly' | 'idempotent' | 'hazardous';
+
+export type ZodObjectAny = z.ZodObject<z.ZodRawShape>;
+
+/** Context handed to every method run: a narrow view of the host, never the host itself. */
+export interface CallContext {
+  /** Aborted when the host shuts down or the caller gives up; long methods should honour it. */
+  signal: AbortSignal;
+  /** A log line attached to the call record. */
+  log(message: string): void;
+}
+
+export interface MethodDefinition<I, P extends ZodObjectAny = ZodObjectAny> {
+  description?: string;
+  params: P;
+  returns?: z.ZodType;
+  safety?: Safety;
+  /** Hidden methods are collapsed in the control page (still callable). */
+  hidden?: boolean;
+  run(instance: I, args: z.infer<P>, ctx: CallContext): unknown;
+}
+
+export interface InstrumentDefinition<O extends ZodObjectAny, I> {
+  name: string;
+  version: string;
+  description?: string;
+  /** The contract version the driver was written against; defaults to CONTRACT_VERSION. */
+  contract?: number;
+  options: O;
+  create(options: z.infer<O>): I | Promise<I>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  methods: Record<string, MethodDefinition<I, any>>;
+  dispose?(instance: I): void | Promise<void>;
+}
+
+export const INSTRUMENT_TAG = Symbol.for('labdeck.instrument');
+export const DEVICE_TAG = Symbol.for('labdeck.device');
+
+/** A driver: the checked definition, plus `with(options)` to declare a deck device using it. */
+export interface InstrumentDriver<O extends ZodObjectAny = ZodObjectAny, I = unknown>
+  extends InstrumentDefinition<O, I> {
+  readonly [INSTRUMENT_TAG]: true;
+  contract: number;
+  /** Declare a device of this driver for a deck module: `export const pump = pumpDriver.with({ rate: 2 })`. */
+  with(options?: Partial<z.input<O>>): DeviceSpec;
+}
+
+/** What a deck module exports for a device made from a driver; the host creates the instance. */
+export interface DeviceSpec {
+  readonly [DEVICE_TAG]: true;
+  driver: InstrumentDriver;
+  options: Record<string, unknown>;
+}
+
+export class ContractError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ContractError';
+  }
+}
+
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+/** Check and tag an instrument driver. Throws a ContractError that names the offending part. */
+export function defineInstrument<O extends ZodObjectAny, I>(
+  def: InstrumentDefinition<O, I>,
+): InstrumentDriver<O, I> {
+  if (!def || typeof def !== 'object') throw new ContractError('defineInstrument needs a definition object');
+  if (typeof def.name !== 'string' || !NAME_RE.test(def.name)) {
+    throw new ContractError(`instrument name must match ${NAME_RE}, got ${JSON.stringify(def.name)}`);
+  }
+  const where = `instrument "${def.name}"`;
+  if (typeof def.version !== 'string' || !def.version) throw new ContractError(`${where}: version is required`);
+  const contract = def.contract ?? CONTRACT_VERSION;
+  if (contract !== CONTRACT_VERSION) {
+    throw new ContractError(`${where}: written for contract ${contract}, this host speaks ${CONTRACT_VERSION}`);
+  }
+  if (!(def.options instanceof z.ZodObject)) throw new ContractError(`${where}: options must be a zod object`);
+  if (typeof def.create !== 'function') throw new ContractError(`${where}: create(options) is required`);
+  if (!def.methods || typeof def.methods !== 'object' || Object.keys(def.methods).length === 0) {
+    throw new ContractError(`${where}: at least one method is required`);
+  }
+  for (const [m, method] of Object.entries(def.methods)) {
+    if (!NAME_RE.test(m)) throw new ContractError(`${where}: method name ${JSON.stringify(m)} is not an identifier`);
+    if (!(method?.params instanceof z.ZodObject)) {
+      throw new ContractError(`${where}: method "${m}" params must be a zod object (z.object({}) for none)`);
+    }
+    if (typeof method.run !== 'function') throw new ContractError(`${where}: method "${m}" has no run()`);
+    if (method.safety && !['readonly', 'idempotent', 'hazardous'].includes(method.safety)) {
+      throw new ContractError(`${where}: method "${m}" safety must be readonly, idempotent or hazardous`);
+    }
+    try {
+      z.toJSONSchema(method.params, { io: 'input', unrepresentable: 'any' });
+    } catch (e) {
+      throw new ContractError(`${where}: method "${m}" params cannot be described as JSON Schema: ${(e as Error).message}`);
+    }
+  }
+  const driver = {
+    ...def,
+    contract,
+    [INSTRUMENT_TAG]: true as const,
+    with(options: Partial<z.input<O>> = {}): DeviceSpec {
+      return { [DEVICE_TAG]: true, driver: driver as unknown as InstrumentDriver, options: { ...options } };
+    },
+  };
+  return driver;
+}
+
+export function isInstrumentDriver(x: unknown): x is InstrumentDriver {
+  return !!x && typeof x === 'object' && (x as Record<symbol, unknown>)[INSTRUMENT_TAG] === true;
+}
+
+export function isDeviceSpec(x: unknown): x is DeviceSpec {
+  return !!x && typeof x === 'object' && (x as Record<symbol, unknown>)[DEVICE_TAG] === true;
+}
+
+/** A JSON Schema object (draft 2020-12), as produced by z.toJSONSchema. */
+export type JSONSchema = Record<string, unknown>;
+
+/** The interface schema of one method, as the UI, the validator, the proxy generator and the docs see it. */
+export interface MethodSchema {
+  name: string;
+  description: string;
+  safety: Safety;
+  hidden: boolean;
+  /** Position in the driver's declaration order (the default display order). */
+  order: number;
+  /** JSON Schema of the arguments object (type "object", properties, required). */
+  params: JSONSchema;
+  returns?: JSONSchema;
+  /** True when the schema was inferred from plain code (zero-config), not declared. */
+  inferred: boolean;
+  /** Parameter names whose types were guessed or could not be inferred (shown as such in the UI). */
+  inferredFields: string[];
+}
+
+export interface InstrumentSchema {
+  name: string;
+  driver: string;
+  description: string;
+  /** `deck` for devices of the loaded deck, `temporary` for devices connected at run time. */
+  source: 'deck' | 'temporary';
+  methods: MethodSchema[];
+}

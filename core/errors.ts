@@ -1,0 +1,42 @@
+/**
+ * One catalogue of coded errors for the whole runtime. Core code throws LabError with a code; the HTTP
+ * layer maps codes to statuses (server/errors.ts) and the CLI to exit codes. Messages are written for the
+ * person who has to act on them; `details` names the offending field, row or step.
+ */
+export const ERROR_CODES = {
+  invalid_input: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  busy: 409,
+  payload_too_large: 413,
+  too_many_requests: 429,
+  instrument_error: 502,
+  internal: 500,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorDetail {
+  /** The offending field, row/column or step path, when there is one. */
+  field?: string;
+  message: string;
+}
+
+export class LabError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetail[];
+  /** Extra data for the caller (e.g. the task id of a failed instrument call). */
+  readonly data?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetail[], data?: Record<string, unknown>) {
+    super(message);
+    this.name = 'LabError';
+    this.code = code;
+    this.details = details;
+    this.data = data;
+  }
+}
+
+export const isLabError = (e: unknown): e is LabError => e instanceof LabError;
