@@ -1,0 +1,53 @@
+/** The `lab` command line. Exit codes: 0 done, 1 failed, 2 bad input. */
+import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
+import { isLabError } from '../core/errors.js';
+
+const program = new Command()
+  .name('lab')
+  .description('labdeck: your instrument drivers as a web app and a command line')
+  .version('0.1.0')
+  .showHelpAfterError();
+
+const port = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port number 0-65535');
+  return n;
+};
+
+const common = (c: Command) =>
+  c
+    .option('--deck <file>', 'deck module (default: the demo deck)')
+    .option('--plugins <dir>', 'plugin folder, watched for changes', 'lab-plugins')
+    .option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data')
+    .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)');
+
+common(program.command('serve').description('serve the web app'))
+  .option('--host <host>', 'address to listen on', '127.0.0.1')
+  .option('--port <port>', 'port to listen on', port, 8000)
+  .option('--no-watch', 'do not watch plugin folders')
+  .action(async (o) => {
+    const { serve } = await import('./serve.js');
+    const s = await serve({
+      host: o.host,
+      port: o.port,
+      deck: o.deck,
+      pluginDirs: [o.plugins],
+      dataDir: o.dataDir,
+      db: o.db,
+      watch: o.watch,
+    });
+    const stop = () => {
+      console.log('labdeck stopping');
+      s.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+
+program.parseAsync().catch((e: unknown) => {
+  console.error(`lab: ${(e as Error).message}`);
+  process.exit(isLabError(e) && e.code === 'invalid_input' ? 2 : 1);
+});

@@ -1,0 +1,664 @@
+/**
+ * The deck: the live instrument instances (the deck module's devices plus temporary ones connected at run
+ * time), their method schemas, and calls into them with validation, per-instrument serialisation, task
+ * locks and one step record per call.
+ *
+ * It also holds the registry of connectable drivers (plugins and imported modules). When a driver is
+ * registered again (a plugin file changed), live devices built from it are replaced: the old instance is
+ * disposed first, then a new one is created with the same options. A device locked by a task is never
+ * replaced under it: the replacement waits for `unlock`.
+ *
+ * Events: 'change' (the instrument set or a device's schema changed), 'drivers' (the driver registry
+ * changed), 'log' ({ instrument, method, message } from ctx.log), 'warning' ({ device?, driver?, message }:
+ * a replacement that could not be done as asked; never thrown).
+ */
+import { EventEmitter } from 'node:events';
+import { basename, extname } from 'node:path';
+import {
+  isDeviceSpec,
+  isInstrumentDriver,
+  z,
+  type CallContext,
+  type InstrumentDriver,
+  type InstrumentSchema,
+  type JSONSchema,
+  type MethodDefinition,
+  type MethodSchema,
+  type Safety,
+  type ZodObjectAny,
+} from '../contracts/index.js';
+import { LabError } from '../errors.js';
+import type { NewStep } from '../store/types.js';
+import { findDrivers, loadModule } from '../plugins/loader.js';
+import { inferredInfo, introspectObject, looksLikeDevice, moduleSource, sourceOrder } from './introspect.js';
+import { Mutex } from './mutex.js';
+import { errorText, isPlainObject } from './util.js';
+import { invalid, issueDetails } from './validate.js';
+
+export { coerceFormArgs } from './form.js';
+export { introspectClass, introspectObject } from './introspect.js';
+
+/** A method without a declared safety level. */
+export const DEFAULT_SAFETY: Safety = 'idempotent';
+/** How long a call waits for a busy instrument before giving up. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 30_000;
+
+const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+
+export type DriverOrigin = 'plugin' | 'imported';
+
+export interface DriverInfo {
+  name: string;
+  description: string;
+  version: string;
+  origin: DriverOrigin;
+  /** The module the driver came from. */
+  file: string;
+  /** JSON Schema of the options (the connect form). */
+  options: JSONSchema;
+  /** True when the driver was introspected from a plain class. */
+  inferred: boolean;
+  /** Option fields whose type could not be inferred (any JSON). */
+  inferredFields: string[];
+}
+
+export interface CallOptions {
+  userId: number | null;
+  /** The task holding locks; calls from it pass its own locks. */
+  owner?: string;
+  runId?: number | null;
+  phase?: string | null;
+  iteration?: number | null;
+  stepIndex?: number | null;
+}
+
+export interface DeckOptions {
+  recordStep(step: NewStep): Promise<number>;
+  /** How long a call waits for a busy instrument (default 30 s). */
+  busyTimeoutMs?: number;
+}
+
+interface CompiledMethod {
+  schema: MethodSchema;
+  params: ZodObjectAny;
+  /** Accepted argument names; null when the schema takes any extra keys (catchall). */
+  keys: Set<string> | null;
+  run: MethodDefinition<unknown>['run'];
+}
+
+interface DriverEntry {
+  name: string;
+  description: string;
+  version: string;
+  origin: DriverOrigin | 'deck';
+  file: string | null;
+  driver: InstrumentDriver;
+  optionsSchema: JSONSchema;
+  inferred: boolean;
+  inferredFields: string[];
+  methods: Map<string, CompiledMethod>;
+  methodSchemas: MethodSchema[];
+}
+
+type Pending = DriverEntry | 'remove';
+
+interface Device {
+  name: string;
+  source: 'deck' | 'temporary';
+  entry: DriverEntry;
+  /** The driver a deck DeviceSpec brought itself (fallback when a plugin of that name goes away). */
+  own: DriverEntry | null;
+  /** Options as declared (re-validated by a replacement driver). */
+  rawOptions: Record<string, unknown>;
+  instance: unknown;
+  schema: InstrumentSchema;
+  mutex: Mutex;
+  /** False for zero-config object devices: they cannot be re-created, so reloads leave them alone. */
+  replaceable: boolean;
+  pending: Pending | null;
+  removed: boolean;
+}
+
+function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
+  try {
+    const js = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JSONSchema;
+    delete js.$schema;
+    return js;
+  } catch {
+    return {};
+  }
+}
+
+/** Make an instrument's return value JSON: undefined → null, non-finite numbers → null, Dates → strings. */
+function toJsonValue(v: unknown): unknown {
+  switch (typeof v) {
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+      return null;
+    case 'number':
+      return Number.isFinite(v) ? v : null;
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'bigint':
+      return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
+    default:
+      if (v === null) return null;
+      return JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? 'null');
+  }
+}
+
+const errorMessage = (e: unknown) => errorText(e) || 'unknown error';
+
+/** "task 12" for owners "12", "task:12", "task-12"; the owner string otherwise. */
+function ownerText(owner: string): string {
+  const m = /^(?:task[\s:#-]*)?(\d+)$/i.exec(owner);
+  return m ? `task ${m[1]}` : owner;
+}
+
+export class Deck extends EventEmitter {
+  private readonly recordStep: DeckOptions['recordStep'];
+  private readonly busyTimeoutMs: number;
+  private readonly devices = new Map<string, Device>();
+  private readonly registry = new Map<string, DriverEntry>();
+  private readonly locks = new Map<string, string>();
+  private readonly compiled = new WeakMap<InstrumentDriver, DriverEntry>();
+  private readonly ops = new Set<Promise<void>>();
+  private readonly abort = new AbortController();
+
+  constructor(opts: DeckOptions) {
+    super();
+    this.recordStep = opts.recordStep;
+    this.busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  }
+
+  /* ---------------------------------------------------------------- reading */
+
+  list(): InstrumentSchema[] {
+    return [...this.devices.values()].map((d) => d.schema);
+  }
+
+  has(name: string): boolean {
+    return this.devices.has(name);
+  }
+
+  schema(name: string): InstrumentSchema {
+    return this.device(name).schema;
+  }
+
+  drivers(): DriverInfo[] {
+    return [...this.registry.values()]
+      .map((e) => ({
+        name: e.name,
+        description: e.description,
+        version: e.version,
+        origin: e.origin as DriverOrigin,
+        file: e.file ?? '',
+        options: e.optionsSchema,
+        inferred: e.inferred,
+        inferredFields: e.inferredFields,
+      }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  private device(name: string): Device {
+    const d = this.devices.get(name);
+    if (d) return d;
+    const known = [...this.devices.keys()];
+    throw new LabError(
+      'not_found',
+      `No instrument "${name}"; ${known.length ? `the deck has ${known.join(', ')}` : 'the deck is empty'}.`,
+      [{ field: 'instrument', message: 'unknown instrument' }],
+    );
+  }
+
+  /* ------------------------------------------------------------------ calls */
+
+  async call(instrument: string, method: string, args: unknown, opts: CallOptions): Promise<{ taskId: number; output: unknown }> {
+    const dev = this.device(instrument);
+    let entry = dev.entry;
+    let m = this.method(dev, method);
+    this.checkLock(instrument, opts.owner);
+    let parsed = this.validate(instrument, method, m, args);
+
+    if (!dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) {
+      throw new LabError('busy', `${instrument} is busy: an earlier call did not finish within ${Math.round(this.busyTimeoutMs / 1000)} s.`);
+    }
+    let output: unknown;
+    let failure: unknown;
+    let ok = false;
+    let startedAt = new Date();
+    try {
+      // while we waited: the device may have gone, been re-created from a new driver, or been locked
+      if (dev.removed) this.device(instrument);
+      this.checkLock(instrument, opts.owner);
+      if (dev.entry !== entry) {
+        entry = dev.entry;
+        m = this.method(dev, method);
+        parsed = this.validate(instrument, method, m, args);
+      }
+      const ctx: CallContext = {
+        signal: this.abort.signal,
+        log: (message: string) => this.emit('log', { instrument, method, message: String(message) }),
+      };
+      startedAt = new Date();
+      try {
+        output = toJsonValue(await m.run(dev.instance, parsed, ctx));
+        ok = true;
+      } catch (e) {
+        failure = e;
+      }
+    } finally {
+      dev.mutex.release();
+    }
+    const endedAt = new Date();
+    const step: NewStep = {
+      runId: opts.runId ?? null,
+      phase: opts.phase ?? null,
+      iteration: opts.iteration ?? null,
+      stepIndex: opts.stepIndex ?? null,
+      instrument,
+      method,
+      args: parsed,
+      output: ok ? output : null,
+      status: ok ? 'ok' : 'error',
+      error: ok ? null : errorMessage(failure),
+      userId: opts.userId,
+      startedAt,
+      endedAt,
+    };
+    const taskId = await this.recordStep(step);
+    if (!ok) {
+      throw new LabError('instrument_error', errorMessage(failure), undefined, { task_id: taskId, instrument, method });
+    }
+    return { taskId, output };
+  }
+
+  private method(dev: Device, method: string): CompiledMethod {
+    const m = dev.entry.methods.get(method);
+    if (m) return m;
+    throw new LabError(
+      'not_found',
+      `${dev.name} has no method "${method}"; it has ${[...dev.entry.methods.keys()].join(', ')}.`,
+      [{ field: 'method', message: 'unknown method' }],
+    );
+  }
+
+  private checkLock(instrument: string, owner: string | undefined): void {
+    const holder = this.locks.get(instrument);
+    if (holder !== undefined && holder !== owner) {
+      throw new LabError('busy', `${instrument} is in use by ${ownerText(holder)}.`, undefined, { instrument, owner: holder });
+    }
+  }
+
+  private validate(instrument: string, method: string, m: CompiledMethod, args: unknown): Record<string, unknown> {
+    const what = `Invalid arguments for ${instrument}.${method}`;
+    const a = args ?? {};
+    if (typeof a !== 'object' || Array.isArray(a)) {
+      throw invalid(what, [{ field: '(arguments)', message: 'must be an object of parameter values' }]);
+    }
+    const unknown: string[] = [];
+    if (m.keys) for (const k in a) if (!m.keys.has(k)) unknown.push(k);
+    const r = m.params.safeParse(a);
+    if (r.success && unknown.length === 0) return r.data as Record<string, unknown>;
+    const details = r.success ? [] : issueDetails(r.error.issues);
+    const expected = m.keys ? [...m.keys].join(', ') || 'none' : '';
+    for (const k of unknown) details.push({ field: k, message: `is not a parameter of ${instrument}.${method} (parameters: ${expected})` });
+    throw invalid(what, details);
+  }
+
+  /* ------------------------------------------------------------------ locks */
+
+  lock(instruments: string[], owner: string): void {
+    for (const i of instruments) this.checkLock(i, owner);
+    for (const i of instruments) this.locks.set(i, owner);
+  }
+
+  unlock(owner: string): void {
+    const freed: string[] = [];
+    for (const [i, o] of this.locks) if (o === owner) freed.push(i);
+    for (const i of freed) this.locks.delete(i);
+    for (const i of freed) {
+      const dev = this.devices.get(i);
+      if (dev?.pending) this.schedule(dev);
+    }
+  }
+
+  /** Which owner holds a lock on `instrument`, if any. */
+  lockedBy(instrument: string): string | undefined {
+    return this.locks.get(instrument);
+  }
+
+  /* ---------------------------------------------------------------- drivers */
+
+  private compile(driver: InstrumentDriver, origin: DriverEntry['origin'], file: string | null): DriverEntry {
+    const cached = this.compiled.get(driver);
+    if (cached && cached.origin === origin && cached.file === file) return cached;
+    const info = inferredInfo(driver);
+    const methods = new Map<string, CompiledMethod>();
+    const methodSchemas: MethodSchema[] = [];
+    Object.entries(driver.methods).forEach(([name, def], order) => {
+      const params = def.params as ZodObjectAny;
+      const catchall = params.def.catchall;
+      const keys = !catchall || catchall._zod.def.type === 'never' ? new Set(Object.keys(params.shape)) : null;
+      const mi = info?.methods[name];
+      const schema: MethodSchema = {
+        name,
+        description: def.description ?? '',
+        safety: def.safety ?? DEFAULT_SAFETY,
+        hidden: def.hidden ?? false,
+        order,
+        params: toJsonSchema(params, 'input'),
+        ...(def.returns ? { returns: toJsonSchema(def.returns, 'output') } : {}),
+        inferred: mi?.inferred ?? false,
+        inferredFields: mi?.fields ?? [],
+      };
+      methods.set(name, { schema, params, keys, run: def.run });
+      methodSchemas.push(schema);
+    });
+    const entry: DriverEntry = {
+      name: driver.name,
+      description: driver.description ?? '',
+      version: driver.version,
+      origin,
+      file,
+      driver,
+      optionsSchema: toJsonSchema(driver.options, 'input'),
+      inferred: !!info,
+      inferredFields: info?.optionsFields ?? [],
+      methods,
+      methodSchemas,
+    };
+    this.compiled.set(driver, entry);
+    return entry;
+  }
+
+  /**
+   * Set the drivers a file provides (a plugin, or an imported API module), replacing what that file
+   * provided before. Drivers that are new versions replace live devices built from them; drivers the file
+   * no longer has are unregistered (see `retire`). Throws LabError conflict when another file already
+   * provides a driver of the same name.
+   */
+  setFileDrivers(file: string, origin: DriverOrigin, drivers: InstrumentDriver[]): string[] {
+    const names = new Set<string>();
+    for (const d of drivers) {
+      if (names.has(d.name)) throw new LabError('conflict', `${file} defines the driver "${d.name}" twice.`, [{ field: 'filepath', message: `duplicate driver ${d.name}` }]);
+      names.add(d.name);
+      const other = this.registry.get(d.name);
+      if (other && other.file !== file) {
+        throw new LabError('conflict', `The driver "${d.name}" is already provided by ${other.file ?? 'another module'}.`, [
+          { field: 'filepath', message: `driver ${d.name} exists` },
+        ]);
+      }
+    }
+    const entries = drivers.map((d) => this.compile(d, origin, file));
+    for (const e of entries) {
+      const before = this.registry.get(e.name);
+      this.registry.set(e.name, e);
+      if (before === e) continue;
+      for (const dev of this.devices.values()) {
+        if (dev.replaceable && dev.entry.name === e.name && dev.entry !== e) this.replace(dev, e);
+      }
+    }
+    for (const [name, e] of [...this.registry]) {
+      if (e.file === file && !names.has(name)) this.retire(name);
+    }
+    this.emit('drivers');
+    return [...names];
+  }
+
+  /** Forget every driver a file provided (the file was removed). */
+  removeFileDrivers(file: string): void {
+    this.setFileDrivers(file, 'plugin', []);
+  }
+
+  /**
+   * A driver is gone. Deck devices that brought their own driver (a DeviceSpec) go back to it; other
+   * devices of that driver keep running until they are free (unlocked), then are disposed and removed.
+   */
+  private retire(name: string): void {
+    this.registry.delete(name);
+    for (const dev of this.devices.values()) {
+      if (dev.entry.name !== name || !dev.replaceable) continue;
+      this.replace(dev, dev.own ?? 'remove');
+    }
+  }
+
+  private replace(dev: Device, target: Pending): void {
+    dev.pending = target;
+    if (!this.locks.has(dev.name)) this.schedule(dev);
+  }
+
+  private schedule(dev: Device): void {
+    const op = this.applyPending(dev).catch((e) => {
+      this.emit('warning', { device: dev.name, message: errorMessage(e) });
+    });
+    this.ops.add(op);
+    void op.finally(() => this.ops.delete(op));
+  }
+
+  private async applyPending(dev: Device): Promise<void> {
+    await dev.mutex.acquire(); // wait for the call in flight
+    try {
+      const target = dev.pending;
+      if (!target || dev.removed || this.locks.has(dev.name)) return; // done already, or locked meanwhile
+      dev.pending = null;
+      if (target === 'remove') {
+        await this.disposeInstance(dev);
+        dev.removed = true;
+        this.devices.delete(dev.name);
+        this.emit('change');
+        return;
+      }
+      let options: Record<string, unknown>;
+      try {
+        options = this.parseOptions(target, dev.rawOptions, dev.name);
+      } catch (e) {
+        this.emit('warning', { device: dev.name, driver: target.name, message: `kept the previous version: ${errorMessage(e)}` });
+        return;
+      }
+      const previous = dev.entry;
+      await this.disposeInstance(dev);
+      try {
+        dev.instance = await target.driver.create(options);
+        dev.entry = target;
+      } catch (e) {
+        this.emit('warning', { device: dev.name, driver: target.name, message: `the new version failed to start (${errorMessage(e)}); restarting the previous one` });
+        try {
+          dev.instance = await previous.driver.create(this.parseOptions(previous, dev.rawOptions, dev.name));
+        } catch (e2) {
+          dev.removed = true;
+          this.devices.delete(dev.name);
+          this.emit('warning', { device: dev.name, message: `removed: the previous version failed to start too (${errorMessage(e2)})` });
+        }
+      }
+      dev.schema = this.schemaOf(dev);
+      this.emit('change');
+    } finally {
+      dev.mutex.release();
+    }
+  }
+
+  private async disposeInstance(dev: Device): Promise<void> {
+    try {
+      await dev.entry.driver.dispose?.(dev.instance);
+    } catch (e) {
+      this.emit('warning', { device: dev.name, message: `dispose failed: ${errorMessage(e)}` });
+    }
+  }
+
+  /** Wait until queued device replacements/removals are done (those not waiting for an unlock). */
+  async settled(): Promise<void> {
+    while (this.ops.size) await Promise.allSettled([...this.ops]);
+  }
+
+  private parseOptions(entry: DriverEntry, raw: Record<string, unknown>, device: string): Record<string, unknown> {
+    const r = entry.driver.options.safeParse(raw ?? {});
+    if (r.success) return r.data as Record<string, unknown>;
+    throw invalid(`Invalid options for ${device} (${entry.name})`, issueDetails(r.error.issues));
+  }
+
+  private schemaOf(dev: Device): InstrumentSchema {
+    return { name: dev.name, driver: dev.entry.name, description: dev.entry.description, source: dev.source, methods: dev.entry.methodSchemas };
+  }
+
+  /* --------------------------------------------------------- decks, devices */
+
+  /** The startup deck module: its exports become devices (source 'deck'). */
+  loadDeck(file: string): Promise<string[]> {
+    return this.addDeckModule(file, 'deck');
+  }
+
+  /** A deck module imported at run time: its exports become temporary devices. */
+  importDeck(file: string): Promise<string[]> {
+    return this.addDeckModule(file, 'temporary');
+  }
+
+  /** An API module: its drivers (defineInstrument results and plain classes) become connectable. */
+  async importModule(file: string): Promise<string[]> {
+    const mod = await loadModule(file);
+    const drivers = findDrivers(mod, 'always');
+    if (drivers.length === 0) {
+      throw new LabError('invalid_input', `No instrument drivers found in ${mod.file}: export defineInstrument(...) results or classes with public methods.`, [
+        { field: 'filepath', message: 'no instrument drivers found' },
+      ], { file: mod.file });
+    }
+    return this.setFileDrivers(mod.file, 'imported', drivers);
+  }
+
+  private async addDeckModule(file: string, source: Device['source']): Promise<string[]> {
+    const mod = await loadModule(file);
+    const src = moduleSource(mod.file);
+    const exported = deviceExports(mod.exports, mod.file);
+    const order = sourceOrder(exported.map(([n]) => n), src);
+    const found = order.map((n) => exported.find(([k]) => k === n)!);
+    if (found.length === 0) {
+      throw new LabError(
+        'invalid_input',
+        `No instruments found in ${mod.file}: export devices made with driver.with(options), or objects with methods.`,
+        [{ field: 'filepath', message: 'no instruments found' }],
+        { file: mod.file },
+      );
+    }
+    const bad = found.filter(([n]) => !NAME_RE.test(n));
+    if (bad.length) throw new LabError('invalid_input', `Device names must be identifiers: ${bad.map(([n]) => n).join(', ')}.`, [{ field: 'filepath', message: 'bad device name' }]);
+    const taken = found.filter(([n]) => this.devices.has(n)).map(([n]) => n);
+    if (taken.length) {
+      throw new LabError('conflict', `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${mod.file}.`, taken.map((n) => ({ field: n, message: 'name taken' })));
+    }
+    const created: Device[] = [];
+    try {
+      for (const [name, value] of found) {
+        if (isDeviceSpec(value)) {
+          const own = this.compile(value.driver, 'deck', mod.file);
+          const entry = this.registry.get(value.driver.name) ?? own;
+          created.push(await this.createDevice(name, source, entry, own, value.options, true));
+        } else {
+          const driver = introspectObject(value as object, { source: src });
+          const entry = this.compile(driver, 'deck', mod.file);
+          created.push(await this.createDevice(name, source, entry, null, {}, false));
+        }
+      }
+    } catch (e) {
+      for (const d of created) await this.disposeInstance(d);
+      if (e instanceof LabError) throw e;
+      throw new LabError('invalid_input', `Cannot load ${mod.file}: ${errorMessage(e)}`, [{ field: 'filepath', message: errorMessage(e) }], { file: mod.file });
+    }
+    for (const d of created) this.devices.set(d.name, d);
+    this.emit('change');
+    return created.map((d) => d.name);
+  }
+
+  private async createDevice(
+    name: string,
+    source: Device['source'],
+    entry: DriverEntry,
+    own: DriverEntry | null,
+    rawOptions: Record<string, unknown>,
+    replaceable: boolean,
+  ): Promise<Device> {
+    const options = this.parseOptions(entry, rawOptions, name);
+    let instance: unknown;
+    try {
+      instance = await entry.driver.create(options);
+    } catch (e) {
+      throw new LabError('instrument_error', `Could not start ${name} (${entry.name}): ${errorMessage(e)}`, undefined, { device: name });
+    }
+    const dev: Device = { name, source, entry, own, rawOptions: { ...rawOptions }, instance, schema: undefined as never, mutex: new Mutex(), replaceable, pending: null, removed: false };
+    dev.schema = this.schemaOf(dev);
+    return dev;
+  }
+
+  /** Connect a new temporary device from a registered driver. */
+  async connect(driver: string, deviceName: string, options: Record<string, unknown>): Promise<InstrumentSchema> {
+    const entry = this.registry.get(driver);
+    if (!entry) {
+      const known = [...this.registry.keys()];
+      throw new LabError('not_found', `No driver "${driver}"; ${known.length ? `known drivers: ${known.join(', ')}` : 'no drivers are loaded'}.`, [
+        { field: 'driver', message: 'unknown driver' },
+      ]);
+    }
+    if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName)) {
+      throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -), got ${JSON.stringify(deviceName)}.`, [
+        { field: 'device_name', message: 'invalid name' },
+      ]);
+    }
+    if (this.devices.has(deviceName)) {
+      throw new LabError('conflict', `The deck already has a device named "${deviceName}".`, [{ field: 'device_name', message: 'name taken' }]);
+    }
+    const dev = await this.createDevice(deviceName, 'temporary', entry, null, options ?? {}, true);
+    if (this.devices.has(deviceName)) {
+      // connected concurrently under the same name while this one was starting
+      await this.disposeInstance(dev);
+      throw new LabError('conflict', `The deck already has a device named "${deviceName}".`, [{ field: 'device_name', message: 'name taken' }]);
+    }
+    this.devices.set(deviceName, dev);
+    this.emit('change');
+    return dev.schema;
+  }
+
+  /** Dispose every instance (awaiting each driver's dispose) and empty the deck. */
+  async close(): Promise<void> {
+    this.abort.abort();
+    await this.settled();
+    const devs = [...this.devices.values()];
+    this.devices.clear();
+    for (const d of devs) {
+      d.removed = true;
+      await this.disposeInstance(d);
+    }
+    if (devs.length) this.emit('change');
+  }
+}
+
+/**
+ * The devices a deck module exports: DeviceSpecs (`driver.with(...)`) and objects with public methods,
+ * as named exports or as the properties of a default-exported plain object. Drivers, classes, schemas
+ * and data are not devices.
+ */
+function deviceExports(exports: Record<string, unknown>, file: string): [string, unknown][] {
+  const isDevice = (v: unknown) => isDeviceSpec(v) || (!isInstrumentDriver(v) && !hasLabTag(v) && looksLikeDevice(v));
+  const out: [string, unknown][] = [];
+  const seen = new Set<unknown>();
+  const push = (k: string, v: unknown) => {
+    if (seen.has(v)) return;
+    seen.add(v);
+    out.push([k, v]);
+  };
+  for (const [k, v] of Object.entries(exports)) if (k !== 'default' && isDevice(v)) push(k, v);
+  const def = exports.default;
+  if (def && typeof def === 'object') {
+    const values = isPlainObject(def) ? Object.entries(def) : [];
+    if (values.some(([, v]) => isDevice(v))) {
+      for (const [k, v] of values) if (isDevice(v)) push(k, v);
+    } else if (isDevice(def)) {
+      push(basename(file, extname(file)).replace(/[^A-Za-z0-9_-]/g, '_'), def);
+    }
+  }
+  return out;
+}
+
+function hasLabTag(v: unknown): boolean {
+  return !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).some((s) => Symbol.keyFor(s)?.startsWith('labdeck.') && s !== Symbol.for('labdeck.device'));
+}

@@ -1,0 +1,75 @@
+/**
+ * createRuntime: the one object the web app and the CLI share. It opens the database, loads the plugins and
+ * the deck, and wires accounts, branding and the audit log together. Nothing here knows about HTTP or
+ * terminals.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Accounts, type AccountsOptions } from './accounts/index.js';
+import { BrandingService } from './branding.js';
+import { Deck } from './deck/index.js';
+import { PluginHost } from './plugins/index.js';
+import { demoDeckPath, firstPartyPluginsDir } from './paths.js';
+import { openStore } from './store/index.js';
+import type { Store } from './store/types.js';
+
+export interface RuntimeOptions {
+  /** Deck module to load; default: the demo deck. `false`: start with an empty deck. */
+  deck?: string | false;
+  /** The user's plugin folder(s); default `./lab-plugins`. First-party plugins are always loaded. */
+  pluginDirs?: string[];
+  /** Where the database, the session secret and uploads live; default `./lab-data`. */
+  dataDir?: string;
+  /** Database URL: `sqlite:PATH` or `postgres://…`; default SQLite in the data directory. */
+  db?: string;
+  /** Watch plugin folders and reload on change (default true; tests turn it off). */
+  watch?: boolean;
+  accounts?: AccountsOptions;
+}
+
+export interface Runtime {
+  readonly dataDir: string;
+  readonly deckFile: string | null;
+  readonly store: Store;
+  readonly deck: Deck;
+  readonly plugins: PluginHost;
+  readonly accounts: Accounts;
+  readonly branding: BrandingService;
+  audit(userId: number | null, action: string, detail: unknown): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
+  const dataDir = resolve(options.dataDir ?? 'lab-data');
+  await mkdir(dataDir, { recursive: true });
+  const store = await openStore({ url: options.db, dataDir });
+  const deck = new Deck({ recordStep: (step) => store.steps.insert(step) });
+  const pluginDirs = [firstPartyPluginsDir(), ...(options.pluginDirs ?? [resolve('lab-plugins')]).map((d) => resolve(d))];
+  const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true });
+  try {
+    await plugins.start();
+    const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
+    if (deckFile) await deck.loadDeck(deckFile);
+    const runtime: Runtime = {
+      dataDir,
+      deckFile,
+      store,
+      deck,
+      plugins,
+      accounts: new Accounts(store, options.accounts),
+      branding: new BrandingService(store, join(dataDir, 'uploads')),
+      audit: (userId, action, detail) => store.audit.add({ userId, action, detail }),
+      async close() {
+        await plugins.close();
+        await deck.close();
+        await store.close();
+      },
+    };
+    return runtime;
+  } catch (e) {
+    await plugins.close().catch(() => undefined);
+    await deck.close().catch(() => undefined);
+    await store.close();
+    throw e;
+  }
+}

@@ -1,0 +1,372 @@
+/**
+ * The repositories behind the Store interface, in portable SQL (see sql.ts). Rows are mapped to the
+ * camelCase shapes of types.ts here: dates become Date objects, JSON text is parsed, pg's bigint strings
+ * become numbers.
+ */
+import { LabError } from '../errors.js';
+import {
+  Sql,
+  decodeJson,
+  encodeJson,
+  isForeignKeyViolation,
+  isUniqueViolation,
+  toDate,
+  toDateOrNull,
+  toInt,
+  toIntOrNull,
+  type DbRow,
+  type Param,
+} from './sql.js';
+import type { AuditRow, MethodPrefs, NewStep, Role, StepRow, Store, TokenRow, UserRow } from './types.js';
+
+const ROLES: readonly Role[] = ['admin', 'operator'];
+const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt'];
+
+/** A token's last-used time is written at most this often, so busy scripts do not write on every request. */
+const TOKEN_TOUCH_MS = 60_000;
+
+const USER_COLS = `"id", "username", "password_hash", "role", "created_at"`;
+const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
+const STEP_COLS =
+  `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
+  `"error", "user_id", "started_at", "ended_at"`;
+
+const INSERT_STEP =
+  `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", ` +
+  `"output", "status", "error", "user_id", "started_at", "ended_at") ` +
+  `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING "id"`;
+
+/** NewStep field → column, with the encoder for its value. */
+const STEP_FIELDS: { [K in keyof NewStep]-?: [column: string, encode: (v: NewStep[K]) => Param] } = {
+  runId: ['run_id', (v) => v],
+  phase: ['phase', (v) => v],
+  iteration: ['iteration', (v) => v],
+  stepIndex: ['step_index', (v) => v],
+  instrument: ['instrument', (v) => v],
+  method: ['method', (v) => v],
+  args: ['args', (v) => encodeJson(v, 'args')],
+  output: ['output', (v) => encodeJson(v, 'output')],
+  status: ['status', (v) => checkStatus(v)],
+  error: ['error', (v) => v],
+  userId: ['user_id', (v) => v],
+  startedAt: ['started_at', (v) => v],
+  endedAt: ['ended_at', (v) => v],
+};
+
+function checkStatus(s: string): string {
+  if (!(STEP_STATUSES as readonly string[]).includes(s)) {
+    throw new LabError('invalid_input', `Unknown step status "${s}".`, [
+      { field: 'status', message: `must be one of ${STEP_STATUSES.join(', ')}` },
+    ]);
+  }
+  return s;
+}
+
+function userRow(r: DbRow): UserRow {
+  return {
+    id: toInt(r.id),
+    username: String(r.username),
+    passwordHash: String(r.password_hash),
+    role: r.role as Role,
+    createdAt: toDate(r.created_at),
+  };
+}
+
+function tokenRow(r: DbRow): TokenRow {
+  return {
+    id: toInt(r.id),
+    userId: toInt(r.user_id),
+    name: String(r.name),
+    prefix: String(r.prefix),
+    createdAt: toDate(r.created_at),
+    lastUsedAt: toDateOrNull(r.last_used_at),
+  };
+}
+
+function stepRow(r: DbRow): StepRow {
+  return {
+    id: toInt(r.id),
+    runId: toIntOrNull(r.run_id),
+    phase: (r.phase as string | null) ?? null,
+    iteration: toIntOrNull(r.iteration),
+    stepIndex: toIntOrNull(r.step_index),
+    instrument: String(r.instrument),
+    method: String(r.method),
+    args: decodeJson(r.args),
+    output: decodeJson(r.output),
+    status: r.status as StepRow['status'],
+    error: (r.error as string | null) ?? null,
+    userId: toIntOrNull(r.user_id),
+    startedAt: toDate(r.started_at),
+    endedAt: toDateOrNull(r.ended_at),
+  };
+}
+
+/** Serialises async work per key inside this process (read-modify-write of one prefs row). */
+function keyedLock() {
+  const tails = new Map<string, Promise<void>>();
+  return async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
+
+function userNotFound(userId: number): LabError {
+  return new LabError('not_found', `No user with id ${userId}.`, [{ field: 'userId', message: 'no such user' }]);
+}
+
+export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close'> {
+  const withLock = keyedLock();
+
+  const users: Store['users'] = {
+    async count() {
+      const r = await sql.one<DbRow>(`SELECT COUNT(*) AS "n" FROM "users"`);
+      return toInt(r?.n ?? 0);
+    },
+    async list() {
+      return (await sql.rows(`SELECT ${USER_COLS} FROM "users" ORDER BY "id"`)).map(userRow);
+    },
+    async byId(id) {
+      const r = await sql.one(`SELECT ${USER_COLS} FROM "users" WHERE "id" = ?`, [id]);
+      return r ? userRow(r) : null;
+    },
+    async byName(username) {
+      // Plain `=`: case-sensitive on both dialects (SQLite's default BINARY collation).
+      const r = await sql.one(`SELECT ${USER_COLS} FROM "users" WHERE "username" = ?`, [username]);
+      return r ? userRow(r) : null;
+    },
+    async create(u) {
+      if (!ROLES.includes(u.role)) {
+        throw new LabError('invalid_input', `Unknown role "${u.role}".`, [
+          { field: 'role', message: `must be one of ${ROLES.join(', ')}` },
+        ]);
+      }
+      try {
+        const r = await sql.one(
+          `INSERT INTO "users" ("username", "password_hash", "role", "created_at") VALUES (?, ?, ?, ?) ` +
+            `RETURNING ${USER_COLS}`,
+          [u.username, u.passwordHash, u.role, new Date()],
+        );
+        return userRow(r!);
+      } catch (e) {
+        if (isUniqueViolation(e)) {
+          throw new LabError('conflict', `The username "${u.username}" is already taken.`, [
+            { field: 'username', message: 'already taken' },
+          ]);
+        }
+        throw e;
+      }
+    },
+    async setPassword(id, passwordHash) {
+      const n = await sql.run(`UPDATE "users" SET "password_hash" = ? WHERE "id" = ?`, [passwordHash, id]);
+      if (n === 0) throw userNotFound(id);
+    },
+  };
+
+  const sessions: Store['sessions'] = {
+    async get(sid) {
+      // An expired session is as good as gone, even before prune() deletes it.
+      const r = await sql.one(`SELECT "data", "expires_at" FROM "sessions" WHERE "sid" = ? AND "expires_at" > ?`, [
+        sid,
+        new Date(),
+      ]);
+      return r ? { data: String(r.data), expiresAt: toDate(r.expires_at) } : null;
+    },
+    async set(sid, data, expiresAt) {
+      await sql.run(
+        `INSERT INTO "sessions" ("sid", "data", "expires_at") VALUES (?, ?, ?) ` +
+          `ON CONFLICT ("sid") DO UPDATE SET "data" = excluded."data", "expires_at" = excluded."expires_at"`,
+        [sid, data, expiresAt],
+      );
+    },
+    async touch(sid, expiresAt) {
+      await sql.run(`UPDATE "sessions" SET "expires_at" = ? WHERE "sid" = ?`, [expiresAt, sid]);
+    },
+    async destroy(sid) {
+      await sql.run(`DELETE FROM "sessions" WHERE "sid" = ?`, [sid]);
+    },
+    async prune(now = new Date()) {
+      return sql.run(`DELETE FROM "sessions" WHERE "expires_at" <= ?`, [now]);
+    },
+  };
+
+  const tokens: Store['tokens'] = {
+    async create(t) {
+      try {
+        const r = await sql.one(
+          `INSERT INTO "api_tokens" ("user_id", "name", "token_hash", "prefix", "created_at") ` +
+            `VALUES (?, ?, ?, ?, ?) RETURNING ${TOKEN_COLS}`,
+          [t.userId, t.name, t.tokenHash, t.prefix, new Date()],
+        );
+        return tokenRow(r!);
+      } catch (e) {
+        if (isForeignKeyViolation(e)) throw userNotFound(t.userId);
+        if (isUniqueViolation(e)) {
+          throw new LabError('conflict', 'A token with this hash already exists.', [
+            { field: 'tokenHash', message: 'already exists' },
+          ]);
+        }
+        throw e;
+      }
+    },
+    async userFor(tokenHash) {
+      const r = await sql.one(
+        `SELECT t."id" AS "token_id", t."last_used_at" AS "token_last_used_at", ` +
+          `u."id", u."username", u."password_hash", u."role", u."created_at" ` +
+          `FROM "api_tokens" t JOIN "users" u ON u."id" = t."user_id" WHERE t."token_hash" = ?`,
+        [tokenHash],
+      );
+      if (!r) return null;
+      const now = new Date();
+      const last = toDateOrNull(r.token_last_used_at);
+      if (!last || now.getTime() - last.getTime() >= TOKEN_TOUCH_MS) {
+        await sql.run(`UPDATE "api_tokens" SET "last_used_at" = ? WHERE "id" = ?`, [now, toInt(r.token_id)]);
+      }
+      return userRow(r);
+    },
+    async list(userId) {
+      const rows = await sql.rows(`SELECT ${TOKEN_COLS} FROM "api_tokens" WHERE "user_id" = ? ORDER BY "id"`, [
+        userId,
+      ]);
+      return rows.map(tokenRow);
+    },
+    async revoke(userId, id) {
+      return (await sql.run(`DELETE FROM "api_tokens" WHERE "id" = ? AND "user_id" = ?`, [id, userId])) > 0;
+    },
+  };
+
+  async function readPrefs(userId: number, instrument: string): Promise<MethodPrefs> {
+    const r = await sql.one(`SELECT "method_order", "hidden" FROM "method_prefs" WHERE "user_id" = ? AND "instrument" = ?`, [
+      userId,
+      instrument,
+    ]);
+    if (!r) return { order: [], hidden: [] };
+    return { order: decodeJson(r.method_order) as string[], hidden: decodeJson(r.hidden) as string[] };
+  }
+
+  /** Upserts one of the two JSON columns of a prefs row, leaving the other as it is. */
+  async function writePrefs(userId: number, instrument: string, column: 'method_order' | 'hidden', list: string[]) {
+    const other = column === 'hidden' ? 'method_order' : 'hidden';
+    try {
+      await sql.run(
+        `INSERT INTO "method_prefs" ("user_id", "instrument", "${column}", "${other}") VALUES (?, ?, ?, '[]') ` +
+          `ON CONFLICT ("user_id", "instrument") DO UPDATE SET "${column}" = excluded."${column}"`,
+        [userId, instrument, JSON.stringify(list)],
+      );
+    } catch (e) {
+      if (isForeignKeyViolation(e)) throw userNotFound(userId);
+      throw e;
+    }
+  }
+
+  const prefs: Store['prefs'] = {
+    get: readPrefs,
+    async setOrder(userId, instrument, order) {
+      await writePrefs(userId, instrument, 'method_order', [...new Set(order)]);
+    },
+    async setHidden(userId, instrument, method, hidden) {
+      // Read-modify-write of the hidden list, serialised per row within this process.
+      await withLock(`${userId}\0${instrument}`, async () => {
+        const cur = (await readPrefs(userId, instrument)).hidden.filter((m) => m !== method);
+        if (hidden) cur.push(method);
+        await writePrefs(userId, instrument, 'hidden', cur);
+      });
+    },
+  };
+
+  const steps: Store['steps'] = {
+    // The hot path: one cached prepared statement, one round trip.
+    async insert(s) {
+      const r = await sql.one<DbRow>(INSERT_STEP, [
+        s.runId,
+        s.phase,
+        s.iteration,
+        s.stepIndex,
+        s.instrument,
+        s.method,
+        encodeJson(s.args, 'args'),
+        encodeJson(s.output, 'output'),
+        checkStatus(s.status),
+        s.error,
+        s.userId,
+        s.startedAt,
+        s.endedAt,
+      ]);
+      return toInt(r!.id);
+    },
+    async update(id, patch) {
+      const sets: string[] = [];
+      const params: Param[] = [];
+      for (const key of Object.keys(STEP_FIELDS) as (keyof NewStep)[]) {
+        const v = patch[key];
+        if (v === undefined) continue; // undefined = leave as is; null clears a nullable column
+        const [column, encode] = STEP_FIELDS[key] as [string, (x: unknown) => Param];
+        sets.push(`"${column}" = ?`);
+        params.push(encode(v));
+      }
+      if (sets.length === 0) {
+        if (!(await steps.get(id))) throw new LabError('not_found', `No step with id ${id}.`);
+        return;
+      }
+      params.push(id);
+      const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, params);
+      if (n === 0) throw new LabError('not_found', `No step with id ${id}.`);
+    },
+    async get(id) {
+      const r = await sql.one(`SELECT ${STEP_COLS} FROM "steps" WHERE "id" = ?`, [id]);
+      return r ? stepRow(r) : null;
+    },
+  };
+
+  const audit: Store['audit'] = {
+    async add(a) {
+      await sql.run(`INSERT INTO "audit_log" ("user_id", "action", "detail", "at") VALUES (?, ?, ?, ?)`, [
+        a.userId,
+        a.action,
+        encodeJson(a.detail, 'detail'),
+        new Date(),
+      ]);
+    },
+    async list(limit = 100) {
+      const n = Math.max(1, Math.min(10_000, Math.floor(limit) || 100));
+      const rows = await sql.rows(
+        `SELECT "id", "user_id", "action", "detail", "at" FROM "audit_log" ORDER BY "id" DESC LIMIT ?`,
+        [n],
+      );
+      return rows.map(
+        (r): AuditRow => ({
+          id: toInt(r.id),
+          userId: toIntOrNull(r.user_id),
+          action: String(r.action),
+          detail: decodeJson(r.detail),
+          at: toDate(r.at),
+        }),
+      );
+    },
+  };
+
+  const settings: Store['settings'] = {
+    async get<T = unknown>(key: string): Promise<T | null> {
+      const r = await sql.one(`SELECT "value" FROM "settings" WHERE "key" = ?`, [key]);
+      return r ? (decodeJson(r.value) as T | null) : null;
+    },
+    async set(key, value) {
+      await sql.run(
+        `INSERT INTO "settings" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"`,
+        [key, encodeJson(value, 'value') ?? 'null'],
+      );
+    },
+  };
+
+  return { users, sessions, tokens, prefs, steps, audit, settings };
+}

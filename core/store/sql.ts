@@ -1,0 +1,134 @@
+/**
+ * A thin SQL layer over a TypeORM DataSource: parameterised queries written once with `?` placeholders
+ * (rewritten to `$1..$n` for PostgreSQL), portable date and JSON encoding, and recognition of constraint
+ * errors. Repositories use this instead of TypeORM's entity manager so the hot path (one INSERT per
+ * instrument call) stays a single prepared statement on SQLite (TypeORM's better-sqlite3 runner caches
+ * prepared statements by SQL text) and a single round trip on PostgreSQL.
+ */
+import { QueryFailedError } from 'typeorm';
+import type { DataSource } from 'typeorm';
+import { LabError } from '../errors.js';
+import type { Dialect } from './entities.js';
+
+export type Param = string | number | null | Date;
+export type DbRow = Record<string, unknown>;
+
+export class Sql {
+  /** SQL text per dialect, so the `?` → `$n` rewrite happens once per statement. */
+  private readonly texts = new Map<string, string>();
+
+  constructor(
+    readonly ds: DataSource,
+    readonly dialect: Dialect,
+  ) {}
+
+  /** Runs a statement; returns the rows it produced (SELECT, or any statement with RETURNING). */
+  async rows<T = DbRow>(sql: string, params: Param[] = []): Promise<T[]> {
+    return (await this.exec(sql, params)).records as T[];
+  }
+
+  /** Runs a statement; returns the first row or null. */
+  async one<T = DbRow>(sql: string, params: Param[] = []): Promise<T | null> {
+    const rows = await this.rows<T>(sql, params);
+    return rows[0] ?? null;
+  }
+
+  /** Runs a statement without RETURNING; returns the number of rows it changed. */
+  async run(sql: string, params: Param[] = []): Promise<number> {
+    return (await this.exec(sql, params)).affected ?? 0;
+  }
+
+  private async exec(sql: string, params: Param[]): Promise<{ records: unknown[]; affected?: number }> {
+    const text = this.text(sql);
+    const values = params.map((p) => (p instanceof Date ? this.encodeDate(p) : p));
+    // On SQLite this is the driver's single shared runner (release only clears its schema cache); on
+    // PostgreSQL it borrows a pooled connection for this one statement.
+    const qr = this.ds.createQueryRunner();
+    try {
+      const res = await qr.query(text, values, true);
+      return { records: Array.isArray(res.records) ? res.records : [], affected: res.affected };
+    } finally {
+      await qr.release();
+    }
+  }
+
+  private text(sql: string): string {
+    if (this.dialect === 'sqlite') return sql;
+    let t = this.texts.get(sql);
+    if (t === undefined) {
+      let n = 0;
+      t = sql.replace(/\?/g, () => `$${++n}`);
+      this.texts.set(sql, t);
+    }
+    return t;
+  }
+
+  /** SQLite keeps UTC text in TypeORM's own `datetime` format; pg sends a Date as a zoned timestamp. */
+  private encodeDate(d: Date): string | Date {
+    if (Number.isNaN(d.getTime())) throw new LabError('invalid_input', 'Invalid date.');
+    if (this.dialect === 'postgres') return d;
+    return d.toISOString().replace('T', ' ').slice(0, 23);
+  }
+}
+
+/** A Date from whatever the driver returned: a Date (pg), UTC text (SQLite), or epoch milliseconds. */
+export function toDate(v: unknown): Date {
+  if (v instanceof Date) return v;
+  if (typeof v === 'number') return new Date(v);
+  if (typeof v === 'string') {
+    let s = v;
+    if (/^\d{4}-\d\d-\d\d \d/.test(s)) s = s.replace(' ', 'T');
+    // Text without a zone was written as UTC.
+    if (/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?$/.test(s)) s += 'Z';
+    return new Date(s);
+  }
+  throw new LabError('internal', `Unexpected date value from the database: ${String(v)}`);
+}
+
+export function toDateOrNull(v: unknown): Date | null {
+  return v === null || v === undefined ? null : toDate(v);
+}
+
+/** Integers come back as strings from pg for bigint and COUNT(*). */
+export function toInt(v: unknown): number {
+  return typeof v === 'number' ? v : Number(v);
+}
+
+export function toIntOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : toInt(v);
+}
+
+/** JSON text for a value; undefined becomes SQL NULL. BigInts are stored as decimal strings. */
+export function encodeJson(value: unknown, field: string): string | null {
+  if (value === undefined) return null;
+  try {
+    return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  } catch (e) {
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new LabError('invalid_input', `The ${field} cannot be stored as JSON: ${msg}`, [
+      { field, message: `not JSON-serialisable: ${msg}` },
+    ]);
+  }
+}
+
+export function decodeJson(text: unknown): unknown {
+  return text === null || text === undefined ? null : JSON.parse(String(text));
+}
+
+function driverCode(e: unknown): string | undefined {
+  if (!(e instanceof QueryFailedError)) return undefined;
+  const code = (e.driverError as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A UNIQUE or PRIMARY KEY violation, on either dialect. */
+export function isUniqueViolation(e: unknown): boolean {
+  const c = driverCode(e);
+  return c === '23505' || c === 'SQLITE_CONSTRAINT_UNIQUE' || c === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** A FOREIGN KEY violation, on either dialect. */
+export function isForeignKeyViolation(e: unknown): boolean {
+  const c = driverCode(e);
+  return c === '23503' || c === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+}

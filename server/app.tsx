@@ -1,0 +1,118 @@
+/**
+ * createApp(runtime): the express app. One router, mounted at `/app` and at `/`; thin routes that parse,
+ * call the runtime and render. Errors and unknown routes are answered in one place (JSON or a page).
+ */
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import session from 'express-session';
+import helmet from 'helmet';
+import { randomBytes } from 'node:crypto';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LabError } from '../core/errors.js';
+import type { Runtime } from '../core/runtime.js';
+import { ctxOf } from './context.js';
+import { asLabError, errorBody, render, statusOf, wantsJson } from './http.js';
+import { authRoutes } from './routes/auth.js';
+import { deviceRoutes } from './routes/devices.js';
+import { homeRoutes, publicRoutes } from './routes/home.js';
+import { instrumentRoutes } from './routes/instruments.js';
+import { authenticate, csrfGuard, requireLogin } from './security.js';
+import { DbSessionStore } from './session-store.js';
+import { ErrorPage } from './views/layout.js';
+
+export interface AppOptions {
+  /** Largest JSON or form body accepted (default 1 MB). */
+  bodyLimit?: string;
+}
+
+/** The session secret: made on first run, kept in the data directory, readable by its owner only. */
+async function sessionSecret(dataDir: string): Promise<string> {
+  const file = join(dataDir, 'session-secret');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    const secret = randomBytes(32).toString('hex');
+    await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    return (await readFile(file, 'utf8')).trim();
+  }
+}
+
+/** The one error handler: a JSON error body or an error page, with the status of the error's code. */
+async function onError(e: unknown, req: Request, res: Response, _next: NextFunction) {
+  const err = asLabError(e);
+  const status = statusOf(err);
+  if (err.code === 'internal') console.error(e);
+  if (res.headersSent) return;
+  if (err.code === 'too_many_requests' && err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
+  if (wantsJson(req)) return res.status(status).json(errorBody(err));
+  try {
+    render(res, <ErrorPage ctx={await ctxOf(req)} status={status} error={err} />, status);
+  } catch {
+    res.status(status).type('text').send(err.message);
+  }
+}
+
+export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
+  const app = express();
+  app.locals.runtime = runtime;
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.set('etag', false);
+
+  const sessionStore = new DbSessionStore(runtime.store);
+  app.locals.sessionStore = sessionStore;
+  const sessionMw = session({
+    name: 'labdeck.sid',
+    secret: await sessionSecret(runtime.dataDir),
+    store: sessionStore,
+    resave: false,
+    saveUninitialized: false,
+    rolling: false,
+    cookie: { httpOnly: true, sameSite: 'lax', secure: false, maxAge: 7 * 24 * 3600_000 },
+  });
+
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          fontSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          objectSrc: ["'none'"],
+          frameAncestors: ["'self'"],
+          baseUri: ["'self'"],
+          formAction: ["'self'"],
+        },
+      },
+      strictTransportSecurity: false,
+      crossOriginEmbedderPolicy: false,
+    }),
+  );
+
+  const limit = opts.bodyLimit ?? '1mb';
+  const router = Router();
+  router.use(publicRoutes(runtime));
+  router.use(express.json({ limit }));
+  router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
+  router.use(express.text({ type: 'text/plain', limit }));
+  router.use(authenticate(runtime, sessionMw));
+  router.use(csrfGuard());
+  router.use(authRoutes(runtime));
+  router.use(homeRoutes(runtime));
+  router.use(requireLogin);
+  router.use(deviceRoutes(runtime));
+  router.use(instrumentRoutes(runtime));
+
+  router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
+  router.use(onError);
+
+  app.use('/app', router);
+  app.use('/', router);
+  return app;
+}
+
+export type App = Awaited<ReturnType<typeof createApp>>;

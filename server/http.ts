@@ -1,0 +1,88 @@
+/**
+ * Small HTTP helpers shared by every route: content negotiation, the one URL helper, error mapping.
+ * Datasette's rule: one view answers HTML and JSON, and every link is built from the mount the request came
+ * in on, so `/app` never appears in route code.
+ */
+import type { NextFunction, Request, Response } from 'express';
+import type { ReactElement } from 'react';
+import { renderToStaticMarkup } from 'react-dom/server';
+import { ERROR_CODES, LabError, isLabError, type ErrorDetail } from '../core/errors.js';
+import type { PublicUser } from '../core/accounts/index.js';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    user?: PublicUser;
+    /** How this request was authenticated: a session cookie (CSRF applies) or a bearer token. */
+    authVia?: 'session' | 'token';
+  }
+}
+declare module 'express-session' {
+  interface SessionData {
+    userId: number;
+    flash?: string;
+  }
+}
+
+/** JSON when asked for with `?format=json` or an Accept header that prefers JSON; pages otherwise. */
+export function wantsJson(req: Request): boolean {
+  if (req.query.format === 'json') return true;
+  if (req.query.format === 'html') return false;
+  if (req.accepts(['html', 'json']) === 'json') return true;
+  // No preference stated (curl, fetch, scripts): a JSON body means a script wants JSON back.
+  const accept = req.headers.accept;
+  return (!accept || accept === '*/*') && !!req.is('application/json');
+}
+
+/** A link inside the app, relative to the mount (`/app` or `/`) the request came in on. */
+export function url(req: Request, path: string): string {
+  const base = req.baseUrl.replace(/\/$/, '');
+  return `${base}${path.startsWith('/') ? path : `/${path}`}`;
+}
+
+export function render(res: Response, element: ReactElement, status = 200) {
+  res.status(status).type('html').send(`<!doctype html>${renderToStaticMarkup(element)}`);
+}
+
+export function statusOf(err: LabError): number {
+  return ERROR_CODES[err.code] ?? 500;
+}
+
+export function errorBody(err: LabError) {
+  const body: { code: string; message: string; details?: ErrorDetail[] } = { code: err.code, message: err.message };
+  if (err.details?.length) body.details = err.details;
+  return { error: body, ...(err.data ?? {}) };
+}
+
+/** Turn anything thrown into a LabError (unknown errors become a 500 whose message hides internals). */
+export function asLabError(err: unknown): LabError {
+  if (isLabError(err)) return err;
+  const e = err as { type?: string; status?: number; statusCode?: number; message?: string; code?: string };
+  // body-parser / multer errors carry their own status
+  if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE') {
+    return new LabError('payload_too_large', 'The request body is too large.');
+  }
+  if (e?.type === 'entity.parse.failed') return new LabError('invalid_input', `The JSON body is malformed: ${e.message}`);
+  const status = e?.status ?? e?.statusCode;
+  if (status && status >= 400 && status < 500) return new LabError('invalid_input', e.message ?? 'Bad request.');
+  return new LabError('internal', 'Something went wrong inside labdeck; the error is in the server log.');
+}
+
+export const wrap =
+  (fn: (req: Request, res: Response, next: NextFunction) => unknown) =>
+  (req: Request, res: Response, next: NextFunction) =>
+    Promise.resolve(fn(req, res, next)).catch(next);
+
+/** Parse a path or body value as a positive integer id, or answer 400 naming the field. */
+export function intParam(value: unknown, field: string): number {
+  const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new LabError('invalid_input', `${field} must be a positive integer, got ${JSON.stringify(value)}`, [
+      { field, message: 'must be a positive integer' },
+    ]);
+  }
+  return n;
+}
+
+export function requireAdmin(req: Request) {
+  if (req.user?.role !== 'admin') throw new LabError('forbidden', 'Only an admin may do this.');
+}

@@ -1,0 +1,133 @@
+/** Accounts: login, sign-up, password change, logout, and the account page (API tokens, sign-up switch). */
+import { Router, type Request, type Response } from 'express';
+import { LabError } from '../../core/errors.js';
+import type { Runtime } from '../../core/runtime.js';
+import { asLabError, render, requireAdmin, statusOf, url, wantsJson, intParam } from '../http.js';
+import { ChangePasswordPage, LoginPage, SignupPage } from '../views/auth.js';
+import { AccountPage } from '../views/account.js';
+import { ctxOf } from '../context.js';
+import { requireLogin } from '../security.js';
+
+/** Only same-app paths are followed after login (no open redirect). */
+function safeNext(req: Request): string {
+  const n = typeof req.query.next === 'string' ? req.query.next : '';
+  return n.startsWith('/') && !n.startsWith('//') && !n.includes('\\') ? n : url(req, '/');
+}
+
+const regenerate = (req: Request) =>
+  new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
+
+export function authRoutes(runtime: Runtime): Router {
+  const r = Router();
+  const { accounts } = runtime;
+
+  r.get('/auth/login', async (req, res) => {
+    render(res, <LoginPage ctx={await ctxOf(req)} next={req.query.next as string | undefined} notice={req.query.signed_up ? 'Account created: log in.' : undefined} />);
+  });
+
+  r.post('/auth/login', async (req, res) => {
+    const { username, password } = req.body ?? {};
+    try {
+      const user = await accounts.login(username, password, req.ip);
+      await regenerate(req);
+      req.session.userId = user.id;
+      res.redirect(302, safeNext(req));
+    } catch (e) {
+      const err = asLabError(e);
+      if (err.code === 'too_many_requests') res.set('Retry-After', String(err.data?.retry_after ?? 60));
+      if (wantsJson(req)) throw err;
+      render(res, <LoginPage ctx={await ctxOf(req)} next={req.query.next as string | undefined} error={err} username={typeof username === 'string' ? username : ''} />, statusOf(err));
+    }
+  });
+
+  r.get('/auth/signup', async (req, res) => {
+    render(res, <SignupPage ctx={await ctxOf(req)} first={(await runtime.store.users.count()) === 0} />);
+  });
+
+  r.post('/auth/signup', async (req, res) => {
+    const { username, password } = req.body ?? {};
+    try {
+      await accounts.signup(username, password);
+      res.redirect(302, `${url(req, '/auth/login')}?signed_up=1`);
+    } catch (e) {
+      const err = asLabError(e);
+      if (wantsJson(req)) throw err;
+      const first = (await runtime.store.users.count()) === 0;
+      render(res, <SignupPage ctx={await ctxOf(req)} error={err} first={first} username={typeof username === 'string' ? username : ''} />, statusOf(err));
+    }
+  });
+
+  const logout = (req: Request, res: Response) => {
+    req.session?.destroy(() => undefined);
+    res.clearCookie('labdeck.sid');
+    res.redirect(302, url(req, '/auth/login'));
+  };
+  r.post('/auth/logout', logout);
+  r.get('/auth/logout', logout);
+
+  // Everything below needs a logged-in user.
+  r.get('/auth/change-password', requireLogin, async (req, res) => {
+    render(res, <ChangePasswordPage ctx={await ctxOf(req)} />);
+  });
+
+  r.post('/auth/change-password', requireLogin, async (req, res) => {
+    try {
+      await accounts.changePassword(req.user!.id, req.body?.old_password, req.body?.new_password);
+      res.redirect(302, url(req, '/'));
+    } catch (e) {
+      const err = asLabError(e);
+      if (wantsJson(req)) throw err;
+      render(res, <ChangePasswordPage ctx={await ctxOf(req)} error={err} />, statusOf(err));
+    }
+  });
+
+  r.get('/account', requireLogin, async (req, res) => {
+    const user = req.user!;
+    const data = {
+      user,
+      tokens: await accounts.tokens(user.id),
+      signup_open: await accounts.signupOpen(),
+      users: user.role === 'admin' ? await accounts.users() : undefined,
+    };
+    if (wantsJson(req)) return res.json(data);
+    render(res, <AccountPage ctx={await ctxOf(req)} {...data} />);
+  });
+
+  r.post('/account/tokens', requireLogin, async (req, res) => {
+    const name = typeof req.body?.name === 'string' ? req.body.name : '';
+    const { token, row } = await accounts.createToken(req.user!.id, name);
+    if (wantsJson(req)) return res.status(201).json({ token, id: row.id, name: row.name });
+    const user = req.user!;
+    render(
+      res,
+      <AccountPage
+        ctx={await ctxOf(req)}
+        user={user}
+        tokens={await accounts.tokens(user.id)}
+        signup_open={await accounts.signupOpen()}
+        users={user.role === 'admin' ? await accounts.users() : undefined}
+        newToken={token}
+      />,
+      201,
+    );
+  });
+
+  r.post('/account/tokens/:id/delete', requireLogin, async (req, res) => {
+    await accounts.revokeToken(req.user!.id, intParam(req.params.id, 'id'));
+    if (wantsJson(req)) return res.status(204).end();
+    res.redirect(302, url(req, '/account'));
+  });
+
+  r.post('/account/signup', requireLogin, async (req, res) => {
+    requireAdmin(req);
+    const v = req.body?.open;
+    const open = v === true || v === 'true' || v === 'on' || v === '1';
+    if (v === undefined) throw new LabError('invalid_input', 'open is required (true or false)', [{ field: 'open', message: 'required' }]);
+    await accounts.setSignupOpen(open);
+    await runtime.audit(req.user!.id, 'signup.' + (open ? 'open' : 'close'), {});
+    if (wantsJson(req)) return res.json({ signup_open: open });
+    res.redirect(302, url(req, '/account'));
+  });
+
+  return r;
+}

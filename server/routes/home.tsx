@@ -1,0 +1,69 @@
+/** Home, help, health, the logo setting and the static assets (all served from our own origin). */
+import express, { Router } from 'express';
+import multer from 'multer';
+import { join } from 'node:path';
+import { LOGO_MAX_BYTES } from '../../core/branding.js';
+import { projectRoot } from '../../core/paths.js';
+import type { Runtime } from '../../core/runtime.js';
+import { ROUTES } from '../catalogue.js';
+import { ctxOf } from '../context.js';
+import { render, requireAdmin, url, wantsJson } from '../http.js';
+import { requireLogin } from '../security.js';
+import { HelpPage, HomePage } from '../views/home.js';
+
+const here = join(projectRoot, 'server', 'static');
+const modules = join(projectRoot, 'node_modules');
+
+/** Vendor files by public name: only these leave node_modules. */
+const VENDOR: Record<string, string> = {
+  'bootstrap.min.css': 'bootstrap/dist/css/bootstrap.min.css',
+  'bootstrap.bundle.min.js': 'bootstrap/dist/js/bootstrap.bundle.min.js',
+  'htmx.min.js': 'htmx.org/dist/htmx.min.js',
+  'Sortable.min.js': 'sortablejs/Sortable.min.js',
+  'uPlot.iife.min.js': 'uplot/dist/uPlot.iife.min.js',
+  'uPlot.min.css': 'uplot/dist/uPlot.min.css',
+};
+
+export function publicRoutes(runtime: Runtime): Router {
+  const r = Router();
+  const cache = { maxAge: '1h' };
+  r.get('/healthz', (_req, res) => {
+    res.json({ ok: true, instruments: runtime.deck.list().length });
+  });
+  r.get('/static/vendor/:file', (req, res, next) => {
+    const rel = VENDOR[req.params.file];
+    if (!rel) return next();
+    res.sendFile(join(modules, rel), cache);
+  });
+  r.get('/static/app.js', (_req, res) => res.sendFile(join(projectRoot, 'dist', 'client', 'app.js'), cache));
+  r.use('/static', express.static(here, { ...cache, index: false, dotfiles: 'deny' }));
+  r.get('/logo', async (_req, res) => {
+    const logo = await runtime.branding.logo();
+    if (!logo) return res.status(404).end();
+    res.type(logo.type).set('Cache-Control', 'no-cache').send(logo.data);
+  });
+  r.get('/help', async (req, res) => {
+    render(res, <HelpPage ctx={await ctxOf(req)} />);
+  });
+  return r;
+}
+
+export function homeRoutes(runtime: Runtime): Router {
+  const r = Router();
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 10 } });
+
+  r.get('/', requireLogin, async (req, res) => {
+    if (wantsJson(req)) {
+      return res.json({ routes: ROUTES.map((x) => ({ ...x, path: url(req, x.path) })) });
+    }
+    render(res, <HomePage ctx={await ctxOf(req)} routes={ROUTES} instruments={runtime.deck.list()} />);
+  });
+
+  r.post('/customize-logo', requireLogin, upload.single('logo'), async (req, res) => {
+    requireAdmin(req);
+    const branding = await runtime.branding.update(req.body?.mode, req.file?.buffer);
+    await runtime.audit(req.user!.id, 'customize-logo', { mode: branding.mode, logo: !!req.file });
+    res.redirect(302, url(req, '/'));
+  });
+  return r;
+}

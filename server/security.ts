@@ -1,0 +1,76 @@
+/**
+ * Who is calling, and may they: bearer tokens and session cookies, the Origin-based CSRF check, and the
+ * login gate (pages → 302 to the login form, JSON → 401).
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { LabError } from '../core/errors.js';
+import type { Runtime } from '../core/runtime.js';
+import { url, wantsJson } from './http.js';
+
+const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Authenticate with `Authorization: Bearer <token>` when present, otherwise fall through to the session. */
+export function authenticate(runtime: Runtime, sessionMw: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const header = req.headers.authorization;
+    if (header) {
+      const m = /^Bearer\s+(\S+)$/i.exec(header);
+      if (!m) return next(new LabError('unauthenticated', 'The Authorization header must be "Bearer <token>".'));
+      runtime.accounts.userForToken(m[1]).then((user) => {
+        if (!user) return next(new LabError('unauthenticated', 'This API token is unknown or was revoked.'));
+        req.user = user;
+        req.authVia = 'token';
+        next();
+      }, next);
+      return;
+    }
+    sessionMw(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const id = req.session?.userId;
+      if (!id) return next();
+      runtime.accounts.user(id).then((user) => {
+        if (user) {
+          req.user = user;
+          req.authVia = 'session';
+        }
+        next();
+      }, next);
+    });
+  };
+}
+
+/**
+ * CSRF: browsers say where a request comes from. An unsafe request authenticated by cookie (or about to
+ * set one, like login) whose Origin or Sec-Fetch-Site names another site is refused. Scripts send neither
+ * header and use tokens anyway.
+ */
+export function csrfGuard(): RequestHandler {
+  return (req, _res, next) => {
+    if (SAFE.has(req.method) || req.authVia === 'token') return next();
+    const origin = req.headers.origin;
+    const site = req.headers['sec-fetch-site'];
+    if (origin && origin !== 'null') {
+      const host = req.headers.host;
+      let same = false;
+      try {
+        same = new URL(origin).host === host;
+      } catch {
+        same = false;
+      }
+      if (!same) return next(new LabError('forbidden', `Cross-site request refused (Origin ${origin}).`));
+    } else if (origin === 'null' || (site && site !== 'same-origin' && site !== 'none')) {
+      return next(new LabError('forbidden', 'Cross-site request refused.'));
+    }
+    next();
+  };
+}
+
+/** Everything after this needs a logged-in user. */
+export function requireLogin(req: Request, res: Response, next: NextFunction) {
+  if (req.user) return next();
+  if (wantsJson(req)) {
+    return next(new LabError('unauthenticated', 'Log in first, or send "Authorization: Bearer <token>".'));
+  }
+  const next_ = req.method === 'GET' ? `?next=${encodeURIComponent(req.originalUrl)}` : '';
+  res.redirect(302, `${url(req, '/auth/login')}${next_}`);
+}

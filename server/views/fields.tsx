@@ -1,0 +1,107 @@
+/** Form fields generated from a JSON Schema object: one typed input per property. */
+import type { JSONSchema } from '../../core/contracts/index.js';
+
+type Prop = {
+  type?: string | string[];
+  enum?: unknown[];
+  default?: unknown;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  exclusiveMaximum?: number;
+  title?: string;
+};
+
+const props = (schema: JSONSchema) => Object.entries((schema.properties ?? {}) as Record<string, Prop>);
+
+export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSONSchema; idPrefix: string; inferred?: string[] }) {
+  const required = new Set((schema.required as string[] | undefined) ?? []);
+  const entries = props(schema);
+  if (entries.length === 0) return <p className="small text-body-secondary mb-2">No parameters.</p>;
+  return (
+    <>
+      {entries.map(([name, p]) => {
+        const id = `${idPrefix}-${name}`;
+        const isReq = required.has(name) && p.default === undefined;
+        const type = Array.isArray(p.type) ? p.type.find((t) => t !== 'null') : p.type;
+        const bounds = [
+          p.minimum !== undefined ? `≥ ${p.minimum}` : p.exclusiveMinimum !== undefined ? `> ${p.exclusiveMinimum}` : '',
+          p.maximum !== undefined ? `≤ ${p.maximum}` : p.exclusiveMaximum !== undefined ? `< ${p.exclusiveMaximum}` : '',
+        ].filter(Boolean);
+        const label = (
+          <label className="form-label mb-1" htmlFor={id}>
+            <code>{name}</code>
+            {isReq ? <span className="text-danger" title="required"> *</span> : null}
+            {type ? <span className="text-body-secondary small"> {type}</span> : null}
+            {bounds.length ? <span className="text-body-secondary small"> ({bounds.join(', ')})</span> : null}
+            {inferred.includes(name) ? <span className="badge text-bg-info inferred ms-1">inferred</span> : null}
+          </label>
+        );
+        const help = p.description ? <div className="form-text mt-0">{p.description}</div> : null;
+        let input;
+        if (p.enum) {
+          input = (
+            <select className="form-select form-select-sm" id={id} name={name} defaultValue={p.default === undefined ? undefined : String(p.default)} required={isReq}>
+              {!isReq && p.default === undefined ? <option value="">—</option> : null}
+              {p.enum.map((v) => (
+                <option key={String(v)} value={String(v)}>
+                  {String(v)}
+                </option>
+              ))}
+            </select>
+          );
+        } else if (type === 'boolean') {
+          return (
+            <div className="form-check mb-2" key={name}>
+              <input type="hidden" name={name} value="false" />
+              <input className="form-check-input" type="checkbox" id={id} name={name} value="true" defaultChecked={p.default === true} />
+              <label className="form-check-label" htmlFor={id}>
+                <code>{name}</code>
+                {inferred.includes(name) ? <span className="badge text-bg-info inferred ms-1">inferred</span> : null}
+              </label>
+              {help}
+            </div>
+          );
+        } else if (type === 'number' || type === 'integer') {
+          const min = p.minimum ?? p.exclusiveMinimum;
+          const max = p.maximum ?? p.exclusiveMaximum;
+          input = (
+            <input
+              className="form-control form-control-sm"
+              type="number"
+              id={id}
+              name={name}
+              step={type === 'integer' ? 1 : 'any'}
+              min={min}
+              max={max}
+              defaultValue={typeof p.default === 'number' ? p.default : undefined}
+              required={isReq}
+            />
+          );
+        } else if (type === 'string') {
+          input = <input className="form-control form-control-sm" type="text" id={id} name={name} defaultValue={typeof p.default === 'string' ? p.default : undefined} required={isReq} />;
+        } else {
+          input = (
+            <textarea
+              className="form-control form-control-sm font-monospace"
+              id={id}
+              name={name}
+              rows={2}
+              placeholder="JSON, e.g. 1, &quot;text&quot;, [1, 2] or {&quot;a&quot;: 1}"
+              defaultValue={p.default === undefined ? undefined : JSON.stringify(p.default)}
+              required={isReq}
+            />
+          );
+        }
+        return (
+          <div className="mb-2" key={name}>
+            {label}
+            {input}
+            {help}
+          </div>
+        );
+      })}
+    </>
+  );
+}

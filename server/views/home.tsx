@@ -1,0 +1,108 @@
+import type { RouteInfo } from '../catalogue.js';
+import type { InstrumentSchema } from '../../core/contracts/index.js';
+import { Layout, type ViewCtx } from './layout.js';
+
+export function HomePage({ ctx, routes, instruments }: { ctx: ViewCtx; routes: RouteInfo[]; instruments: InstrumentSchema[] }) {
+  const sections = [...new Set(routes.map((r) => r.section))];
+  return (
+    <Layout ctx={ctx} title="Home">
+      <h1 className="h3">Your lab</h1>
+      <div className="row g-3 mb-4">
+        {instruments.map((i) => (
+          <div className="col-6 col-md-4 col-xl-3" key={i.name}>
+            <a className="card h-100 text-decoration-none" href={ctx.url(`/instruments/${encodeURIComponent(i.name)}`)}>
+              <div className="card-body">
+                <h2 className="h6 card-title mb-1">{i.name}</h2>
+                <p className="card-text small text-body-secondary mb-0">
+                  {i.description || i.driver} · {i.methods.length} methods
+                </p>
+              </div>
+            </a>
+          </div>
+        ))}
+      </div>
+      <h2 className="h5">Every route</h2>
+      <p className="text-body-secondary small">
+        Each route is served under <code>/app</code> and at <code>/</code>. Add <code>?format=json</code> or
+        <code> Accept: application/json</code> to get JSON.
+      </p>
+      {sections.map((s) => (
+        <section key={s}>
+          <h3 className="h6 mt-3">{s}</h3>
+          <table className="table table-sm routes">
+            <tbody>
+              {routes
+                .filter((r) => r.section === s)
+                .map((r) => (
+                  <tr key={r.method + r.path}>
+                    <td className="text-nowrap">
+                      <span className="badge text-bg-light border">{r.method}</span>
+                    </td>
+                    <td>
+                      {r.method === 'GET' && !r.path.includes('{') ? <a href={ctx.url(r.path)}>{ctx.url(r.path)}</a> : <code>{ctx.url(r.path)}</code>}
+                    </td>
+                    <td>
+                      {r.summary}
+                      {r.admin ? <span className="badge text-bg-warning ms-1">admin</span> : null}
+                    </td>
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        </section>
+      ))}
+    </Layout>
+  );
+}
+
+export function HelpPage({ ctx }: { ctx: ViewCtx }) {
+  const u = ctx.url;
+  return (
+    <Layout ctx={ctx} title="Help">
+      <div className="col-lg-8">
+        <h1 className="h3">labdeck help</h1>
+        <p>
+          labdeck turns the instrument drivers your lab already has into this web app and the <code>lab</code> command.
+          Every instrument of the deck gets a page with a form per method, generated from the driver's schema.
+        </p>
+        <h2 className="h5">Calling an instrument</h2>
+        <p>
+          Open <a href={u('/instruments/')}>Instruments</a>, pick one, fill a method's form and press <em>Run</em>. Each
+          call is recorded with its arguments, output, timing and who made it; the result shows the record's number
+          (<code>{u('/instruments/task/ID')}</code>). Inputs are checked before the instrument is touched: a bad value is
+          named and nothing runs. An instrument does one thing at a time: calls to it wait their turn, and an
+          instrument a running workflow holds answers "busy" (409).
+        </p>
+        <p>
+          Drag methods to reorder them, and hide the ones you do not use: both are kept for your account. Fields
+          marked <span className="badge text-bg-info">inferred</span> come from plain code without a schema: labdeck
+          guessed their type from the default value, or asks for JSON.
+        </p>
+        <h2 className="h5">From scripts</h2>
+        <p>
+          Make a token on your <a href={u('/account')}>account page</a>, then send{' '}
+          <code>Authorization: Bearer &lt;token&gt;</code> with <code>Accept: application/json</code>:
+        </p>
+        <pre className="border rounded p-2 small">
+          {`curl -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \\
+  -d '{"method":"dose","args":{"volume_ml":1.5}}' ${u('/instruments/pump')}`}
+        </pre>
+        <p>
+          Or download a ready-made client for the live deck: <a href={u('/instruments/proxy?lang=python')}>Python</a>{' '}
+          (standard library only) or <a href={u('/instruments/proxy?lang=typescript')}>TypeScript</a>.
+        </p>
+        <h2 className="h5">Temporary devices</h2>
+        <p>
+          Admins can import a driver module or a deck module from a path on the lab PC and connect new devices at run
+          time on <a href={u('/instruments/new/')}>Connect device</a>. They last until the server stops.
+        </p>
+        <h2 className="h5">Errors</h2>
+        <p>
+          JSON errors look like <code>{'{"error":{"code","message","details"}}'}</code>; <code>details</code> names
+          the offending field. 400 bad input, 401 not logged in, 403 not allowed, 404 unknown, 409 busy or taken, 413 too
+          large, 429 too many failed logins, 502 the instrument itself failed (the record id is in <code>task_id</code>).
+        </p>
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,247 @@
+import type { InstrumentSchema, MethodSchema } from '../../core/contracts/index.js';
+import type { StepRow } from '../../core/store/types.js';
+import { SchemaFields } from './fields.js';
+import { ErrorList, Layout, type ViewCtx } from './layout.js';
+
+type Err = { message: string; details?: { field?: string; message: string }[]; task_id?: number };
+export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err };
+
+const SAFETY_BADGE: Record<string, string> = { readonly: 'text-bg-success', idempotent: 'text-bg-secondary', hazardous: 'text-bg-danger' };
+
+export function InstrumentsPage({ ctx, instruments }: { ctx: ViewCtx; instruments: InstrumentSchema[] }) {
+  const admin = ctx.user?.role === 'admin';
+  return (
+    <Layout ctx={ctx} title="Instruments">
+      <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
+        <h1 className="h3 me-auto mb-0">Instruments</h1>
+        <a className="btn btn-sm btn-outline-secondary" href={ctx.url('/instruments/proxy?lang=python')}>
+          Python client
+        </a>
+        <a className="btn btn-sm btn-outline-secondary" href={ctx.url('/instruments/proxy?lang=typescript')}>
+          TypeScript client
+        </a>
+        <a className="btn btn-sm btn-primary" href={ctx.url('/instruments/new/')}>
+          Connect a device
+        </a>
+      </div>
+      <div className="list-group mb-4">
+        {instruments.map((i) => (
+          <a className="list-group-item list-group-item-action" key={i.name} href={ctx.url(`/instruments/${encodeURIComponent(i.name)}`)}>
+            <div className="d-flex justify-content-between">
+              <strong>{i.name}</strong>
+              <span className="small text-body-secondary">
+                {i.driver}
+                {i.source === 'temporary' ? <span className="badge text-bg-warning ms-1">temporary</span> : null}
+              </span>
+            </div>
+            <div className="small text-body-secondary">
+              {i.description ? `${i.description} · ` : ''}
+              {i.methods.map((m) => m.name).join(', ')}
+            </div>
+          </a>
+        ))}
+        {instruments.length === 0 ? <p className="text-body-secondary">The deck is empty: connect a device or start labdeck with a deck module.</p> : null}
+      </div>
+      {admin ? (
+        <section>
+          <h2 className="h5">Console</h2>
+          <p className="small text-body-secondary">
+            JavaScript or TypeScript against the live deck, e.g. <code>await deck.balance.weigh()</code>. Every call is
+            recorded; every use is written to the audit log.
+          </p>
+          <form hx-post={ctx.url('/instruments/console/execute')} hx-target="#console-out" hx-swap="innerHTML" method="post" action={ctx.url('/instruments/console/execute')}>
+            <textarea className="form-control font-monospace mb-2" name="code" rows={4} defaultValue="await deck.balance.weigh()" aria-label="Code" />
+            <div className="d-flex gap-2">
+              <select className="form-select form-select-sm w-auto" name="language" defaultValue="typescript" aria-label="Language">
+                <option value="typescript">TypeScript</option>
+                <option value="javascript">JavaScript</option>
+              </select>
+              <button className="btn btn-sm btn-dark" type="submit">
+                Run
+              </button>
+            </div>
+          </form>
+          <div id="console-out" className="result mt-2" aria-live="polite" />
+        </section>
+      ) : null}
+    </Layout>
+  );
+}
+
+export function ConsoleOutput({ result }: { result: { success: boolean; result: unknown; stdout: string; error: string | null } }) {
+  return (
+    <div className={`alert ${result.success ? 'alert-secondary' : 'alert-danger'}`}>
+      {result.stdout ? <pre className="small">{result.stdout}</pre> : null}
+      {result.success ? <pre className="small">{`→ ${JSON.stringify(result.result, null, 2)}`}</pre> : <pre className="small">{result.error}</pre>}
+    </div>
+  );
+}
+
+export function CallResult({ ctx, outcome }: { ctx: ViewCtx; outcome: CallOutcome }) {
+  if (outcome.error) {
+    const id = outcome.error.task_id;
+    return (
+      <div data-testid="call-error">
+        <ErrorList error={outcome.error} />
+        {id ? (
+          <p className="small">
+            Recorded as <a href={ctx.url(`/instruments/task/${id}`)}>task {id}</a>.
+          </p>
+        ) : null}
+      </div>
+    );
+  }
+  return (
+    <div className="alert alert-success py-2" data-testid="call-result">
+      <div className="small mb-1">
+        <a href={ctx.url(`/instruments/task/${outcome.taskId}`)}>task {outcome.taskId}</a> · {outcome.method}
+      </div>
+      <pre className="small output">{JSON.stringify(outcome.output, null, 2)}</pre>
+    </div>
+  );
+}
+
+function MethodCard({ ctx, instrument, m, outcome }: { ctx: ViewCtx; instrument: string; m: MethodSchema & { hidden: boolean }; outcome?: CallOutcome }) {
+  const action = ctx.url(`/instruments/${encodeURIComponent(instrument)}`);
+  const rid = `result-${m.name}`;
+  return (
+    <div className={`card method-card mb-3${m.hidden ? ' is-hidden' : ''}`} data-method={m.name} id={`method-${m.name}`}>
+      <div className="card-header d-flex align-items-center gap-2">
+        <span className="drag-handle" title="Drag to reorder" aria-hidden="true">
+          ⠿
+        </span>
+        <strong className="me-auto">{m.name}</strong>
+        <span className={`badge ${SAFETY_BADGE[m.safety] ?? 'text-bg-secondary'}`}>{m.safety}</span>
+        {m.inferred ? <span className="badge text-bg-info" title="Schema inferred from plain code">inferred</span> : null}
+        <button
+          type="button"
+          className="btn btn-sm btn-link p-0 toggle-hidden"
+          data-url={ctx.url(`/instruments/${encodeURIComponent(instrument)}/actions/${encodeURIComponent(m.name)}`)}
+          data-hidden={m.hidden ? 'true' : 'false'}
+        >
+          {m.hidden ? 'Show' : 'Hide'}
+        </button>
+      </div>
+      <div className="card-body">
+        {m.description ? <p className="small mb-2">{m.description}</p> : null}
+        <form
+          method="post"
+          action={action}
+          hx-post={action}
+          hx-target={`#${rid}`}
+          hx-swap="innerHTML"
+          hx-confirm={m.safety === 'hazardous' ? `${m.name} is marked hazardous. Run it?` : undefined}
+        >
+          <input type="hidden" name="method" value={m.name} />
+          <SchemaFields schema={m.params} idPrefix={`${m.name}`} inferred={m.inferredFields} />
+          <button className="btn btn-sm btn-primary mt-1" type="submit">
+            Run {m.name}
+          </button>
+        </form>
+        <div id={rid} className="result mt-2" aria-live="polite">
+          {outcome ? <CallResult ctx={ctx} outcome={outcome} /> : null}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+export function InstrumentPage({ ctx, instrument, outcome }: { ctx: ViewCtx; instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] }; outcome?: CallOutcome }) {
+  const shown = instrument.methods.filter((m) => !m.hidden);
+  const hidden = instrument.methods.filter((m) => m.hidden);
+  return (
+    <Layout ctx={ctx} title={instrument.name}>
+      <nav aria-label="breadcrumb">
+        <ol className="breadcrumb">
+          <li className="breadcrumb-item">
+            <a href={ctx.url('/instruments/')}>Instruments</a>
+          </li>
+          <li className="breadcrumb-item active">{instrument.name}</li>
+        </ol>
+      </nav>
+      <h1 className="h3">
+        {instrument.name} <span className="h6 text-body-secondary">{instrument.driver}</span>
+        {instrument.source === 'temporary' ? <span className="badge text-bg-warning ms-2 fs-6">temporary</span> : null}
+      </h1>
+      {instrument.description ? <p>{instrument.description}</p> : null}
+      {instrument.methods.some((m) => m.inferred) ? (
+        <p className="small text-body-secondary">
+          Fields marked <span className="badge text-bg-info">inferred</span> come from plain code: their types were
+          guessed from default values, or they take JSON.
+        </p>
+      ) : null}
+      <div className="row">
+        <div className="col-lg-8 col-xl-6" id="methods" data-order-url={ctx.url(`/instruments/${encodeURIComponent(instrument.name)}/actions/order`)}>
+          {shown.map((m) => (
+            <MethodCard key={m.name} ctx={ctx} instrument={instrument.name} m={m} outcome={outcome?.method === m.name ? outcome : undefined} />
+          ))}
+        </div>
+      </div>
+      {hidden.length ? (
+        <details className="mt-3">
+          <summary>Hidden methods ({hidden.length})</summary>
+          <div className="row mt-2">
+            <div className="col-lg-8 col-xl-6">
+              {hidden.map((m) => (
+                <MethodCard key={m.name} ctx={ctx} instrument={instrument.name} m={m} outcome={outcome?.method === m.name ? outcome : undefined} />
+              ))}
+            </div>
+          </div>
+        </details>
+      ) : null}
+      {outcome && !instrument.methods.some((m) => m.name === outcome.method) ? <CallResult ctx={ctx} outcome={outcome} /> : null}
+    </Layout>
+  );
+}
+
+export function stepJson(s: StepRow) {
+  return {
+    task_id: s.id,
+    run_id: s.runId,
+    instrument: s.instrument,
+    method: s.method,
+    args: s.args,
+    output: s.output,
+    status: s.status,
+    error: s.error,
+    user_id: s.userId,
+    started_at: s.startedAt.toISOString(),
+    ended_at: s.endedAt ? s.endedAt.toISOString() : null,
+    duration_ms: s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : null,
+  };
+}
+
+export function TaskPage({ ctx, step }: { ctx: ViewCtx; step: ReturnType<typeof stepJson> }) {
+  return (
+    <Layout ctx={ctx} title={`Task ${step.task_id}`}>
+      <h1 className="h3">
+        Task {step.task_id}{' '}
+        <span className={`badge ${step.status === 'ok' ? 'text-bg-success' : 'text-bg-danger'}`}>{step.status}</span>
+      </h1>
+      <dl className="row">
+        <dt className="col-sm-2">Call</dt>
+        <dd className="col-sm-10">
+          <a href={ctx.url(`/instruments/${encodeURIComponent(step.instrument)}`)}>{step.instrument}</a>.{step.method}
+        </dd>
+        <dt className="col-sm-2">Arguments</dt>
+        <dd className="col-sm-10">
+          <pre className="small">{JSON.stringify(step.args, null, 2)}</pre>
+        </dd>
+        <dt className="col-sm-2">Output</dt>
+        <dd className="col-sm-10">
+          <pre className="small">{JSON.stringify(step.output, null, 2)}</pre>
+        </dd>
+        {step.error ? (
+          <>
+            <dt className="col-sm-2">Error</dt>
+            <dd className="col-sm-10 text-danger">{step.error}</dd>
+          </>
+        ) : null}
+        <dt className="col-sm-2">Started</dt>
+        <dd className="col-sm-10">{step.started_at}</dd>
+        <dt className="col-sm-2">Duration</dt>
+        <dd className="col-sm-10">{step.duration_ms === null ? '—' : `${step.duration_ms} ms`}</dd>
+      </dl>
+    </Layout>
+  );
+}

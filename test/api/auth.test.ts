@@ -1,0 +1,144 @@
+import request from 'supertest';
+import { PASSWORD, signupAndLogin, startLab, type TestLab } from './helpers.js';
+
+describe('accounts', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab({ accounts: { maxFailures: 3 } });
+  });
+  afterAll(() => lab.close());
+
+  it('serves the login and signup forms', async () => {
+    const login = await request(lab.app).get('/app/auth/login').expect(200);
+    expect(login.text).toContain('name="password"');
+    await request(lab.app).get('/auth/signup').expect(200);
+  });
+
+  it('makes the first account admin and later ones operators', async () => {
+    const me = await lab.admin.get('/app/account?format=json').expect(200);
+    expect(me.body.user).toMatchObject({ username: 'ada', role: 'admin' });
+    const bob = await signupAndLogin(lab.app, 'bob');
+    const res = await bob.get('/app/account').set('Accept', 'application/json').expect(200);
+    expect(res.body.user.role).toBe('operator');
+  });
+
+  it('answers 409 with the signup form when the user exists', async () => {
+    const res = await request(lab.app).post('/app/auth/signup').type('form').send({ username: 'ada', password: PASSWORD });
+    expect(res.status).toBe(409);
+    expect(res.text).toContain('already exists');
+    expect(res.text).toContain('name="username"');
+  });
+
+  it('answers 400 naming the field for a short password', async () => {
+    const res = await request(lab.app).post('/app/auth/signup').set('Accept', 'application/json').send({ username: 'cy', password: 'short' });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details).toEqual([{ field: 'password', message: 'must be at least 8 characters' }]);
+  });
+
+  it('redirects to the home page on login and 401s a wrong password with the form', async () => {
+    const ok = await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD });
+    expect(ok.status).toBe(302);
+    expect(ok.headers.location).toBe('/app/');
+    expect(ok.headers['set-cookie']?.[0]).toMatch(/labdeck\.sid=.*HttpOnly.*SameSite=Lax/i);
+    const bad = await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: 'nope-nope' });
+    expect(bad.status).toBe(401);
+    expect(bad.text).toContain('Wrong username or password');
+    expect(bad.text).toContain('action="/app/auth/login"');
+  });
+
+  it('follows a local next= after login and ignores a foreign one', async () => {
+    const local = await request(lab.app).post('/app/auth/login?next=%2Fapp%2Finstruments%2F').type('form').send({ username: 'ada', password: PASSWORD });
+    expect(local.headers.location).toBe('/app/instruments/');
+    const foreign = await request(lab.app).post('/app/auth/login?next=%2F%2Fevil.example').type('form').send({ username: 'ada', password: PASSWORD });
+    expect(foreign.headers.location).toBe('/app/');
+  });
+
+  it('throttles repeated failed logins with 429 and Retry-After', async () => {
+    await signupAndLogin(lab.app, 'carol');
+    for (let i = 0; i < 3; i++) {
+      await request(lab.app).post('/app/auth/login').type('form').send({ username: 'carol', password: 'wrong-wrong' }).expect(401);
+    }
+    const res = await request(lab.app).post('/app/auth/login').type('form').send({ username: 'carol', password: PASSWORD });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('requires login: pages redirect with next=, JSON gets 401', async () => {
+    const page = await request(lab.app).get('/app/instruments/pump').expect(302);
+    expect(page.headers.location).toBe('/app/auth/login?next=%2Fapp%2Finstruments%2Fpump');
+    const json = await request(lab.app).get('/app/instruments/').set('Accept', 'application/json').expect(401);
+    expect(json.body.error.code).toBe('unauthenticated');
+    await request(lab.app).get('/instruments/').expect(302);
+  });
+
+  it('changes the password: 302 home, old one stops working, wrong old one is 401', async () => {
+    const dan = await signupAndLogin(lab.app, 'dan');
+    await dan.get('/app/auth/change-password').expect(200);
+    const wrong = await dan.post('/app/auth/change-password').type('form').send({ old_password: 'not-it-at-all', new_password: 'another secret' });
+    expect(wrong.status).toBe(401);
+    const weak = await dan.post('/app/auth/change-password').type('form').send({ old_password: PASSWORD, new_password: 'x' });
+    expect(weak.status).toBe(400);
+    const ok = await dan.post('/app/auth/change-password').type('form').send({ old_password: PASSWORD, new_password: 'another secret' });
+    expect(ok.status).toBe(302);
+    expect(ok.headers.location).toBe('/app/');
+    await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dan', password: PASSWORD }).expect(401);
+    await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dan', password: 'another secret' }).expect(302);
+  });
+
+  it('logs out with POST or GET and redirects to the login form', async () => {
+    const eve = await signupAndLogin(lab.app, 'eve');
+    const out = await eve.post('/app/auth/logout').expect(302);
+    expect(out.headers.location).toBe('/app/auth/login');
+    await eve.get('/app/instruments/').set('Accept', 'application/json').expect(401);
+    const eve2 = await signupAndLogin(lab.app, 'eve2');
+    await eve2.get('/auth/logout').expect(302);
+    await eve2.get('/app/').set('Accept', 'application/json').expect(401);
+  });
+
+  it('refuses cross-site form posts (CSRF) but accepts same-origin ones', async () => {
+    const cross = await lab.admin.post('/app/account/tokens').set('Origin', 'http://evil.example').type('form').send({ name: 'x' });
+    expect(cross.status).toBe(403);
+    const sameSite = await lab.admin.post('/app/account/tokens').set('Sec-Fetch-Site', 'cross-site').type('form').send({ name: 'x' });
+    expect(sameSite.status).toBe(403);
+    const host = '127.0.0.1:1234';
+    const same = await lab.admin.post('/app/account/tokens').set('Host', host).set('Origin', `http://${host}`).type('form').send({ name: 'x' });
+    expect(same.status).toBe(201);
+  });
+
+  it('authenticates scripts with bearer tokens, and revoked tokens stop working', async () => {
+    const made = await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'notebook' }).expect(201);
+    const token = made.body.token as string;
+    expect(token).toMatch(/^lab_/);
+    const res = await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}`).set('Accept', 'application/json').expect(200);
+    expect(res.body.instruments.map((i: { name: string }) => i.name)).toContain('pump');
+    // a cross-site Origin does not matter to a token: no cookie is involved
+    await request(lab.app).post('/app/instruments/balance').set('Authorization', `Bearer ${token}`).set('Origin', 'http://elsewhere').send({ method: 'tare', args: {} }).expect(200);
+    await request(lab.app).get('/app/instruments/').set('Authorization', 'Bearer lab_wrong').set('Accept', 'application/json').expect(401);
+    await request(lab.app).get('/app/instruments/').set('Authorization', 'Basic abc').set('Accept', 'application/json').expect(401);
+    await lab.admin.post(`/app/account/tokens/${made.body.id}/delete`).set('Accept', 'application/json').expect(204);
+    await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}`).set('Accept', 'application/json').expect(401);
+  });
+
+  it('lets an admin close sign-up (403 for new sign-ups) and refuses operators', async () => {
+    const frank = await signupAndLogin(lab.app, 'frank');
+    await frank.post('/app/account/signup').type('form').send({ open: 'false' }).expect(403);
+    await lab.admin.post('/app/account/signup').type('form').send({ open: 'false' }).expect(302);
+    const res = await request(lab.app).post('/app/auth/signup').type('form').send({ username: 'gina', password: PASSWORD });
+    expect(res.status).toBe(403);
+    expect(res.text).toContain('Sign-up is closed');
+    await lab.admin.post('/app/account/signup').type('form').send({ open: 'true' }).expect(302);
+    const audit = await lab.runtime.store.audit.list(50);
+    expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['signup.close', 'signup.open']));
+  });
+
+  it('keeps sessions in the database', async () => {
+    const rows = await lab.runtime.store.sessions.prune(new Date(0));
+    expect(rows).toBe(0);
+    // a logged-in agent's session survives a new app on the same runtime (no memory store)
+    const { createApp } = await import('../../server/app.js');
+    const app2 = await createApp(lab.runtime);
+    const cookie = (await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD })).headers['set-cookie'];
+    await request(app2).get('/app/account').set('Cookie', cookie).set('Accept', 'application/json').expect(200);
+    (app2.locals.sessionStore as { close(): void }).close();
+  });
+});

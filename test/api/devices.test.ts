@@ -1,0 +1,78 @@
+import { fileURLToPath } from 'node:url';
+import { signupAndLogin, startLab, type TestLab } from './helpers.js';
+
+const J = 'application/json';
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/api/${name}`, import.meta.url));
+
+describe('temporary devices', () => {
+  let lab: TestLab;
+  let operator: Awaited<ReturnType<typeof signupAndLogin>>;
+  beforeAll(async () => {
+    lab = await startLab();
+    operator = await signupAndLogin(lab.app, 'olga');
+  });
+  afterAll(() => lab.close());
+
+  it('lists the connectable drivers', async () => {
+    const page = await lab.admin.get('/app/instruments/new/').expect(200);
+    expect(page.text).toContain('Import a driver module');
+    const json = await lab.admin.get('/app/instruments/new/').set('Accept', J).expect(200);
+    expect(json.body.drivers.length).toBeGreaterThan(0);
+  });
+
+  it('imports an API module: its classes become connectable, with an inferred options form', async () => {
+    const res = await lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('thermostat.ts') }).expect(302);
+    expect(res.headers.location).toBe('/app/instruments/new/');
+    const form = await lab.admin.get('/app/instruments/new/Thermostat').expect(200);
+    expect(form.text).toContain('name="device_name"');
+    expect(form.text).toContain('name="start"');
+    const audit = await lab.runtime.store.audit.list(20);
+    expect(audit.some((a) => a.action === 'import.module')).toBe(true);
+  });
+
+  it('answers 400 with the loader message for a bad path or a module that throws', async () => {
+    const missing = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: '/no/such/driver.ts' }).expect(400);
+    expect(missing.body.error.message).toMatch(/no\/such\/driver\.ts/);
+    const broken = await lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('broken-module.ts') });
+    expect(broken.status).toBe(400);
+    expect(broken.text).toContain('serial port /dev/ttyUSB9 not found');
+    await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({}).expect(400);
+  });
+
+  it('connects a new device from a form and from JSON (302 to its page), 409 when the name is taken', async () => {
+    const res = await lab.admin.post('/app/instruments/new/Thermostat').type('form').send({ device_name: 'thermo1', start: '30' }).expect(302);
+    expect(res.headers.location).toBe('/app/instruments/thermo1');
+    const read = await lab.admin.post('/app/instruments/thermo1').set('Accept', J).send({ method: 'read', args: {} }).expect(200);
+    expect(read.body.output).toBe(30);
+    const viaJson = await lab.admin.post('/instruments/new/Thermostat').send({ device_name: 'thermo2', kwargs: { start: 12 } }).expect(302);
+    expect(viaJson.headers.location).toBe('/instruments/thermo2');
+    const list = await lab.admin.get('/app/instruments/').set('Accept', J);
+    expect(list.body.instruments.find((i: { name: string }) => i.name === 'thermo2').source).toBe('temporary');
+    const taken = await lab.admin.post('/app/instruments/new/Thermostat').set('Accept', J).send({ device_name: 'thermo1', kwargs: {} }).expect(409);
+    expect(taken.body.error.message).toContain('thermo1');
+    await lab.admin.post('/app/instruments/new/Thermostat').set('Accept', J).send({ device_name: 'bad name!', kwargs: {} }).expect(400);
+    await lab.admin.post('/app/instruments/new/Thermostat').set('Accept', J).send({ device_name: 'task', kwargs: {} }).expect(400);
+    await lab.admin.post('/app/instruments/new/Ghost').set('Accept', J).send({ device_name: 'g', kwargs: {} }).expect(404);
+  });
+
+  it('imports a deck module: its devices join the deck, then back to the previous page', async () => {
+    const res = await lab.admin
+      .post('/app/instruments/new/deck-python')
+      .set('Referer', 'http://127.0.0.1/app/instruments/pump')
+      .set('Host', '127.0.0.1')
+      .type('form')
+      .send({ filepath: fixture('extra-deck.ts') })
+      .expect(302);
+    expect(res.headers.location).toBe('/app/instruments/pump');
+    const shake = await lab.admin.post('/app/instruments/shaker').set('Accept', J).send({ method: 'shake', args: { rpm: 300 } }).expect(200);
+    expect(shake.body.output).toBe(300);
+    await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('nope.ts') }).expect(400);
+  });
+
+  it('is admin-only for imports and connections', async () => {
+    await operator.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('thermostat.ts') }).expect(403);
+    await operator.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('extra-deck.ts') }).expect(403);
+    await operator.post('/app/instruments/new/Thermostat').set('Accept', J).send({ device_name: 'x1', kwargs: {} }).expect(403);
+    await operator.get('/app/instruments/new/').expect(200);
+  });
+});

@@ -1,0 +1,71 @@
+import request from 'supertest';
+import { signupAndLogin, startLab, type TestLab } from './helpers.js';
+import { ROUTES } from '../../server/catalogue.js';
+
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
+
+describe('home, help, health, logo', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab();
+  });
+  afterAll(() => lab.close());
+
+  it('answers the health check without login, under /app and at /', async () => {
+    const res = await request(lab.app).get('/app/healthz').expect(200);
+    expect(res.body.ok).toBe(true);
+    await request(lab.app).get('/healthz').expect(200);
+  });
+
+  it('lists every route on the home page, with links for the mount used', async () => {
+    const page = await lab.admin.get('/app/').expect(200);
+    for (const r of ROUTES) expect(page.text).toContain(`/app${r.path}`);
+    const root = await lab.admin.get('/').expect(200);
+    expect(root.text).toContain('href="/instruments/"');
+    const json = await lab.admin.get('/app/?format=json').expect(200);
+    expect(json.body.routes.length).toBe(ROUTES.length);
+  });
+
+  it('serves the help page without login and the vendor assets from our own origin', async () => {
+    const help = await request(lab.app).get('/app/help').expect(200);
+    expect(help.text).toContain('labdeck help');
+    const css = await request(lab.app).get('/app/static/vendor/bootstrap.min.css').expect(200);
+    expect(css.headers['content-type']).toContain('text/css');
+    await request(lab.app).get('/app/static/vendor/htmx.min.js').expect(200);
+    for (const path of ['/app/static/vendor/..%2f..%2fpackage.json', '/app/static/..%2f..%2fpackage.json', '/app/static/%2e%2e/%2e%2e/package.json']) {
+      const res = await lab.admin.get(path);
+      expect([403, 404]).toContain(res.status);
+      expect(res.text).not.toContain('"name": "labdeck"');
+    }
+    expect(help.headers['content-security-policy']).toContain("default-src 'self'");
+    expect(help.headers['content-security-policy']).not.toContain('upgrade-insecure-requests');
+  });
+
+  it('escapes user-controlled text in pages', async () => {
+    const res = await request(lab.app).post('/app/auth/login').type('form').send({ username: '<script>alert(1)</script>', password: 'whatever-x' });
+    expect(res.status).toBe(401);
+    expect(res.text).not.toContain('<script>alert(1)</script>');
+    expect(res.text).toContain('&lt;script&gt;');
+  });
+
+  it('stores a logo and the display mode (admin), 302 home, and shows them', async () => {
+    const res = await lab.admin.post('/app/customize-logo').field('mode', 'dark').attach('logo', PNG, 'logo.png').expect(302);
+    expect(res.headers.location).toBe('/app/');
+    const logo = await request(lab.app).get('/app/logo').expect(200);
+    expect(logo.headers['content-type']).toBe('image/png');
+    const page = await lab.admin.get('/app/help').expect(200);
+    expect(page.text).toContain('data-bs-theme="dark"');
+    expect(page.text).toContain('src="/app/logo"');
+  });
+
+  it('rejects a logo that is not an image, a bad mode, an oversized file, and operators', async () => {
+    const notImage = await lab.admin.post('/app/customize-logo').set('Accept', 'application/json').attach('logo', Buffer.from('<svg onload=alert(1)>'), 'x.png');
+    expect(notImage.status).toBe(400);
+    expect(notImage.body.error.details[0].field).toBe('logo');
+    await lab.admin.post('/app/customize-logo').set('Accept', 'application/json').field('mode', 'purple').expect(400);
+    const big = Buffer.concat([PNG, Buffer.alloc(1024 * 1024 + 10)]);
+    await lab.admin.post('/app/customize-logo').set('Accept', 'application/json').attach('logo', big, 'big.png').expect(413);
+    const op = await signupAndLogin(lab.app, 'otto');
+    await op.post('/app/customize-logo').set('Accept', 'application/json').field('mode', 'light').expect(403);
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * Test databases. By default a SQLite store in a fresh temp directory; with LABDECK_TEST_DB=postgres, a
+ * fresh PostgreSQL database `labdeck_test_<random>` on the local server (LABDECK_TEST_PG_URL, default
+ * postgres://postgres@127.0.0.1:5432/postgres), dropped again by cleanup().
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DataSource } from 'typeorm';
+import { openStore } from '../../core/store/index.js';
+import type { Store } from '../../core/store/types.js';
+
+const ADMIN_URL = process.env.LABDECK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export const usingPostgres = (): boolean => process.env.LABDECK_TEST_DB === 'postgres';
+
+async function admin(sql: string): Promise<void> {
+  // Through TypeORM (there are no type declarations for `pg` in this project).
+  const ds = new DataSource({ type: 'postgres', url: ADMIN_URL, poolSize: 1 });
+  await ds.initialize();
+  try {
+    await ds.query(sql);
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/**
+ * A database URL for a test that opens a whole runtime itself: undefined (SQLite in the runtime's data
+ * dir) by default, or a freshly created PostgreSQL database; drop() removes it.
+ */
+export async function testDbUrl(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
+  if (!usingPostgres()) return { url: undefined, drop: async () => undefined };
+  const name = `labdeck_test_${crypto.randomBytes(6).toString('hex')}`;
+  await admin(`CREATE DATABASE "${name}"`);
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
+}
+
+export async function testStore(): Promise<{
+  store: Store;
+  url: string | undefined;
+  dataDir: string;
+  cleanup(): Promise<void>;
+}> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'labdeck-test-'));
+  const db = await testDbUrl();
+  let store: Store;
+  try {
+    store = await openStore({ url: db.url, dataDir });
+  } catch (e) {
+    await db.drop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw e;
+  }
+  return {
+    store,
+    url: db.url,
+    dataDir,
+    async cleanup() {
+      await store.close();
+      await db.drop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

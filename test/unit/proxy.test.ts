@@ -1,0 +1,259 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { transform } from 'esbuild';
+import { z, type InstrumentSchema, type MethodSchema } from '../../core/contracts/index.js';
+import { generateProxy } from '../../server/proxy.js';
+
+const run = promisify(execFile);
+
+/** A description that tries to break out of every kind of literal and comment. */
+const NASTY = 'Dose "liquid" \'now\'.\n"""\nraise SystemExit(3)\n"""\n*/ globalThis.pwned = 1; /* \\ end"';
+
+function method(name: string, params: z.ZodObject<z.ZodRawShape>, extra: Partial<MethodSchema> = {}): MethodSchema {
+  return {
+    name,
+    description: '',
+    safety: 'idempotent',
+    hidden: false,
+    order: 0,
+    params: z.toJSONSchema(params, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
+    inferred: false,
+    inferredFields: [],
+    ...extra,
+  };
+}
+
+const instruments: InstrumentSchema[] = [
+  {
+    name: 'pump',
+    driver: 'sim-pump',
+    description: 'A syringe pump """ with quotes',
+    source: 'deck',
+    methods: [
+      method(
+        'dose',
+        z.object({
+          rate: z.number().default(1).describe('mL/min'),
+          volume_ml: z.number().describe('how much "exactly"'),
+          mode: z.enum(['fast', 'slow', 'it"s']).default('fast'),
+          note: z.string().optional(),
+          tags: z.array(z.string()).default([]),
+        }),
+        { description: NASTY, safety: 'hazardous', order: 0, returns: { type: 'object' } },
+      ),
+      method('prime', z.object({}), { order: 1 }),
+      method('import', z.object({ lambda: z.number(), from: z.boolean().default(false) }), { order: 2 }),
+    ],
+  },
+  {
+    name: 'heat-block',
+    driver: 'sim-heat',
+    description: '',
+    source: 'temporary',
+    methods: [method('set', z.object({ 'temp-c': z.number().int() }), { returns: { type: 'number' } })],
+  },
+];
+
+interface Recorded {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+/** A tiny labdeck stand-in: records each request and answers with `reply(body)`. */
+async function startServer(reply: (body: { method: string; args: Record<string, unknown> }) => [number, unknown]) {
+  const requests: Recorded[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
+    req.on('end', () => {
+      const body = JSON.parse(raw || 'null') as { method: string; args: Record<string, unknown> };
+      requests.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      const [status, answer] = reply(body);
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/app`;
+  return { base, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** Answers 200 with the args echoed back, or 400 when volume_ml is negative. */
+const labLike = (body: { method: string; args: Record<string, unknown> }): [number, unknown] =>
+  typeof body.args.volume_ml === 'number' && body.args.volume_ml < 0
+    ? [400, { error: { code: 'invalid_input', message: 'volume_ml must be positive', details: [{ field: 'volume_ml', message: 'too small' }] } }]
+    : [200, { task_id: 7, output: { echo: body.method, args: body.args } }];
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'labdeck-proxy-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const env = { ...process.env, PYTHONDONTWRITEBYTECODE: '1', NO_PROXY: '*', no_proxy: '*' };
+const python = (script: string) => run('python3', ['-c', script], { cwd: dir, env, timeout: 8000 });
+
+describe('generateProxy: python', () => {
+  let server: Awaited<ReturnType<typeof startServer>>;
+  beforeAll(async () => {
+    server = await startServer(labLike);
+    const { filename, content } = generateProxy('python', instruments, { defaultBaseUrl: server.base, deckName: 'demo' });
+    expect(filename).toBe('labdeck_client.py');
+    writeFileSync(join(dir, filename), content);
+  });
+  afterAll(() => server.close());
+  beforeEach(() => server.requests.splice(0));
+
+  it('compiles, starts with a generated-file comment, and does nothing on import', async () => {
+    await run('python3', ['-m', 'py_compile', join(dir, 'labdeck_client.py')], { env });
+    const content = generateProxy('python', instruments, { defaultBaseUrl: server.base, deckName: 'demo' }).content;
+    expect(content.split('\n')[0]).toMatch(/^# Generated by labdeck on .* from deck "demo" at http:\/\/127\.0\.0\.1:\d+\/app\.$/);
+    expect(content).toMatch(/^# {5}lab = Lab\(/m);
+    const { stdout, stderr } = await python('import labdeck_client');
+    expect(stdout + stderr).toBe('');
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('has Python signatures and docstrings that keep the schema text intact', async () => {
+    const { stdout } = await python(`
+import inspect, json
+from labdeck_client import Lab
+lab = Lab()
+def sig(f):
+    return [[p.name, "REQUIRED" if p.default is inspect.Parameter.empty else p.default] for p in inspect.signature(f).parameters.values()]
+print(json.dumps({
+    "dose": sig(lab.pump.dose), "prime": sig(lab.pump.prime), "import": sig(lab.pump.import_),
+    "set": sig(lab.heat_block.set), "doc": inspect.getdoc(lab.pump.dose), "cls": inspect.getdoc(type(lab.pump)),
+}))`);
+    const out = JSON.parse(stdout) as Record<string, unknown>;
+    // Required first, then the optional ones in schema order; list defaults become None (server default).
+    expect(out.dose).toEqual([['volume_ml', 'REQUIRED'], ['rate', 1], ['mode', 'fast'], ['note', null], ['tags', null]]);
+    expect(out.prime).toEqual([]);
+    expect(out.import).toEqual([['lambda_', 'REQUIRED'], ['from_', false]]);
+    expect(out.set).toEqual([['temp_c', 'REQUIRED']]);
+    expect(out.doc).toContain(NASTY);
+    expect(out.doc).toContain('volume_ml (number, required): how much "exactly"');
+    expect(out.doc).toContain('mode (one of "fast", "slow", "it\\"s", default "fast")');
+    expect(out.cls).toBe('A syringe pump """ with quotes');
+  });
+
+  it('POSTs the call with the token and returns the output', async () => {
+    const { stdout } = await python(`
+import json
+from labdeck_client import Lab
+lab = Lab(${JSON.stringify(server.base + '/')}, token="s3cret")
+print(json.dumps([lab.pump.dose(1.5), lab.pump.import_(lambda_=2), lab.heat_block.set(temp_c=40), lab.pump.prime()]))`);
+    expect(JSON.parse(stdout)).toEqual([
+      { echo: 'dose', args: { volume_ml: 1.5, rate: 1, mode: 'fast' } },
+      { echo: 'import', args: { lambda: 2, from: false } },
+      { echo: 'set', args: { 'temp-c': 40 } },
+      { echo: 'prime', args: {} },
+    ]);
+    expect(server.requests.map((r) => [r.method, r.url])).toEqual([
+      ['POST', '/app/instruments/pump'],
+      ['POST', '/app/instruments/pump'],
+      ['POST', '/app/instruments/heat-block'],
+      ['POST', '/app/instruments/pump'],
+    ]);
+    const first = server.requests[0];
+    expect(first.headers).toMatchObject({
+      accept: 'application/json',
+      'content-type': 'application/json',
+      authorization: 'Bearer s3cret',
+    });
+    // `note` and `tags` were not given: they are left out so the server applies its defaults.
+    expect(first.body).toEqual({ method: 'dose', args: { volume_ml: 1.5, rate: 1, mode: 'fast' } });
+  });
+
+  it('raises LabError with status, code, message and details on an error answer', async () => {
+    const { stdout } = await python(`
+import json
+from labdeck_client import Lab, LabError
+try:
+    Lab(${JSON.stringify(server.base)}, "t").pump.dose(volume_ml=-1)
+    print("no error")
+except LabError as e:
+    print(json.dumps([e.status, e.code, e.message, e.details, str(e)]))`);
+    expect(JSON.parse(stdout)).toEqual([
+      400,
+      'invalid_input',
+      'volume_ml must be positive',
+      [{ field: 'volume_ml', message: 'too small' }],
+      '400 invalid_input: volume_ml must be positive',
+    ]);
+  });
+
+  it('makes every name safe', () => {
+    const weird: InstrumentSchema[] = [
+      {
+        name: '2x',
+        driver: 'd',
+        description: '',
+        source: 'deck',
+        methods: [method('__init__', z.object({ self: z.number(), 'a b': z.number(), a_b: z.number() }))],
+      },
+    ];
+    const { content } = generateProxy('python', weird, { defaultBaseUrl: 'http://x/app' });
+    expect(content).toContain('self._2x = _Instrument_2x(self._labdeck_client)');
+    expect(content).toContain('def x__init__(self, self_: float, a_b: float, a_b_: float) -> Any:');
+    expect(content).toContain('{"self": self_, "a b": a_b, "a_b": a_b_}');
+  });
+});
+
+describe('generateProxy: typescript', () => {
+  let server: Awaited<ReturnType<typeof startServer>>;
+  beforeAll(async () => {
+    server = await startServer(labLike);
+  });
+  afterAll(() => server.close());
+
+  it('generates typed args and a working fetch client', async () => {
+    const { filename, content } = generateProxy('typescript', instruments, { defaultBaseUrl: server.base });
+    expect(filename).toBe('labdeck-client.ts');
+    expect(content).toMatch(/^\/\/ Generated by labdeck on /);
+    expect(content).toContain('export interface PumpDoseArgs {');
+    expect(content).toMatch(/ {2}rate\?: number;\n {2}\/\*\*\n {3}\* how much "exactly"\n {3}\*\/\n {2}volume_ml: number;/);
+    expect(content).toContain('  mode?: "fast" | "slow" | "it\\"s";');
+    expect(content).toContain('  tags?: Array<string>;');
+    expect(content).toContain('  "temp-c": number;');
+    expect(content).toContain('dose(args: PumpDoseArgs): Promise<Record<string, unknown>>;');
+    expect(content).toContain('prime(args?: PumpPrimeArgs): Promise<unknown>;');
+
+    const js = (await transform(content, { loader: 'ts', format: 'esm' })).code;
+    const file = join(dir, 'labdeck-client.mjs');
+    writeFileSync(file, js);
+    const mod = (await import(pathToFileURL(file).href)) as {
+      createLab(base?: string, token?: string): Record<string, Record<string, (a?: object) => Promise<unknown>>>;
+      LabError: new (...a: unknown[]) => Error;
+    };
+    expect((globalThis as { pwned?: number }).pwned).toBeUndefined(); // the description stayed a comment
+
+    const lab = mod.createLab(undefined, 'tok'); // the default base URL
+    expect(await lab.pump.dose({ volume_ml: 2 })).toEqual({ echo: 'dose', args: { volume_ml: 2 } });
+    expect(await lab['heat-block'].set({ 'temp-c': 5 })).toEqual({ echo: 'set', args: { 'temp-c': 5 } });
+    expect(await lab.pump.prime()).toEqual({ echo: 'prime', args: {} });
+    expect(server.requests[0]).toMatchObject({
+      method: 'POST',
+      url: '/app/instruments/pump',
+      headers: { accept: 'application/json', 'content-type': 'application/json', authorization: 'Bearer tok' },
+      body: { method: 'dose', args: { volume_ml: 2 } },
+    });
+    expect(server.requests[1].url).toBe('/app/instruments/heat-block');
+
+    const err = await lab.pump.dose({ volume_ml: -1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(mod.LabError);
+    expect(err).toMatchObject({
+      status: 400,
+      code: 'invalid_input',
+      message: 'volume_ml must be positive',
+      details: [{ field: 'volume_ml', message: 'too small' }],
+    });
+  });
+});
