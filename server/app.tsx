@@ -89,6 +89,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
         },
       },
       strictTransportSecurity: false,
+      // no-referrer would make browsers send `Origin: null` on same-origin form posts
+      referrerPolicy: { policy: 'same-origin' },
       crossOriginEmbedderPolicy: false,
     }),
   );

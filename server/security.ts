@@ -47,19 +47,21 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler): Reque
 export function csrfGuard(): RequestHandler {
   return (req, _res, next) => {
     if (SAFE.has(req.method) || req.authVia === 'token') return next();
-    const origin = req.headers.origin;
     const site = req.headers['sec-fetch-site'];
-    if (origin && origin !== 'null') {
-      const host = req.headers.host;
-      let same = false;
+    if (typeof site === 'string') {
+      // Modern browsers say it outright; `none` is a user-typed navigation.
+      if (site === 'same-origin' || site === 'none') return next();
+      return next(new LabError('forbidden', `Cross-site request refused (Sec-Fetch-Site: ${site}).`));
+    }
+    const origin = req.headers.origin;
+    if (origin) {
+      let host: string | null = null;
       try {
-        same = new URL(origin).host === host;
+        host = origin === 'null' ? null : new URL(origin).host;
       } catch {
-        same = false;
+        host = null;
       }
-      if (!same) return next(new LabError('forbidden', `Cross-site request refused (Origin ${origin}).`));
-    } else if (origin === 'null' || (site && site !== 'same-origin' && site !== 'none')) {
-      return next(new LabError('forbidden', 'Cross-site request refused.'));
+      if (host !== req.headers.host) return next(new LabError('forbidden', `Cross-site request refused (Origin ${origin}).`));
     }
     next();
   };

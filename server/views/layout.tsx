@@ -25,6 +25,7 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"responseHandling":[{"code":"204","swap":false},{"code":"[2345]..","swap":true}]}' />
         <title>{`${title} · labdeck`}</title>
+        <link rel="icon" href={u('/static/favicon.svg')} type="image/svg+xml" />
         <link rel="stylesheet" href={u('/static/vendor/bootstrap.min.css')} />
         <link rel="stylesheet" href={u('/static/app.css')} />
         <script src={u('/static/vendor/htmx.min.js')} defer />

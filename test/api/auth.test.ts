@@ -100,6 +100,8 @@ describe('accounts', () => {
     expect(cross.status).toBe(403);
     const sameSite = await lab.admin.post('/app/account/tokens').set('Sec-Fetch-Site', 'cross-site').type('form').send({ name: 'x' });
     expect(sameSite.status).toBe(403);
+    await lab.admin.post('/app/account/tokens').set('Origin', 'null').type('form').send({ name: 'x' }).expect(403);
+    await lab.admin.post('/app/account/tokens').set('Sec-Fetch-Site', 'same-origin').type('form').send({ name: 'x' }).expect(201);
     const host = '127.0.0.1:1234';
     const same = await lab.admin.post('/app/account/tokens').set('Host', host).set('Origin', `http://${host}`).type('form').send({ name: 'x' });
     expect(same.status).toBe(201);
