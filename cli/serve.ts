@@ -21,6 +21,9 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   for (const e of runtime.plugins.errors()) log(`plugin error: ${e.file}: ${e.message}`);
+  runtime.plugins.on('error', (e: { file: string; message: string }) => log(`plugin error: ${e.file}: ${e.message} (the last good version stays)`));
+  runtime.plugins.on('reload', (e: { file: string; removed?: boolean }) => log(`plugin ${e.removed ? 'removed' : 'reloaded'}: ${e.file}`));
+  runtime.deck.on('warning', (w: { device?: string; driver?: string; message: string }) => log(`deck: ${w.device ?? w.driver ?? ''}: ${w.message}`));
   log(`labdeck ready in ${Math.round(performance.now() - t0)} ms: http://${host}:${port}/app (deck: ${runtime.deckFile ?? 'none'}, data: ${runtime.dataDir})`);
 
   let closing = false;

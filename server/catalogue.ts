@@ -31,6 +31,7 @@ export const ROUTES: RouteInfo[] = [
   { section: 'Direct control', method: 'GET', path: '/instruments/{instrument}', summary: 'An instrument: its methods and their schemas' },
   { section: 'Direct control', method: 'POST', path: '/instruments/{instrument}', summary: 'Call a method: { method, args } (200 { task_id, output })' },
   { section: 'Direct control', method: 'POST', path: '/instruments/', summary: 'Call a method, instrument named in the body' },
+  { section: 'Direct control', method: 'GET', path: '/instruments/{instrument}/calls', summary: 'The latest recorded calls of an instrument' },
   { section: 'Direct control', method: 'POST', path: '/instruments/{instrument}/actions/order', summary: 'Save your method order (204)' },
   { section: 'Direct control', method: 'PATCH', path: '/instruments/{instrument}/actions/{function}', summary: 'Hide or show a method for you' },
   { section: 'Direct control', method: 'GET', path: '/instruments/task/{task_id}', summary: 'One recorded instrument call' },

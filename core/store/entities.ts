@@ -167,7 +167,10 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       startedAt: { type: ts, name: 'started_at' },
       endedAt: { type: ts, name: 'ended_at', nullable: true },
     },
-    indices: [{ name: 'ix_steps_run_id', columns: ['runId'] }],
+    indices: [
+      { name: 'ix_steps_run_id', columns: ['runId'] },
+      { name: 'ix_steps_instrument_id', columns: ['instrument', 'id'] },
+    ],
     foreignKeys: [
       {
         name: 'fk_steps_user',

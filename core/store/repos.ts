@@ -326,6 +326,10 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close'> {
       const r = await sql.one(`SELECT ${STEP_COLS} FROM "steps" WHERE "id" = ?`, [id]);
       return r ? stepRow(r) : null;
     },
+    async recent(instrument, limit) {
+      const rows = await sql.rows(`SELECT ${STEP_COLS} FROM "steps" WHERE "instrument" = ? ORDER BY "id" DESC LIMIT ?`, [instrument, limit]);
+      return rows.map(stepRow);
+    },
   };
 
   const audit: Store['audit'] = {

@@ -90,6 +90,8 @@ export interface Store {
     insert(step: NewStep): Promise<number>;
     update(id: number, patch: Partial<NewStep>): Promise<void>;
     get(id: number): Promise<StepRow | null>;
+    /** The latest calls to one instrument, newest first. */
+    recent(instrument: string, limit: number): Promise<StepRow[]>;
   };
   audit: {
     add(a: { userId: number | null; action: string; detail: unknown }): Promise<void>;

@@ -9,7 +9,7 @@ import type { MethodPrefs } from '../../core/store/types.js';
 import { ctxOf } from '../context.js';
 import { asLabError, errorBody, intParam, render, requireAdmin, statusOf, url, wantsJson } from '../http.js';
 import { generateProxy } from '../proxy.js';
-import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
+import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
 
 /**
  * Apply a user's saved order and visibility. Hidden is stored as the method name; "shown although the driver
@@ -90,10 +90,21 @@ export function instrumentRoutes(runtime: Runtime): Router {
     res.json(result);
   });
 
+  const RECENT = 10;
+  const recent = (name: string) => store.steps.recent(name, RECENT);
+
   r.get('/instruments/:instrument', async (req, res) => {
     const inst = await personalised(req, req.params.instrument);
     if (wantsJson(req)) return res.json(inst);
-    render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={inst} />);
+    render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={inst} recent={await recent(inst.name)} />);
+  });
+
+  /** The latest recorded calls of an instrument (the page refreshes this panel after each call). */
+  r.get('/instruments/:instrument/calls', async (req, res) => {
+    const inst = deck.schema(req.params.instrument);
+    const steps = await recent(inst.name);
+    if (wantsJson(req)) return res.json({ calls: steps.map(stepJson) });
+    render(res, <RecentCalls ctx={await ctxOf(req)} steps={steps} />);
   });
 
   /** Call a method: JSON { method, args } or a form (method + one field per parameter). */
@@ -122,17 +133,22 @@ export function instrumentRoutes(runtime: Runtime): Router {
       const { taskId, output } = await deck.call(name, methodName, args, { userId: req.user!.id });
       if (wantsJson(req)) return res.json({ task_id: taskId, output });
       outcome = { method: methodName, taskId, output };
-      if (isHtmx(req)) return render(res, <CallResult ctx={await ctxOf(req)} outcome={outcome} />);
-      return render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={await personalised(req, name)} outcome={outcome} />);
+      if (isHtmx(req)) {
+        res.set('HX-Trigger', 'labdeck-called');
+        return render(res, <CallResult ctx={await ctxOf(req)} outcome={outcome} />);
+      }
+      return render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />);
     } catch (e) {
       const err = asLabError(e);
       if (wantsJson(req)) return res.status(statusOf(err)).json(errorBody(err));
       outcome.error = { message: err.message, details: err.details, task_id: err.data?.task_id as number | undefined };
       const ctx = await ctxOf(req);
-      if (isHtmx(req) || typeof name !== 'string' || !deck.has(name)) {
-        return render(res, isHtmx(req) ? <CallResult ctx={ctx} outcome={outcome} /> : <InstrumentsPage ctx={ctx} instruments={deck.list()} />, statusOf(err));
+      if (isHtmx(req)) {
+        if (outcome.error.task_id) res.set('HX-Trigger', 'labdeck-called');
+        return render(res, <CallResult ctx={ctx} outcome={outcome} />, statusOf(err));
       }
-      return render(res, <InstrumentPage ctx={ctx} instrument={await personalised(req, name)} outcome={outcome} />, statusOf(err));
+      if (typeof name !== 'string' || !deck.has(name)) return render(res, <InstrumentsPage ctx={ctx} instruments={deck.list()} />, statusOf(err));
+      return render(res, <InstrumentPage ctx={ctx} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />, statusOf(err));
     }
   };
   r.post('/instruments/', (req, res) => call(req, res, req.body?.instrument));

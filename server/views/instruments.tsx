@@ -146,7 +146,42 @@ function MethodCard({ ctx, instrument, m, outcome }: { ctx: ViewCtx; instrument:
   );
 }
 
-export function InstrumentPage({ ctx, instrument, outcome }: { ctx: ViewCtx; instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] }; outcome?: CallOutcome }) {
+export function RecentCalls({ ctx, steps }: { ctx: ViewCtx; steps: StepRow[] }) {
+  if (steps.length === 0) return <p className="small text-body-secondary">No calls yet.</p>;
+  const short = (v: unknown) => {
+    const t = JSON.stringify(v);
+    return t && t.length > 60 ? `${t.slice(0, 57)}…` : t;
+  };
+  return (
+    <table className="table table-sm small recent-calls">
+      <thead>
+        <tr>
+          <th>Task</th>
+          <th>Call</th>
+          <th>Result</th>
+          <th>ms</th>
+        </tr>
+      </thead>
+      <tbody>
+        {steps.map((s) => (
+          <tr key={s.id} className={s.status === 'ok' ? '' : 'table-danger'}>
+            <td>
+              <a href={ctx.url(`/instruments/task/${s.id}`)}>{s.id}</a>
+            </td>
+            <td>
+              <code>{s.method}</code> <span className="text-body-secondary">{short(s.args)}</span>
+            </td>
+            <td>{s.status === 'ok' ? short(s.output) : s.error}</td>
+            <td>{s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : ''}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: ViewCtx; instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] }; outcome?: CallOutcome; recent: StepRow[] }) {
+  const callsUrl = ctx.url(`/instruments/${encodeURIComponent(instrument.name)}/calls`);
   const shown = instrument.methods.filter((m) => !m.hidden);
   const hidden = instrument.methods.filter((m) => m.hidden);
   return (
@@ -176,6 +211,12 @@ export function InstrumentPage({ ctx, instrument, outcome }: { ctx: ViewCtx; ins
             <MethodCard key={m.name} ctx={ctx} instrument={instrument.name} m={m} outcome={outcome?.method === m.name ? outcome : undefined} />
           ))}
         </div>
+        <aside className="col-lg-4 col-xl-6">
+          <h2 className="h6">Recent calls</h2>
+          <div id="recent-calls" hx-get={callsUrl} hx-trigger="labdeck-called from:body" hx-swap="innerHTML">
+            <RecentCalls ctx={ctx} steps={recent} />
+          </div>
+        </aside>
       </div>
       {hidden.length ? (
         <details className="mt-3">

@@ -207,3 +207,26 @@ describe('direct control without login', () => {
     await anon.patch('/app/instruments/pump/actions/dose').set('Accept', J).send({ hidden: true }).expect(401);
   });
 });
+
+describe('recent calls of an instrument', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab();
+  });
+  afterAll(() => lab.close());
+
+  it('lists the latest calls newest first, on the page and as JSON', async () => {
+    await lab.admin.post('/app/instruments/reactor').set('Accept', J).send({ method: 'run', args: { temperature: 80, time: 20 } }).expect(200);
+    await lab.admin.post('/app/instruments/reactor').set('Accept', J).send({ method: 'run', args: { temperature: 200, time: 20 } }).expect(400);
+    const second = await lab.admin.post('/app/instruments/reactor').set('Accept', J).send({ method: 'run', args: { temperature: 90, time: 30 } }).expect(200);
+    const json = await lab.admin.get('/app/instruments/reactor/calls').set('Accept', J).expect(200);
+    expect(json.body.calls.map((c: { args: { temperature: number } }) => c.args.temperature)).toEqual([90, 80]);
+    expect(json.body.calls[0].task_id).toBe(second.body.task_id);
+    const page = await lab.admin.get('/app/instruments/reactor').expect(200);
+    expect(page.text).toContain('Recent calls');
+    expect(page.text).toContain(`/app/instruments/task/${second.body.task_id}`);
+    const frag = await lab.admin.post('/app/instruments/reactor').set('HX-Request', 'true').type('form').send({ method: 'run', temperature: '85', time: '25' }).expect(200);
+    expect(frag.headers['hx-trigger']).toBe('labdeck-called');
+    await lab.admin.get('/app/instruments/ghost/calls').set('Accept', J).expect(404);
+  });
+});

@@ -36,6 +36,7 @@ export class Init1732300000000 implements MigrationInterface {
         `"ended_at" TIMESTAMP WITH TIME ZONE, CONSTRAINT "pk_steps" PRIMARY KEY ("id"))`,
     );
     await q.query(`CREATE INDEX "ix_steps_run_id" ON "steps" ("run_id")`);
+    await q.query(`CREATE INDEX "ix_steps_instrument_id" ON "steps" ("instrument", "id")`);
     await q.query(
       `CREATE TABLE "audit_log" ("id" SERIAL NOT NULL, "user_id" integer, "action" text NOT NULL, "detail" text, ` +
         `"at" TIMESTAMP WITH TIME ZONE NOT NULL, CONSTRAINT "pk_audit_log" PRIMARY KEY ("id"))`,

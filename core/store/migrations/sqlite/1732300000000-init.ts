@@ -36,6 +36,7 @@ export class Init1732300000000 implements MigrationInterface {
         `CONSTRAINT "fk_steps_user" FOREIGN KEY ("user_id") REFERENCES "users" ("id") ON DELETE SET NULL ON UPDATE NO ACTION)`,
     );
     await q.query(`CREATE INDEX "ix_steps_run_id" ON "steps" ("run_id")`);
+    await q.query(`CREATE INDEX "ix_steps_instrument_id" ON "steps" ("instrument", "id")`);
     await q.query(
       `CREATE TABLE "audit_log" ("id" integer PRIMARY KEY AUTOINCREMENT NOT NULL, "user_id" integer, ` +
         `"action" text NOT NULL, "detail" text, "at" datetime NOT NULL, ` +
