@@ -1,12 +1,20 @@
 /** The `lab` command line. Exit codes: 0 done, 1 failed, 2 bad input. */
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { isLabError } from '../core/errors.js';
+import { registerInitCommands } from './init.js';
+import { EXIT } from './io.js';
+import { registerPluginsCommands } from './plugins.js';
+import { registerUserCommands } from './user.js';
 
 const program = new Command()
   .name('lab')
   .description('labdeck: your instrument drivers as a web app and a command line')
   .version('0.1.0')
-  .showHelpAfterError();
+  .showHelpAfterError()
+  // Usage mistakes (unknown option, missing argument, no subcommand) exit 2; --help and --version exit 0.
+  // Set before the commands are added: subcommands inherit it.
+  .exitOverride((err) => process.exit(err.exitCode === 0 ? EXIT.ok : EXIT.badInput))
+  .addHelpText('after', '\nExit codes: 0 done, 1 failed, 2 bad input. `lab help COMMAND` for details.');
 
 const port = (v: string) => {
   const n = Number(v);
@@ -46,6 +54,10 @@ common(program.command('serve').description('serve the web app'))
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
+
+registerUserCommands(program);
+registerPluginsCommands(program);
+registerInitCommands(program);
 
 program.parseAsync().catch((e: unknown) => {
   console.error(`lab: ${(e as Error).message}`);

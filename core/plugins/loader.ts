@@ -12,13 +12,23 @@ import { defineInstrument, isInstrumentDriver, type InstrumentDriver } from '../
 import { LabError } from '../errors.js';
 import { introspectClass, isClass, moduleSource } from '../deck/introspect.js';
 import { errorText, isErrorClass } from '../deck/util.js';
+import { ownModule } from '../paths.js';
 
 export const MODULE_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
+
+/**
+ * Bare specifiers a plugin may import from any folder, mapped to files of this labdeck: a plugin folder
+ * outside the package has no node_modules, so `import { defineInstrument, z } from 'labdeck/contracts'`
+ * resolves here, to the very module the first-party plugins use.
+ */
+export function pluginAliases(): Record<string, string> {
+  return { 'labdeck/contracts': ownModule('core/contracts/index') };
+}
 
 let jiti: ReturnType<typeof createJiti> | null = null;
 function loader() {
   // moduleCache off: every import re-evaluates (real reload); interopDefault off: a plain namespace back.
-  jiti ??= createJiti(import.meta.url, { moduleCache: false, interopDefault: false });
+  jiti ??= createJiti(import.meta.url, { moduleCache: false, interopDefault: false, alias: pluginAliases() });
   return jiti;
 }
 

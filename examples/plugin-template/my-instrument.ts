@@ -6,6 +6,10 @@
  * Everything the web app shows comes from this definition: the options become the "connect" form, each
  * method's `params` a form on the instrument's page, and every call is validated against them.
  */
+// Inside this repository the contract is imported by path. In your own plugin folder write
+//   import { defineInstrument, z } from 'labdeck/contracts';
+// labdeck provides that module to the plugins it loads, from any folder (`lab init plugin NAME` scaffolds
+// a driver like this one, with a test: `lab plugins test`).
 import { defineInstrument, z } from '../../core/contracts/index.js';
 
 /** What `create` returns: the connection/state your methods work on. */
