@@ -12,6 +12,7 @@ import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
 import { asLabError, errorBody, render, statusOf, wantsJson } from './http.js';
+import { apiDocRoutes } from './routes/api-docs.js';
 import { authRoutes } from './routes/auth.js';
 import { deviceRoutes } from './routes/devices.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
@@ -105,6 +106,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(csrfGuard());
   router.use(authRoutes(runtime));
   router.use(homeRoutes(runtime));
+  router.use(apiDocRoutes(runtime));
   router.use(requireLogin);
   router.use(deviceRoutes(runtime));
   router.use(instrumentRoutes(runtime));

@@ -56,13 +56,17 @@ export function errorBody(err: LabError) {
 /** Turn anything thrown into a LabError (unknown errors become a 500 whose message hides internals). */
 export function asLabError(err: unknown): LabError {
   if (isLabError(err)) return err;
-  const e = err as { type?: string; status?: number; statusCode?: number; message?: string; code?: string };
-  // body-parser / multer errors carry their own status
+  const e = err as { name?: string; type?: string; status?: number; statusCode?: number; message?: string; code?: string; field?: string };
+  // body-parser and multer errors carry their own kind
   if (e?.type === 'entity.too.large' || e?.code === 'LIMIT_FILE_SIZE') {
-    return new LabError('payload_too_large', 'The request body is too large.');
+    return new LabError('payload_too_large', 'The request body or file is too large.');
   }
   if (e?.type === 'entity.parse.failed') return new LabError('invalid_input', `The JSON body is malformed: ${e.message}`);
+  if (e?.name === 'MulterError') {
+    return new LabError('invalid_input', `Bad upload: ${e.message}${e.field ? ` (field "${e.field}")` : ''}.`, e.field ? [{ field: e.field, message: e.message ?? 'bad upload' }] : undefined);
+  }
   const status = e?.status ?? e?.statusCode;
+  if (status === 404) return new LabError('not_found', 'Not found.');
   if (status && status >= 400 && status < 500) return new LabError('invalid_input', e.message ?? 'Bad request.');
   return new LabError('internal', 'Something went wrong inside labdeck; the error is in the server log.');
 }

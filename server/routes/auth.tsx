@@ -89,7 +89,10 @@ export function authRoutes(runtime: Runtime): Router {
       signup_open: await accounts.signupOpen(),
       users: user.role === 'admin' ? await accounts.users() : undefined,
     };
-    if (wantsJson(req)) return res.json(data);
+    if (wantsJson(req)) {
+      const tokens = data.tokens.map((t) => ({ id: t.id, name: t.name, prefix: t.prefix, created_at: t.createdAt, last_used_at: t.lastUsedAt }));
+      return res.json({ ...data, tokens });
+    }
     render(res, <AccountPage ctx={await ctxOf(req)} {...data} />);
   });
 

@@ -3,6 +3,7 @@ import express, { Router } from 'express';
 import multer from 'multer';
 import { join } from 'node:path';
 import { LOGO_MAX_BYTES } from '../../core/branding.js';
+import { LabError } from '../../core/errors.js';
 import { projectRoot } from '../../core/paths.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ROUTES } from '../catalogue.js';
@@ -37,6 +38,8 @@ export function publicRoutes(runtime: Runtime): Router {
   });
   r.get('/static/app.js', (_req, res) => res.sendFile(join(projectRoot, 'dist', 'client', 'app.js'), cache));
   r.use('/static', express.static(here, { ...cache, index: false, dotfiles: 'deny' }));
+  // an unknown asset is a 404 for everyone (not a login redirect)
+  r.use('/static', (req, _res, next) => next(new LabError('not_found', `No asset ${req.path}.`)));
   r.get('/logo', async (_req, res) => {
     const logo = await runtime.branding.logo();
     if (!logo) return res.status(404).end();

@@ -69,3 +69,19 @@ describe('home, help, health, logo', () => {
     await op.post('/app/customize-logo').set('Accept', 'application/json').field('mode', 'light').expect(403);
   });
 });
+
+describe('upload and asset errors', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab();
+  });
+  afterAll(() => lab.close());
+
+  it('answers 400 naming the field for an unexpected upload field, and 404 for an unknown asset', async () => {
+    const res = await lab.admin.post('/app/customize-logo').set('Accept', 'application/json').attach('picture', PNG, 'x.png');
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0].field).toBe('picture');
+    await request(lab.app).get('/app/static/nope.css').set('Accept', 'application/json').expect(404);
+    await request(lab.app).get('/app/static/vendor/nope.js').expect(404);
+  });
+});

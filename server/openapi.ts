@@ -1,0 +1,856 @@
+/**
+ * The OpenAPI 3.1 document of labdeck's HTTP API, built from three sources so it cannot drift far:
+ * - `ROUTES` (server/catalogue.ts): which routes exist, their summary, section (tag), admin/public flags;
+ * - `OPERATIONS` below: what each route takes and the statuses it really answers (read from the route code
+ *   and the API tests; test/api/openapi.test.ts checks both lists against the express app);
+ * - the live deck: one direct-call body per instrument, `oneOf` its methods, from the drivers' own schemas.
+ *
+ * The fixed bodies are small zod schemas turned into JSON Schema with `z.toJSONSchema`. Paths are given under
+ * the `/app` mount; every one is also served at `/`.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import type { InstrumentSchema, JSONSchema } from '../core/contracts/index.js';
+import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
+import { projectRoot } from '../core/paths.js';
+import { ROUTES, type RouteInfo } from './catalogue.js';
+
+export const MOUNT = '/app';
+
+// ---------------------------------------------------------------------------------------------------------
+// The parts of OpenAPI 3.1 we produce (a subset, typed so the page renderer can walk it).
+
+export type SchemaObject = Record<string, unknown>;
+export interface MediaTypeObject {
+  schema: SchemaObject;
+  example?: unknown;
+  encoding?: Record<string, { contentType?: string }>;
+}
+export interface HeaderObject {
+  description: string;
+  schema: SchemaObject;
+}
+export interface ResponseObject {
+  description: string;
+  headers?: Record<string, HeaderObject>;
+  content?: Record<string, MediaTypeObject>;
+}
+export interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required?: boolean;
+  description?: string;
+  schema: SchemaObject;
+}
+export interface RequestBodyObject {
+  description?: string;
+  required?: boolean;
+  content: Record<string, MediaTypeObject>;
+}
+export type SecurityRequirement = Record<string, string[]>;
+export interface OperationObject {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  parameters?: ParameterObject[];
+  requestBody?: RequestBodyObject;
+  responses: Record<string, ResponseObject>;
+  security?: SecurityRequirement[];
+  /** Only admins may call it (403 for others). */
+  'x-labdeck-admin'?: boolean;
+  /** Made from the live deck (one operation per instrument). */
+  'x-labdeck-live'?: boolean;
+  /** Set when a ROUTES entry has no entry in OPERATIONS: the test fails on it. */
+  'x-labdeck-undocumented'?: boolean;
+}
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type PathItemObject = Partial<Record<HttpMethod, OperationObject>>;
+export interface OpenApiDocument {
+  openapi: string;
+  info: { title: string; version: string; description: string };
+  servers: { url: string; description?: string }[];
+  tags: { name: string; description?: string }[];
+  security: SecurityRequirement[];
+  paths: Record<string, PathItemObject>;
+  components: {
+    schemas: Record<string, SchemaObject>;
+    securitySchemes: Record<string, SchemaObject>;
+  };
+}
+
+export interface BuildOptions {
+  /** The live deck (`runtime.deck.list()`); one direct-call body per instrument is generated from it. */
+  instruments: InstrumentSchema[];
+  /** Where the server is reached, without the mount: `http://127.0.0.1:8000`. */
+  serverUrl: string;
+  /**
+   * A document for a visitor who is not logged in: the live deck is left out (the deck's schemas are only
+   * shown to users), `instruments` is ignored and the description says how to get the full document.
+   */
+  public?: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Fixed schemas (zod → JSON Schema). Request bodies are converted for input, responses for output.
+
+const USERNAME = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/).describe('1-64 letters, digits or . _ @ -');
+const NEW_PASSWORD = z.string().min(8).max(1024).describe('At least 8 characters');
+const NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/);
+const ISO_DATE = z.string().describe('ISO 8601 date-time');
+
+const User = z.object({ id: z.int(), username: z.string(), role: z.enum(['admin', 'operator']) });
+const MethodSchemaZ = z.looseObject({
+  name: z.string(),
+  description: z.string(),
+  safety: z.enum(['readonly', 'idempotent', 'hazardous']),
+  hidden: z.boolean().describe('Hidden for you (collapsed on the page; still callable)'),
+  order: z.int().describe("Position in the driver's declaration order"),
+  params: z.record(z.string(), z.unknown()).describe('JSON Schema of the args object'),
+  returns: z.record(z.string(), z.unknown()).optional().describe('JSON Schema of the output, when declared'),
+  inferred: z.boolean().describe('The schema was inferred from plain code'),
+  inferredFields: z.array(z.string()),
+});
+
+const Driver = z.object({
+  name: z.string(),
+  description: z.string(),
+  version: z.string(),
+  origin: z.string(),
+  file: z.string().describe('The module the driver came from'),
+  options: z.record(z.string(), z.unknown()).describe('JSON Schema of the options (the connect form)'),
+  inferred: z.boolean(),
+  inferredFields: z.array(z.string()),
+});
+
+const Step = z.object({
+  task_id: z.int(),
+  run_id: z.int().nullable(),
+  instrument: z.string(),
+  method: z.string(),
+  args: z.unknown().optional(),
+  output: z.unknown().optional(),
+  status: z.enum(['ok', 'error', 'running', 'in-doubt']),
+  error: z.string().nullable(),
+  user_id: z.int().nullable(),
+  started_at: ISO_DATE,
+  ended_at: ISO_DATE.nullable(),
+  duration_ms: z.number().nullable(),
+});
+
+const REQUEST = {
+  LoginBody: z.object({ username: z.string(), password: z.string() }),
+  SignupBody: z.object({ username: USERNAME, password: NEW_PASSWORD }),
+  ChangePasswordBody: z.object({ old_password: z.string(), new_password: NEW_PASSWORD }),
+  TokenBody: z.object({ name: z.string().max(64).optional().describe('A label for the token (default "token")') }),
+  SignupSwitchBody: z.object({
+    open: z
+      .union([z.boolean(), z.string()])
+      .describe('true, "true", "on" or "1" open sign-up; any other value closes it'),
+  }),
+  LogoBody: z.object({
+    logo: z.string().optional().describe('A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)'),
+    mode: z.enum(['light', 'dark']).optional(),
+  }),
+  LogoModeBody: z.object({ mode: z.enum(['light', 'dark']).optional() }).describe('Without a file: the mode only'),
+  CallBody: z.object({
+    method: z.string().min(1).describe('The method to call'),
+    args: z.record(z.string(), z.unknown()).optional().describe("The method's arguments (default {})"),
+  }),
+  CallForm: z
+    .looseObject({ method: z.string().min(1) })
+    .describe('`method` plus one field per parameter, as text; typed by the method schema'),
+  CallAnyBody: z.object({
+    instrument: z.string().min(1),
+    method: z.string().min(1),
+    args: z.record(z.string(), z.unknown()).optional(),
+  }),
+  CallAnyForm: z.looseObject({ instrument: z.string().min(1), method: z.string().min(1) }).describe('As CallForm, plus `instrument`'),
+  OrderBody: z.object({ order: z.array(z.string()).describe('Method names, each at most once, in display order') }),
+  HiddenBody: z.object({ hidden: z.boolean() }),
+  ConsoleBody: z.object({
+    code: z.string().min(1).describe('A snippet; `deck.<instrument>.<method>(args)` calls the deck'),
+    language: z.enum(['javascript', 'typescript']).default('typescript'),
+  }),
+  ImportBody: z.object({ filepath: z.string().min(1).describe('Path of a .ts or .js module on the server machine') }),
+  ConnectBody: z.object({
+    device_name: NAME.describe('The new device\'s name; not new, task, console or proxy'),
+    kwargs: z.record(z.string(), z.unknown()).optional().describe("The driver's options (its JSON Schema: GET /app/instruments/new/{instrument})"),
+  }),
+  ConnectForm: z.looseObject({ device_name: NAME }).describe('device_name plus one field per driver option, as text'),
+} as const;
+
+const RESPONSE = {
+  Error: z
+    .looseObject({
+      error: z.object({
+        code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
+        message: z.string().describe('For the person who has to act on it'),
+        details: z.array(z.object({ field: z.string().optional(), message: z.string() })).optional().describe('The offending fields'),
+      }),
+      task_id: z.int().optional().describe('502 from an instrument call: the record of the failed call'),
+      retry_after: z.number().optional().describe('429: seconds to wait (also the Retry-After header)'),
+    })
+    .describe('Every JSON error. Some add top-level fields (task_id, retry_after, instrument, owner).'),
+  Health: z.object({ ok: z.literal(true), instruments: z.int().describe('Devices on the deck') }),
+  RouteList: z.object({
+    routes: z.array(
+      z.object({
+        method: z.string(),
+        path: z.string(),
+        summary: z.string(),
+        section: z.string(),
+        admin: z.boolean().optional(),
+        public: z.boolean().optional(),
+      }),
+    ),
+  }),
+  Account: z.object({
+    user: User,
+    tokens: z.array(
+      z.object({ id: z.int(), userId: z.int(), name: z.string(), prefix: z.string(), createdAt: ISO_DATE, lastUsedAt: ISO_DATE.nullable() }),
+    ),
+    signup_open: z.boolean(),
+    users: z.array(User).optional().describe('Every account (admins only)'),
+  }),
+  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>"'), id: z.int(), name: z.string() }),
+  SignupState: z.object({ signup_open: z.boolean() }),
+  InstrumentList: z.object({
+    instruments: z.array(
+      z.object({ name: z.string(), driver: z.string(), description: z.string(), source: z.enum(['deck', 'temporary']), methods: z.array(z.string()) }),
+    ),
+  }),
+  Instrument: z
+    .object({
+      name: z.string(),
+      driver: z.string(),
+      description: z.string(),
+      source: z.enum(['deck', 'temporary']),
+      methods: z.array(MethodSchemaZ).describe('In your saved order'),
+    })
+    .describe('An instrument and its methods, with your order and hidden flags'),
+  CallResult: z.object({ task_id: z.int().describe('The record of this call: GET /app/instruments/task/{task_id}'), output: z.unknown().optional() }),
+  HiddenResult: z.object({ instrument: z.string(), method: z.string(), hidden: z.boolean() }),
+  Step,
+  CallList: z.object({ calls: z.array(Step).describe('Newest first') }),
+  ConsoleResult: z.object({
+    success: z.boolean(),
+    result: z.unknown().optional().describe('The value of the last expression, JSON-safe'),
+    stdout: z.string(),
+    error: z.string().nullable(),
+  }),
+  Driver,
+  DriverList: z.object({ drivers: z.array(Driver) }),
+};
+
+/** Drop `additionalProperties: false`: a response may gain fields without breaking generated clients. */
+function openSchema(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(openSchema);
+  if (!v || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).filter(([k, x]) => !(k === 'additionalProperties' && x === false)).map(([k, x]) => [k, openSchema(x)]));
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as SchemaObject;
+  return io === 'output' ? (openSchema(rest) as SchemaObject) : rest;
+}
+
+let fixedCache: Record<string, SchemaObject> | null = null;
+/** The fixed component schemas, converted once. */
+function fixedSchemas(): Record<string, SchemaObject> {
+  if (fixedCache) return fixedCache;
+  const out: Record<string, SchemaObject> = {};
+  for (const [name, s] of Object.entries(REQUEST)) out[name] = jsonSchema(s, 'input');
+  for (const [name, s] of Object.entries(RESPONSE)) out[name] = jsonSchema(s, 'output');
+  // A file part of a multipart body: OpenAPI 3.1 spells it as a string with a content media type.
+  (out.LogoBody.properties as Record<string, SchemaObject>).logo = {
+    type: 'string',
+    contentMediaType: 'application/octet-stream',
+    description: 'A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)',
+  };
+  fixedCache = out;
+  return out;
+}
+
+export type ComponentName = keyof typeof REQUEST | keyof typeof RESPONSE;
+export const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
+
+// ---------------------------------------------------------------------------------------------------------
+// Response and body helpers.
+
+const HTML: MediaTypeObject = { schema: { type: 'string', description: 'An HTML page' } };
+const LOCATION: Record<string, HeaderObject> = { Location: { description: 'Where to go next', schema: { type: 'string' } } };
+
+/** A page, or JSON with `Accept: application/json` / `?format=json`. */
+const pageOrJson = (description: string, schema: ComponentName): ResponseObject => ({
+  description,
+  content: { 'text/html': HTML, 'application/json': { schema: ref(schema) } },
+});
+const page = (description: string): ResponseObject => ({ description, content: { 'text/html': HTML } });
+const json = (description: string, schema: ComponentName): ResponseObject => ({ description, content: { 'application/json': { schema: ref(schema) } } });
+const redirect = (description: string): ResponseObject => ({ description, headers: { ...LOCATION } });
+const empty = (description: string): ResponseObject => ({ description });
+/** An error: the JSON error body, or a page (the error page, or the form again with the message). */
+const error = (description: string): ResponseObject => ({
+  description,
+  content: { 'application/json': { schema: ref('Error') }, 'text/html': HTML },
+});
+
+type BodyKind = 'json' | 'form' | 'multipart' | 'text';
+const MEDIA: Record<BodyKind, string> = {
+  json: 'application/json',
+  form: 'application/x-www-form-urlencoded',
+  multipart: 'multipart/form-data',
+  text: 'text/plain',
+};
+function body(parts: Partial<Record<BodyKind, ComponentName | SchemaObject>>, required = true, description?: string): RequestBodyObject {
+  const content: Record<string, MediaTypeObject> = {};
+  for (const [kind, schema] of Object.entries(parts) as [BodyKind, ComponentName | SchemaObject][]) {
+    content[MEDIA[kind]] = { schema: typeof schema === 'string' ? ref(schema) : schema };
+  }
+  return { required, content, ...(description ? { description } : {}) };
+}
+
+const query = (name: string, description: string, schema: SchemaObject = { type: 'string' }): ParameterObject => ({
+  name,
+  in: 'query',
+  description,
+  schema,
+});
+const HX_REQUEST: ParameterObject = {
+  name: 'HX-Request',
+  in: 'header',
+  description: '"true" (htmx): answer an HTML fragment instead of a whole page',
+  schema: { type: 'string', enum: ['true'] },
+};
+
+const PATH_PARAMS: Record<string, { description: string; schema: SchemaObject }> = {
+  instrument: { description: 'A device of the deck (or, under /instruments/new/, a driver)', schema: { type: 'string' } },
+  function: { description: 'A method of the instrument', schema: { type: 'string' } },
+  task_id: { description: 'The integer id of a recorded call', schema: { type: 'integer', minimum: 1 } },
+  id: { description: 'The integer id of an API token', schema: { type: 'integer', minimum: 1 } },
+  file: { description: 'A file name', schema: { type: 'string' } },
+};
+
+// ---------------------------------------------------------------------------------------------------------
+// What each route takes and answers. Statuses added for every route of a kind (login, admin, CSRF, body
+// parsing) are added by `operation()`; these are the route's own.
+
+export interface OperationSpec {
+  operationId: string;
+  description?: string;
+  parameters?: ParameterObject[];
+  requestBody?: RequestBodyObject;
+  responses: Record<string, ResponseObject>;
+  /** Served before authentication and body parsing (health, help, logo, assets): no 401, 400 or 413 of those. */
+  bare?: boolean;
+  /** Public, but answers more to a logged-in user (the API docs). */
+  optionalLogin?: boolean;
+}
+
+const FORMAT = query('format', 'json or html: overrides the Accept header', { type: 'string', enum: ['json', 'html'] });
+
+/**
+ * An asset that does not exist falls through to the rest of the app like any unknown path: behind the
+ * login gate, so a visitor who is not logged in gets 401/302 and only a user gets the 404.
+ */
+const UNKNOWN_FILE: Record<string, ResponseObject> = {
+  404: error('No such file (for everyone: assets are public)'),
+};
+
+export const OPERATIONS: Record<string, OperationSpec> = {
+  'GET /': {
+    operationId: 'home',
+    parameters: [FORMAT],
+    responses: { 200: pageOrJson('The home page, or every route as JSON', 'RouteList') },
+  },
+  'GET /help': { operationId: 'help', bare: true, responses: { 200: page('The help page') } },
+  'GET /healthz': { operationId: 'health', bare: true, responses: { 200: json('Ready', 'Health') } },
+  'POST /customize-logo': {
+    operationId: 'customizeLogo',
+    description: 'A file upload (multipart); `mode` alone may also be sent as a form or JSON. Audit-logged.',
+    requestBody: body({ multipart: 'LogoBody', form: 'LogoModeBody', json: 'LogoModeBody' }),
+    responses: {
+      302: redirect('Saved: to the home page (JSON clients too)'),
+      400: error('Not an image, or mode not light/dark (details name the field)'),
+      413: error('The logo is over 1 MB'),
+    },
+  },
+  'GET /logo': {
+    operationId: 'logo',
+    bare: true,
+    responses: {
+      200: { description: 'The logo image', content: { 'image/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+      404: empty('No logo is set (empty body)'),
+    },
+  },
+  'GET /auth/login': {
+    operationId: 'loginForm',
+    parameters: [query('next', 'A path in this app to go to after login'), query('signed_up', 'Show "Account created"')],
+    responses: { 200: page('The login form') },
+  },
+  'POST /auth/login': {
+    operationId: 'login',
+    description: 'Sets the `labdeck.sid` session cookie. Throttled per username and address.',
+    parameters: [query('next', 'A path in this app to go to (anything else: the home page)')],
+    requestBody: body({ form: 'LoginBody', json: 'LoginBody' }),
+    responses: {
+      302: redirect('Logged in: to `next` or the home page, with the session cookie'),
+      401: error('Wrong username or password: the login form with the message'),
+      429: {
+        ...error('Too many failed logins: wait Retry-After seconds'),
+        headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
+      },
+    },
+  },
+  'GET /auth/signup': { operationId: 'signupForm', responses: { 200: page('The sign-up form') } },
+  'POST /auth/signup': {
+    operationId: 'signup',
+    description: 'The first account is an admin, later ones operators.',
+    requestBody: body({ form: 'SignupBody', json: 'SignupBody' }),
+    responses: {
+      302: redirect('Created: to the login form (`?signed_up=1`)'),
+      400: error('Bad username or password (details name the field)'),
+      403: error('Sign-up is closed'),
+      409: error('The user already exists: the sign-up form with the message'),
+    },
+  },
+  'GET /auth/change-password': { operationId: 'changePasswordForm', responses: { 200: page('The password change form') } },
+  'POST /auth/change-password': {
+    operationId: 'changePassword',
+    requestBody: body({ form: 'ChangePasswordBody', json: 'ChangePasswordBody' }),
+    responses: {
+      302: redirect('Changed: to the home page'),
+      400: error('The new password is too short or too long'),
+      401: error('The current password is wrong'),
+    },
+  },
+  'POST /auth/logout': { operationId: 'logout', responses: { 302: redirect('To the login form; the session ends') } },
+  'GET /auth/logout': { operationId: 'logoutLink', responses: { 302: redirect('To the login form; the session ends') } },
+  'GET /account': {
+    operationId: 'account',
+    parameters: [FORMAT],
+    responses: { 200: pageOrJson('Your account: API tokens; all users and the sign-up switch for admins', 'Account') },
+  },
+  'POST /account/tokens': {
+    operationId: 'createToken',
+    requestBody: body({ json: 'TokenBody', form: 'TokenBody' }, false),
+    responses: { 201: pageOrJson('The new token, shown once (the account page, or JSON)', 'TokenCreated') },
+  },
+  'POST /account/tokens/{id}/delete': {
+    operationId: 'revokeToken',
+    responses: {
+      204: empty('Revoked (JSON clients)'),
+      302: redirect('Revoked: to the account page (pages)'),
+      400: error('id is not a positive integer'),
+      404: error('No such token on your account'),
+    },
+  },
+  'POST /account/signup': {
+    operationId: 'setSignupOpen',
+    description: 'Audit-logged.',
+    requestBody: body({ form: 'SignupSwitchBody', json: 'SignupSwitchBody' }),
+    responses: {
+      200: json('The new state (JSON clients)', 'SignupState'),
+      302: redirect('Saved: to the account page (pages)'),
+      400: error('open is missing'),
+    },
+  },
+  'GET /instruments/': {
+    operationId: 'listInstruments',
+    parameters: [FORMAT],
+    responses: { 200: pageOrJson('Every device of the deck', 'InstrumentList') },
+  },
+  'GET /instruments/{instrument}': {
+    operationId: 'getInstrument',
+    parameters: [FORMAT],
+    responses: {
+      200: pageOrJson('The control page, or the methods and their JSON Schemas', 'Instrument'),
+      404: error('No such instrument'),
+    },
+  },
+  'GET /instruments/{instrument}/calls': {
+    operationId: 'recentCalls',
+    parameters: [FORMAT],
+    responses: {
+      200: {
+        description: 'The latest recorded calls of the instrument: an HTML fragment (the panel of its page), or JSON',
+        content: { 'text/html': HTML, 'application/json': { schema: ref('CallList') } },
+      },
+      404: error('No such instrument'),
+    },
+  },
+  'POST /instruments/{instrument}': {
+    operationId: 'callMethod',
+    description:
+      'Validates the arguments against the method schema before the instrument is touched, waits its turn on the ' +
+      'instrument, and records the call. Per-instrument bodies (for client generators) are in the "Live deck" ' +
+      'operations and in the `Call.<instrument>` schemas of the document served to logged-in users.',
+    parameters: [HX_REQUEST],
+    requestBody: body({ json: 'CallBody', form: 'CallForm' }),
+    responses: {
+      200: pageOrJson('Done: the output and the id of the call record (or the page / an htmx fragment)', 'CallResult'),
+      400: error('Invalid arguments: details name the field; the instrument was not called'),
+      404: error('No such instrument or method'),
+      409: error('The instrument is held by a running task'),
+      502: error('The instrument raised: the message, and task_id of the failed call'),
+    },
+  },
+  'POST /instruments/': {
+    operationId: 'callMethodNamed',
+    description: 'As POST /app/instruments/{instrument}, with the instrument named in the body.',
+    parameters: [HX_REQUEST],
+    requestBody: body({ json: 'CallAnyBody', form: 'CallAnyForm' }),
+    responses: {
+      200: pageOrJson('Done: the output and the id of the call record', 'CallResult'),
+      400: error('instrument or method missing, or invalid arguments (details name the field)'),
+      404: error('No such instrument or method'),
+      409: error('The instrument is held by a running task'),
+      502: error('The instrument raised: the message, and task_id of the failed call'),
+    },
+  },
+  'POST /instruments/{instrument}/actions/order': {
+    operationId: 'saveOrder',
+    description: 'Per user, stored in the database.',
+    requestBody: body({ json: 'OrderBody' }),
+    responses: {
+      204: empty('Saved'),
+      400: error('Not a list of method names, an unknown method, or a duplicate'),
+      404: error('No such instrument'),
+    },
+  },
+  'PATCH /instruments/{instrument}/actions/{function}': {
+    operationId: 'setHidden',
+    description: 'Per user, stored in the database. Hidden methods stay callable.',
+    requestBody: body({ json: 'HiddenBody' }),
+    responses: {
+      200: json('Saved', 'HiddenResult'),
+      400: error('hidden is not a boolean'),
+      404: error('No such instrument or method'),
+    },
+  },
+  'GET /instruments/task/{task_id}': {
+    operationId: 'getTask',
+    parameters: [FORMAT],
+    responses: {
+      200: pageOrJson('The call record', 'Step'),
+      400: error('task_id is not a positive integer'),
+      404: error('No such record'),
+    },
+  },
+  'POST /instruments/console/execute': {
+    operationId: 'consoleExecute',
+    description: 'Runs a JavaScript or TypeScript snippet with `deck` in scope. Every use is audit-logged.',
+    parameters: [HX_REQUEST],
+    requestBody: body({ text: { type: 'string', description: 'The code (TypeScript)' }, json: 'ConsoleBody' }),
+    responses: {
+      200: {
+        description: 'Ran (success false when the snippet threw); an HTML fragment for htmx',
+        content: { 'application/json': { schema: ref('ConsoleResult') }, 'text/html': HTML },
+      },
+      400: error('No code, or an unknown language'),
+    },
+  },
+  'GET /instruments/proxy': {
+    operationId: 'downloadClient',
+    description: 'Generated from the live deck. The Python client uses the standard library only.',
+    parameters: [query('lang', 'The client language (default python)', { type: 'string', enum: ['python', 'typescript'], default: 'python' })],
+    responses: {
+      200: {
+        description: 'The client file, as an attachment',
+        headers: { 'Content-Disposition': { description: 'attachment; filename=...', schema: { type: 'string' } } },
+        content: { 'text/x-python': { schema: { type: 'string' } }, 'text/plain': { schema: { type: 'string' } } },
+      },
+      400: error('lang is not python or typescript'),
+    },
+  },
+  'GET /instruments/new/': {
+    operationId: 'listDrivers',
+    parameters: [FORMAT],
+    responses: { 200: pageOrJson('The drivers you can connect a device of, and the import forms', 'DriverList') },
+  },
+  'GET /instruments/new/{instrument}': {
+    operationId: 'getDriver',
+    parameters: [FORMAT],
+    responses: { 200: pageOrJson("The connect form, or the driver and its options' JSON Schema", 'Driver'), 404: error('No such driver') },
+  },
+  'POST /instruments/new/{instrument}': {
+    operationId: 'connectDevice',
+    description: 'Adds a temporary device (until the server stops). Audit-logged.',
+    requestBody: body({ json: 'ConnectBody', form: 'ConnectForm' }),
+    responses: {
+      302: redirect("Connected: to the new instrument's page"),
+      400: error('Bad device_name, or invalid options (details name the field)'),
+      404: error('No such driver'),
+      409: error('A device of that name exists'),
+      502: error('The driver failed to start the device'),
+    },
+  },
+  'POST /instruments/new/module': {
+    operationId: 'importModule',
+    description: 'Imports a driver module; its drivers become connectable. Audit-logged.',
+    requestBody: body({ form: 'ImportBody', json: 'ImportBody' }),
+    responses: {
+      302: redirect('Imported: to GET /app/instruments/new/'),
+      400: error("No filepath, or the module cannot be loaded (the loader's message)"),
+      409: error('A driver of the same name comes from another module'),
+    },
+  },
+  'POST /instruments/new/deck-python': {
+    operationId: 'importDeck',
+    description: 'Imports a deck module; its devices join the deck. Audit-logged.',
+    requestBody: body({ form: 'ImportBody', json: 'ImportBody' }),
+    responses: {
+      302: redirect('Imported: back to the previous page (Referer), or the instrument list'),
+      400: error("No filepath, or the module cannot be loaded (the loader's message)"),
+      409: error('The deck already has a device of one of its names'),
+      502: error('A device failed to start'),
+    },
+  },
+  'GET /api': {
+    operationId: 'apiPage',
+    optionalLogin: true,
+    parameters: [FORMAT],
+    responses: { 200: { description: 'This document as a page, or as JSON', content: { 'text/html': HTML, 'application/json': { schema: { type: 'object' } } } } },
+  },
+  'GET /openapi.json': {
+    operationId: 'openapi',
+    optionalLogin: true,
+    description: "Public. Logged in (session or token), it includes the live deck's per-instrument call bodies.",
+    responses: { 200: { description: 'The OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
+  },
+  'GET /static/{file}': {
+    operationId: 'staticFile',
+    bare: true,
+    responses: {
+      200: { description: 'The file', content: { '*/*': { schema: { type: 'string' } } } },
+      ...UNKNOWN_FILE,
+    },
+  },
+  'GET /static/app.js': {
+    operationId: 'appScript',
+    bare: true,
+    responses: { 200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' } } } } },
+  },
+  'GET /static/vendor/{file}': {
+    operationId: 'vendorFile',
+    bare: true,
+    responses: {
+      200: { description: 'The file', content: { '*/*': { schema: { type: 'string' } } } },
+      ...UNKNOWN_FILE,
+    },
+  },
+};
+
+export const routeKey = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;
+
+// ---------------------------------------------------------------------------------------------------------
+// Building operations.
+
+const SESSION_OR_TOKEN: SecurityRequirement[] = [{ session: [] }, { bearer: [] }];
+
+/** Add a response; when the status is already there, join the descriptions and the content. */
+function addResponse(responses: Record<string, ResponseObject>, status: string, extra: ResponseObject) {
+  const have = responses[status];
+  if (!have) {
+    responses[status] = extra;
+    return;
+  }
+  responses[status] = {
+    ...have,
+    description: `${have.description}; or: ${extra.description}`,
+    ...(have.content || extra.content ? { content: { ...extra.content, ...have.content } } : {}),
+    ...(have.headers || extra.headers ? { headers: { ...extra.headers, ...have.headers } } : {}),
+  };
+}
+
+function operation(route: RouteInfo, spec: OperationSpec | undefined): OperationObject {
+  const method = route.method.toUpperCase();
+  const unsafe = method !== 'GET' && method !== 'HEAD';
+  const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map(
+    ([, name]): ParameterObject => ({ name, in: 'path', required: true, ...(PATH_PARAMS[name] ?? { schema: { type: 'string' } }) }),
+  );
+  const parameters = [...pathParams, ...(spec?.parameters ?? [])];
+  const responses: Record<string, ResponseObject> = { ...(spec?.responses ?? { 200: { description: 'OK' } }) };
+  const bare = spec?.bare ?? false;
+
+  if (!route.public) {
+    addResponse(responses, '401', error('Not logged in (JSON), or an unknown or malformed bearer token'));
+    addResponse(responses, '302', redirect('Not logged in (pages): to the login form, with `next` for a GET'));
+  } else if (!bare) {
+    addResponse(responses, '401', error('An unknown or malformed bearer token (a public route with no Authorization header does not need one)'));
+  }
+  if (route.admin) addResponse(responses, '403', error('Only an admin may do this'));
+  if (unsafe && !bare) {
+    addResponse(responses, '403', error('Cross-site request refused (cookie session with a foreign Origin or Sec-Fetch-Site)'));
+    addResponse(responses, '400', error('The JSON body is malformed'));
+    addResponse(responses, '413', error('The body is over the size limit (1 MB by default)'));
+  }
+  const sorted = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+  sorted.default = error('Anything else: 500 internal (the error is in the server log)');
+
+  const op: OperationObject = {
+    operationId: spec?.operationId ?? `${method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+/g, '_')}`,
+    summary: route.summary,
+    tags: [route.section],
+    responses: sorted,
+    security: route.public ? (spec?.optionalLogin ? [{}, ...SESSION_OR_TOKEN] : []) : SESSION_OR_TOKEN,
+  };
+  if (spec?.description) op.description = spec.description;
+  if (parameters.length) op.parameters = parameters;
+  if (spec?.requestBody) op.requestBody = spec.requestBody;
+  if (route.admin) op['x-labdeck-admin'] = true;
+  if (!spec) op['x-labdeck-undocumented'] = true;
+  return op;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The live deck: one `Call.<instrument>` schema per instrument, `oneOf` its methods.
+
+/** A component name for any string (component keys allow letters, digits, `.`, `-` and `_`). */
+const safeName = (s: string) => s.replace(/[^A-Za-z0-9._-]/g, '_');
+
+/**
+ * Put a plugin's JSON Schema into components/schemas under `name`. Local references (`#` for recursion,
+ * `#/$defs/X`) are rewritten to components, because inside the document `#` means the document itself.
+ */
+function embed(schema: JSONSchema, name: string, schemas: Record<string, SchemaObject>) {
+  const { $schema: _drop, $defs, definitions, ...root } = schema as SchemaObject & { $defs?: Record<string, SchemaObject>; definitions?: Record<string, SchemaObject> };
+  const defs = { ...(definitions ?? {}), ...($defs ?? {}) };
+  const fix = (r: string) => {
+    if (r === '#') return `#/components/schemas/${name}`;
+    const m = /^#\/(?:\$defs|definitions)\/(.+)$/.exec(r);
+    return m ? `#/components/schemas/${name}.${safeName(decodeURIComponent(m[1]))}` : r;
+  };
+  const rewrite = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(rewrite);
+    if (!v || typeof v !== 'object') return v;
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, k === '$ref' && typeof x === 'string' ? fix(x) : rewrite(x)]));
+  };
+  schemas[name] = rewrite(root) as SchemaObject;
+  for (const [d, s] of Object.entries(defs)) schemas[`${name}.${safeName(d)}`] = rewrite(s) as SchemaObject;
+}
+
+/** Adds `Call.<instrument>`, `Call.<instrument>.<method>` and `Args.<instrument>.<method>`; returns the first's name. */
+function addCallSchemas(inst: InstrumentSchema, schemas: Record<string, SchemaObject>): string {
+  const call = `Call.${safeName(inst.name)}`;
+  const mapping: Record<string, string> = {};
+  for (const m of inst.methods) {
+    const args = `Args.${safeName(inst.name)}.${safeName(m.name)}`;
+    const variant = `${call}.${safeName(m.name)}`;
+    embed(m.params, args, schemas);
+    const needsArgs = Array.isArray(m.params.required) && m.params.required.length > 0;
+    schemas[variant] = {
+      type: 'object',
+      title: `${inst.name}.${m.name}`,
+      ...(m.description ? { description: m.description } : {}),
+      properties: { method: { const: m.name }, args: ref(args) },
+      required: needsArgs ? ['method', 'args'] : ['method'],
+      'x-labdeck-safety': m.safety,
+    };
+    mapping[m.name] = `#/components/schemas/${variant}`;
+  }
+  schemas[call] = {
+    title: `A call to ${inst.name}`,
+    description: inst.description || `${inst.name} (${inst.driver})`,
+    oneOf: Object.values(mapping).map(($ref) => ({ $ref })),
+    discriminator: { propertyName: 'method', mapping },
+  };
+  return call;
+}
+
+function liveDeck(instruments: InstrumentSchema[], doc: OpenApiDocument) {
+  const schemas = doc.components.schemas;
+  const named: SchemaObject[] = [];
+  const mapping: Record<string, string> = {};
+  for (const inst of instruments) {
+    if (!inst.methods.length) continue; // a oneOf needs at least one alternative
+    const call = addCallSchemas(inst, schemas);
+    const withName = `CallAny.${safeName(inst.name)}`;
+    schemas[withName] = { allOf: [{ type: 'object', properties: { instrument: { const: inst.name } }, required: ['instrument'] }, ref(call)] };
+    named.push(ref(withName));
+    mapping[inst.name] = `#/components/schemas/${withName}`;
+
+    const generic = OPERATIONS['POST /instruments/{instrument}'];
+    const route: RouteInfo = { section: 'Live deck', method: 'POST', path: `/instruments/${inst.name}`, summary: `Call a method of ${inst.name}` };
+    const op = operation(route, { ...generic, operationId: `call_${inst.name.replace(/[^A-Za-z0-9_]/g, '_')}`, requestBody: body({ json: ref(call) }) });
+    op.description = `${inst.description || inst.driver}. Methods: ${inst.methods.map((m) => `${m.name} (${m.safety})`).join(', ')}. A form (method + one field per parameter) works too.`;
+    op['x-labdeck-live'] = true;
+    // A deck device named like one of the fixed routes (say `proxy`) must not replace that route's entry.
+    const item = (doc.paths[`${MOUNT}/instruments/${encodeURIComponent(inst.name)}`] ??= {});
+    item.post ??= op;
+  }
+  if (instruments.length) {
+    doc.tags.push({ name: 'Live deck', description: "One operation per instrument of this lab's deck, with its methods' arguments." });
+    // POST /instruments/ names the instrument in the body: a real oneOf, told apart by `instrument`.
+    schemas.CallAnyBody = { oneOf: named, discriminator: { propertyName: 'instrument', mapping } };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+
+let versionCache: string | null = null;
+function version(): string {
+  try {
+    versionCache ??= (JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    versionCache = '0.0.0';
+  }
+  return versionCache;
+}
+
+function description(opts: BuildOptions): string {
+  return [
+    'The HTTP API of labdeck, a laboratory instrument host.',
+    '',
+    `Every path is listed under the \`${MOUNT}\` mount; each is also served at \`/\` without it (\`${MOUNT}/instruments/\` and \`/instruments/\` are the same route).`,
+    '',
+    'One route answers a page and JSON: JSON when the `Accept` header prefers `application/json` or with `?format=json` (a request with a JSON body and no Accept preference gets JSON too); an HTML page otherwise.',
+    '',
+    'Authentication: the `labdeck.sid` session cookie (log in with POST /app/auth/login), or `Authorization: Bearer <token>` with a token made on the account page (POST /app/account/tokens). Without login, pages redirect (302) to the login form and JSON gets 401. State-changing requests with a cookie from another site (Origin or Sec-Fetch-Site) are refused with 403; token requests are not checked.',
+    '',
+    'Errors in JSON are `{ "error": { "code", "message", "details"? } }` (the `Error` schema); `details` names the offending fields.',
+    '',
+    opts.public
+      ? "This copy was served to a visitor who is not logged in: log in (or send a token) to get the live deck's per-instrument call bodies (`Call.<instrument>` schemas and the \"Live deck\" operations)."
+      : "The \"Live deck\" operations and the `Call.<instrument>` schemas describe this lab's deck as it was when the document was served; temporary devices connected later are not in it.",
+  ].join('\n');
+}
+
+/** The OpenAPI 3.1 document for every route of `ROUTES`, plus the live deck unless `public`. */
+export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
+  const doc: OpenApiDocument = {
+    openapi: '3.1.0',
+    info: { title: 'labdeck HTTP API', version: version(), description: description(opts) },
+    servers: [{ url: opts.serverUrl.replace(/\/+$/, ''), description: 'This labdeck' }],
+    tags: [...new Set(ROUTES.map((r) => r.section))].map((name) => ({ name })),
+    security: SESSION_OR_TOKEN,
+    paths: {},
+    components: {
+      schemas: { ...fixedSchemas() },
+      securitySchemes: {
+        session: { type: 'apiKey', in: 'cookie', name: 'labdeck.sid', description: 'The session cookie set by POST /app/auth/login' },
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API token (lab_...) made on the account page' },
+      },
+    },
+  };
+  for (const route of ROUTES) {
+    const path = `${MOUNT}${route.path}`;
+    const item = (doc.paths[path] ??= {});
+    item[route.method.toLowerCase() as HttpMethod] = operation(route, OPERATIONS[routeKey(route)]);
+  }
+  if (!opts.public) liveDeck(opts.instruments, doc);
+  return doc;
+}
+
+/** Follow a local `$ref` (`#/components/schemas/X`) inside the document; other values are returned as they are. */
+export function resolveRef(doc: OpenApiDocument, schema: SchemaObject | undefined, depth = 0): SchemaObject | undefined {
+  const r = schema?.$ref;
+  if (typeof r !== 'string' || !r.startsWith('#/') || depth > 20) return schema;
+  let node: unknown = doc;
+  for (const part of r.slice(2).split('/')) {
+    node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return resolveRef(doc, node as SchemaObject | undefined, depth + 1);
+}

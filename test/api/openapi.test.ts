@@ -1,0 +1,377 @@
+/**
+ * The API docs stay honest: the OpenAPI document is well formed, covers every route of ROUTES, ROUTES covers
+ * every route the express app really registers, the statuses routes really answer are documented, and the
+ * live deck's call bodies are in it.
+ */
+import { fileURLToPath } from 'node:url';
+import request from 'supertest';
+import type { Response } from 'supertest';
+import { ROUTES } from '../../server/catalogue.js';
+import { OPERATIONS, buildOpenApi, routeKey, type HttpMethod, type OpenApiDocument, type SchemaObject } from '../../server/openapi.js';
+import type { App } from '../../server/app.js';
+import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
+
+const J = 'application/json';
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/api/${name}`, import.meta.url));
+
+// --- express 5 router internals (router 2.x): just what the walk needs -------------------------------------
+interface Layer {
+  route?: { path: string | string[]; methods: Record<string, boolean> };
+  handle: { stack?: Layer[] };
+  rawPath?: string | string[];
+}
+interface Registered {
+  mount: string;
+  method: string;
+  path: string;
+}
+
+/** `/instruments/:instrument` → `/instruments/{instrument}` (and a `*rest` wildcard → `{rest}`) */
+const toOpenApiPath = (p: string) => p.replace(/[:*](\w+)/g, '{$1}');
+
+/**
+ * Every route of the app, relative to the top-level mount it was found under (`/app`, `/`), and the paths
+ * under which plain middleware serves files (express.static).
+ */
+function walkApp(app: App) {
+  const routes: Registered[] = [];
+  const mounts: Registered[] = [];
+  const mountOf = (layer: Layer) => {
+    if (!('rawPath' in layer)) throw new Error('express router internals changed: a layer has no rawPath');
+    const p = layer.rawPath;
+    if (typeof p !== 'string') throw new Error(`cannot document a mount on ${JSON.stringify(p)}`);
+    return p === '/' ? '' : p;
+  };
+  const walk = (stack: Layer[], mount: string, prefix: string) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const p of ([] as string[]).concat(layer.route.path)) {
+          for (const [m, on] of Object.entries(layer.route.methods)) {
+            if (on) routes.push({ mount, method: m.toUpperCase(), path: toOpenApiPath(prefix + p) });
+          }
+        }
+      } else if (Array.isArray(layer.handle?.stack)) {
+        // a nested router: at the top level its path is the mount, below it a prefix
+        const at = mountOf(layer);
+        if (mount === '#top') walk(layer.handle.stack, at || '/', '');
+        else walk(layer.handle.stack, mount, prefix + at);
+      } else if (mount !== '#top' && mountOf(layer)) {
+        mounts.push({ mount, method: 'GET', path: prefix + mountOf(layer) });
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '#top', '');
+  return { routes, mounts };
+}
+
+/** Every `$ref` and discriminator mapping in the document, with where it was found. */
+function refsOf(v: unknown, at = '#', out: [string, string][] = []): [string, string][] {
+  if (Array.isArray(v)) v.forEach((x, i) => refsOf(x, `${at}/${i}`, out));
+  else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k === '$ref' && typeof x === 'string') out.push([at, x]);
+      else if (k === 'mapping' && x && typeof x === 'object') for (const t of Object.values(x)) out.push([at, String(t)]);
+      else refsOf(x, `${at}/${k}`, out);
+    }
+  }
+  return out;
+}
+
+function pointer(doc: unknown, ref: string): unknown {
+  if (!ref.startsWith('#/')) return undefined;
+  let node: unknown = doc;
+  for (const part of ref.slice(2).split('/')) node = (node as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  return node;
+}
+
+const schema = (doc: OpenApiDocument, name: string) => doc.components.schemas[name] as SchemaObject & { properties: Record<string, SchemaObject> };
+
+function expectWellFormed(doc: OpenApiDocument) {
+  expect(doc.openapi).toMatch(/^3\.1\.\d+$/);
+  expect(doc.info.title).toBeTruthy();
+  expect(doc.info.version).toMatch(/^\d+\.\d+\.\d+/);
+  const tags = new Set(doc.tags.map((t) => t.name));
+  const ids = new Set<string>();
+  for (const [path, item] of Object.entries(doc.paths)) {
+    expect(path.startsWith('/app/')).toBe(true);
+    const ops = Object.entries(item);
+    expect(ops.length).toBeGreaterThan(0);
+    for (const [method, op] of ops) {
+      const where = `${method.toUpperCase()} ${path}`;
+      expect(['get', 'post', 'put', 'patch', 'delete']).toContain(method);
+      expect(Object.keys(op.responses).length).toBeGreaterThan(0);
+      for (const [status, r] of Object.entries(op.responses)) {
+        expect(status).toMatch(/^([1-5]\d\d|default)$/);
+        expect(r.description).toBeTruthy();
+      }
+      expect(ids.has(op.operationId)).toBe(false);
+      ids.add(op.operationId);
+      for (const t of op.tags) expect(tags.has(t)).toBe(true);
+      // every path template has its path parameter, and no other path parameter exists
+      const templated = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
+      const declared = (op.parameters ?? []).filter((p) => p.in === 'path');
+      expect({ where, params: declared.map((p) => p.name).sort() }).toEqual({ where, params: templated });
+      for (const p of declared) expect(p.required).toBe(true);
+      expect(op['x-labdeck-undocumented']).toBeUndefined();
+    }
+  }
+  for (const [at, ref] of refsOf(doc)) {
+    expect({ at, ref, resolves: pointer(doc, ref) !== undefined }).toEqual({ at, ref, resolves: true });
+  }
+  for (const name of Object.keys(doc.components.schemas)) expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
+}
+
+describe('the API document and the API page', () => {
+  let lab: TestLab;
+  let operator: Awaited<ReturnType<typeof signupAndLogin>>;
+  let doc: OpenApiDocument;
+  beforeAll(async () => {
+    lab = await startLab();
+    operator = await signupAndLogin(lab.app, 'olga');
+    doc = (await lab.admin.get('/app/openapi.json').expect(200)).body;
+  });
+  afterAll(() => lab.close());
+
+  it('is OpenAPI 3.1 in shape: responses everywhere, path parameters declared, every $ref resolves', () => {
+    expectWellFormed(doc);
+    expect(doc.servers[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(doc.info.description).toContain('also served at `/`');
+    expect(doc.components.securitySchemes.session).toMatchObject({ type: 'apiKey', in: 'cookie', name: 'labdeck.sid' });
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(schema(doc, 'Error').properties.error).toMatchObject({ type: 'object', required: ['code', 'message'] });
+  });
+
+  it('documents every ROUTES entry under /app, with its section, summary and a written spec', () => {
+    for (const r of ROUTES) {
+      const op = doc.paths[`/app${r.path}`]?.[r.method.toLowerCase() as HttpMethod];
+      expect({ route: routeKey(r), documented: !!op }).toEqual({ route: routeKey(r), documented: true });
+      expect(op!.tags).toEqual([r.section]);
+      expect(op!.summary).toBe(r.summary);
+      if (r.admin) expect(op!.responses['403']).toBeDefined();
+      if (!r.public) expect(op!.responses['401']).toBeDefined();
+    }
+    // OPERATIONS has no entry for a route that is gone
+    const keys = new Set(ROUTES.map(routeKey));
+    expect(Object.keys(OPERATIONS).filter((k) => !keys.has(k))).toEqual([]);
+  });
+
+  it('has in ROUTES every route the express app registers, and nothing it does not', () => {
+    const { routes, mounts } = walkApp(lab.app);
+    const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
+    const under = (m: string) => routes.filter((r) => r.mount === m).map(key).sort();
+    // one router, mounted at /app and at /, and nothing else
+    expect([...new Set(routes.map((r) => r.mount))].sort()).toEqual(['/', '/app']);
+    expect(under('/')).toEqual(under('/app'));
+    const documented = new Set(ROUTES.map(key));
+    expect(under('/app').filter((k) => !documented.has(k))).toEqual([]);
+    // plain middleware serving a path (express.static under /static) is documented by a route under it, and
+    // a documented route is registered or served by such a middleware
+    expect(mounts.length).toBeGreaterThan(0);
+    for (const m of mounts) expect(ROUTES.some((r) => r.method === 'GET' && r.path.startsWith(`${m.path}/`))).toBe(true);
+    const served = (k: string) => under('/app').includes(k) || mounts.some((m) => k.startsWith(`GET ${m.path}/`));
+    expect([...documented].filter((k) => !served(k))).toEqual([]);
+  });
+
+  it('documents the statuses the routes really answer', async () => {
+    const anon = () => request(lab.app);
+    const fresh = () => signupAndLogin(lab.app, `u${Math.random().toString(36).slice(2, 8)}`);
+    const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'docs' }).expect(201)).body.token as string;
+    const cases: [string, number, () => Promise<Response>][] = [
+      ['GET /', 200, () => lab.admin.get('/app/')],
+      ['GET /', 302, () => anon().get('/app/')],
+      ['GET /', 401, () => anon().get('/app/').set('Accept', J)],
+      ['GET /help', 200, () => anon().get('/app/help')],
+      ['GET /healthz', 200, () => anon().get('/app/healthz')],
+      ['GET /logo', 404, () => anon().get('/app/logo')],
+      ['POST /customize-logo', 400, () => lab.admin.post('/app/customize-logo').set('Accept', J).field('mode', 'purple')],
+      ['POST /customize-logo', 403, () => operator.post('/app/customize-logo').set('Accept', J).field('mode', 'light')],
+      ['POST /customize-logo', 302, () => lab.admin.post('/app/customize-logo').field('mode', 'light')],
+      ['GET /auth/login', 200, () => anon().get('/app/auth/login')],
+      ['GET /auth/login', 401, () => anon().get('/app/auth/login').set('Authorization', 'Bearer lab_nope')],
+      ['POST /auth/login', 401, () => anon().post('/app/auth/login').type('form').send({ username: 'ada', password: 'wrong-wrong' })],
+      ['POST /auth/login', 302, () => anon().post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD })],
+      ['POST /auth/login', 403, () => anon().post('/app/auth/login').set('Origin', 'http://evil.example').type('form').send({ username: 'ada', password: PASSWORD })],
+      ['GET /auth/signup', 200, () => anon().get('/app/auth/signup')],
+      ['POST /auth/signup', 409, () => anon().post('/app/auth/signup').type('form').send({ username: 'ada', password: PASSWORD })],
+      ['POST /auth/signup', 400, () => anon().post('/app/auth/signup').set('Accept', J).send({ username: 'x y', password: 'short' })],
+      ['GET /auth/change-password', 200, () => lab.admin.get('/app/auth/change-password')],
+      ['POST /auth/change-password', 401, () => operator.post('/app/auth/change-password').set('Accept', J).send({ old_password: 'not-it-at-all', new_password: 'another one' })],
+      ['POST /auth/change-password', 400, () => operator.post('/app/auth/change-password').set('Accept', J).send({ old_password: PASSWORD, new_password: 'x' })],
+      ['POST /auth/logout', 302, async () => (await fresh()).post('/app/auth/logout')],
+      ['GET /auth/logout', 302, async () => (await fresh()).get('/app/auth/logout')],
+      ['GET /account', 200, () => lab.admin.get('/app/account').set('Accept', J)],
+      ['POST /account/tokens', 201, () => lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'x' })],
+      ['POST /account/tokens', 403, () => lab.admin.post('/app/account/tokens').set('Origin', 'http://evil.example').type('form').send({ name: 'x' })],
+      ['POST /account/tokens/{id}/delete', 404, () => lab.admin.post('/app/account/tokens/999999/delete').set('Accept', J)],
+      ['POST /account/tokens/{id}/delete', 400, () => lab.admin.post('/app/account/tokens/abc/delete').set('Accept', J)],
+      ['POST /account/signup', 400, () => lab.admin.post('/app/account/signup').set('Accept', J).send({})],
+      ['POST /account/signup', 200, () => lab.admin.post('/app/account/signup').set('Accept', J).send({ open: true })],
+      ['POST /account/signup', 403, () => operator.post('/app/account/signup').set('Accept', J).send({ open: true })],
+      ['GET /instruments/', 200, () => anon().get('/app/instruments/').set('Authorization', `Bearer ${token}`).set('Accept', J)],
+      ['GET /instruments/{instrument}', 200, () => lab.admin.get('/app/instruments/pump')],
+      ['GET /instruments/{instrument}', 404, () => lab.admin.get('/app/instruments/ghost').set('Accept', J)],
+      ['GET /instruments/{instrument}/calls', 200, () => lab.admin.get('/app/instruments/pump/calls').set('Accept', J)],
+      ['GET /instruments/{instrument}/calls', 404, () => lab.admin.get('/app/instruments/ghost/calls').set('Accept', J)],
+      ['POST /instruments/{instrument}', 200, () => lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } })],
+      ['POST /instruments/{instrument}', 400, () => lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: -1 } })],
+      ['POST /instruments/{instrument}', 400, () => lab.admin.post('/app/instruments/pump').set('Content-Type', J).set('Accept', J).send('{"method":')],
+      ['POST /instruments/{instrument}', 404, () => lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'fly', args: {} })],
+      ['POST /instruments/{instrument}', 409, async () => {
+        lab.runtime.deck.lock(['hotplate'], 'docs-task');
+        try {
+          return await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'temperature', args: {} });
+        } finally {
+          lab.runtime.deck.unlock('docs-task');
+        }
+      }],
+      ['POST /instruments/{instrument}', 502, async () => {
+        await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'jam', args: {} }).expect(200);
+        return lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } });
+      }],
+      ['POST /instruments/{instrument}', 401, () => anon().post('/app/instruments/pump').set('Accept', J).send({ method: 'prime', args: {} })],
+      ['POST /instruments/', 200, () => lab.admin.post('/app/instruments/').set('Accept', J).send({ instrument: 'balance', method: 'weigh', args: {} })],
+      ['POST /instruments/', 400, () => lab.admin.post('/app/instruments/').set('Accept', J).send({ method: 'weigh' })],
+      ['POST /instruments/{instrument}/actions/order', 204, () => lab.admin.post('/app/instruments/pump/actions/order').send({ order: ['dose'] })],
+      ['POST /instruments/{instrument}/actions/order', 400, () => lab.admin.post('/app/instruments/pump/actions/order').set('Accept', J).send({ order: 'dose' })],
+      ['POST /instruments/{instrument}/actions/order', 404, () => lab.admin.post('/app/instruments/ghost/actions/order').set('Accept', J).send({ order: [] })],
+      ['PATCH /instruments/{instrument}/actions/{function}', 200, () => lab.admin.patch('/app/instruments/pump/actions/prime').send({ hidden: false })],
+      ['PATCH /instruments/{instrument}/actions/{function}', 400, () => lab.admin.patch('/app/instruments/pump/actions/prime').set('Accept', J).send({ hidden: 'yes' })],
+      ['PATCH /instruments/{instrument}/actions/{function}', 404, () => lab.admin.patch('/app/instruments/pump/actions/fly').set('Accept', J).send({ hidden: true })],
+      ['GET /instruments/task/{task_id}', 200, () => lab.admin.get('/app/instruments/task/1').set('Accept', J)],
+      ['GET /instruments/task/{task_id}', 404, () => lab.admin.get('/app/instruments/task/999999').set('Accept', J)],
+      ['GET /instruments/task/{task_id}', 400, () => lab.admin.get('/app/instruments/task/abc').set('Accept', J)],
+      ['POST /instruments/console/execute', 200, () => lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1 + 1' })],
+      ['POST /instruments/console/execute', 400, () => lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({})],
+      ['POST /instruments/console/execute', 403, () => operator.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1' })],
+      ['GET /instruments/proxy', 200, () => lab.admin.get('/app/instruments/proxy?lang=typescript')],
+      ['GET /instruments/proxy', 400, () => lab.admin.get('/app/instruments/proxy?lang=cobol').set('Accept', J)],
+      ['GET /instruments/new/', 200, () => operator.get('/app/instruments/new/').set('Accept', J)],
+      ['GET /instruments/new/{instrument}', 200, () => lab.admin.get('/app/instruments/new/sim-pump')],
+      ['GET /instruments/new/{instrument}', 404, () => lab.admin.get('/app/instruments/new/Ghost').set('Accept', J)],
+      ['POST /instruments/new/{instrument}', 302, () => lab.admin.post('/app/instruments/new/sim-balance').send({ device_name: 'docs_balance', kwargs: {} })],
+      ['POST /instruments/new/{instrument}', 409, () => lab.admin.post('/app/instruments/new/sim-balance').set('Accept', J).send({ device_name: 'docs_balance', kwargs: {} })],
+      ['POST /instruments/new/{instrument}', 400, () => lab.admin.post('/app/instruments/new/sim-balance').set('Accept', J).send({ device_name: 'bad name!' })],
+      ['POST /instruments/new/{instrument}', 404, () => lab.admin.post('/app/instruments/new/Ghost').set('Accept', J).send({ device_name: 'g' })],
+      ['POST /instruments/new/{instrument}', 403, () => operator.post('/app/instruments/new/sim-balance').set('Accept', J).send({ device_name: 'x1' })],
+      ['POST /instruments/new/module', 302, () => lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('thermostat.ts') })],
+      ['POST /instruments/new/module', 400, () => lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: '/no/such/driver.ts' })],
+      ['POST /instruments/new/deck-python', 400, () => lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({})],
+      ['POST /instruments/new/deck-python', 302, () => lab.admin.post('/app/instruments/new/deck-python').type('form').send({ filepath: fixture('extra-deck.ts') })],
+      ['POST /instruments/new/deck-python', 409, () => lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('extra-deck.ts') })],
+      ['GET /api', 200, () => anon().get('/app/api')],
+      ['GET /openapi.json', 200, () => anon().get('/app/openapi.json')],
+      ['GET /static/{file}', 200, () => anon().get('/app/static/app.css')],
+      ['GET /static/vendor/{file}', 200, () => anon().get('/app/static/vendor/htmx.min.js')],
+      ['GET /static/vendor/{file}', 404, () => lab.admin.get('/app/static/vendor/nope.js').set('Accept', J)],
+      ['GET /static/vendor/{file}', 404, () => anon().get('/app/static/vendor/nope.js').set('Accept', J)],
+      ['GET /static/{file}', 404, () => anon().get('/app/static/nope.css')],
+    ];
+    const seen = new Set<string>();
+    for (const [key, want, send] of cases) {
+      const res = await send();
+      const [method, path] = key.split(' ');
+      const op = doc.paths[`/app${path}`]?.[method.toLowerCase() as HttpMethod];
+      expect({ key, status: res.status }).toEqual({ key, status: want });
+      expect({ key, status: want, documented: !!op?.responses[String(want)] }).toEqual({ key, status: want, documented: true });
+      seen.add(key);
+    }
+    // the table exercises every API route (the asset script depends on a build)
+    const missing = ROUTES.map(routeKey).filter((k) => !seen.has(k) && k !== 'GET /static/app.js');
+    expect(missing).toEqual([]);
+  });
+
+  it("gives each instrument a direct-call body: oneOf its methods, with the method's arguments", async () => {
+    const doc: OpenApiDocument = (await lab.admin.get('/app/openapi.json').expect(200)).body;
+    const pumpOp = doc.paths['/app/instruments/pump']?.post;
+    expect(pumpOp?.['x-labdeck-live']).toBe(true);
+    expect(pumpOp?.requestBody?.content[J].schema).toEqual({ $ref: '#/components/schemas/Call.pump' });
+    const call = schema(doc, 'Call.pump');
+    const variants = (call.oneOf as SchemaObject[]).map((v) => pointer(doc, String(v.$ref)) as SchemaObject & { properties: Record<string, SchemaObject> });
+    expect(variants.map((v) => v.properties.method.const)).toEqual(expect.arrayContaining(['dose', 'prime', 'jam']));
+    const dose = variants.find((v) => v.properties.method.const === 'dose')!;
+    expect(dose.required).toEqual(['method', 'args']);
+    const args = pointer(doc, String(dose.properties.args.$ref)) as SchemaObject & { properties: Record<string, SchemaObject> };
+    expect(args.properties.volume_ml).toMatchObject({ type: 'number' });
+    expect(args.required).toContain('volume_ml');
+    expect((call.discriminator as { propertyName: string }).propertyName).toBe('method');
+    // POST /instruments/ names the instrument in the body: oneOf the instruments
+    const any = schema(doc, 'CallAnyBody');
+    expect((any.oneOf as SchemaObject[]).length).toBe(lab.runtime.deck.list().length);
+  });
+
+  it('leaves the live deck out for visitors, and puts it in for token users', async () => {
+    const pub: OpenApiDocument = (await request(lab.app).get('/openapi.json').expect(200)).body;
+    expectWellFormed(pub);
+    expect(pub.components.schemas['Call.pump']).toBeUndefined();
+    expect(pub.paths['/app/instruments/pump']).toBeUndefined();
+    expect(pub.paths['/app/instruments/{instrument}']?.post?.requestBody?.content[J].schema).toEqual({ $ref: '#/components/schemas/CallBody' });
+    expect(pub.info.description).toContain('not logged in');
+    const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'gen' }).expect(201)).body.token as string;
+    const viaToken: OpenApiDocument = (await request(lab.app).get('/app/openapi.json').set('Authorization', `Bearer ${token}`).expect(200)).body;
+    expect(viaToken.components.schemas['Call.pump']).toBeDefined();
+  });
+
+  it('renders the API page: sections by tag, method, path, statuses and body fields', async () => {
+    const page = await request(lab.app).get('/app/api').expect(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    for (const section of new Set(ROUTES.map((r) => r.section))) expect(page.text).toContain(`<h2 class="h5">${section}</h2>`);
+    expect(page.text).toContain('/app/instruments/{instrument}/actions/order');
+    expect(page.text).toContain('href="/app/openapi.json"');
+    expect(page.text).toContain('Log in</a> to see the call bodies');
+    expect(page.text).toContain('<code>device_name</code>');
+    expect(page.text).not.toContain('<h2 class="h5">Live deck</h2>');
+    const mine = await lab.admin.get('/api').expect(200);
+    expect(mine.text).toContain('href="/openapi.json"');
+    expect(mine.text).toContain('<h2 class="h5">Live deck</h2>');
+    expect(mine.text).toContain('<code>args.volume_ml</code>');
+    const asJson = await lab.admin.get('/app/api?format=json').expect(200);
+    expect(asJson.body.openapi).toBe(doc.openapi);
+  });
+});
+
+describe('buildOpenApi', () => {
+  it('moves a plugin schema\'s local references ($defs, recursion) into components', () => {
+    const params = {
+      type: 'object',
+      properties: { tree: { $ref: '#/$defs/Node' }, again: { $ref: '#' } },
+      required: ['tree'],
+      $defs: { Node: { type: 'object', properties: { next: { $ref: '#/$defs/Node' } } } },
+    };
+    const doc = buildOpenApi({
+      serverUrl: 'http://lab.local:8000/',
+      instruments: [
+        {
+          name: 'odd-one',
+          driver: 'x',
+          description: '',
+          source: 'deck',
+          methods: [{ name: 'walk', description: '', safety: 'readonly', hidden: false, order: 0, params, inferred: false, inferredFields: [] }],
+        },
+      ],
+    });
+    expectWellFormed(doc);
+    expect(doc.servers[0].url).toBe('http://lab.local:8000');
+    expect(schema(doc, 'Args.odd-one.walk').properties.tree).toEqual({ $ref: '#/components/schemas/Args.odd-one.walk.Node' });
+    expect(schema(doc, 'Args.odd-one.walk').properties.again).toEqual({ $ref: '#/components/schemas/Args.odd-one.walk' });
+    expect(schema(doc, 'Args.odd-one.walk').$defs).toBeUndefined();
+    expect(doc.paths['/app/instruments/odd-one']?.post?.operationId).toBe('call_odd_one');
+  });
+
+  it('does not let a device named like a fixed route replace it', () => {
+    const doc = buildOpenApi({
+      serverUrl: 'http://x',
+      instruments: [
+        {
+          name: 'proxy',
+          driver: 'x',
+          description: '',
+          source: 'deck',
+          methods: [{ name: 'go', description: '', safety: 'readonly', hidden: false, order: 0, params: { type: 'object', properties: {} }, inferred: false, inferredFields: [] }],
+        },
+      ],
+    });
+    expect(doc.paths['/app/instruments/proxy']?.get?.operationId).toBe('downloadClient');
+    expect(doc.paths['/app/instruments/proxy']?.post?.operationId).toBe('call_proxy');
+    expect(doc.components.schemas['Call.proxy']).toBeDefined();
+  });
+});
