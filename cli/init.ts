@@ -35,8 +35,8 @@ export function driverSource(name: string): string {
  *   lab serve --plugins <this folder>
  *
  * 'labdeck/contracts' is provided by labdeck itself when it loads this file, from any folder: nothing to
- * install. (For type checking in an editor, install labdeck in this folder's project, or map
- * 'labdeck/contracts' to labdeck's core/contracts/index.ts with \`paths\` in a tsconfig.json.)
+ * install. (For type checking in an editor, map 'labdeck/contracts' to labdeck's core/contracts/index.ts
+ * with \`paths\` in a tsconfig.json: see docs/plugins.md.)
  */
 import { defineInstrument, z } from 'labdeck/contracts';
 

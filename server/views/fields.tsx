@@ -25,10 +25,10 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
         const id = `${idPrefix}-${name}`;
         const isReq = required.has(name) && p.default === undefined;
         const type = Array.isArray(p.type) ? p.type.find((t) => t !== 'null') : p.type;
-        const bounds = [
-          p.minimum !== undefined ? `≥ ${p.minimum}` : p.exclusiveMinimum !== undefined ? `> ${p.exclusiveMinimum}` : '',
-          p.maximum !== undefined ? `≤ ${p.maximum}` : p.exclusiveMaximum !== undefined ? `< ${p.exclusiveMaximum}` : '',
-        ].filter(Boolean);
+        // z.int() carries the safe-integer range as bounds: not worth showing
+        const real = (n: number | undefined) => (n !== undefined && Math.abs(n) < Number.MAX_SAFE_INTEGER ? n : undefined);
+        const [min, max, xmin, xmax] = [real(p.minimum), real(p.maximum), real(p.exclusiveMinimum), real(p.exclusiveMaximum)];
+        const bounds = [min !== undefined ? `≥ ${min}` : xmin !== undefined ? `> ${xmin}` : '', max !== undefined ? `≤ ${max}` : xmax !== undefined ? `< ${xmax}` : ''].filter(Boolean);
         const label = (
           <label className="form-label mb-1" htmlFor={id}>
             <code>{name}</code>
@@ -64,8 +64,6 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
             </div>
           );
         } else if (type === 'number' || type === 'integer') {
-          const min = p.minimum ?? p.exclusiveMinimum;
-          const max = p.maximum ?? p.exclusiveMaximum;
           input = (
             <input
               className="form-control form-control-sm"
@@ -73,8 +71,8 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
               id={id}
               name={name}
               step={type === 'integer' ? 1 : 'any'}
-              min={min}
-              max={max}
+              min={min ?? xmin}
+              max={max ?? xmax}
               defaultValue={typeof p.default === 'number' ? p.default : undefined}
               required={isReq}
             />
