@@ -8,7 +8,9 @@ import { join, resolve } from 'node:path';
 import { Accounts, type AccountsOptions } from './accounts/index.js';
 import { BrandingService } from './branding.js';
 import { Deck } from './deck/index.js';
+import { FileStore } from './files/store.js';
 import { PluginHost } from './plugins/index.js';
+import { Runner } from './runner/index.js';
 import { demoDeckPath, firstPartyPluginsDir } from './paths.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -24,6 +26,8 @@ export interface RuntimeOptions {
   db?: string;
   /** Watch plugin folders and reload on change (default true; tests turn it off). */
   watch?: boolean;
+  /** Largest workflow file upload, in bytes (default 10 MB); bigger ones are refused (413). */
+  uploadLimitBytes?: number;
   accounts?: AccountsOptions;
 }
 
@@ -33,8 +37,11 @@ export interface Runtime {
   readonly store: Store;
   readonly deck: Deck;
   readonly plugins: PluginHost;
+  readonly runner: Runner;
   readonly accounts: Accounts;
   readonly branding: BrandingService;
+  /** Uploaded workflow config and history files (core/files). */
+  readonly files: FileStore;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
   close(): Promise<void>;
 }
@@ -50,16 +57,21 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     await plugins.start();
     const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
     if (deckFile) await deck.loadDeck(deckFile);
+    const runner = new Runner({ store, deck });
+    await runner.start();
     const runtime: Runtime = {
       dataDir,
       deckFile,
       store,
       deck,
       plugins,
+      runner,
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
+      files: new FileStore(store, dataDir, { limitBytes: options.uploadLimitBytes }),
       audit: (userId, action, detail) => store.audit.add({ userId, action, detail }),
       async close() {
+        await runner.close();
         await plugins.close();
         await deck.close();
         await store.close();

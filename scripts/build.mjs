@@ -10,7 +10,7 @@ const walk = (dir) => {
   for (const name of readdirSync(dir)) {
     const p = join(dir, name);
     if (statSync(p).isDirectory()) {
-      if (p !== join('server', 'client')) walk(p);
+      walk(p); // server/client too: its pure modules (e.g. the builder model) are shared with the views
     } else if (/\.(ts|tsx)$/.test(name) && !/\.test\.tsx?$/.test(name) && !name.endsWith('.d.ts')) {
       sources.push(p);
     }

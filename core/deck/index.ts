@@ -70,6 +70,11 @@ export interface CallOptions {
   phase?: string | null;
   iteration?: number | null;
   stepIndex?: number | null;
+  /**
+   * Record the call here instead of through DeckOptions.recordStep (the runner writes its step row before
+   * the call, so a crash leaves it `running` → in-doubt, and completes it here). Returns the step id.
+   */
+  record?: (step: NewStep) => Promise<number>;
 }
 
 export interface DeckOptions {
@@ -268,7 +273,7 @@ export class Deck extends EventEmitter {
       startedAt,
       endedAt,
     };
-    const taskId = await this.recordStep(step);
+    const taskId = await (opts.record ?? this.recordStep)(step);
     if (!ok) {
       throw new LabError('instrument_error', errorMessage(failure), undefined, { task_id: taskId, instrument, method });
     }

@@ -70,6 +70,71 @@ export interface SettingEntity {
   key: string;
   value: string;
 }
+export interface WorkflowEntity {
+  id: number;
+  name: string;
+  version: number;
+  definition: string;
+  createdBy: number | null;
+  createdAt: Date;
+}
+export interface QueueTaskEntity {
+  id: number;
+  name: string;
+  kind: string;
+  payload: string;
+  status: string;
+  position: number;
+  runId: number | null;
+  createdBy: number | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+}
+export interface RunEntity {
+  id: number;
+  taskId: number | null;
+  name: string;
+  workflowName: string;
+  workflowVersion: number | null;
+  workflow: string;
+  parameters: string;
+  status: string;
+  error: string | null;
+  userId: number | null;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+export interface PhaseEntity {
+  id: number;
+  runId: number;
+  phase: string;
+  iteration: number | null;
+  params: string | null;
+  outputs: string | null;
+  status: string;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+export interface RunLogEntity {
+  id: number;
+  runId: number;
+  at: Date;
+  level: string;
+  message: string;
+}
+export interface FileEntity {
+  id: number;
+  kind: string;
+  storedName: string;
+  originalName: string;
+  workflow: string | null;
+  rows: number;
+  columns: string;
+  size: number;
+  createdBy: number | null;
+  createdAt: Date;
+}
 
 /** The entity schemas for one dialect. */
 export function entitySchemas(dialect: Dialect): EntitySchema[] {
@@ -152,7 +217,8 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
     tableName: 'steps',
     columns: {
       id: { type: bigId, primary: true, primaryKeyConstraintName: 'pk_steps', generated: 'increment' },
-      // No foreign key yet: the runs table comes with a later migration.
+      // No foreign key to runs: SQLite cannot add one without rebuilding this (large) table, so
+      // runs.delete deletes a run's steps itself. Direct calls have no run.
       runId: { type: 'integer', name: 'run_id', nullable: true },
       phase: { type: 'text', nullable: true },
       iteration: { type: 'integer', nullable: true },
@@ -168,7 +234,8 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       endedAt: { type: ts, name: 'ended_at', nullable: true },
     },
     indices: [
-      { name: 'ix_steps_run_id', columns: ['runId'] },
+      // (run_id, id): a run's steps in order, paged by id (keyset) for streaming exports.
+      { name: 'ix_steps_run_id_id', columns: ['runId', 'id'] },
       { name: 'ix_steps_instrument_id', columns: ['instrument', 'id'] },
     ],
     foreignKeys: [
@@ -212,5 +279,141 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
     },
   });
 
-  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting] as EntitySchema[];
+  /** A foreign key from `column` to users.id that keeps the row when the user goes. */
+  const byUser = (table: string, column: 'createdBy' | 'userId') => ({
+    name: `fk_${table}_user`,
+    target: 'User',
+    columnNames: [column],
+    referencedColumnNames: ['id'],
+    onDelete: 'SET NULL' as const,
+  });
+
+  const Workflow = new EntitySchema<WorkflowEntity>({
+    name: 'Workflow',
+    tableName: 'workflows',
+    columns: {
+      id: { type: 'integer', primary: true, primaryKeyConstraintName: 'pk_workflows', generated: 'increment' },
+      name: { type: 'text' },
+      version: { type: 'integer' },
+      definition: { type: 'text' },
+      createdBy: { type: 'integer', name: 'created_by', nullable: true },
+      createdAt: { type: ts, name: 'created_at' },
+    },
+    uniques: [{ name: 'uq_workflows_name_version', columns: ['name', 'version'] }],
+    foreignKeys: [byUser('workflows', 'createdBy')],
+  });
+
+  const QueueTask = new EntitySchema<QueueTaskEntity>({
+    name: 'QueueTask',
+    tableName: 'queue_tasks',
+    columns: {
+      id: { type: 'integer', primary: true, primaryKeyConstraintName: 'pk_queue_tasks', generated: 'increment' },
+      name: { type: 'text' },
+      kind: { type: 'text' },
+      payload: { type: 'text' },
+      status: { type: 'text' },
+      position: { type: 'integer' },
+      runId: { type: 'integer', name: 'run_id', nullable: true },
+      createdBy: { type: 'integer', name: 'created_by', nullable: true },
+      createdAt: { type: ts, name: 'created_at' },
+      startedAt: { type: ts, name: 'started_at', nullable: true },
+      endedAt: { type: ts, name: 'ended_at', nullable: true },
+    },
+    indices: [
+      { name: 'ix_queue_tasks_status_position', columns: ['status', 'position'] },
+      { name: 'ix_queue_tasks_run_id', columns: ['runId'] },
+    ],
+    foreignKeys: [
+      byUser('queue_tasks', 'createdBy'),
+      { name: 'fk_queue_tasks_run', target: 'Run', columnNames: ['runId'], referencedColumnNames: ['id'], onDelete: 'SET NULL' },
+    ],
+  });
+
+  const Run = new EntitySchema<RunEntity>({
+    name: 'Run',
+    tableName: 'runs',
+    columns: {
+      id: { type: 'integer', primary: true, primaryKeyConstraintName: 'pk_runs', generated: 'increment' },
+      taskId: { type: 'integer', name: 'task_id', nullable: true },
+      name: { type: 'text' },
+      workflowName: { type: 'text', name: 'workflow_name' },
+      workflowVersion: { type: 'integer', name: 'workflow_version', nullable: true },
+      workflow: { type: 'text' },
+      parameters: { type: 'text' },
+      status: { type: 'text' },
+      error: { type: 'text', nullable: true },
+      userId: { type: 'integer', name: 'user_id', nullable: true },
+      startedAt: { type: ts, name: 'started_at' },
+      endedAt: { type: ts, name: 'ended_at', nullable: true },
+    },
+    indices: [
+      // Covering index of the records list: the keyword filter and the newest-first order read only this
+      // (small) index, never the rows with their workflow snapshots; the page's rows are then fetched by id.
+      { name: 'ix_runs_search', columns: ['id', 'name', 'workflowName'] },
+      { name: 'ix_runs_status', columns: ['status'] },
+      { name: 'ix_runs_task_id', columns: ['taskId'] },
+    ],
+    foreignKeys: [
+      { name: 'fk_runs_task', target: 'QueueTask', columnNames: ['taskId'], referencedColumnNames: ['id'], onDelete: 'SET NULL' },
+      byUser('runs', 'userId'),
+    ],
+  });
+
+  const Phase = new EntitySchema<PhaseEntity>({
+    name: 'Phase',
+    tableName: 'phases',
+    columns: {
+      id: { type: 'integer', primary: true, primaryKeyConstraintName: 'pk_phases', generated: 'increment' },
+      runId: { type: 'integer', name: 'run_id' },
+      phase: { type: 'text' },
+      iteration: { type: 'integer', nullable: true },
+      params: { type: 'text', nullable: true },
+      outputs: { type: 'text', nullable: true },
+      status: { type: 'text' },
+      startedAt: { type: ts, name: 'started_at' },
+      endedAt: { type: ts, name: 'ended_at', nullable: true },
+    },
+    indices: [{ name: 'ix_phases_run_id', columns: ['runId'] }],
+    foreignKeys: [
+      { name: 'fk_phases_run', target: 'Run', columnNames: ['runId'], referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+    ],
+  });
+
+  const RunLog = new EntitySchema<RunLogEntity>({
+    name: 'RunLog',
+    tableName: 'run_logs',
+    columns: {
+      id: { type: bigId, primary: true, primaryKeyConstraintName: 'pk_run_logs', generated: 'increment' },
+      runId: { type: 'integer', name: 'run_id' },
+      at: { type: ts },
+      level: { type: 'text' },
+      message: { type: 'text' },
+    },
+    indices: [{ name: 'ix_run_logs_run_id', columns: ['runId'] }],
+    foreignKeys: [
+      { name: 'fk_run_logs_run', target: 'Run', columnNames: ['runId'], referencedColumnNames: ['id'], onDelete: 'CASCADE' },
+    ],
+  });
+
+  const File = new EntitySchema<FileEntity>({
+    name: 'File',
+    tableName: 'files',
+    columns: {
+      id: { type: 'integer', primary: true, primaryKeyConstraintName: 'pk_files', generated: 'increment' },
+      kind: { type: 'text' },
+      storedName: { type: 'text', name: 'stored_name' },
+      originalName: { type: 'text', name: 'original_name' },
+      workflow: { type: 'text', nullable: true },
+      rows: { type: 'integer' },
+      columns: { type: 'text' },
+      size: { type: bigId },
+      createdBy: { type: 'integer', name: 'created_by', nullable: true },
+      createdAt: { type: ts, name: 'created_at' },
+    },
+    uniques: [{ name: 'uq_files_stored_name', columns: ['storedName'] }],
+    indices: [{ name: 'ix_files_kind_workflow', columns: ['kind', 'workflow'] }],
+    foreignKeys: [byUser('files', 'createdBy')],
+  });
+
+  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File] as EntitySchema[];
 }

@@ -14,6 +14,7 @@ import { entitySchemas, type Dialect } from './entities.js';
 import { postgresMigrations } from './migrations/postgres/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createRepositories } from './repos.js';
+import { createRunRepositories } from './run-repos.js';
 import { Sql } from './sql.js';
 import type { Store } from './types.js';
 
@@ -119,6 +120,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const store: Store = {
     dialect,
     ...createRepositories(sql),
+    ...createRunRepositories(sql),
     async close() {
       if (ds.isInitialized) await ds.destroy();
     },

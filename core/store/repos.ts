@@ -17,7 +17,7 @@ import {
   type DbRow,
   type Param,
 } from './sql.js';
-import type { AuditRow, MethodPrefs, NewStep, Role, StepRow, Store, TokenRow, UserRow } from './types.js';
+import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
 
 const ROLES: readonly Role[] = ['admin', 'operator'];
 const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt'];
@@ -27,7 +27,7 @@ const TOKEN_TOUCH_MS = 60_000;
 
 const USER_COLS = `"id", "username", "password_hash", "role", "created_at"`;
 const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
-const STEP_COLS =
+export const STEP_COLS =
   `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
   `"error", "user_id", "started_at", "ended_at"`;
 
@@ -83,7 +83,7 @@ function tokenRow(r: DbRow): TokenRow {
   };
 }
 
-function stepRow(r: DbRow): StepRow {
+export function stepRow(r: DbRow): StepRow {
   return {
     id: toInt(r.id),
     runId: toIntOrNull(r.run_id),
@@ -103,7 +103,7 @@ function stepRow(r: DbRow): StepRow {
 }
 
 /** Serialises async work per key inside this process (read-modify-write of one prefs row). */
-function keyedLock() {
+export function keyedLock() {
   const tails = new Map<string, Promise<void>>();
   return async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const prev = tails.get(key) ?? Promise.resolve();
@@ -125,7 +125,8 @@ function userNotFound(userId: number): LabError {
   return new LabError('not_found', `No user with id ${userId}.`, [{ field: 'userId', message: 'no such user' }]);
 }
 
-export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close'> {
+/** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
+export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | keyof RunStore> {
   const withLock = keyedLock();
 
   const users: Store['users'] = {

@@ -56,7 +56,7 @@ export interface AuditRow {
   at: Date;
 }
 
-export interface Store {
+export interface Store extends RunStore {
   readonly dialect: 'sqlite' | 'postgres';
   users: {
     count(): Promise<number>;
@@ -102,4 +102,158 @@ export interface Store {
     set(key: string, value: unknown): Promise<void>;
   };
   close(): Promise<void>;
+}
+
+// ---- Workflows, the queue, runs and files (issue 3) ----
+
+/** One saved version of a workflow; saving makes a new version, the latest is the current one. */
+export interface WorkflowRow {
+  id: number;
+  name: string;
+  version: number;
+  /** The workflow document (validated by core/workflow before it is stored). */
+  definition: unknown;
+  createdBy: number | null;
+  createdAt: Date;
+}
+
+export type TaskKind = 'workflow' | 'campaign';
+/**
+ * pending: waiting in the queue; running: the runner has it (also while paused or failed);
+ * interrupted: the server died while it ran (waits, held, for the operator); done/failed/stopped/aborted:
+ * finished (its run record says how).
+ */
+export type TaskStatus = 'pending' | 'running' | 'interrupted' | 'done' | 'failed' | 'stopped' | 'aborted';
+
+export interface QueueTaskRow {
+  id: number;
+  name: string;
+  kind: TaskKind;
+  payload: unknown;
+  status: TaskStatus;
+  /** Order among unfinished tasks: lower runs first. */
+  position: number;
+  runId: number | null;
+  createdBy: number | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  endedAt: Date | null;
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'stopped' | 'aborted' | 'interrupted';
+
+/** A run record: one execution of a queued task. */
+export interface RunRow {
+  id: number;
+  taskId: number | null;
+  name: string;
+  workflowName: string;
+  workflowVersion: number | null;
+  /** The workflow document as it was when the run started. */
+  workflow: unknown;
+  /** The parameter sets of the iterations, in order. */
+  parameters: unknown;
+  status: RunStatus;
+  error: string | null;
+  userId: number | null;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+export interface PhaseRow {
+  id: number;
+  runId: number;
+  phase: 'prep' | 'main' | 'cleanup';
+  /** 0-based iteration of main; null for prep and cleanup. */
+  iteration: number | null;
+  params: unknown;
+  outputs: unknown;
+  status: 'running' | 'ok' | 'error' | 'skipped' | 'stopped';
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+export interface LogRow {
+  id: number;
+  runId: number;
+  at: Date;
+  level: 'info' | 'warn' | 'error';
+  message: string;
+}
+
+export type FileKind = 'config' | 'history';
+export interface FileRow {
+  id: number;
+  kind: FileKind;
+  /** The generated name the file is stored under (and named by in URLs). */
+  storedName: string;
+  /** The name the user's browser sent: display only. */
+  originalName: string;
+  workflow: string | null;
+  rows: number;
+  columns: string[];
+  size: number;
+  createdBy: number | null;
+  createdAt: Date;
+}
+
+export interface Page<T> {
+  rows: T[];
+  total: number;
+}
+
+export interface RunStore {
+  workflows: {
+    /** The latest version of every workflow, by name. */
+    list(): Promise<WorkflowRow[]>;
+    /** The latest version, or a given one. */
+    get(name: string, version?: number): Promise<WorkflowRow | null>;
+    /** Store a new version (1 for a new name); `expectNew` → LabError conflict if the name exists. */
+    save(name: string, definition: unknown, userId: number | null, opts?: { expectNew?: boolean }): Promise<WorkflowRow>;
+    /** Delete every version; false when there was none. */
+    delete(name: string): Promise<boolean>;
+  };
+  queue: {
+    add(t: { name: string; kind: TaskKind; payload: unknown; createdBy: number | null }): Promise<QueueTaskRow>;
+    get(id: number): Promise<QueueTaskRow | null>;
+    /** Unfinished tasks (pending, running, interrupted) in queue order. */
+    open(): Promise<QueueTaskRow[]>;
+    update(id: number, patch: Partial<Pick<QueueTaskRow, 'name' | 'status' | 'runId' | 'startedAt' | 'endedAt' | 'position'>>): Promise<void>;
+    delete(id: number): Promise<boolean>;
+    /** Move an unfinished task one place up/down or to the top/bottom (swapping positions). */
+    move(id: number, direction: 'up' | 'down' | 'top' | 'bottom'): Promise<void>;
+  };
+  runs: {
+    create(r: Omit<RunRow, 'id' | 'endedAt' | 'error'>): Promise<RunRow>;
+    update(id: number, patch: Partial<Pick<RunRow, 'status' | 'error' | 'endedAt' | 'parameters'>>): Promise<void>;
+    get(id: number): Promise<RunRow | null>;
+    /** Newest first; keyword matches the run name or workflow name (case-insensitive substring). */
+    list(q: { keyword?: string; page: number; perPage: number }): Promise<Page<RunRow>>;
+    /** Delete the run with its phases, steps and log lines. */
+    delete(id: number): Promise<boolean>;
+    /** Runs left `running` (after a crash). */
+    running(): Promise<RunRow[]>;
+  };
+  phases: {
+    create(p: Omit<PhaseRow, 'id' | 'endedAt' | 'outputs' | 'status'> & { status?: PhaseRow['status'] }): Promise<number>;
+    update(id: number, patch: Partial<Pick<PhaseRow, 'outputs' | 'status' | 'endedAt'>>): Promise<void>;
+    list(runId: number): Promise<PhaseRow[]>;
+  };
+  logs: {
+    add(runId: number, level: LogRow['level'], message: string, at?: Date): Promise<void>;
+    list(runId: number): Promise<LogRow[]>;
+  };
+  runSteps: {
+    /** The steps of a run in order (id). */
+    list(runId: number): Promise<StepRow[]>;
+    /** The steps of a run in batches of `batch`, for streaming exports with flat memory. */
+    iterate(runId: number, batch?: number): AsyncIterable<StepRow[]>;
+    /** Mark a run's `running` steps as `in-doubt` (after a crash). */
+    markInDoubt(runId: number): Promise<number>;
+  };
+  files: {
+    add(f: Omit<FileRow, 'id' | 'createdAt'>): Promise<FileRow>;
+    get(storedName: string): Promise<FileRow | null>;
+    list(kind: FileKind, workflow?: string): Promise<FileRow[]>;
+  };
 }

@@ -366,7 +366,7 @@ describe(`re-opening (${dialect})`, () => {
         expect(await s2.users.byName('keeper')).toEqual(u);
         expect((await s2.steps.get(stepId))?.output).toEqual({ kept: true });
         const ran = (await dataSourceOf(s2).query('SELECT "name" FROM "migrations"')) as { name: string }[];
-        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000']);
+        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000']);
         expect(await dataSourceOf(s2).showMigrations()).toBe(false); // nothing pending
       } finally {
         await s2.close();

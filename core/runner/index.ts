@@ -1,0 +1,741 @@
+/**
+ * The runner (DESIGN.md §5): one task at a time from the durable queue, with the operator in control.
+ *
+ * State: `paused` (no new step and no new task starts; an in-flight call finishes), `held` (the queue does
+ * not start tasks: after abort next-task, or a crash), and the current task's state: running, paused (by the
+ * flag or by a `pause` step), failed (a step threw: retry, skip with pause-resume, or abort), stopping.
+ *
+ * Every call step is written as `running` before the instrument is touched and completed after, so a crash
+ * leaves it `running`; on start it becomes `in-doubt`, its run `interrupted`, its task waits, held. The
+ * operator then re-runs the step (retry), goes on after it (pause-resume) or ends the run (abort next-task).
+ * Resuming replays the run's recorded steps through the interpreter without touching instruments, which
+ * rebuilds the variables, and goes on for real from the in-doubt step.
+ *
+ * Events (`on('event')`): status, step, log, queue, run. Nothing here knows about HTTP or terminals.
+ */
+import { EventEmitter } from 'node:events';
+import type { Deck } from '../deck/index.js';
+import { LabError, isLabError } from '../errors.js';
+import type { QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
+import { checkConfigRows, repeatRows, type RowOptions } from '../workflow/config.js';
+import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
+import type { Phase, Step, Workflow } from '../workflow/model.js';
+import { countSteps, instrumentsOf, validateWorkflow } from '../workflow/validate.js';
+
+export type RunnerState = 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
+export type Direction = 'up' | 'down' | 'top' | 'bottom';
+export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
+
+/** What a workflow task carries: the workflow as validated when it was queued, and one row per iteration. */
+export interface WorkflowPayload {
+  workflow: string;
+  version: number;
+  definition: Workflow;
+  rows: Record<string, unknown>[];
+}
+
+export interface RunnerStatus {
+  busy: boolean;
+  state: RunnerState;
+  paused: boolean;
+  queue_held: boolean;
+  current_task: null | { id: number; name: string; kind: string; run_id: number | null; workflow: string; started_at: string | null };
+  progress: { phase: Phase | null; iteration: number; iterations: number; step: number; steps: number };
+  /** The step that failed, while the runner waits for the operator. */
+  failed_step: null | { phase: Phase; iteration: number | null; path: string; error: string };
+  /** A `pause` step waiting for the operator. */
+  waiting: null | { path: string; message: string };
+  /** A task whose run was cut off by a crash, waiting (held) for the operator. */
+  interrupted: null | { task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null };
+}
+
+export type RunnerEvent =
+  | { type: 'status'; status: RunnerStatus }
+  | { type: 'queue' }
+  | { type: 'run'; run_id: number; task_id: number; status: RunStatus }
+  | { type: 'log'; run_id: number; level: 'info' | 'warn' | 'error'; message: string; at: string }
+  | {
+      type: 'step';
+      run_id: number;
+      phase: Phase;
+      iteration: number | null;
+      path: string;
+      index: number;
+      state: 'start' | 'ok' | 'error';
+      kind: Step['kind'];
+      instrument?: string;
+      method?: string;
+      output?: unknown;
+      error?: string;
+      step_id?: number;
+    }
+  | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown> };
+
+/** Thrown into a running phase by the operator's abort; `iteration` ends the current iteration only. */
+class Abort extends Error {
+  constructor(readonly kind: 'task' | 'iteration') {
+    super(kind === 'task' ? 'aborted by the operator' : 'stopped by the operator');
+  }
+}
+/** Thrown into a running phase when the runtime shuts down: the run is left `running` (→ interrupted). */
+class Shutdown extends Error {}
+
+interface Waiter<T> {
+  promise: Promise<T>;
+  resolve(v: T): void;
+  reject(e: unknown): void;
+}
+function waiter<T = void>(): Waiter<T> {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** How a resumed run treats the step that was in flight when the server died. */
+type Resume = { run: RunRow; mode: 'retry' | 'skip'; steps: StepRow[] };
+/** A phase replayed from its records up to `until` (a step index); `skipAt`: the in-doubt step skipped. */
+type Replay = { until: number; recorded: Map<string, StepRow>; skipAt: number | null };
+
+interface Current {
+  task: QueueTaskRow;
+  run: RunRow;
+  payload: WorkflowPayload;
+  owner: string;
+  phase: Phase | null;
+  iteration: number;
+  step: number;
+  steps: number;
+  /** Set once the run is being wound up (stopped, aborted or failed): its cleanup is running. */
+  stopping: boolean;
+}
+
+const now = () => new Date();
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+export interface RunnerOptions {
+  store: Store;
+  deck: Deck;
+}
+
+export class Runner extends EventEmitter {
+  private readonly store: Store;
+  private readonly deck: Deck;
+  private paused = false;
+  private held = false;
+  private closed = false;
+  private current: Current | null = null;
+  private abortRequest: 'task' | 'iteration' | null = null;
+  private failed: (Waiter<'retry' | 'skip'> & { at: StepAt; error: string }) | null = null;
+  private waitingPause: (Waiter<void> & { at: StepAt; message: string }) | null = null;
+  private resumeFlag: Waiter<void> | null = null;
+  private wake: Waiter<void> = waiter();
+  private loopDone: Promise<void> | null = null;
+  private interrupted: RunnerStatus['interrupted'] = null;
+  private sleeping = new Set<{ timer: NodeJS.Timeout; done: Waiter<void> }>();
+
+  constructor(opts: RunnerOptions) {
+    super();
+    this.store = opts.store;
+    this.deck = opts.deck;
+  }
+
+  /* ------------------------------------------------------------------ lifecycle */
+
+  /** Recover from a crash, then start taking tasks from the queue. */
+  async start(): Promise<void> {
+    this.held = (await this.store.settings.get<boolean>('runner.held')) ?? false;
+    for (const run of await this.store.runs.running()) {
+      await this.store.runSteps.markInDoubt(run.id);
+      await this.store.runs.update(run.id, { status: 'interrupted', error: 'labdeck stopped while this run was going on' });
+      await this.store.logs.add(run.id, 'warn', 'Interrupted: labdeck stopped during this run. Its in-flight step is marked in-doubt.');
+    }
+    for (const task of await this.store.queue.open()) {
+      if (task.status === 'running') {
+        await this.store.queue.update(task.id, { status: 'interrupted' });
+        await this.setHeld(true);
+      }
+    }
+    await this.refreshInterrupted();
+    this.loopDone = this.loop();
+  }
+
+  /** Stop taking tasks; a running phase is cut at its next step and its run left for recovery. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const stop = new Shutdown('labdeck is stopping');
+    this.failed?.reject(stop);
+    this.waitingPause?.reject(stop);
+    this.resumeFlag?.reject(stop);
+    for (const s of this.sleeping) {
+      clearTimeout(s.timer);
+      s.done.reject(stop);
+    }
+    this.notify();
+    await this.loopDone;
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+  }
+
+  /* ------------------------------------------------------------------ status */
+
+  status(): RunnerStatus {
+    const c = this.current;
+    let state: RunnerState = 'idle';
+    if (c) {
+      if (this.failed) state = 'failed';
+      else if (this.abortRequest || c.stopping) state = 'stopping';
+      else if (this.waitingPause || this.resumeFlag) state = 'paused';
+      else state = 'running';
+    }
+    return {
+      busy: c !== null,
+      state,
+      paused: this.paused,
+      queue_held: this.held,
+      current_task: c
+        ? { id: c.task.id, name: c.task.name, kind: c.task.kind, run_id: c.run.id, workflow: c.payload.workflow, started_at: c.run.startedAt.toISOString() }
+        : null,
+      progress: {
+        phase: c?.phase ?? null,
+        iteration: c ? c.iteration + 1 : 0,
+        iterations: c?.payload.rows.length ?? 0,
+        step: c?.step ?? 0,
+        steps: c?.steps ?? 0,
+      },
+      failed_step: this.failed ? { phase: this.failed.at.phase, iteration: this.failed.at.iteration, path: this.failed.at.path, error: this.failed.error } : null,
+      waiting: this.waitingPause ? { path: this.waitingPause.at.path, message: this.waitingPause.message } : null,
+      interrupted: this.interrupted,
+    };
+  }
+
+  private emitStatus() {
+    this.emit('event', { type: 'status', status: this.status() } satisfies RunnerEvent);
+  }
+
+  private statusTimer: NodeJS.Timeout | null = null;
+  /** Progress changes with every step: tell listeners at most every 100 ms. */
+  private emitStatusSoon() {
+    this.statusTimer ??= setTimeout(() => {
+      this.statusTimer = null;
+      this.emitStatus();
+    }, 100);
+  }
+
+  private emitQueue() {
+    this.emit('event', { type: 'queue' } satisfies RunnerEvent);
+  }
+
+  private notify() {
+    const w = this.wake;
+    this.wake = waiter();
+    w.resolve();
+  }
+
+  private async setHeld(held: boolean) {
+    this.held = held;
+    await this.store.settings.set('runner.held', held);
+  }
+
+  /* ------------------------------------------------------------------ the queue */
+
+  /**
+   * Queue a workflow over config rows or a repeat count. The workflow is validated against the live deck and
+   * the rows against its parameters now, so a task never starts with a problem that could be seen before.
+   */
+  async submit(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; userId: number | null; rowLabel?: RowOptions['label'] }): Promise<QueueTaskRow> {
+    if (typeof input.workflow !== 'string' || !input.workflow) {
+      throw new LabError('invalid_input', 'Say which workflow to run: "workflow" is required.', [{ field: 'workflow', message: 'required' }]);
+    }
+    const saved = await this.store.workflows.get(input.workflow);
+    if (!saved) throw new LabError('not_found', `There is no workflow "${input.workflow}".`, [{ field: 'workflow', message: 'unknown workflow' }]);
+    const definition = validateWorkflow(saved.definition, this.deck);
+    const hasConfig = input.config !== undefined && input.config !== null && input.config !== '';
+    const hasRepeat = input.repeat !== undefined && input.repeat !== null && input.repeat !== '';
+    if (hasConfig === hasRepeat) {
+      throw new LabError('invalid_input', 'Give either "config" (a list of parameter rows) or "repeat" (a number of iterations).', [
+        { field: hasConfig ? 'repeat' : 'config', message: hasConfig ? 'give config or repeat, not both' : 'config or repeat is required' },
+      ]);
+    }
+    const rows = hasConfig
+      ? checkConfigRows(definition, input.config, { label: input.rowLabel })
+      : repeatRows(definition, typeof input.repeat === 'string' ? Number(input.repeat) : (input.repeat as number));
+    if (input.name !== undefined && (typeof input.name !== 'string' || input.name.length > 200)) {
+      throw new LabError('invalid_input', 'name must be text of at most 200 characters.', [{ field: 'name', message: 'invalid' }]);
+    }
+    const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${rows.length}`;
+    const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, rows };
+    const task = await this.store.queue.add({ name, kind: 'workflow', payload, createdBy: input.userId });
+    this.emitQueue();
+    this.notify();
+    return task;
+  }
+
+  /** Unfinished tasks in queue order, with the runner's flags. */
+  async queue() {
+    const tasks = await this.store.queue.open();
+    return { tasks, paused: this.paused, queue_held: this.held, current_task_id: this.current?.task.id ?? null };
+  }
+
+  async task(id: number): Promise<QueueTaskRow> {
+    const task = await this.store.queue.get(id);
+    if (!task) throw new LabError('not_found', `There is no queued task ${id}.`);
+    return task;
+  }
+
+  private async pendingTask(id: number, what: string): Promise<QueueTaskRow> {
+    const task = await this.task(id);
+    if (task.status === 'running' || task.status === 'interrupted') {
+      throw new LabError('conflict', `Task ${id} is ${task.status === 'running' ? 'running' : 'interrupted'}: it cannot be ${what}. Abort it first.`, undefined, { state: this.status().state });
+    }
+    if (task.status !== 'pending') throw new LabError('conflict', `Task ${id} has finished (${task.status}).`);
+    return task;
+  }
+
+  async deleteTask(id: number): Promise<void> {
+    await this.pendingTask(id, 'deleted');
+    await this.store.queue.delete(id);
+    this.emitQueue();
+  }
+
+  async moveTask(id: number, direction: unknown): Promise<void> {
+    if (!DIRECTIONS.includes(direction as Direction)) {
+      throw new LabError('invalid_input', `direction must be one of ${DIRECTIONS.join(', ')}, got ${JSON.stringify(direction)}.`, [{ field: 'direction', message: 'up, down, top or bottom' }]);
+    }
+    await this.pendingTask(id, 'moved');
+    await this.store.queue.move(id, direction as Direction);
+    this.emitQueue();
+  }
+
+  async renameTask(id: number, name: unknown): Promise<void> {
+    if (typeof name !== 'string' || !name.trim() || name.length > 200) {
+      throw new LabError('invalid_input', 'new_name must be 1-200 characters of text.', [{ field: 'new_name', message: 'required, at most 200 characters' }]);
+    }
+    await this.task(id);
+    await this.store.queue.update(id, { name: name.trim() });
+    if (this.current?.task.id === id) this.current.task = { ...this.current.task, name: name.trim() };
+    this.emitQueue();
+    this.emitStatus();
+  }
+
+  /* ------------------------------------------------------------------ operator controls */
+
+  private notApplicable(what: string): never {
+    const state = this.status().state;
+    throw new LabError('conflict', `Nothing to ${what}: the runner is ${state}${this.held ? ' (queue held)' : ''}.`, undefined, { state });
+  }
+
+  /**
+   * The one pause button. Failed step → skip it and go on; a `pause` step → continue; an interrupted task →
+   * go on after its in-doubt step; a held queue → release it; otherwise toggle the pause flag.
+   */
+  async pauseResume(): Promise<RunnerStatus> {
+    if (this.failed) {
+      this.failed.resolve('skip');
+    } else if (this.waitingPause) {
+      this.waitingPause.resolve();
+    } else if (!this.current && this.interrupted) {
+      await this.resumeInterrupted('skip');
+    } else if (this.held && !this.current) {
+      await this.setHeld(false);
+      this.paused = false;
+      this.notify();
+    } else {
+      this.paused = !this.paused;
+      if (!this.paused) {
+        this.resumeFlag?.resolve();
+        this.notify();
+      }
+    }
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** Re-run the failed step (or an interrupted task's in-doubt step). */
+  async retry(): Promise<RunnerStatus> {
+    if (this.failed) this.failed.resolve('retry');
+    else if (!this.current && this.interrupted) await this.resumeInterrupted('retry');
+    else this.notApplicable('retry');
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** Finish the current iteration, skip the rest, run cleanup, record `stopped`; the queue goes on. */
+  async abortNextIteration(): Promise<RunnerStatus> {
+    if (!this.current) this.notApplicable('abort');
+    if (this.abortRequest !== 'task') this.abortRequest = 'iteration';
+    // a failed step ends its iteration at once: there is nothing more of it to finish
+    this.failed?.reject(new Abort('iteration'));
+    this.waitingPause?.reject(new Abort('iteration'));
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** Finish the in-flight step, run no further step, run cleanup, record `aborted`; hold the queue. */
+  async abortNextTask(): Promise<RunnerStatus> {
+    if (!this.current && this.interrupted) {
+      await this.endInterrupted();
+    } else {
+      if (!this.current) this.notApplicable('abort');
+      this.abortRequest = 'task';
+      await this.setHeld(true);
+      const abort = new Abort('task');
+      this.failed?.reject(abort);
+      this.waitingPause?.reject(abort);
+      this.resumeFlag?.reject(abort);
+      for (const s of this.sleeping) {
+        clearTimeout(s.timer);
+        s.done.reject(abort);
+      }
+    }
+    this.emitStatus();
+    return this.status();
+  }
+
+  /* ------------------------------------------------------------------ interrupted runs */
+
+  private async refreshInterrupted() {
+    const task = (await this.store.queue.open()).find((t) => t.status === 'interrupted');
+    if (!task) {
+      this.interrupted = null;
+      return;
+    }
+    const steps = task.runId ? await this.store.runSteps.list(task.runId) : [];
+    const doubt = steps.find((s) => s.status === 'in-doubt') ?? null;
+    this.interrupted = {
+      task_id: task.id,
+      run_id: task.runId,
+      step: doubt ? { id: doubt.id, phase: doubt.phase, iteration: doubt.iteration, index: doubt.stepIndex, instrument: doubt.instrument, method: doubt.method } : null,
+    };
+  }
+
+  private async resumeInterrupted(mode: 'retry' | 'skip') {
+    const info = this.interrupted!;
+    const task = await this.task(info.task_id);
+    const run = task.runId ? await this.store.runs.get(task.runId) : null;
+    this.interrupted = null;
+    await this.setHeld(false);
+    if (!run) {
+      // it died before its run record was written: start it afresh
+      await this.store.queue.update(task.id, { status: 'pending' });
+    } else {
+      this.pendingResume = { taskId: task.id, resume: { run, mode, steps: await this.store.runSteps.list(run.id) } };
+    }
+    this.notify();
+  }
+
+  private pendingResume: { taskId: number; resume: Resume } | null = null;
+
+  /** End an interrupted run: its cleanup runs, it is recorded `aborted`, and the queue stays held. */
+  private async endInterrupted() {
+    const info = this.interrupted!;
+    const task = await this.task(info.task_id);
+    const run = task.runId ? await this.store.runs.get(task.runId) : null;
+    this.interrupted = null;
+    if (!run) {
+      await this.store.queue.update(task.id, { status: 'aborted', endedAt: now() });
+      this.emitQueue();
+      return;
+    }
+    this.pendingResume = { taskId: task.id, resume: { run, mode: 'skip', steps: [] } };
+    this.abortRequest = 'task';
+    this.endingInterrupted = true;
+    this.notify();
+    // the loop runs it: cleanup only, then `aborted`; the queue stays held
+  }
+
+  private endingInterrupted = false;
+
+  /* ------------------------------------------------------------------ the loop */
+
+  private async loop(): Promise<void> {
+    while (!this.closed) {
+      const wake = this.wake.promise;
+      let next: { task: QueueTaskRow; resume?: Resume } | null = null;
+      if (this.pendingResume) {
+        const { taskId, resume } = this.pendingResume;
+        this.pendingResume = null;
+        next = { task: await this.task(taskId), resume };
+      } else if (!this.paused && !this.held) {
+        const task = (await this.store.queue.open()).find((t) => t.status === 'pending');
+        if (task) next = { task };
+      }
+      if (!next) {
+        await wake;
+        continue;
+      }
+      try {
+        await this.execute(next.task, next.resume);
+      } catch (e) {
+        if (!(e instanceof Shutdown)) this.emit('error', e);
+      }
+    }
+  }
+
+  private async execute(task: QueueTaskRow, resume?: Resume): Promise<void> {
+    const payload = task.payload as WorkflowPayload;
+    const wf = payload.definition;
+    const owner = `task-${task.id}`;
+    const run =
+      resume?.run ??
+      (await this.store.runs.create({
+        taskId: task.id,
+        name: task.name,
+        workflowName: payload.workflow,
+        workflowVersion: payload.version,
+        workflow: wf,
+        parameters: payload.rows,
+        status: 'running',
+        userId: task.createdBy,
+        startedAt: now(),
+      }));
+    const ending = this.endingInterrupted;
+    this.endingInterrupted = false;
+    if (resume) await this.store.runs.update(run.id, { status: 'running', error: null });
+    await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now() });
+    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false };
+    this.current = c;
+    if (!ending) this.abortRequest = null;
+    const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
+
+    try {
+      this.deck.lock(instrumentsOf(wf), owner);
+    } catch (e) {
+      // an instrument vanished or is held: the run cannot start; record it as failed
+      await this.finish(c, 'failed', message(e));
+      return;
+    }
+    this.emitQueue();
+    this.emitStatus();
+    this.emit('event', { type: 'run', run_id: run.id, task_id: task.id, status: 'running' } satisfies RunnerEvent);
+    await log('info', resume ? (ending ? 'Ending the interrupted run: cleanup only.' : `Resuming after the interruption (${resume.mode === 'retry' ? 're-running' : 'skipping'} the in-doubt step).`) : `Started ${wf.name} v${payload.version}: ${payload.rows.length} iteration(s).`);
+
+    // Replay of an interrupted run: finished phases replay from their records; the interrupted one replays
+    // up to its in-doubt step (or its last recorded step) and goes on for real from there.
+    const recorded = new Map<string, StepRow>();
+    for (const s of resume?.steps ?? []) recorded.set(`${s.phase}|${s.iteration}|${s.stepIndex}`, s);
+    const phases = resume ? await this.store.phases.list(run.id) : [];
+    const replayPlan = (phase: Phase, iteration: number | null): Replay | undefined => {
+      if (!resume) return undefined;
+      const row = phases.find((p) => p.phase === phase && p.iteration === iteration);
+      if (!row) return undefined; // never started: runs for real
+      if (row.status !== 'running') return { until: Infinity, recorded, skipAt: null };
+      const mine = resume.steps.filter((s) => s.phase === phase && s.iteration === iteration);
+      const doubt = mine.find((s) => s.status === 'in-doubt' || s.status === 'running');
+      const until = doubt ? (doubt.stepIndex ?? 0) : mine.reduce((m, s) => Math.max(m, (s.stepIndex ?? -1) + 1), 0);
+      return { until, recorded, skipAt: doubt && resume.mode === 'skip' ? until : null };
+    };
+
+    let outcome: RunStatus = 'completed';
+    let error: string | null = null;
+    const vars: Record<string, unknown> = {};
+    try {
+      if (ending) throw new Abort('task');
+      await this.phase(c, 'prep', null, wf.prep, { params: {}, vars }, replayPlan('prep', null));
+      for (let i = 0; i < payload.rows.length; i++) {
+        if (this.stopAfterIteration()) {
+          outcome = 'stopped';
+          break;
+        }
+        const scope: Scope = { params: payload.rows[i], vars: { ...vars } };
+        try {
+          await this.phase(c, 'main', i, wf.main, scope, replayPlan('main', i));
+        } catch (e) {
+          if (e instanceof Abort && e.kind === 'iteration') {
+            outcome = 'stopped';
+            break;
+          }
+          throw e;
+        }
+        Object.assign(vars, scope.vars);
+        if (this.stopAfterIteration()) {
+          outcome = 'stopped';
+          break;
+        }
+      }
+    } catch (e) {
+      if (e instanceof Shutdown) throw e;
+      if (e instanceof Abort) outcome = e.kind === 'task' ? 'aborted' : 'stopped';
+      else {
+        outcome = 'failed';
+        error = message(e);
+        await log('error', `Failed: ${error}`);
+      }
+    }
+
+    // cleanup runs after everything: success, stop, abort or failure
+    try {
+      c.stopping = outcome !== 'completed';
+      this.abortRequest = null; // cleanup itself runs; an abort asked for during cleanup ends it
+      await this.phase(c, 'cleanup', null, wf.cleanup, { params: {}, vars }, undefined);
+    } catch (e) {
+      if (e instanceof Shutdown) throw e;
+      if (!(e instanceof Abort)) {
+        error ??= `cleanup: ${message(e)}`;
+        if (outcome === 'completed') outcome = 'failed';
+      }
+      await log('warn', `Cleanup ended early: ${message(e)}`);
+    }
+    if (outcome === 'aborted') await this.setHeld(true);
+    await this.finish(c, outcome, error);
+  }
+
+  /** Read through a method: the operator changes it while a phase awaits (TypeScript would narrow a field). */
+  private stopAfterIteration(): boolean {
+    return this.abortRequest === 'iteration';
+  }
+
+  private async finish(c: Current, outcome: RunStatus, error: string | null) {
+    const taskStatus: TaskStatus = outcome === 'completed' ? 'done' : outcome === 'interrupted' ? 'interrupted' : outcome;
+    this.deck.unlock(c.owner);
+    await this.store.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
+    await this.store.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
+    await this.log(c.run.id, outcome === 'completed' ? 'info' : 'warn', `Run ${outcome}${error ? `: ${error}` : ''}.`);
+    this.current = null;
+    this.abortRequest = null;
+    this.emit('event', { type: 'run', run_id: c.run.id, task_id: c.task.id, status: outcome } satisfies RunnerEvent);
+    this.emitQueue();
+    this.emitStatus();
+  }
+
+  private async log(runId: number, level: 'info' | 'warn' | 'error', msg: string) {
+    const at = now();
+    await this.store.logs.add(runId, level, msg, at);
+    this.emit('event', { type: 'log', run_id: runId, level, message: msg, at: at.toISOString() } satisfies RunnerEvent);
+  }
+
+  /** Run one phase; with `replay`, its steps before `replay.until` come from the records (no instrument). */
+  private async phase(c: Current, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined) {
+    if (steps.length === 0 && phase !== 'main') return;
+    c.phase = phase;
+    if (iteration !== null) c.iteration = iteration;
+    c.step = 0;
+    c.steps = countSteps(steps);
+    const run = c.run.id;
+    const existing = replay ? (await this.store.phases.list(run)).find((p) => p.phase === phase && p.iteration === iteration) : undefined;
+    const phaseId = existing?.id ?? (await this.store.phases.create({ runId: run, phase, iteration, params: phase === 'main' ? scope.params : {}, startedAt: now() }));
+    if (existing) await this.store.phases.update(phaseId, { status: 'running', endedAt: null });
+    this.emitStatus();
+
+    const replaying = (at: StepAt) => replay !== undefined && at.index < replay.until;
+    const control: RunControl = {
+      beforeStep: async (at) => {
+        c.step = at.index;
+        if (replaying(at)) return;
+        if (this.closed) throw new Shutdown();
+        if (this.abortRequest === 'task') throw new Abort('task');
+        while (this.paused && !this.closed) {
+          this.resumeFlag ??= waiter();
+          this.emitStatus();
+          await this.resumeFlag.promise.finally(() => (this.resumeFlag = null));
+        }
+      },
+      call: async (at, instrument, method, args) => {
+        if (replaying(at)) {
+          const rec = replay!.recorded.get(`${phase}|${iteration}|${at.index}`);
+          if (rec?.status === 'ok') return rec.output;
+          throw new SkipInDoubt(); // failed (and skipped) before the crash: skipped again
+        }
+        if (replay?.skipAt === at.index) {
+          replay.skipAt = null;
+          throw new SkipInDoubt();
+        }
+        return this.callStep(c, at, instrument, method, args);
+      },
+      wait: async (at, seconds) => {
+        if (replaying(at)) return;
+        this.emitStep(c, at, 'start');
+        await this.sleep(seconds * 1000);
+        this.emitStep(c, at, 'ok');
+      },
+      pauseStep: async (at, msg) => {
+        if (replaying(at)) return;
+        this.waitingPause = Object.assign(waiter<void>(), { at, message: msg });
+        await this.log(run, 'info', `Waiting for the operator: ${msg}`);
+        this.emitStatus();
+        try {
+          await this.waitingPause.promise;
+        } finally {
+          this.waitingPause = null;
+          this.emitStatus();
+        }
+      },
+      onError: async (at, e) => {
+        if (e instanceof SkipInDoubt) return 'skip';
+        const error = message(e);
+        this.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
+        await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it (pause-resume), or abort.`);
+        this.emitStatus();
+        try {
+          const decision = await this.failed.promise;
+          await this.log(run, 'info', decision === 'retry' ? `Retrying ${at.path}.` : `Skipping ${at.path}.`);
+          return decision;
+        } finally {
+          this.failed = null;
+          this.emitStatus();
+        }
+      },
+      afterStep: (at) => {
+        c.step = at.index + 1;
+        this.emitStatusSoon();
+      },
+    };
+
+    try {
+      await runSteps(steps, scope, control, { phase, iteration });
+    } catch (e) {
+      await this.store.phases.update(phaseId, { status: e instanceof Abort ? 'stopped' : 'error', endedAt: now() });
+      throw e;
+    }
+    const outputs = phase === 'main' ? outputsOf(c.payload.definition, scope) : {};
+    await this.store.phases.update(phaseId, { status: 'ok', outputs, endedAt: now() });
+    if (phase === 'main' && iteration !== null) {
+      this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs } satisfies RunnerEvent);
+    }
+  }
+
+  private emitStep(c: Current, at: StepAt, state: 'start' | 'ok' | 'error', extra: Partial<Extract<RunnerEvent, { type: 'step' }>> = {}) {
+    this.emit('event', { type: 'step', run_id: c.run.id, phase: at.phase, iteration: at.iteration, path: at.path, index: at.index, state, kind: at.step.kind, ...extra } satisfies RunnerEvent);
+  }
+
+  /** One instrument call of a run: its record is `running` before the instrument is touched. */
+  private async callStep(c: Current, at: StepAt, instrument: string, method: string, args: Record<string, unknown>) {
+    const base = { runId: c.run.id, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument, method, userId: c.task.createdBy };
+    const id = await this.store.steps.insert({ ...base, args, output: null, status: 'running', error: null, startedAt: now(), endedAt: null });
+    this.emitStep(c, at, 'start', { instrument, method, step_id: id });
+    try {
+      const { output } = await this.deck.call(instrument, method, args, {
+        ...base,
+        owner: c.owner,
+        record: async (s) => {
+          await this.store.steps.update(id, { args: s.args, output: s.output, status: s.status, error: s.error, startedAt: s.startedAt, endedAt: s.endedAt });
+          return id;
+        },
+      });
+      this.emitStep(c, at, 'ok', { instrument, method, output, step_id: id });
+      return output;
+    } catch (e) {
+      if (!(isLabError(e) && e.code === 'instrument_error')) {
+        await this.store.steps.update(id, { status: 'error', error: message(e), endedAt: now() });
+      }
+      this.emitStep(c, at, 'error', { instrument, method, error: message(e), step_id: id });
+      throw e;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    const done = waiter<void>();
+    const entry = { timer: setTimeout(() => done.resolve(), ms), done };
+    this.sleeping.add(entry);
+    return done.promise.finally(() => this.sleeping.delete(entry));
+  }
+}
+
+/** The in-doubt step of a resumed run, skipped by the operator's choice. */
+class SkipInDoubt extends Error {
+  constructor() {
+    super('skipped after the interruption');
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The workflow model (DESIGN.md §4): a named, versioned JSON document of steps in three phases. This file
+ * is its one schema: the API validates with it, the builder and the OpenAPI document are generated from it.
+ * Nothing here evaluates user strings.
+ */
+import { z } from 'zod';
+
+const NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** Names of workflows, parameters and variables. The message follows the field path (`main[0].save_as …`). */
+const name = () => z.string().regex(NAME, 'must start with a letter or _ and use only letters, digits, _ or -');
+
+/** An argument: a literal, a workflow parameter, or a variable saved by an earlier step. */
+export const Arg = z.union(
+  [
+    z.strictObject({ value: z.unknown() }),
+    z.strictObject({ param: z.string().min(1) }),
+    z.strictObject({ var: z.string().min(1) }),
+  ],
+  { error: 'must be {"value": …}, {"param": "name"} or {"var": "name"}' },
+);
+export type Arg = z.infer<typeof Arg>;
+
+export const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='] as const;
+export const Condition = z.strictObject({ left: Arg, op: z.enum(COMPARISONS), right: Arg });
+export type Condition = z.infer<typeof Condition>;
+
+export type Step =
+  | { kind: 'call'; instrument: string; method: string; args?: Record<string, Arg>; save_as?: string; label?: string }
+  | { kind: 'wait'; seconds: number; label?: string }
+  | { kind: 'pause'; message?: string; label?: string }
+  | { kind: 'repeat'; times: number; steps: Step[]; label?: string }
+  | { kind: 'if'; condition: Condition; then: Step[]; else?: Step[]; label?: string };
+
+const label = z.string().max(200).optional();
+
+export const Step: z.ZodType<Step> = z.lazy(() =>
+  z.discriminatedUnion('kind', [
+    z.strictObject({
+      kind: z.literal('call'),
+      instrument: z.string().min(1),
+      method: z.string().min(1),
+      args: z.record(z.string(), Arg).optional(),
+      save_as: name().optional(),
+      label,
+    }),
+    z.strictObject({ kind: z.literal('wait'), seconds: z.number().min(0).max(7 * 24 * 3600), label }),
+    z.strictObject({ kind: z.literal('pause'), message: z.string().max(2000).optional(), label }),
+    z.strictObject({ kind: z.literal('repeat'), times: z.int().min(0).max(1_000_000), steps: z.array(Step), label }),
+    z.strictObject({ kind: z.literal('if'), condition: Condition, then: z.array(Step), else: z.array(Step).optional(), label }),
+  ]),
+);
+
+export const PARAMETER_TYPES = ['number', 'integer', 'string', 'boolean'] as const;
+export const Parameter = z.strictObject({
+  name: name(),
+  type: z.enum(PARAMETER_TYPES).default('number'),
+  default: z.union([z.number(), z.string(), z.boolean()]).optional(),
+  description: z.string().max(2000).optional(),
+});
+export type Parameter = z.infer<typeof Parameter>;
+
+export const PHASES = ['prep', 'main', 'cleanup'] as const;
+export type Phase = (typeof PHASES)[number];
+
+export const Workflow = z.strictObject({
+  name: name().max(100),
+  description: z.string().max(10_000).default(''),
+  parameters: z.array(Parameter).default([]),
+  /** Names of variables (`save_as`) reported as the outputs of each iteration. */
+  outputs: z.array(z.string().min(1)).default([]),
+  prep: z.array(Step).default([]),
+  main: z.array(Step).default([]),
+  cleanup: z.array(Step).default([]),
+});
+export type Workflow = z.infer<typeof Workflow>;
+export type WorkflowInput = z.input<typeof Workflow>;
