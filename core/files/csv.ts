@@ -1,0 +1,299 @@
+/**
+ * CSV in and out (DESIGN.md §6). Reading turns an upload into `{ columns, rows }` of strings and says what is
+ * wrong by the line a person sees in their editor; writing neutralises spreadsheet formulas.
+ *
+ * Reading rules:
+ * - the first line names the columns (trimmed; none may be empty or repeated);
+ * - an optional second row of type names (`number, string, …`, as older tools write it) is dropped and
+ *   returned as `types`;
+ * - a UTF-8 byte-order mark is stripped; text that is not UTF-8 is read as Latin-1 (old Excel exports);
+ * - the separator is `,`, or `;` / tab when the header line has no comma (European spreadsheets);
+ * - blank lines and rows of empty cells (`,,,` as spreadsheets write them) are skipped, anywhere;
+ * - spaces around a separator are dropped (`1, water` → `water`); quoted cells keep theirs;
+ * - every other row must have exactly as many cells as the header.
+ *
+ * Writing rule (formula injection): a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage
+ * return gets a leading `'` so a spreadsheet shows it as text instead of running it. A cell that is a plain
+ * number (`-1.5`, `+2`, `-3e-4`) is left alone: it is data, and a spreadsheet reads it as a number.
+ * Numbers, booleans and empty values are never touched. Exported files are not read back specially: an
+ * upload of `'=x` keeps the quote.
+ */
+import { parse as parseStream } from 'csv-parse';
+import { CsvError, parse as parseSync } from 'csv-parse/sync';
+import { Readable, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { LabError, type ErrorDetail } from '../errors.js';
+import { isTypeRow } from '../workflow/config.js';
+
+export interface CsvTable {
+  /** The header, trimmed. */
+  columns: string[];
+  /** One object per data row, every value a string (an empty cell is ''). */
+  rows: Record<string, string>[];
+  /** The type row, one name per column, when the file had one. */
+  types?: string[];
+  /** The line (1-based, as an editor counts) each row starts on: `lines[i]` belongs to `rows[i]`. */
+  lines: number[];
+}
+
+export interface ParseOptions {
+  /** Most data rows (default 100,000). */
+  maxRows?: number;
+  /** Most columns (default 1,000). */
+  maxColumns?: number;
+}
+
+export const MAX_ROWS = 100_000;
+export const MAX_COLUMNS = 1_000;
+/** At most this many problems are listed in `details`. */
+const MAX_DETAILS = 100;
+
+/** Text of a Buffer: UTF-8 when it is valid UTF-8, else Latin-1. Binary files (NUL bytes) are refused. */
+function decode(input: Buffer | string): string {
+  if (typeof input === 'string') return input;
+  if (input.includes(0)) {
+    throw new LabError('invalid_input', 'This is not a CSV text file (it has binary content: an Excel .xlsx? Save it as CSV).', [
+      { field: 'file', message: 'not a text file' },
+    ]);
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(input);
+  } catch {
+    return input.toString('latin1');
+  }
+}
+
+/** The separator: `,` unless the header line has none and has a `;` or a tab. */
+function sniffDelimiter(text: string): string {
+  const first = text.slice(0, text.search(/\r|\n|$/));
+  if (first.includes(',')) return ',';
+  if (first.includes(';')) return ';';
+  if (first.includes('\t')) return '\t';
+  return ',';
+}
+
+const invalid = (message: string, details: ErrorDetail[]) =>
+  new LabError('invalid_input', message, details.length > MAX_DETAILS ? [...details.slice(0, MAX_DETAILS), { message: `and ${details.length - MAX_DETAILS} more problems` }] : details);
+
+/** One error for a list of problems: the message names the first few. */
+function problems(details: ErrorDetail[]): LabError {
+  const shown = details.slice(0, 3).map((d) => `${d.field}: ${d.message}`);
+  const more = details.length > 3 ? `; and ${details.length - 3} more` : '';
+  return invalid(`The CSV file is malformed: ${shown.join('; ')}${more}`, details);
+}
+
+const tooManyRows = (max: number, line: number) =>
+  invalid(`The CSV file has more than ${max.toLocaleString('en')} rows; split it into smaller files.`, [{ field: `line ${line}`, message: `row ${max + 1}: more than ${max} rows` }]);
+
+interface RawRecord {
+  cells: string[];
+  /** The line the record starts on. */
+  line: number;
+}
+
+/**
+ * The reading machinery shared by the sync and the async parser: csv-parse options whose `on_record` keeps
+ * every non-blank record with the line it starts on, a mapper from csv-parse errors to LabErrors, and the
+ * checks that turn the records into a table.
+ */
+function reader(text: string, options: ParseOptions) {
+  const maxRows = options.maxRows ?? MAX_ROWS;
+  const maxColumns = options.maxColumns ?? MAX_COLUMNS;
+  // csv-parse is given these bytes, and says where each record ends in them (`bytes`). Lines are counted
+  // here, as an editor counts them (\r\n, \n or \r), because csv-parse counts \r\n inside quotes twice.
+  const bytes = Buffer.from(text, 'utf8');
+  let scanned = 0;
+  let lineNo = 1;
+  /** The line of a byte offset (offsets only grow). */
+  const lineAt = (offset: number) => {
+    for (; scanned < offset && scanned < bytes.length; scanned++) {
+      const c = bytes[scanned];
+      if (c === 0x0a || (c === 0x0d && bytes[scanned + 1] !== 0x0a)) lineNo++;
+    }
+    return lineNo;
+  };
+  const records: RawRecord[] = [];
+  let lastEnd = 0; // the byte offset where the previous record ended (and this one starts)
+  const csvOptions = {
+    bom: true,
+    delimiter: sniffDelimiter(text.replace(/^\uFEFF/, '')),
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true, // counted in table(), to name the line the row starts on
+    skip_empty_lines: false, // kept so every line is counted; dropped here
+    trim: true,
+    on_record: (cells: string[], ctx: { bytes: number }) => {
+      const line = lineAt(lastEnd);
+      lastEnd = ctx.bytes;
+      if (cells.every((c) => c === '')) return null; // blank line or a row of empty cells
+      // header + type row + maxRows rows at most: stop reading a huge file early
+      if (records.length > maxRows + 1) throw tooManyRows(maxRows, line);
+      records.push({ cells, line });
+      return null; // nothing is collected by csv-parse itself
+    },
+  };
+
+  /** A csv-parse error as a LabError naming the line the broken row starts on. */
+  function failure(e: unknown): unknown {
+    if (e instanceof LabError || !(e instanceof CsvError)) return e;
+    const line = lineAt(lastEnd);
+    const message =
+      e.code === 'CSV_QUOTE_NOT_CLOSED'
+        ? 'a quoted cell is never closed (a " is missing)'
+        : e.code === 'CSV_INVALID_CLOSING_QUOTE'
+          ? 'a quoted cell has text after its closing quote (write a " inside quotes as "")'
+          : e.message;
+    return invalid(`The CSV file is malformed at line ${line}: ${message}.`, [{ field: `line ${line}`, message }]);
+  }
+
+  function table(): CsvTable {
+    const head = records.shift();
+    if (!head) {
+      throw invalid('The CSV file is empty: its first line must name the columns.', [{ field: 'line 1', message: 'no header row' }]);
+    }
+    const columns = head.cells.map((c) => c.trim());
+    if (columns.length > maxColumns) {
+      throw invalid(`The CSV file has ${columns.length} columns; at most ${maxColumns} are allowed.`, [{ field: `line ${head.line}`, message: `more than ${maxColumns} columns` }]);
+    }
+    const details: ErrorDetail[] = [];
+    const seen = new Map<string, number>();
+    columns.forEach((c, i) => {
+      if (!c) details.push({ field: `line ${head.line}, column ${i + 1}`, message: 'the column has no name: name it or delete the column' });
+      else if (seen.has(c)) details.push({ field: `line ${head.line}, column ${i + 1}`, message: `"${c}" is also the name of column ${seen.get(c)! + 1}: column names must differ` });
+      else seen.set(c, i);
+    });
+    if (details.length) throw problems(details);
+
+    let types: string[] | undefined;
+    const first = records[0];
+    if (first && first.cells.length === columns.length && isTypeRow(Object.fromEntries(first.cells.map((c, i) => [String(i), c])))) {
+      types = first.cells.map((c) => c.trim().toLowerCase());
+      records.shift();
+    }
+
+    if (records.length > maxRows) throw tooManyRows(maxRows, records[maxRows]!.line);
+    const rows: Record<string, string>[] = [];
+    const lines: number[] = [];
+    for (const r of records) {
+      if (r.cells.length !== columns.length) {
+        details.push({
+          field: `line ${r.line}`,
+          message: `has ${r.cells.length} ${r.cells.length === 1 ? 'cell' : 'cells'}, but the header has ${columns.length} columns`,
+        });
+        continue;
+      }
+      // fromEntries defines own properties, so a column named __proto__ stays a plain key
+      rows.push(Object.fromEntries(columns.map((c, i) => [c, r.cells[i]!])));
+      lines.push(r.line);
+    }
+    if (details.length) throw problems(details);
+    return types ? { columns, rows, types, lines } : { columns, rows, lines };
+  }
+
+  return { bytes, csvOptions, failure, table };
+}
+
+/** Parse a CSV (small inputs: it holds the event loop while it reads). Throws LabError invalid_input naming the line. */
+export function parseCsv(input: Buffer | string, options: ParseOptions = {}): CsvTable {
+  const text = decode(input);
+  const r = reader(text, options);
+  try {
+    parseSync(r.bytes, r.csvOptions);
+  } catch (e) {
+    throw r.failure(e);
+  }
+  return r.table();
+}
+
+/** Bytes fed to the parser between two turns of the event loop. */
+const CHUNK = 64 * 1024;
+
+/**
+ * Parse a CSV in chunks, letting the event loop run between them (an upload of 100,000 rows takes a few
+ * hundred milliseconds of parsing; a run in progress must not stall meanwhile). Same result and errors as
+ * `parseCsv`.
+ */
+export async function parseCsvAsync(input: Buffer | string, options: ParseOptions = {}): Promise<CsvTable> {
+  const text = decode(input);
+  const r = reader(text, options);
+  const parser = parseStream(r.csvOptions);
+  let failed: unknown = null;
+  const done = new Promise<void>((resolve) => {
+    parser.once('error', (e) => {
+      failed = e;
+      resolve();
+    });
+    parser.once('finish', () => resolve());
+  });
+  parser.resume(); // nothing is pushed (on_record returns null), but keep the readable side flowing
+  for (let i = 0; i < r.bytes.length && !failed; i += CHUNK) {
+    parser.write(r.bytes.subarray(i, i + CHUNK));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (!failed) parser.end();
+  await done;
+  if (failed) throw r.failure(failed);
+  return r.table();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Writing
+
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const RISKY = /^[=+\-@\t\r]/;
+
+/** A cell as text: numbers and booleans as JS writes them, dates as ISO 8601, objects as JSON, null as ''. */
+export function cellText(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return neutralise(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  if (value instanceof Date) return value.toISOString();
+  return neutralise(JSON.stringify(value) ?? '');
+}
+
+/** `'`-prefix a text that a spreadsheet would run as a formula; plain numbers stay as they are. */
+export function neutralise(text: string): string {
+  return RISKY.test(text) && !NUMBER.test(text) ? `'${text}` : text;
+}
+
+/** Quote a cell when it holds a separator, a quote, a line break, or spaces at either end. */
+const quote = (s: string) => (/[",\r\n]|^\s|\s$/.test(s) ? `"${s.replace(/"/g, '""')}"` : s);
+
+/** One CSV line (with its `\r\n`), every cell through `cellText`. */
+export function csvLine(values: readonly unknown[]): string {
+  return `${values.map((v) => quote(cellText(v))).join(',')}\r\n`;
+}
+
+/** A whole CSV text: the header, then one line per row (cells by column name; missing ones are empty). */
+export function toCsv(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
+  let out = csvLine(columns);
+  for (const row of rows) out += csvLine(columns.map((c) => row[c]));
+  return out;
+}
+
+/**
+ * A CSV as a stream of text chunks (one per batch), for exports too large to hold: the header, then the
+ * batches' rows. Use with `Readable.from(...)`, or `writeCsv`.
+ */
+export async function* csvChunks(
+  columns: readonly string[],
+  batches: AsyncIterable<readonly Record<string, unknown>[]> | Iterable<readonly Record<string, unknown>[]>,
+): AsyncGenerator<string> {
+  yield csvLine(columns);
+  for await (const batch of batches) {
+    let chunk = '';
+    for (const row of batch) chunk += csvLine(columns.map((c) => row[c]));
+    if (chunk) yield chunk;
+  }
+}
+
+/**
+ * Stream a CSV to `out` (an HTTP response, a file) with back-pressure: memory stays flat whatever the size.
+ * Resolves when written; rejects (and stops reading batches) when `out` fails or is closed early.
+ */
+export async function writeCsv(
+  out: Writable,
+  columns: readonly string[],
+  batches: AsyncIterable<readonly Record<string, unknown>[]> | Iterable<readonly Record<string, unknown>[]>,
+): Promise<void> {
+  await pipeline(Readable.from(csvChunks(columns, batches)), out);
+}

@@ -1,0 +1,205 @@
+/**
+ * FileStore: uploads checked and kept under generated names, found again only by those names, inside their
+ * folder; config and history files checked against a workflow; a run's data as a table.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { LabError } from '../../core/errors.js';
+import { DEFAULT_UPLOAD_LIMIT, FileStore } from '../../core/files/store.js';
+import { runData, runIdOfFileName } from '../../core/files/rundata.js';
+import type { Store } from '../../core/store/types.js';
+import { Workflow } from '../../core/workflow/model.js';
+import { testStore } from '../helpers/db.js';
+
+let store: Store;
+let dataDir: string;
+let cleanup: () => Promise<void>;
+let files: FileStore;
+
+beforeAll(async () => {
+  ({ store, dataDir, cleanup } = await testStore());
+  files = new FileStore(store, dataDir);
+});
+afterAll(async () => {
+  await cleanup();
+});
+
+async function labError(p: Promise<unknown>): Promise<LabError> {
+  const e = await p.then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  expect(e).toBeInstanceOf(LabError);
+  return e as LabError;
+}
+
+const dose = Workflow.parse({
+  name: 'dose',
+  parameters: [
+    { name: 'volume', type: 'number' },
+    { name: 'count', type: 'integer', default: 1 },
+    { name: 'solvent', type: 'string', default: 'water' },
+  ],
+  outputs: ['mass'],
+});
+
+describe('FileStore.save', () => {
+  it('keeps a config file under a generated name in its folder, as uploaded, and records it', async () => {
+    const data = Buffer.from('volume,solvent\n1.5,water\n2,ethanol\n');
+    const { file, table } = await files.save('config', data, 'C:\\Users\\me\\my config.csv', { workflow: dose });
+    expect(file.storedName).toMatch(/^cfg-[0-9a-f]{16}\.csv$/);
+    expect(file).toMatchObject({ kind: 'config', originalName: 'my config.csv', workflow: 'dose', rows: 2, columns: ['volume', 'solvent'], size: data.length });
+    expect(table.rows).toHaveLength(2);
+    const dir = path.join(dataDir, 'files', 'config');
+    expect(fs.readFileSync(path.join(dir, file.storedName))).toEqual(data);
+    expect(fs.readdirSync(dir).filter((n) => n.endsWith('.part'))).toEqual([]);
+    expect(await store.files.get(file.storedName)).toMatchObject({ id: file.id });
+    const again = await files.save('config', data, 'my config.csv');
+    expect(again.file.storedName).not.toBe(file.storedName);
+    expect(again.file.workflow).toBeNull();
+  });
+
+  it('keeps a history file under hist-…, in the history folder', async () => {
+    const { file } = await files.save('history', Buffer.from('volume,mass\n1,0.99\n'), '../../etc/passwd', { workflow: dose, userId: null });
+    expect(file.storedName).toMatch(/^hist-[0-9a-f]{16}\.csv$/);
+    expect(file.originalName).toBe('passwd');
+    expect(fs.existsSync(path.join(dataDir, 'files', 'history', file.storedName))).toBe(true);
+  });
+
+  it('checks a config against the workflow: the bad value is named by line and column', async () => {
+    // the type row shifts the lines by one: the bad row is on line 4
+    const e = await labError(files.save('config', Buffer.from('volume,count\nfloat,int\n1,2\nlots,3\n'), 'c.csv', { workflow: dose }));
+    expect(e.code).toBe('invalid_input');
+    expect(e.details).toEqual([{ field: 'line 4, column volume', message: expect.stringContaining('"lots" is not a number') }]);
+    expect(e.message).toContain('line 4, column volume');
+    const missing = await labError(files.save('config', Buffer.from('count\n2\n'), 'c.csv', { workflow: dose }));
+    expect(missing.details?.[0]).toMatchObject({ field: 'line 2, column volume', message: expect.stringContaining('no default') });
+    const unknown = await labError(files.save('config', Buffer.from('volume,speed\n1,2\n'), 'c.csv', { workflow: dose }));
+    expect(unknown.details).toEqual([{ field: 'line 1, column speed', message: expect.stringContaining('its parameters are volume, count, solvent') }]);
+  });
+
+  it('checks a history file: columns are parameters or outputs, parameter cells of their type (empty allowed)', async () => {
+    await files.save('history', Buffer.from('volume,count,mass\n1,2,0.5\n2,,\n'), 'h.csv', { workflow: dose });
+    const col = await labError(files.save('history', Buffer.from('volume,yield\n1,2\n'), 'h.csv', { workflow: dose }));
+    expect(col.details).toEqual([{ field: 'line 1, column yield', message: expect.stringContaining('neither a parameter nor an output') }]);
+    const val = await labError(files.save('history', Buffer.from('volume,count,mass\n1,2,x\n1,2.5,3\n'), 'h.csv', { workflow: dose }));
+    expect(val.details).toEqual([{ field: 'line 3, column count', message: expect.stringContaining('not a whole number') }]);
+    // without a workflow any well-formed table is fine (outputs may be text)
+    await files.save('history', Buffer.from('anything,at_all\nx,1\n'), 'h.csv');
+  });
+
+  it('refuses a malformed file, a header with no rows, and a file over the limit, writing nothing', async () => {
+    const before = (await store.files.list('config')).length;
+    const bad = await labError(files.save('config', Buffer.from('a,b\n1,2\n3\n'), 'c.csv'));
+    expect(bad.details).toEqual([{ field: 'line 3', message: expect.stringContaining('has 1 cell') }]);
+    expect((await labError(files.save('config', Buffer.from('volume\n'), 'c.csv'))).message).toContain('no rows');
+    expect(files.limitBytes).toBe(DEFAULT_UPLOAD_LIMIT);
+    const small = new FileStore(store, dataDir, { limitBytes: 10 });
+    const big = await labError(small.save('config', Buffer.from('volume\n1\n2\n3\n'), 'c.csv'));
+    expect(big.code).toBe('payload_too_large');
+    expect((await store.files.list('config')).length).toBe(before);
+  });
+
+  it('removes the written file when it cannot be recorded', async () => {
+    const failing = Object.create(store) as Store;
+    Object.defineProperty(failing, 'files', { value: { ...store.files, add: () => Promise.reject(new Error('database down')) } });
+    const dir = path.join(dataDir, 'files', 'config');
+    const before = fs.readdirSync(dir).sort();
+    await expect(new FileStore(failing, dataDir).save('config', Buffer.from('volume\n1\n'), 'c.csv')).rejects.toThrow('database down');
+    expect(fs.readdirSync(dir).sort()).toEqual(before);
+  });
+});
+
+describe('FileStore.open and read', () => {
+  it('finds a file by its generated name only, and reads it parsed', async () => {
+    const { file } = await files.save('config', Buffer.from('\uFEFFvolume\nnumber\n3\n'), 'c.csv');
+    const opened = await files.open(file.storedName);
+    expect(opened.path).toBe(path.join(dataDir, 'files', 'config', file.storedName));
+    const { table } = await files.read(file.storedName);
+    expect(table).toMatchObject({ columns: ['volume'], rows: [{ volume: '3' }], types: ['number'] });
+    expect(await files.configRows(file.storedName, dose)).toEqual([{ volume: 3, count: 1, solvent: 'water' }]);
+  });
+
+  it('refuses paths, traversal, encoded names, unknown names and the wrong kind with not_found', async () => {
+    const { file } = await files.save('history', Buffer.from('volume\n1\n'), 'h.csv');
+    // a real file outside the folders, at a name a traversal would reach
+    fs.writeFileSync(path.join(dataDir, 'secret.csv'), 'volume\n1\n');
+    const attempts = [
+      '../secret.csv',
+      '../../secret.csv',
+      '..%2fsecret.csv',
+      '%2e%2e/secret.csv',
+      path.join(dataDir, 'secret.csv'),
+      '/etc/passwd',
+      `history/${file.storedName}`,
+      `../history/${file.storedName}`,
+      `${file.storedName}/`,
+      `${file.storedName}.part`,
+      file.storedName.toUpperCase(),
+      'hist-0000000000000000.csv', // the right shape, never generated
+      'cfg-0123456789abcdef.csv',
+      '',
+    ];
+    for (const name of attempts) {
+      const e = await labError(files.open(name));
+      expect({ name, code: e.code }).toEqual({ name, code: 'not_found' });
+    }
+    expect((await labError(files.open(file.storedName, 'config'))).code).toBe('not_found');
+    expect((await labError(files.configRows(file.storedName, dose))).code).toBe('not_found');
+  });
+
+  it('says not_found when a recorded file is gone from disk', async () => {
+    const { file } = await files.save('history', Buffer.from('volume\n1\n'), 'h.csv');
+    fs.unlinkSync((await files.open(file.storedName)).path);
+    expect((await labError(files.read(file.storedName))).message).toContain('no longer on disk');
+  });
+
+  it('lists uploads by kind and workflow, newest first', async () => {
+    const a = await files.save('config', Buffer.from('volume\n1\n'), 'a.csv', { workflow: dose });
+    const b = await files.save('config', Buffer.from('volume\n2\n'), 'b.csv', { workflow: dose });
+    const listed = (await files.list('config', 'dose')).map((f) => f.storedName);
+    expect(listed.slice(0, 2)).toEqual([b.file.storedName, a.file.storedName]);
+    expect((await files.list('history', 'dose')).every((f) => f.kind === 'history' && f.workflow === 'dose')).toBe(true);
+  });
+});
+
+describe('runData', () => {
+  it('is one row per main iteration: parameter columns then output columns, in iteration order', async () => {
+    const run = await store.runs.create({
+      taskId: null,
+      name: 'dose run',
+      workflowName: 'dose',
+      workflowVersion: 1,
+      workflow: dose,
+      parameters: [],
+      status: 'completed',
+      userId: null,
+      startedAt: new Date(),
+    });
+    const phase = async (phase: 'prep' | 'main' | 'cleanup', iteration: number | null, params: unknown, outputs: unknown) => {
+      const id = await store.phases.create({ runId: run.id, phase, iteration, params, startedAt: new Date() });
+      if (outputs !== undefined) await store.phases.update(id, { outputs, status: 'ok' });
+    };
+    await phase('prep', null, {}, {});
+    await phase('main', 1, { volume: 2, count: 1, solvent: 'water' }, { mass: 1.98 });
+    await phase('main', 0, { volume: 1, count: 1, solvent: '=evil' }, { mass: 0.99, extra: 'x' });
+    await phase('main', 2, { volume: 3, count: 1, solvent: 'water' }, undefined); // failed before outputs
+    await phase('cleanup', null, {}, {});
+    const data = await runData(store, run.id);
+    expect(data.columns).toEqual(['volume', 'count', 'solvent', 'mass', 'extra']);
+    expect(data.parameters).toEqual(['volume', 'count', 'solvent']);
+    expect(data.rows).toEqual([
+      { volume: 1, count: 1, solvent: '=evil', mass: 0.99, extra: 'x' },
+      { volume: 2, count: 1, solvent: 'water', mass: 1.98 },
+      { volume: 3, count: 1, solvent: 'water' },
+    ]);
+    expect((await labError(runData(store, 999999))).code).toBe('not_found');
+  });
+
+  it('reads run-<id>.csv names and nothing else', () => {
+    expect(runIdOfFileName('run-12.csv')).toBe(12);
+    for (const n of ['run-0.csv', 'run-012.csv', 'run-1', 'run-1.csv.part', '../run-1.csv', 'run-99999999999999999.csv', 'run--1.csv']) {
+      expect(runIdOfFileName(n)).toBeNull();
+    }
+  });
+});
