@@ -4,6 +4,7 @@ import { isLabError } from '../core/errors.js';
 import { registerInitCommands } from './init.js';
 import { EXIT } from './io.js';
 import { registerPluginsCommands } from './plugins.js';
+import { registerRunCommand } from './run.js';
 import { registerUserCommands } from './user.js';
 
 const program = new Command()
@@ -25,7 +26,7 @@ const port = (v: string) => {
 const common = (c: Command) =>
   c
     .option('--deck <file>', 'deck module (default: the demo deck)')
-    .option('--plugins <dir>', 'plugin folder, watched for changes', 'lab-plugins')
+    .option('--plugins <dir>', 'plugin folder (lab serve watches it for changes)', 'lab-plugins')
     .option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data')
     .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)');
 
@@ -55,6 +56,7 @@ common(program.command('serve').description('serve the web app'))
     process.once('SIGTERM', stop);
   });
 
+registerRunCommand(program, common);
 registerUserCommands(program);
 registerPluginsCommands(program);
 registerInitCommands(program);

@@ -106,7 +106,163 @@ async function foundation() {
   }
 }
 
-const sections = { foundation };
+/** A module of the build (`npm run build` first): the bench drives the same code `lab serve` runs. */
+async function built(rel) {
+  const url = new URL(`../dist/${rel}`, import.meta.url);
+  try {
+    return await import(url.href);
+  } catch (e) {
+    throw new Error(`dist/${rel} is missing or broken: run \`npm run build\` first (${e.message})`);
+  }
+}
+
+const rssOf = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+
+/** Wait for the runner's `run` event that ends `taskId`'s run; its run id. */
+function runEnd(runner, taskId) {
+  return new Promise((resolve, reject) => {
+    const on = (e) => {
+      if (e.type === 'run' && e.task_id === taskId && e.status !== 'running') {
+        runner.off('event', on);
+        if (e.status === 'completed') resolve(e.run_id);
+        else reject(new Error(`the bench run ended ${e.status}`));
+      }
+    };
+    runner.on('event', on);
+  });
+}
+
+async function orchestration() {
+  console.log('\n== orchestration (issue 3): no-op steps through the real runner with step records, SQLite, in process ==');
+  const { createRuntime } = await built('core/runtime.js');
+  const dir = await mkdtemp(join(tmpdir(), 'labdeck-bench-'));
+  const runtime = await createRuntime({ dataDir: dir, watch: false, pluginDirs: [] });
+  const ping = { kind: 'call', instrument: 'noop', method: 'ping' };
+  /** Queue `workflow` × `iterations`, run it to the end; ms per recorded step. */
+  const timeRun = async (name, main, iterations) => {
+    await runtime.store.workflows.save(name, { name, main }, null);
+    const t0 = performance.now();
+    const task = await runtime.runner.submit({ workflow: name, repeat: iterations, userId: null });
+    const runId = await runEnd(runtime.runner, task.id);
+    const ms = performance.now() - t0;
+    let steps = 0;
+    for await (const batch of runtime.store.runSteps.iterate(runId, 5000)) steps += batch.filter((x) => x.status === 'ok').length;
+    return { ms, steps, perStep: ms / steps };
+  };
+  try {
+    await timeRun('bench-warmup', [{ kind: 'repeat', times: 100, steps: [ping] }], 20); // JIT and page cache
+    const a = await timeRun('bench-100x100', [{ kind: 'repeat', times: 100, steps: [ping] }], 100);
+    const b = await timeRun('bench-1x10000', [{ kind: 'repeat', times: 10_000, steps: [ping] }], 1);
+    if (a.steps !== 10_000 || b.steps !== 10_000) throw new Error(`expected 10,000 recorded steps, got ${a.steps} and ${b.steps}`);
+    line('overhead per step, 100 iterations × 100 calls', `${a.perStep.toFixed(3)} ms`, '< 0.5 ms', a.perStep < 0.5);
+    line('overhead per step, 1 iteration × 10,000 calls', `${b.perStep.toFixed(3)} ms`, '< 0.5 ms', b.perStep < 0.5);
+    console.log(`  (10,000 steps in ${(a.ms / 1000).toFixed(2)} s and ${(b.ms / 1000).toFixed(2)} s: queue, phase and step records, events, deck call with validation and lock)`);
+  } finally {
+    await runtime.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function records() {
+  console.log('\n== records (issue 3): 100,000 runs and a 100,000-step run in SQLite, through `lab serve` ==');
+  const { openStore, dataSourceOf } = await built('core/store/index.js');
+  const dir = await mkdtemp(join(tmpdir(), 'labdeck-bench-'));
+  const N = 100_000;
+  let runId;
+  {
+    // Filled before the server starts, in bulk (as test/unit/store-runs.test.ts does): every run carries an
+    // ~800-byte workflow snapshot; run n is "Run n Titration" when n % 10 = 0, else "Run n dose".
+    const store = await openStore({ dataDir: dir });
+    const ds = dataSourceOf(store);
+    const t = performance.now();
+    await ds.query(
+      `WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ${N}) ` +
+        `INSERT INTO "runs" ("name", "workflow_name", "workflow_version", "workflow", "parameters", "status", "started_at", "ended_at") ` +
+        `SELECT 'Run ' || n || CASE WHEN n % 10 = 0 THEN ' Titration' ELSE ' dose' END, 'wf-' || (n % 50), 1, ` +
+        `'{"name":"wf","main":"' || hex(zeroblob(400)) || '"}', '[{"x":1}]', 'completed', '2024-01-01 00:00:00.000', '2024-01-01 00:01:00.000' FROM seq`,
+    );
+    const run = await store.runs.create({ taskId: null, name: 'Big export', workflowName: 'wf-big', workflowVersion: 1, workflow: { name: 'wf-big' }, parameters: [], status: 'completed', userId: null, startedAt: new Date() });
+    runId = run.id;
+    await ds.query(
+      `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ${N - 1}) ` +
+        `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", "started_at", "ended_at") ` +
+        `SELECT ${runId}, 'main', n / 10, n % 10, 'pump', 'dose', '{"volume_ml":1.5,"note":"=SUM(A1)"}', '{"mass_g":0.98,"raw":[1,2,3]}', 'ok', ` +
+        `'2024-01-01 00:00:00.000', '2024-01-01 00:00:00.031' FROM seq`,
+    );
+    console.log(`  (filled in ${((performance.now() - t) / 1000).toFixed(1)} s: ${N.toLocaleString('en')} runs, ${N.toLocaleString('en')} steps in run ${runId})`);
+    await store.close();
+  }
+  const s = await startServer(dir);
+  try {
+    const token = await tokenFor(s.base);
+    const headers = { authorization: `Bearer ${token}`, accept: 'application/json' };
+    const timeGet = async (path, check) => {
+      const times = [];
+      for (let i = 0; i < 25; i++) {
+        const t = performance.now();
+        const r = await http('GET', `${s.base}${path}`, { headers });
+        times.push(performance.now() - t);
+        if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text.slice(0, 200)}`);
+        if (i === 0) check(JSON.parse(r.text));
+      }
+      return { first: times[0], median: median(times.slice(1)) };
+    };
+    const kw = await timeGet('/executions/records?keyword=titration&page=500&format=json', (b) => {
+      if (b.total !== N / 10 || b.records.length !== 20 || b.records[0].name !== 'Run 200 Titration') throw new Error(`wrong page: ${JSON.stringify(b).slice(0, 300)}`);
+    });
+    line('records list, keyword, page 500 (median of 24)', `${kw.median.toFixed(1)} ms`, '< 50 ms', kw.median < 50);
+    console.log(`  (first request ${kw.first.toFixed(1)} ms; HTTP round trip included, bearer token, 10,000 matches of 100,000 runs)`);
+    const plain = await timeGet('/executions/records?page=500&format=json', (b) => {
+      if (b.total !== N + 1 || b.records.length !== 20) throw new Error('wrong page');
+    });
+    line('records list, no keyword, page 500', `${plain.median.toFixed(1)} ms`, '(reported)');
+    const wf = await timeGet('/executions/records?keyword=WF-7&format=json', (b) => {
+      if (b.total !== N / 50) throw new Error('wrong total');
+    });
+    line('records list, workflow-name keyword, page 1', `${wf.median.toFixed(1)} ms`, '(reported)');
+
+    // The steps CSV of the 100,000-step run, streamed; the server's RSS is sampled during the stream.
+    const stream = () =>
+      new Promise((resolve, reject) => {
+        let rows = -1; // the header
+        let bytes = 0;
+        let peak = 0;
+        const t = performance.now();
+        const sampler = setInterval(() => rssOf(s.proc.pid).then((m) => (peak = Math.max(peak, m)), () => undefined), 10);
+        const req = request(`${s.base}/executions/records/${runId}/steps_data_csv`, { headers: { authorization: `Bearer ${token}` }, agent }, (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`steps CSV: ${res.statusCode}`));
+          res.on('data', (c) => {
+            bytes += c.length;
+            for (let i = c.indexOf(10); i !== -1; i = c.indexOf(10, i + 1)) rows++;
+          });
+          res.on('end', () => {
+            clearInterval(sampler);
+            resolve({ rows, bytes, ms: performance.now() - t, peak });
+          });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    await new Promise((r) => setTimeout(r, 300));
+    // The first stream of a fresh server also grows V8's young generation and heap headroom (a one-off,
+    // bounded: the heap after a GC is back where it was); the second shows the steady state.
+    for (const warm of [false, true]) {
+      const before = await rssOf(s.proc.pid);
+      const r = await stream();
+      if (r.rows !== N) throw new Error(`the CSV has ${r.rows} rows, not ${N}`);
+      const growth = Math.max(0, r.peak - before);
+      const size = `${(r.bytes / 1e6).toFixed(0)} MB`;
+      if (warm) line('steps CSV, 100,000 rows: RSS growth, warm', `+${growth.toFixed(0)} MB`, `flat (< 10 MB; the file is ${size})`, growth < 10);
+      else line('steps CSV, 100,000 rows: RSS growth, cold server', `+${growth.toFixed(0)} MB`, '(reported: heap warm-up)');
+      line('  rows per second', `${Math.round(r.rows / (r.ms / 1000)).toLocaleString('en')}`, `(${(r.ms / 1000).toFixed(2)} s, ${size}; RSS ${before.toFixed(0)} → peak ${r.peak.toFixed(0)} MB)`);
+    }
+  } finally {
+    await stop(s.proc);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+const sections = { foundation, records, orchestration };
 const only = process.argv.slice(2);
 for (const [name, run] of Object.entries(sections)) {
   if (only.length && !only.includes(name)) continue;

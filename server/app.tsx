@@ -15,8 +15,12 @@ import { asLabError, errorBody, render, statusOf, wantsJson } from './http.js';
 import { apiDocRoutes } from './routes/api-docs.js';
 import { authRoutes } from './routes/auth.js';
 import { deviceRoutes } from './routes/devices.js';
+import { executionRoutes } from './routes/executions.js';
+import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { instrumentRoutes } from './routes/instruments.js';
+import { recordRoutes } from './routes/records.js';
+import { workflowRoutes } from './routes/workflows.js';
 import { authenticate, csrfGuard, requireLogin } from './security.js';
 import { DbSessionStore } from './session-store.js';
 import { ErrorPage } from './views/layout.js';
@@ -110,6 +114,10 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(requireLogin);
   router.use(deviceRoutes(runtime));
   router.use(instrumentRoutes(runtime));
+  router.use(workflowRoutes(runtime));
+  router.use(executionRoutes(runtime));
+  router.use(fileRoutes(runtime));
+  router.use(recordRoutes(runtime));
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
   router.use(onError);

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import type { InstrumentSchema, JSONSchema } from '../core/contracts/index.js';
 import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
+import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
 import { ROUTES, type RouteInfo } from './catalogue.js';
 
 export const MOUNT = '/app';
@@ -179,7 +180,51 @@ const REQUEST = {
     kwargs: z.record(z.string(), z.unknown()).optional().describe("The driver's options (its JSON Schema: GET /app/instruments/new/{instrument})"),
   }),
   ConnectForm: z.looseObject({ device_name: NAME }).describe('device_name plus one field per driver option, as text'),
+  RunBody: z.object({
+    workflow: z.string().min(1).describe('A saved workflow (GET /app/workflows)'),
+    config: z.array(z.record(z.string(), z.unknown())).optional().describe('One object of parameter values per iteration'),
+    repeat: z.int().min(1).optional().describe('Or: this many iterations with the parameter defaults'),
+    name: z.string().max(200).optional().describe('Display name of the task (default "<workflow> × n")'),
+    config_file: z.string().optional().describe('Or: the filename of an uploaded config CSV (POST /app/files/batch-configs)'),
+  }),
+  RunForm: z
+    .looseObject({ workflow: z.string(), repeat: z.string().optional(), name: z.string().optional(), config_file: z.string().optional() })
+    .describe('The page\'s form: `rows[i][param]` fields, `repeat`, or `config_file`'),
+  QueueIdBody: z.object({ id: z.int().min(1).describe('A queued task') }),
+  ReorderBody: z.object({ id: z.int().min(1), direction: z.enum(['up', 'down', 'top', 'bottom']) }),
+  RenameBody: z.object({ id: z.int().min(1), new_name: z.string().min(1).max(200) }),
 } as const;
+
+/** A run record in the records list (GET /executions/records), and the head of one record. */
+const RecordSummary = z.looseObject({
+  id: z.int(),
+  name: z.string(),
+  workflow: z.string().describe('The workflow name'),
+  workflow_version: z.int().nullable(),
+  status: z.enum(['running', 'completed', 'failed', 'stopped', 'aborted', 'interrupted']),
+  error: z.string().nullable(),
+  task_id: z.int().nullable(),
+  user_id: z.int().nullable(),
+  user: z.string().nullable().describe('Who queued the run; null for a headless run'),
+  started_at: ISO_DATE,
+  ended_at: ISO_DATE.nullable(),
+  duration_ms: z.number().nullable(),
+  iterations: z.int().nullable().describe('Iterations planned (parameter rows)'),
+});
+const RecordStep = z.looseObject({
+  task_id: z.int().describe('The call record: GET /app/instruments/task/{task_id}'),
+  index: z.int().nullable().describe('0-based count of executed steps in the phase run'),
+  path: z.string().nullable().describe('Where the step is in the workflow (main[1].steps[0]); null when an earlier `if` makes it unknown'),
+  instrument: z.string(),
+  method: z.string(),
+  args: z.unknown().optional(),
+  output: z.unknown().optional(),
+  status: z.enum(['ok', 'error', 'running', 'in-doubt']),
+  error: z.string().nullable(),
+  started_at: ISO_DATE,
+  ended_at: ISO_DATE.nullable(),
+  duration_ms: z.number().nullable(),
+});
 
 const RESPONSE = {
   Error: z
@@ -209,7 +254,7 @@ const RESPONSE = {
   Account: z.object({
     user: User,
     tokens: z.array(
-      z.object({ id: z.int(), userId: z.int(), name: z.string(), prefix: z.string(), createdAt: ISO_DATE, lastUsedAt: ISO_DATE.nullable() }),
+      z.object({ id: z.int(), name: z.string(), prefix: z.string(), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
     ),
     signup_open: z.boolean(),
     users: z.array(User).optional().describe('Every account (admins only)'),
@@ -242,6 +287,73 @@ const RESPONSE = {
   }),
   Driver,
   DriverList: z.object({ drivers: z.array(Driver) }),
+  RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
+  QueueTask: z.looseObject({
+    id: z.int(),
+    name: z.string(),
+    kind: z.enum(['workflow', 'campaign']),
+    status: z.enum(['pending', 'running', 'interrupted', 'done', 'failed', 'stopped', 'aborted']),
+    position: z.number(),
+    workflow: z.string().nullable(),
+    iterations: z.int().nullable(),
+    run_id: z.int().nullable(),
+    payload: z.unknown().optional().describe('GET /app/executions/queue/task/{task_id} only: the workflow and its rows'),
+  }),
+  QueueList: z.looseObject({ tasks: z.array(z.looseObject({ id: z.int(), name: z.string(), status: z.string() })), paused: z.boolean().optional(), queue_held: z.boolean().optional() }),
+  RunnerStatus: z.looseObject({
+    busy: z.boolean(),
+    state: z.enum(['idle', 'running', 'paused', 'failed', 'stopping']),
+    paused: z.boolean(),
+    queue_held: z.boolean(),
+    current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
+    progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
+  }),
+  CurrentTask: z.looseObject({ current_task: z.looseObject({ id: z.int() }).nullable(), state: z.string() }),
+  Deleted: z.looseObject({ deleted: z.union([z.int(), z.string()]) }),
+  RecordList: z.object({
+    records: z.array(RecordSummary).describe('Newest first'),
+    page: z.int(),
+    per_page: z.int(),
+    total: z.int().describe('Records matching the keyword'),
+    pages: z.int().describe('Pages of results (0 when none)'),
+  }),
+  Record: RecordSummary.extend({
+    definition: z.unknown().optional().describe('The workflow document as it was when the run started'),
+    parameters: z.unknown().optional().describe('The parameter rows, one per iteration'),
+    phases: z.array(
+      z.looseObject({
+        id: z.int().nullable(),
+        phase: z.string().describe('prep, main or cleanup'),
+        iteration: z.int().nullable().describe('0-based iteration of main; null for prep and cleanup'),
+        status: z.enum(['running', 'ok', 'error', 'skipped', 'stopped']).nullable(),
+        params: z.unknown().optional(),
+        outputs: z.unknown().optional(),
+        started_at: ISO_DATE.nullable(),
+        ended_at: ISO_DATE.nullable(),
+        duration_ms: z.number().nullable(),
+        steps: z.array(RecordStep),
+        steps_complete: z.boolean().describe('false when the steps were cut at the limit at or before this phase'),
+      }),
+    ),
+    logs: z.array(z.object({ at: ISO_DATE, level: z.enum(['info', 'warn', 'error']), message: z.string() })),
+    steps_shown: z.int().describe('Step records in `phases` (at most 10,000: the steps CSV has all)'),
+    steps_truncated: z.boolean(),
+  }),
+  PlotData: z.object({
+    run_id: z.int(),
+    workflow: z.string(),
+    parameters: z.array(z.string()).describe('Parameter names'),
+    outputs: z.array(z.string()).describe('Output names'),
+    iterations: z.array(
+      z.object({
+        iteration: z.int().describe('0-based'),
+        params: z.record(z.string(), z.unknown()),
+        outputs: z.record(z.string(), z.unknown()),
+        status: z.enum(['running', 'ok', 'error', 'skipped', 'stopped']),
+      }),
+    ),
+    series: z.record(z.string(), z.array(z.number().nullable())).describe('Per parameter and output, one value per entry of `iterations`: numbers only, anything else null'),
+  }),
 };
 
 /** Drop `additionalProperties: false`: a response may gain fields without breaking generated clients. */
@@ -269,6 +381,7 @@ function fixedSchemas(): Record<string, SchemaObject> {
     contentMediaType: 'application/octet-stream',
     description: 'A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)',
   };
+  workflowSchemas(out);
   fixedCache = out;
   return out;
 }
@@ -328,9 +441,12 @@ const HX_REQUEST: ParameterObject = {
 const PATH_PARAMS: Record<string, { description: string; schema: SchemaObject }> = {
   instrument: { description: 'A device of the deck (or, under /instruments/new/, a driver)', schema: { type: 'string' } },
   function: { description: 'A method of the instrument', schema: { type: 'string' } },
-  task_id: { description: 'The integer id of a recorded call', schema: { type: 'integer', minimum: 1 } },
+  task_id: { description: 'An integer id: of a recorded call under /instruments, of a queued task under /executions', schema: { type: 'integer', minimum: 1 } },
   id: { description: 'The integer id of an API token', schema: { type: 'integer', minimum: 1 } },
   file: { description: 'A file name', schema: { type: 'string' } },
+  name: { description: 'A workflow name', schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' } },
+  workflow_id: { description: 'The integer id of a run record (GET /app/executions/records)', schema: { type: 'integer', minimum: 1 } },
+  filename: { description: 'The generated name of an uploaded CSV (cfg-….csv, hist-….csv), or run-<id>.csv for the data of a run', schema: { type: 'string' } },
 };
 
 // ---------------------------------------------------------------------------------------------------------
@@ -358,6 +474,106 @@ const FORMAT = query('format', 'json or html: overrides the Accept header', { ty
 const UNKNOWN_FILE: Record<string, ResponseObject> = {
   404: error('No such file (for everyone: assets are public)'),
 };
+
+/** Workflow files: a CSV download, and the upload body and answer of the two upload routes. */
+const CSV_DOWNLOAD = (description: string): ResponseObject => ({
+  description,
+  headers: { 'Content-Disposition': { description: 'attachment; filename="…csv"', schema: { type: 'string' } } },
+  content: { 'text/csv': { schema: { type: 'string' } } },
+});
+const UPLOAD_BODY = body({
+  multipart: {
+    type: 'object',
+    properties: {
+      file: { type: 'string', contentMediaType: 'text/csv', description: 'The CSV (at most 10 MB by default): a header row, an optional row of type names, one row per line' },
+      workflow: { type: 'string', description: 'A saved workflow to check the file against (and to remember as your current workflow)' },
+    },
+    required: ['file'],
+  },
+});
+const UPLOAD_RESPONSES = (what: string): Record<string, ResponseObject> => ({
+  201: {
+    description: `Stored (clients that do not ask for HTML): use \`filename\` in later requests`,
+    headers: { ...LOCATION },
+    content: {
+      'application/json': {
+        schema: {
+          type: 'object',
+          properties: {
+            filename: { type: 'string', description: 'The generated name the file is stored under' },
+            rows: { type: 'integer' },
+            columns: { type: 'array', items: { type: 'string' } },
+            kind: { type: 'string', enum: ['config', 'history'] },
+            original_name: { type: 'string' },
+            workflow: { type: ['string', 'null'] },
+            types: { type: 'array', items: { type: 'string' }, description: 'The type row, when the file had one' },
+          },
+          required: ['filename', 'rows', 'columns'],
+        },
+      },
+    },
+  },
+  302: redirect('Stored (browser forms): back to the page of the form (Referer), or the execution page, with ?uploaded=<filename>'),
+  400: error(`No file, a malformed CSV, or ${what} (details name the line and column)`),
+  404: error('No workflow of that name'),
+  413: error('The file is over the upload limit (10 MB by default; runtime option uploadLimitBytes)'),
+});
+
+/**
+ * Workflows: the document schema comes from the zod model (core/workflow/model.ts), its recursive steps as
+ * the component `Workflow.Step`; the answers that carry a document refer to it.
+ */
+function workflowSchemas(out: Record<string, SchemaObject>) {
+  const steps = z.registry<{ id: string }>();
+  steps.add(WorkflowStep, { id: 'Step' });
+  embed(z.toJSONSchema(Workflow, { io: 'input', unrepresentable: 'any', metadata: steps }) as JSONSchema, 'Workflow', out);
+  const str = { type: 'string' };
+  const head = {
+    name: str,
+    version: { type: 'integer', minimum: 1, description: 'Every save makes a new version; the latest is the current one' },
+    updated_at: { type: 'string', description: 'ISO 8601 date-time: when this version was saved' },
+    updated_by: { type: ['string', 'null'], description: 'Who saved it (null: unknown)' },
+  };
+  out.WorkflowSaved = { type: 'object', properties: { name: str, version: head.version, workflow: ref('Workflow') }, required: ['name', 'version', 'workflow'] };
+  out.WorkflowVersion = { type: 'object', properties: { ...head, workflow: ref('Workflow') }, required: ['name', 'version', 'workflow'] };
+  out.WorkflowList = {
+    type: 'object',
+    properties: {
+      workflows: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            ...head,
+            description: str,
+            parameters: (((out.Workflow as SchemaObject).properties as Record<string, SchemaObject>).parameters ?? { type: 'array' }),
+            outputs: { type: 'array', items: str },
+            instruments: { type: 'array', items: str, description: 'The instruments its steps call' },
+            steps: { type: 'object', description: 'Top-level steps per phase', properties: { prep: { type: 'integer' }, main: { type: 'integer' }, cleanup: { type: 'integer' } } },
+          },
+          required: ['name', 'version'],
+        },
+      },
+    },
+    required: ['workflows'],
+  };
+  out.WorkflowBuilder = {
+    type: 'object',
+    description: "What the builder page embeds: the document (an empty one for a new workflow) and the deck's methods",
+    properties: {
+      name: { type: ['string', 'null'] },
+      version: { type: ['integer', 'null'] },
+      workflow: ref('Workflow'),
+      instruments: { type: 'array', items: { type: 'object', properties: { name: str, driver: str, description: str, methods: { type: 'array', items: { type: 'object' } } } } },
+      urls: { type: 'object', properties: { list: str, base: str } },
+    },
+  };
+}
+
+const wfJson = (description: string, schema: string, page?: boolean): ResponseObject => ({
+  description,
+  content: { 'application/json': { schema: ref(schema) }, ...(page ? { 'text/html': HTML } : {}) },
+});
 
 export const OPERATIONS: Record<string, OperationSpec> = {
   'GET /': {
@@ -608,6 +824,120 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       502: error('A device failed to start'),
     },
   },
+  'GET /files/execution-configs': {
+    operationId: 'downloadConfigTemplate',
+    description: 'The header row of the workflow\'s parameter names, nothing else. Without ?workflow=, the workflow you last named in this session.',
+    parameters: [query('workflow', 'A saved workflow (default: the one you last used in this session)')],
+    responses: {
+      200: CSV_DOWNLOAD('The empty config CSV'),
+      400: error('No workflow given, and none used in this session yet'),
+      404: error('No workflow of that name'),
+    },
+  },
+  'POST /files/batch-configs': {
+    operationId: 'uploadConfig',
+    description: 'With `workflow`, every row is checked against its parameters (types, defaults for empty cells, unknown columns).',
+    requestBody: UPLOAD_BODY,
+    responses: UPLOAD_RESPONSES('a value that does not fit the workflow\'s parameters'),
+  },
+  'POST /files/execution-data': {
+    operationId: 'uploadHistory',
+    description: 'Parameter columns then output columns. With `workflow`, every column must be one of its parameters or outputs, and parameter cells of the parameter\'s type.',
+    requestBody: UPLOAD_BODY,
+    responses: UPLOAD_RESPONSES('a column or value that does not fit the workflow'),
+  },
+  'GET /files/preview/{filename}': {
+    operationId: 'previewFile',
+    parameters: [FORMAT],
+    responses: {
+      200: {
+        description: 'A table of the first 200 rows with the row count, or JSON',
+        content: {
+          'text/html': HTML,
+          'application/json': {
+            schema: {
+              type: 'object',
+              properties: {
+                filename: { type: 'string' },
+                original_name: { type: 'string' },
+                kind: { type: 'string', enum: ['config', 'history'] },
+                workflow: { type: ['string', 'null'] },
+                columns: { type: 'array', items: { type: 'string' } },
+                types: { type: 'array', items: { type: 'string' } },
+                rows: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } }, description: 'The first 200 rows' },
+                total: { type: 'integer', description: 'Rows in the file' },
+                uploaded_at: { type: 'string' },
+              },
+              required: ['filename', 'original_name', 'columns', 'rows', 'total'],
+            },
+          },
+        },
+      },
+      404: error('No uploaded file of that name'),
+    },
+  },
+  'GET /files/execution-data/{filename}': {
+    operationId: 'downloadData',
+    description: 'Cells a spreadsheet would run as a formula (= + - @ at the start, except plain numbers) are prefixed with \'.',
+    responses: {
+      200: CSV_DOWNLOAD('The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run\'s parameter and output columns, one row per main iteration'),
+      404: error('No uploaded file or run of that name'),
+    },
+  },
+  'GET /workflows': {
+    operationId: 'listWorkflows',
+    parameters: [FORMAT],
+    responses: { 200: wfJson('The latest version of every workflow (the page links to each, and to the builder)', 'WorkflowList', true) },
+  },
+  'POST /workflows': {
+    operationId: 'createWorkflow',
+    description:
+      'The body is the workflow document. It is validated against the live deck first; every problem is reported at once, ' +
+      'each detail naming its path (`main[1].args.volume_ml`). Any logged-in user may create workflows. `new` is not a workflow name.',
+    requestBody: body({ json: ref('Workflow') }),
+    responses: {
+      201: { ...wfJson('Created as version 1: the stored document, defaults filled in', 'WorkflowSaved'), headers: { ...LOCATION } },
+      400: error('Not JSON, or an invalid workflow: details name each step path and problem'),
+      409: error('A workflow of that name exists (PUT makes a new version of it)'),
+    },
+  },
+  'GET /workflows/new': {
+    operationId: 'newWorkflowBuilder',
+    parameters: [FORMAT],
+    responses: { 200: wfJson('The builder with an empty workflow (JSON: the data the page embeds)', 'WorkflowBuilder', true) },
+  },
+  'GET /workflows/{name}': {
+    operationId: 'getWorkflow',
+    parameters: [FORMAT, query('version', 'An older version (default: the latest)', { type: 'integer', minimum: 1 })],
+    responses: {
+      200: wfJson('The document and its version (the page: a readable view, with links to the builder and to run it)', 'WorkflowVersion', true),
+      400: error('version is not a positive integer'),
+      404: error('No such workflow, or no such version'),
+    },
+  },
+  'PUT /workflows/{name}': {
+    operationId: 'updateWorkflow',
+    description: 'Saves the body as a new version. `name` may be left out; when given it must be the name in the path.',
+    requestBody: body({ json: ref('Workflow') }),
+    responses: {
+      200: wfJson('Saved as a new version', 'WorkflowSaved'),
+      400: error('Not JSON, a name other than the path\'s, or an invalid workflow: details name each step path'),
+      404: error('No such workflow (create it with POST /app/workflows)'),
+    },
+  },
+  'DELETE /workflows/{name}': {
+    operationId: 'deleteWorkflow',
+    description: 'Deletes every version. Runs keep their own copy of the workflow. Audit-logged.',
+    responses: { 200: wfJson('Deleted: { "deleted": name }', 'Deleted'), 404: error('No such workflow') },
+  },
+  'GET /workflows/{name}/builder': {
+    operationId: 'workflowBuilder',
+    parameters: [FORMAT],
+    responses: {
+      200: wfJson('The builder with the workflow loaded (JSON: the data the page embeds)', 'WorkflowBuilder', true),
+      404: error('No such workflow'),
+    },
+  },
   'GET /api': {
     operationId: 'apiPage',
     optionalLogin: true,
@@ -632,6 +962,131 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     operationId: 'appScript',
     bare: true,
     responses: { 200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' } } } } },
+  },
+  'GET /executions/config': {
+    operationId: 'executionPage',
+    parameters: [FORMAT, query('workflow', 'The workflow to show first')],
+    responses: { 200: page('The execution page: start a run, the live runner, the queue (JSON: workflows and status)') },
+  },
+  'POST /executions/config': {
+    operationId: 'startRun',
+    description: 'Validates the workflow against the live deck and every row against its parameters, then queues the task.',
+    requestBody: body({ json: 'RunBody', form: 'RunForm' }),
+    responses: {
+      200: pageOrJson('Queued: the task id and whether it is already running', 'RunStarted'),
+      400: error('Bad workflow, rows or repeat: details name the row and column, or the step path'),
+      404: error('No such workflow'),
+    },
+  },
+  'GET /executions/status': { operationId: 'runnerStatus', responses: { 200: json('Busy flag, state, flags, current task and progress', 'RunnerStatus') } },
+  'GET /executions/current_task': { operationId: 'currentTask', responses: { 200: json('The running task with its payload, or null', 'CurrentTask') } },
+  'GET /executions/queue': { operationId: 'queue', responses: { 200: json('Unfinished tasks in order, and the runner flags', 'QueueList') } },
+  'GET /executions/queue/task/{task_id}': {
+    operationId: 'queuedTask',
+    responses: { 200: json('The task with its full payload', 'QueueTask'), 400: error('task_id is not a positive integer'), 404: error('No such task') },
+  },
+  'POST /executions/queue/delete': {
+    operationId: 'deleteTask',
+    requestBody: body({ json: 'QueueIdBody' }),
+    responses: { 200: json('Deleted', 'Deleted'), 400: error('id is not a positive integer'), 404: error('No such task'), 409: error('The task is running, interrupted or finished') },
+  },
+  'POST /executions/queue/reorder': {
+    operationId: 'reorderTask',
+    requestBody: body({ json: 'ReorderBody' }),
+    responses: { 200: json('The queue in its new order', 'QueueList'), 400: error('Bad id or direction'), 404: error('No such task'), 409: error('The task is running, interrupted or finished') },
+  },
+  'POST /executions/queue/task/rename': {
+    operationId: 'renameTask',
+    requestBody: body({ json: 'RenameBody' }),
+    responses: { 200: json('The renamed task', 'QueueTask'), 400: error('Bad id, or new_name empty or over 200 characters'), 404: error('No such task') },
+  },
+  'POST /executions/pause-resume': {
+    operationId: 'pauseResume',
+    description: 'Failed step: skip it. Pause step: continue. Interrupted task: go on after its in-doubt step. Held queue: release. Otherwise toggle the pause flag.',
+    responses: { 200: json('The status after', 'RunnerStatus') },
+  },
+  'POST /executions/retry': {
+    operationId: 'retry',
+    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No failed step (and no interrupted task): the state is in the message') },
+  },
+  'POST /executions/abort/next-iteration': {
+    operationId: 'abortNextIteration',
+    responses: { 200: json('Stopping after this iteration', 'RunnerStatus'), 409: error('Nothing is running') },
+  },
+  'POST /executions/abort/next-task': {
+    operationId: 'abortNextTask',
+    responses: { 200: json('Aborting after the in-flight step; the queue is held', 'RunnerStatus'), 409: error('Nothing is running') },
+  },
+  'GET /executions/events': {
+    operationId: 'events',
+    description: 'Server-sent events: hello (the status), status, step, iteration, log, queue, run. Each `data` is JSON.',
+    responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
+  },
+  'GET /executions/records': {
+    operationId: 'listRecords',
+    parameters: [
+      FORMAT,
+      query('keyword', 'Part of the run name or the workflow name (case-insensitive)'),
+      query('page', 'Page number, from 1 (default 1)', { type: 'integer', minimum: 1 }),
+      query('per_page', 'Records per page (default 20, at most 200)', { type: 'integer', minimum: 1, maximum: 200 }),
+    ],
+    responses: {
+      200: pageOrJson('The list page (search box, table, pager), or JSON', 'RecordList'),
+      400: error('page or per_page is not a positive integer, per_page is over 200, or keyword is over 200 characters (details name the field)'),
+    },
+  },
+  'GET /executions/records/{workflow_id}': {
+    operationId: 'getRecord',
+    description: 'The page shows up to 1,000 steps and plots each output per iteration; JSON has up to 10,000 steps (`steps_truncated` says when there are more: the steps CSV has all).',
+    parameters: [FORMAT],
+    responses: {
+      200: pageOrJson('The record page, or the record with its phases, steps and log', 'Record'),
+      400: error('workflow_id is not a positive integer'),
+      404: error('No such record'),
+    },
+  },
+  'GET /executions/records/{workflow_id}/steps_data_csv': {
+    operationId: 'downloadStepsCsv',
+    description:
+      'Columns: phase, iteration, step_index (both from 0), instrument, method, args (JSON), output (JSON), status, error, started_at, ended_at, duration_ms. ' +
+      "Streamed (any size, flat memory). Cells a spreadsheet would run as a formula (= + - @ at the start, except plain numbers) are prefixed with '.",
+    responses: {
+      200: CSV_DOWNLOAD('The steps of the run, one row per instrument call, in order'),
+      400: error('workflow_id is not a positive integer'),
+      404: error('No such record'),
+    },
+  },
+  'GET /executions/records/{workflow_id}/logs': {
+    operationId: 'downloadRunLog',
+    responses: {
+      200: {
+        description: 'The log as text, one line per entry: ISO time, level, message (line breaks in a message written as \\n)',
+        headers: { 'Content-Disposition': { description: 'attachment; filename="run-<id>.log"', schema: { type: 'string' } } },
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      400: error('workflow_id is not a positive integer'),
+      404: error('No such record, or the log file does not exist (the run wrote no log line)'),
+    },
+  },
+  'GET /executions/data/{workflow_id}': {
+    operationId: 'recordPlotData',
+    description: 'One entry per iteration of main that started, and one series per parameter and output aligned with it.',
+    responses: {
+      200: json('The plot data', 'PlotData'),
+      400: error('workflow_id is not a positive integer'),
+      404: error('No such record'),
+    },
+  },
+  'DELETE /executions/records/{workflow_id}': {
+    operationId: 'deleteRecord',
+    description: "Permanent. The record's owner (who queued the run) or an admin may delete it; audit-logged. With HX-Request (the page's form), answers with HX-Redirect to the list.",
+    responses: {
+      200: json('Deleted', 'Deleted'),
+      400: error('workflow_id is not a positive integer'),
+      403: error('The record is another user\'s (and you are not an admin)'),
+      404: error('No such record'),
+      409: error('The run is in progress, or interrupted and waiting for the operator'),
+    },
   },
   'GET /static/vendor/{file}': {
     operationId: 'vendorFile',

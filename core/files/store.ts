@@ -92,7 +92,6 @@ export function checkHistory(workflow: WorkflowShape, table: CsvTable): void {
 /** The browser's file name, for display only: the last path part, no control characters, at most 255 characters. */
 function displayName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
   const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
   return clean || 'upload.csv';
 }

@@ -295,9 +295,30 @@ export class Runner extends EventEmitter {
   }
 
   async deleteTask(id: number): Promise<void> {
-    await this.pendingTask(id, 'deleted');
-    await this.store.queue.delete(id);
+    await this.serial(async () => {
+      await this.pendingTask(id, 'deleted');
+      await this.store.queue.delete(id);
+    });
     this.emitQueue();
+  }
+
+  /**
+   * The next pending task, marked running at once. Claims and deletes take turns (`serial`), so a task
+   * deleted just as the runner takes it is either gone first or already running (409), never both.
+   */
+  private async claim(): Promise<QueueTaskRow | null> {
+    const task = (await this.store.queue.open()).find((t) => t.status === 'pending');
+    if (!task) return null;
+    await this.store.queue.update(task.id, { status: 'running' });
+    return { ...task, status: 'running' };
+  }
+
+  private turn: Promise<unknown> = Promise.resolve();
+  /** Run `fn` after every earlier `serial` call has settled. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.turn.then(fn, fn);
+    this.turn = run.catch(() => undefined);
+    return run;
   }
 
   async moveTask(id: number, direction: unknown): Promise<void> {
@@ -403,7 +424,7 @@ export class Runner extends EventEmitter {
       return;
     }
     const steps = task.runId ? await this.store.runSteps.list(task.runId) : [];
-    const doubt = steps.find((s) => s.status === 'in-doubt') ?? null;
+    const doubt = latestSteps(steps).find((s) => s.status === 'in-doubt') ?? null;
     this.interrupted = {
       task_id: task.id,
       run_id: task.runId,
@@ -459,7 +480,7 @@ export class Runner extends EventEmitter {
         this.pendingResume = null;
         next = { task: await this.task(taskId), resume };
       } else if (!this.paused && !this.held) {
-        const task = (await this.store.queue.open()).find((t) => t.status === 'pending');
+        const task = await this.serial(() => this.claim());
         if (task) next = { task };
       }
       if (!next) {
@@ -469,7 +490,7 @@ export class Runner extends EventEmitter {
       try {
         await this.execute(next.task, next.resume);
       } catch (e) {
-        if (!(e instanceof Shutdown)) this.emit('error', e);
+        if (!(e instanceof Shutdown)) await this.fault(next.task, e);
       }
     }
   }
@@ -522,7 +543,7 @@ export class Runner extends EventEmitter {
       const row = phases.find((p) => p.phase === phase && p.iteration === iteration);
       if (!row) return undefined; // never started: runs for real
       if (row.status !== 'running') return { until: Infinity, recorded, skipAt: null };
-      const mine = resume.steps.filter((s) => s.phase === phase && s.iteration === iteration);
+      const mine = [...recorded.values()].filter((s) => s.phase === phase && s.iteration === iteration);
       const doubt = mine.find((s) => s.status === 'in-doubt' || s.status === 'running');
       const until = doubt ? (doubt.stepIndex ?? 0) : mine.reduce((m, s) => Math.max(m, (s.stepIndex ?? -1) + 1), 0);
       return { until, recorded, skipAt: doubt && resume.mode === 'skip' ? until : null };
@@ -530,12 +551,14 @@ export class Runner extends EventEmitter {
 
     let outcome: RunStatus = 'completed';
     let error: string | null = null;
+    // cut off during its cleanup (after a stop, say): its main part was over, so no iteration starts anew
+    const inCleanup = phases.some((p) => p.phase === 'cleanup');
     const vars: Record<string, unknown> = {};
     try {
       if (ending) throw new Abort('task');
       await this.phase(c, 'prep', null, wf.prep, { params: {}, vars }, replayPlan('prep', null));
       for (let i = 0; i < payload.rows.length; i++) {
-        if (this.stopAfterIteration()) {
+        if (this.stopAfterIteration() || (inCleanup && !phases.some((p) => p.phase === 'main' && p.iteration === i))) {
           outcome = 'stopped';
           break;
         }
@@ -569,7 +592,7 @@ export class Runner extends EventEmitter {
     try {
       c.stopping = outcome !== 'completed';
       this.abortRequest = null; // cleanup itself runs; an abort asked for during cleanup ends it
-      await this.phase(c, 'cleanup', null, wf.cleanup, { params: {}, vars }, undefined);
+      await this.phase(c, 'cleanup', null, wf.cleanup, { params: {}, vars }, replayPlan('cleanup', null));
     } catch (e) {
       if (e instanceof Shutdown) throw e;
       if (!(e instanceof Abort)) {
@@ -580,6 +603,28 @@ export class Runner extends EventEmitter {
     }
     if (outcome === 'aborted') await this.setHeld(true);
     await this.finish(c, outcome, error);
+  }
+
+  /**
+   * A fault outside any step (the database failed, a bug): the task is recorded failed where the store still
+   * answers, its locks are freed and the loop goes on. An 'error' event with no listener would throw here
+   * and end the loop (and the process, as an unhandled rejection), so it is emitted only to listeners.
+   */
+  private async fault(task: QueueTaskRow, e: unknown) {
+    const c = this.current;
+    this.current = null;
+    this.abortRequest = null;
+    this.deck.unlock(`task-${task.id}`);
+    try {
+      if (c) await this.store.runs.update(c.run.id, { status: 'failed', error: message(e), endedAt: now() });
+      await this.store.queue.update(task.id, { status: 'failed', endedAt: now() });
+    } catch {
+      // the store itself failed: the task keeps its status (a `running` one is interrupted at the next start)
+    }
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+    else console.error(`labdeck runner: task ${task.id} failed outside its steps:`, e);
+    this.emitQueue();
+    this.emitStatus();
   }
 
   /** Read through a method: the operator changes it while a phase awaits (TypeScript would narrow a field). */
@@ -620,6 +665,8 @@ export class Runner extends EventEmitter {
     this.emitStatus();
 
     const replaying = (at: StepAt) => replay !== undefined && at.index < replay.until;
+    // variables carry over from earlier iterations; an output is only what THIS phase run saved
+    const saved = new Set<string>();
     const control: RunControl = {
       beforeStep: async (at) => {
         c.step = at.index;
@@ -679,6 +726,7 @@ export class Runner extends EventEmitter {
       },
       afterStep: (at) => {
         c.step = at.index + 1;
+        if (at.step.kind === 'call' && at.step.save_as) saved.add(at.step.save_as);
         this.emitStatusSoon();
       },
     };
@@ -686,10 +734,11 @@ export class Runner extends EventEmitter {
     try {
       await runSteps(steps, scope, control, { phase, iteration });
     } catch (e) {
-      await this.store.phases.update(phaseId, { status: e instanceof Abort ? 'stopped' : 'error', endedAt: now() });
+      // a shutdown leaves the phase `running`, as a crash would: a resume replays it only up to where it stopped
+      if (!(e instanceof Shutdown)) await this.store.phases.update(phaseId, { status: e instanceof Abort ? 'stopped' : 'error', endedAt: now() });
       throw e;
     }
-    const outputs = phase === 'main' ? outputsOf(c.payload.definition, scope) : {};
+    const outputs = phase === 'main' ? outputsOf(c.payload.definition, { params: scope.params, vars: Object.fromEntries([...saved].map((k) => [k, scope.vars[k]])) }) : {};
     await this.store.phases.update(phaseId, { status: 'ok', outputs, endedAt: now() });
     if (phase === 'main' && iteration !== null) {
       this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs } satisfies RunnerEvent);
@@ -731,6 +780,13 @@ export class Runner extends EventEmitter {
     this.sleeping.add(entry);
     return done.promise.finally(() => this.sleeping.delete(entry));
   }
+}
+
+/** The last record of each step position (phase, iteration, index): a retried or resumed step has several. */
+function latestSteps(steps: StepRow[]): StepRow[] {
+  const last = new Map<string, StepRow>();
+  for (const s of steps) last.set(`${s.phase}|${s.iteration}|${s.stepIndex}`, s);
+  return [...last.values()];
 }
 
 /** The in-doubt step of a resumed run, skipped by the operator's choice. */

@@ -2,6 +2,9 @@
  * The little browser code labdeck needs beyond htmx: drag-and-drop method order (SortableJS, loaded as a
  * vendor script) and hide/show of methods. Bundled by esbuild into /static/app.js; no inline scripts (CSP).
  */
+import { initExecution } from './execution.js';
+import './builder.js'; // the workflow builder: starts itself on its page only
+import './records.js'; // the record page's plot: starts itself on its page only
 declare const Sortable: {
   create(el: HTMLElement, opts: { handle: string; animation: number; onEnd: () => void }): unknown;
 };
@@ -55,4 +58,5 @@ function initHide() {
 document.addEventListener('DOMContentLoaded', () => {
   initOrder();
   initHide();
+  initExecution();
 });

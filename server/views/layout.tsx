@@ -13,11 +13,16 @@ export interface ViewCtx {
 const NAV: [string, string][] = [
   ['/instruments/', 'Instruments'],
   ['/instruments/new/', 'Connect device'],
+  ['/workflows', 'Workflows'],
+  ['/executions/config', 'Run'],
+  ['/executions/records', 'Records'],
   ['/help', 'Help'],
 ];
 
 export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; children: ReactNode }) {
   const u = ctx.url;
+  // the longest nav path the page is under is the active one (/instruments/new/ over /instruments/)
+  const active = NAV.filter(([p]) => ctx.path.startsWith(p)).sort((a, b) => b[0].length - a[0].length)[0]?.[0];
   return (
     <html lang="en" data-bs-theme={ctx.mode}>
       <head>
@@ -47,7 +52,7 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
               <ul className="navbar-nav me-auto">
                 {NAV.map(([p, label]) => (
                   <li className="nav-item" key={p}>
-                    <a className={`nav-link${ctx.path.startsWith(p) ? ' active' : ''}`} href={u(p)}>
+                    <a className={`nav-link${p === active ? ' active' : ''}`} href={u(p)} aria-current={p === active ? 'page' : undefined}>
                       {label}
                     </a>
                   </li>

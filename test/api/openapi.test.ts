@@ -12,6 +12,8 @@ import type { App } from '../../server/app.js';
 import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
 
 const J = 'application/json';
+/** A valid workflow on the demo deck, for the workflow routes' cases. */
+const DOC_WF = { name: 'docs-wf', main: [{ kind: 'call', instrument: 'balance', method: 'weigh', save_as: 'mass' }], outputs: ['mass'] };
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/api/${name}`, import.meta.url));
 
 // --- express 5 router internals (router 2.x): just what the walk needs -------------------------------------
@@ -121,6 +123,64 @@ function expectWellFormed(doc: OpenApiDocument) {
   for (const name of Object.keys(doc.components.schemas)) expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
 }
 
+
+/** A saved workflow that pings the no-op instrument once per iteration. */
+let savedOnce = false;
+async function savedWorkflowIn(lab: TestLab) {
+  if (savedOnce) return;
+  savedOnce = true;
+  await lab.runtime.store.workflows.save('oa-ping', { name: 'oa-ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }, null);
+}
+
+/** Wait until the runner has nothing to do. */
+async function idleIn(lab: TestLab) {
+  for (let i = 0; i < 200 && lab.runtime.runner.status().busy; i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** A finished run record of `username` (with a log line unless `log` is false); its id. */
+async function recordIn(lab: TestLab, username: string, log = true): Promise<number> {
+  const user = await lab.runtime.store.users.byName(username);
+  const run = await lab.runtime.store.runs.create({
+    taskId: null, name: 'oa-record', workflowName: 'oa-ping', workflowVersion: 1, workflow: { name: 'oa-ping', outputs: [] },
+    parameters: [{}], status: 'completed', userId: user!.id, startedAt: new Date(),
+  });
+  if (log) await lab.runtime.store.logs.add(run.id, 'info', 'done');
+  return run.id;
+}
+
+/** DELETE of the record of a run that waits at a `pause` step (409), then the run is let go. */
+async function deleteRunningRecord(lab: TestLab): Promise<{ status: number }> {
+  const { runtime } = lab;
+  await runtime.store.workflows.save('oa-hold', { name: 'oa-hold', main: [{ kind: 'pause', message: 'hold' }] }, null);
+  await idleIn(lab);
+  await runtime.runner.submit({ workflow: 'oa-hold', repeat: 1, userId: null });
+  for (let i = 0; i < 200 && !runtime.runner.status().waiting; i++) await new Promise((r) => setTimeout(r, 10));
+  const runId = runtime.runner.status().current_task!.run_id!;
+  const res = await lab.admin.delete(`/app/executions/records/${runId}`).set('Accept', J);
+  await runtime.runner.pauseResume();
+  await idleIn(lab);
+  return res;
+}
+
+/** The status of the event stream, read from its headers (the stream itself never ends). */
+async function sseStatus(lab: TestLab, token: string): Promise<{ status: number }> {
+  const { createServer } = await import('node:http');
+  const server = createServer(lab.app).listen(0);
+  await new Promise((r) => server.once('listening', r));
+  const port = (server.address() as { port: number }).port;
+  try {
+    const res = await fetch(`http://127.0.0.1:${port}/app/executions/events`, { headers: { Authorization: `Bearer ${token}` } });
+    const reader = res.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toContain('event: hello');
+    await reader.cancel();
+    return { status: res.status };
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
 describe('the API document and the API page', () => {
   let lab: TestLab;
   let operator: Awaited<ReturnType<typeof signupAndLogin>>;
@@ -176,7 +236,9 @@ describe('the API document and the API page', () => {
     const anon = () => request(lab.app);
     const fresh = () => signupAndLogin(lab.app, `u${Math.random().toString(36).slice(2, 8)}`);
     const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'docs' }).expect(201)).body.token as string;
-    const cases: [string, number, () => Promise<Response>][] = [
+    const savedWorkflow = () => savedWorkflowIn(lab);
+    const idle = () => idleIn(lab);
+    const cases: [string, number, () => Promise<Response | { status: number }>][] = [
       ['GET /', 200, () => lab.admin.get('/app/')],
       ['GET /', 302, () => anon().get('/app/')],
       ['GET /', 401, () => anon().get('/app/').set('Accept', J)],
@@ -258,6 +320,21 @@ describe('the API document and the API page', () => {
       ['POST /instruments/new/deck-python', 400, () => lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({})],
       ['POST /instruments/new/deck-python', 302, () => lab.admin.post('/app/instruments/new/deck-python').type('form').send({ filepath: fixture('extra-deck.ts') })],
       ['POST /instruments/new/deck-python', 409, () => lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('extra-deck.ts') })],
+      ['POST /workflows', 201, () => lab.admin.post('/app/workflows').set('Accept', J).send(DOC_WF)],
+      ['POST /workflows', 409, () => lab.admin.post('/app/workflows').set('Accept', J).send(DOC_WF)],
+      ['POST /workflows', 400, () => lab.admin.post('/app/workflows').set('Accept', J).send({ ...DOC_WF, name: 'docs-bad', main: [{ kind: 'call', instrument: 'ghost', method: 'x' }] })],
+      ['GET /workflows', 200, () => lab.admin.get('/app/workflows').set('Accept', J)],
+      ['GET /workflows/new', 200, () => operator.get('/app/workflows/new')],
+      ['GET /workflows/{name}', 200, () => lab.admin.get('/app/workflows/docs-wf').set('Accept', J)],
+      ['GET /workflows/{name}', 404, () => lab.admin.get('/app/workflows/ghost').set('Accept', J)],
+      ['GET /workflows/{name}', 400, () => lab.admin.get('/app/workflows/docs-wf?version=x').set('Accept', J)],
+      ['PUT /workflows/{name}', 200, () => operator.put('/app/workflows/docs-wf').set('Accept', J).send(DOC_WF)],
+      ['PUT /workflows/{name}', 400, () => lab.admin.put('/app/workflows/docs-wf').set('Accept', J).send({ ...DOC_WF, name: 'other' })],
+      ['PUT /workflows/{name}', 404, () => lab.admin.put('/app/workflows/ghost').set('Accept', J).send(DOC_WF)],
+      ['GET /workflows/{name}/builder', 200, () => lab.admin.get('/app/workflows/docs-wf/builder')],
+      ['GET /workflows/{name}/builder', 404, () => lab.admin.get('/app/workflows/ghost/builder').set('Accept', J)],
+      ['DELETE /workflows/{name}', 200, () => lab.admin.delete('/app/workflows/docs-wf').set('Accept', J)],
+      ['DELETE /workflows/{name}', 404, () => lab.admin.delete('/app/workflows/docs-wf').set('Accept', J)],
       ['GET /api', 200, () => anon().get('/app/api')],
       ['GET /openapi.json', 200, () => anon().get('/app/openapi.json')],
       ['GET /static/{file}', 200, () => anon().get('/app/static/app.css')],
@@ -265,6 +342,68 @@ describe('the API document and the API page', () => {
       ['GET /static/vendor/{file}', 404, () => lab.admin.get('/app/static/vendor/nope.js').set('Accept', J)],
       ['GET /static/vendor/{file}', 404, () => anon().get('/app/static/vendor/nope.js').set('Accept', J)],
       ['GET /static/{file}', 404, () => anon().get('/app/static/nope.css')],
+      ['GET /executions/config', 200, () => lab.admin.get('/app/executions/config')],
+      ['POST /executions/config', 404, () => lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'no-such', repeat: 1 })],
+      ['POST /executions/config', 400, async () => (await savedWorkflow(), lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'oa-ping' }))],
+      ['POST /executions/config', 200, async () => (await savedWorkflow(), lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'oa-ping', repeat: 2 }))],
+      ['GET /executions/status', 200, () => lab.admin.get('/app/executions/status')],
+      ['GET /executions/current_task', 200, () => lab.admin.get('/app/executions/current_task')],
+      ['GET /executions/queue', 200, () => lab.admin.get('/app/executions/queue')],
+      ['GET /executions/queue/task/{task_id}', 404, () => lab.admin.get('/app/executions/queue/task/999999')],
+      ['GET /executions/queue/task/{task_id}', 400, () => lab.admin.get('/app/executions/queue/task/x')],
+      ['POST /executions/queue/delete', 404, () => lab.admin.post('/app/executions/queue/delete').send({ id: 999999 })],
+      ['POST /executions/queue/delete', 400, () => lab.admin.post('/app/executions/queue/delete').send({ id: 'x' })],
+      ['POST /executions/queue/reorder', 400, () => lab.admin.post('/app/executions/queue/reorder').send({ id: 1, direction: 'sideways' })],
+      ['POST /executions/queue/reorder', 404, () => lab.admin.post('/app/executions/queue/reorder').send({ id: 999999, direction: 'up' })],
+      ['POST /executions/queue/task/rename', 404, () => lab.admin.post('/app/executions/queue/task/rename').send({ id: 999999, new_name: 'x' })],
+      ['POST /executions/queue/task/rename', 400, () => lab.admin.post('/app/executions/queue/task/rename').send({ id: 1, new_name: '' })],
+      ['POST /executions/retry', 409, () => lab.admin.post('/app/executions/retry').set('Accept', J)],
+      ['POST /executions/abort/next-iteration', 409, async () => (await idle(), lab.admin.post('/app/executions/abort/next-iteration').set('Accept', J))],
+      ['POST /executions/abort/next-task', 409, async () => (await idle(), lab.admin.post('/app/executions/abort/next-task').set('Accept', J))],
+      ['POST /executions/pause-resume', 200, () => lab.admin.post('/app/executions/pause-resume').set('Accept', J)],
+      ['POST /executions/pause-resume', 200, () => lab.admin.post('/app/executions/pause-resume').set('Accept', J)],
+      ['GET /executions/events', 401, () => anon().get('/app/executions/events').set('Accept', J)],
+      ['GET /executions/events', 200, () => sseStatus(lab, token)],
+      ['GET /executions/records', 200, () => lab.admin.get('/app/executions/records?keyword=oa&page=1').set('Accept', J)],
+      ['GET /executions/records', 400, () => lab.admin.get('/app/executions/records?page=0').set('Accept', J)],
+      ['GET /executions/records/{workflow_id}', 200, async () => lab.admin.get(`/app/executions/records/${await recordIn(lab, 'ada')}`)],
+      ['GET /executions/records/{workflow_id}', 404, () => lab.admin.get('/app/executions/records/999999').set('Accept', J)],
+      ['GET /executions/records/{workflow_id}', 400, () => lab.admin.get('/app/executions/records/abc').set('Accept', J)],
+      ['GET /executions/records/{workflow_id}/steps_data_csv', 200, async () => lab.admin.get(`/app/executions/records/${await recordIn(lab, 'ada')}/steps_data_csv`)],
+      ['GET /executions/records/{workflow_id}/steps_data_csv', 404, () => lab.admin.get('/app/executions/records/999999/steps_data_csv').set('Accept', J)],
+      ['GET /executions/records/{workflow_id}/steps_data_csv', 400, () => lab.admin.get('/app/executions/records/1.5/steps_data_csv').set('Accept', J)],
+      ['GET /executions/records/{workflow_id}/logs', 200, async () => lab.admin.get(`/app/executions/records/${await recordIn(lab, 'ada')}/logs`)],
+      ['GET /executions/records/{workflow_id}/logs', 404, async () => lab.admin.get(`/app/executions/records/${await recordIn(lab, 'ada', false)}/logs`).set('Accept', J)],
+      ['GET /executions/records/{workflow_id}/logs', 400, () => lab.admin.get('/app/executions/records/x/logs').set('Accept', J)],
+      ['GET /executions/data/{workflow_id}', 200, async () => lab.admin.get(`/app/executions/data/${await recordIn(lab, 'ada')}`)],
+      ['GET /executions/data/{workflow_id}', 404, () => lab.admin.get('/app/executions/data/999999').set('Accept', J)],
+      ['GET /executions/data/{workflow_id}', 400, () => lab.admin.get('/app/executions/data/0').set('Accept', J)],
+      ['DELETE /executions/records/{workflow_id}', 403, async () => operator.delete(`/app/executions/records/${await recordIn(lab, 'ada')}`).set('Accept', J)],
+      ['DELETE /executions/records/{workflow_id}', 200, async () => operator.delete(`/app/executions/records/${await recordIn(lab, 'olga')}`).set('Accept', J)],
+      ['DELETE /executions/records/{workflow_id}', 404, () => lab.admin.delete('/app/executions/records/999999').set('Accept', J)],
+      ['DELETE /executions/records/{workflow_id}', 400, () => lab.admin.delete('/app/executions/records/abc').set('Accept', J)],
+      ['DELETE /executions/records/{workflow_id}', 409, () => deleteRunningRecord(lab)],
+      ['GET /files/execution-configs', 200, async () => (await savedWorkflow(), lab.admin.get('/app/files/execution-configs?workflow=oa-ping'))],
+      ['GET /files/execution-configs', 400, () => anon().get('/app/files/execution-configs').set('Authorization', `Bearer ${token}`).set('Accept', J)],
+      ['GET /files/execution-configs', 404, () => lab.admin.get('/app/files/execution-configs?workflow=no-such').set('Accept', J)],
+      ['GET /files/execution-configs', 401, () => anon().get('/app/files/execution-configs').set('Accept', J)],
+      ['POST /files/batch-configs', 201, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('x\n1\n'), 'c.csv')],
+      ['POST /files/batch-configs', 302, () => lab.admin.post('/app/files/batch-configs').set('Accept', 'text/html').attach('file', Buffer.from('x\n1\n'), 'c.csv')],
+      ['POST /files/batch-configs', 400, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('x,y\n1\n'), 'c.csv')],
+      ['POST /files/batch-configs', 404, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).field('workflow', 'no-such').attach('file', Buffer.from('x\n1\n'), 'c.csv')],
+      ['POST /files/batch-configs', 413, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.alloc(10 * 1024 * 1024 + 1, 0x31), 'big.csv')],
+      ['POST /files/execution-data', 201, () => lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv')],
+      ['POST /files/execution-data', 400, () => lab.admin.post('/app/files/execution-data').set('Accept', J)],
+      ['GET /files/preview/{filename}', 200, async () => {
+        const up = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv').expect(201);
+        return lab.admin.get(`/app/files/preview/${up.body.filename}`).set('Accept', J);
+      }],
+      ['GET /files/preview/{filename}', 404, () => lab.admin.get('/app/files/preview/..%2fsession-secret').set('Accept', J)],
+      ['GET /files/execution-data/{filename}', 200, async () => {
+        const up = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv').expect(201);
+        return lab.admin.get(`/app/files/execution-data/${up.body.filename}`);
+      }],
+      ['GET /files/execution-data/{filename}', 404, () => lab.admin.get('/app/files/execution-data/run-999999.csv').set('Accept', J)],
     ];
     const seen = new Set<string>();
     for (const [key, want, send] of cases) {

@@ -1,0 +1,300 @@
+/**
+ * The live view of `lab run` (ink): what the runner is doing, drawn from its events. Everything here is
+ * pure — a reducer folds runner events into a `RunViewState`, the components draw a state, `keyAction`
+ * maps a key to an operator action — so tests render any state to a string with ink's `renderToString`.
+ * The one stateful piece, `LiveRun`, only subscribes to a `RunModel` and forwards keys.
+ */
+import { Box, Text, useInput, type Key } from 'ink';
+import { useSyncExternalStore } from 'react';
+import type { RunnerEvent, RunnerStatus } from '../core/runner/index.js';
+import type { RunStatus } from '../core/store/types.js';
+
+/** How many iterations' outputs and log lines the view keeps. */
+export const KEEP_ITERATIONS = 5;
+export const KEEP_LOG = 6;
+
+export interface RunViewState {
+  workflow: string;
+  version: number | null;
+  /** Where the workflow came from: a file path, or null for a saved workflow. */
+  file: string | null;
+  /** Whether an operator is at the keyboard (keys are shown and read). */
+  interactive: boolean;
+  taskId: number | null;
+  runId: number | null;
+  iterations: number;
+  status: RunnerStatus | null;
+  /** The last step event. */
+  step: Extract<RunnerEvent, { type: 'step' }> | null;
+  /** Iterations finished so far. */
+  done: number;
+  /** The last few iterations, oldest first. */
+  last: { iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown> }[];
+  log: { level: 'info' | 'warn' | 'error'; message: string; at: string }[];
+  /** Set when the operator asked to quit: the run is being aborted, its cleanup runs. */
+  quitting: boolean;
+  /** A one-line answer to the operator's last key (e.g. "nothing to retry"). */
+  notice: string | null;
+  outcome: RunStatus | null;
+  error: string | null;
+}
+
+/** Events of this view that do not come from the runner. */
+export type LocalEvent =
+  | { type: 'notice'; text: string | null }
+  | { type: 'quitting' }
+  | { type: 'end'; status: RunStatus; error: string | null };
+
+export type ViewEvent = RunnerEvent | LocalEvent;
+
+export function initialState(init: Pick<RunViewState, 'workflow' | 'version' | 'file' | 'iterations' | 'interactive'> & Partial<RunViewState>): RunViewState {
+  return { taskId: null, runId: null, status: null, step: null, done: 0, last: [], log: [], quitting: false, notice: null, outcome: null, error: null, ...init };
+}
+
+const keepLast = <T,>(list: T[], item: T, n: number) => [...list, item].slice(-n);
+
+/** Fold one event into the state (a new object; the old one is untouched). */
+export function reduceRun(s: RunViewState, e: ViewEvent): RunViewState {
+  switch (e.type) {
+    case 'status':
+      return { ...s, status: e.status };
+    case 'step':
+      return { ...s, step: e };
+    case 'log':
+      return { ...s, log: keepLast(s.log, { level: e.level, message: e.message, at: e.at }, KEEP_LOG) };
+    case 'iteration':
+      return { ...s, done: s.done + 1, last: keepLast(s.last, { iteration: e.iteration, params: e.params, outputs: e.outputs }, KEEP_ITERATIONS) };
+    case 'run':
+      return { ...s, runId: e.run_id, taskId: e.task_id, outcome: e.status === 'running' ? s.outcome : e.status };
+    case 'queue':
+      return s;
+    case 'notice':
+      return { ...s, notice: e.text };
+    case 'quitting':
+      return { ...s, quitting: true };
+    case 'end':
+      return { ...s, outcome: e.status, error: e.error };
+  }
+}
+
+/* ------------------------------------------------------------------ keys */
+
+export type KeyAction = 'retry' | 'skip' | 'pause' | 'stop-iteration' | 'abort' | 'quit';
+
+/**
+ * What a key means in the current state. `s` (skip) and `r` (retry) apply to a failed step only; `p`
+ * pauses/resumes (continues a `pause` step, and skips a failed step, as the runner's pause-resume does);
+ * `n` stops after the current iteration; `a` aborts (the cleanup phase runs); `q` and Ctrl-C abort and quit.
+ */
+export function keyAction(input: string, key: Pick<Key, 'ctrl'>, state: Pick<RunViewState, 'status' | 'outcome'>): KeyAction | null {
+  if (state.outcome) return null;
+  if (key.ctrl && input === 'c') return 'quit';
+  if (key.ctrl) return null;
+  const failed = state.status?.state === 'failed';
+  switch (input.toLowerCase()) {
+    case 'r':
+      return failed ? 'retry' : null;
+    case 's':
+      return failed ? 'skip' : null;
+    case 'p':
+      return failed ? 'skip' : 'pause'; // the runner's pause-resume skips a failed step
+    case 'n':
+      return 'stop-iteration';
+    case 'a':
+      return 'abort';
+    case 'q':
+      return 'quit';
+    default:
+      return null;
+  }
+}
+
+/* ------------------------------------------------------------------ formatting */
+
+/** A value in one short line: numbers and text as they are, anything else as JSON, cut at `max`. */
+export function shortValue(v: unknown, max = 40): string {
+  let s: string;
+  if (typeof v === 'string') s = v;
+  else if (typeof v === 'number' && !Number.isInteger(v)) s = String(Number(v.toPrecision(6)));
+  else s = JSON.stringify(v) ?? String(v);
+  return s.length > max ? `${s.slice(0, max - 1)}…` : s;
+}
+
+/** `a=1 b=water`: the pairs of a record in one line. */
+export function pairs(o: Record<string, unknown>): string {
+  return Object.entries(o)
+    .map(([k, v]) => `${k}=${shortValue(v)}`)
+    .join(' ');
+}
+
+const STATE_COLOR: Record<string, string> = { running: 'green', paused: 'yellow', failed: 'red', stopping: 'yellow', idle: 'gray' };
+const OUTCOME_COLOR: Record<RunStatus, string> = { running: 'green', completed: 'green', failed: 'red', stopped: 'yellow', aborted: 'red', interrupted: 'red' };
+
+/* ------------------------------------------------------------------ components */
+
+export function ProgressBar({ done, total, width = 30 }: { done: number; total: number; width?: number }) {
+  const frac = total > 0 ? Math.min(1, done / total) : 0;
+  const full = Math.round(frac * width);
+  return (
+    <Text>
+      <Text color="green">{'█'.repeat(full)}</Text>
+      <Text color="gray">{'░'.repeat(width - full)}</Text>
+      {` ${done}/${total} iteration${total === 1 ? '' : 's'} (${Math.round(frac * 100)}%)`}
+    </Text>
+  );
+}
+
+export function Header({ s }: { s: RunViewState }) {
+  const state = s.outcome ?? s.status?.state ?? 'starting';
+  const color = s.outcome ? OUTCOME_COLOR[s.outcome] : (STATE_COLOR[state] ?? 'white');
+  return (
+    <Text>
+      <Text bold>{s.workflow}</Text>
+      {s.version !== null ? ` v${s.version}` : ''}
+      {s.file ? <Text color="gray">{` (${s.file})`}</Text> : null}
+      {s.taskId !== null ? ` · task ${s.taskId}` : ''}
+      {s.runId !== null ? ` · run ${s.runId}` : ''}
+      {' · '}
+      <Text color={color} bold>
+        {state}
+      </Text>
+      {s.status?.paused && !s.outcome ? <Text color="yellow"> (pause flag set: no new step starts)</Text> : null}
+    </Text>
+  );
+}
+
+/** Where the run is: phase, iteration, step number, and the last step's path and call. */
+export function StepLine({ s }: { s: RunViewState }) {
+  const p = s.status?.progress;
+  const step = s.step;
+  if (!p?.phase && !step) return <Text color="gray">waiting for the runner…</Text>;
+  // step events come more often than status events: the last step's index is the fresher count
+  const at = step && step.phase === p?.phase ? step.index : (p?.step ?? 0);
+  const where = [p?.phase ?? step?.phase, p?.phase === 'main' ? `iteration ${p.iteration}/${p.iterations}` : null, p && p.steps ? `step ${Math.min(at + 1, p.steps)}/${p.steps}` : null]
+    .filter(Boolean)
+    .join(' · ');
+  const call = step ? (step.kind === 'call' ? `${step.instrument}.${step.method}` : step.kind) : '';
+  const mark = step?.state === 'start' ? '…' : step?.state === 'ok' ? '✓' : step?.state === 'error' ? '✗' : '';
+  return (
+    <Text>
+      {where}
+      {step ? (
+        <Text>
+          {'  '}
+          <Text color="cyan">{step.path}</Text> {call} <Text color={step.state === 'error' ? 'red' : step.state === 'ok' ? 'green' : 'yellow'}>{mark}</Text>
+          {step.state === 'ok' && step.output !== undefined ? <Text color="gray">{` → ${shortValue(step.output)}`}</Text> : null}
+        </Text>
+      ) : null}
+    </Text>
+  );
+}
+
+/** The outputs of the last few iterations, one line each. */
+export function Outputs({ last }: { last: RunViewState['last'] }) {
+  if (last.length === 0) return null;
+  return (
+    <Box flexDirection="column">
+      <Text bold>Last outputs</Text>
+      {last.map((it) => (
+        <Text key={it.iteration}>
+          {`  #${it.iteration + 1}  `}
+          {Object.keys(it.outputs).length ? pairs(it.outputs) : <Text color="gray">(no outputs)</Text>}
+          {Object.keys(it.params).length ? <Text color="gray">{`   (${pairs(it.params)})`}</Text> : null}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+const LEVEL_COLOR = { info: 'gray', warn: 'yellow', error: 'red' } as const;
+
+export function LogTail({ log }: { log: RunViewState['log'] }) {
+  if (log.length === 0) return null;
+  return (
+    <Box flexDirection="column">
+      <Text bold>Log</Text>
+      {log.map((l, i) => (
+        <Text key={i} color={LEVEL_COLOR[l.level]} wrap="truncate-end">
+          {`  ${l.at.slice(11, 19)} ${l.message}`}
+        </Text>
+      ))}
+    </Box>
+  );
+}
+
+/** The keys that apply now. */
+export function keyHelp(s: Pick<RunViewState, 'status' | 'quitting'>): string {
+  if (s.quitting) return 'q quit at once (the run is left unfinished)';
+  if (s.status?.failed_step) return 'r retry the step · s (or p) skip it · a abort (cleanup runs) · q quit';
+  if (s.status?.waiting) return 'p continue · a abort (cleanup runs) · q quit';
+  return `p ${s.status?.paused ? 'resume' : 'pause'} · n stop after this iteration · a abort (cleanup runs) · q quit`;
+}
+
+/** What the operator can do now: the failed-step prompt, a pause step's message, or the key help. */
+export function Prompt({ s }: { s: RunViewState }) {
+  if (s.outcome) {
+    return (
+      <Text color={OUTCOME_COLOR[s.outcome]} bold>
+        {`Run ${s.outcome}${s.error ? `: ${s.error}` : ''}`}
+      </Text>
+    );
+  }
+  const failed = s.status?.failed_step;
+  const waiting = s.status?.waiting;
+  return (
+    <Box flexDirection="column">
+      {failed ? (
+        <Text color="red" bold>
+          {`Step ${failed.path} failed: ${failed.error}`}
+        </Text>
+      ) : null}
+      {waiting ? <Text color="yellow" bold>{`Waiting for you: ${waiting.message}`}</Text> : null}
+      {s.quitting ? <Text color="yellow">Aborting: the cleanup phase runs, then lab run ends.</Text> : null}
+      {s.notice ? <Text color="yellow">{s.notice}</Text> : null}
+      {s.interactive ? <Text color="gray">{keyHelp(s)}</Text> : null}
+    </Box>
+  );
+}
+
+/** The whole view: props in, elements out. */
+export function RunView({ state: s }: { state: RunViewState }) {
+  return (
+    <Box flexDirection="column">
+      <Header s={s} />
+      <ProgressBar done={s.done} total={s.iterations} />
+      <StepLine s={s} />
+      <Outputs last={s.last} />
+      <LogTail log={s.log} />
+      <Prompt s={s} />
+    </Box>
+  );
+}
+
+/* ------------------------------------------------------------------ live */
+
+/** The view's state with subscribers: `lab run` dispatches events into it, `LiveRun` draws it. */
+export class RunModel {
+  private listeners = new Set<() => void>();
+  constructor(private state: RunViewState) {}
+  get = (): RunViewState => this.state;
+  subscribe = (fn: () => void): (() => void) => {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  };
+  dispatch(e: ViewEvent): void {
+    const next = reduceRun(this.state, e);
+    if (next === this.state) return;
+    this.state = next;
+    for (const fn of this.listeners) fn();
+  }
+}
+
+/** The live view: draws the model, turns keys into actions. */
+export function LiveRun({ model, onAction }: { model: RunModel; onAction(a: KeyAction): void }) {
+  const state = useSyncExternalStore(model.subscribe, model.get);
+  useInput((input, key) => {
+    const a = keyAction(input, key, state);
+    if (a) onAction(a);
+  });
+  return <RunView state={state} />;
+}

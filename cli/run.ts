@@ -1,0 +1,474 @@
+/**
+ * `lab run WORKFLOW [--config CSV | --repeat N] [--json]`: one workflow run on the same runtime and runner
+ * as `lab serve`, headless, ending with an exit code (0 completed; 1 failed, stopped or aborted; 2 bad input).
+ *
+ * WORKFLOW is a saved workflow's name, or a path to a workflow JSON file (anything with a `/`, `\` or `.`
+ * in it: names cannot have those). A file is validated against the deck; the runner only runs saved
+ * workflows (every run record names a saved version, and the web app's records link to it), so a file
+ * whose content differs from the latest saved version of its name is saved as a new version first (saving
+ * never overwrites: older versions stay). Running the same file again reuses its version.
+ *
+ * Three ways to show the run:
+ * - a terminal (stdin and stdout are TTYs): a live ink view (cli/run-view.tsx), and the operator at the
+ *   keyboard decides what a failed step or a `pause` step does;
+ * - `--json`: one JSON object per line on stdout (`start`, the runner's events, `note`, and a final `end`);
+ * - anything else (a pipe, a log file): plain lines, one per iteration and per problem.
+ * Without a terminal there is no operator: a failed step or a `pause` step aborts the run (its cleanup
+ * phase runs) and the exit code is 1.
+ *
+ * The queue: `lab run` submits its task to the queue of the data folder and runs only that. It refuses a
+ * data folder whose queue has unfinished tasks (a server's, or a crashed run's: deal with them in
+ * `lab serve`), and must not share a data folder with a RUNNING server (two runners, one queue): give it
+ * its own `--data-dir`, or use a stopped server's.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Command, OptionValues } from '@commander-js/extra-typings';
+import { errorText } from '../core/deck/util.js';
+import { LabError, isLabError } from '../core/errors.js';
+import { parseCsv, type CsvTable } from '../core/files/csv.js';
+import { configRowsOf } from '../core/files/store.js';
+import type { RunnerEvent } from '../core/runner/index.js';
+import type { Runtime } from '../core/runtime.js';
+import { openStore } from '../core/store/index.js';
+import type { RunStatus } from '../core/store/types.js';
+import { deepEqual } from '../core/workflow/jsonschema.js';
+import { Workflow } from '../core/workflow/model.js';
+import { validateWorkflow } from '../core/workflow/validate.js';
+import { EXIT, exitCodeFor, println, processIO, UsageError, type CliIO, type ExitCode } from './io.js';
+// The runtime, ink and React load when the command runs, not when any `lab` command starts.
+import type { KeyAction, RunModel } from './run-view.js';
+
+type View = typeof import('./run-view.js');
+
+export interface RunOptions {
+  /** A config CSV: a header of parameter names (an optional row of types), one row per iteration. */
+  config?: string;
+  /** Iterations of the parameters' defaults. */
+  repeat?: string | number;
+  /** One JSON event per line on stdout. */
+  json?: boolean;
+  /** As for `lab serve`. */
+  deck?: string;
+  plugins?: string;
+  dataDir?: string;
+  db?: string;
+}
+
+export interface RunEnv {
+  /** Where SIGINT / SIGTERM come from (default: the process). */
+  signals?: Pick<NodeJS.EventEmitter, 'on' | 'off'>;
+}
+
+type Mode = 'ink' | 'json' | 'plain';
+
+/** A saved workflow's name (the model's name rule) vs a file path. */
+export const looksLikeFile = (target: string) => /[\\/.]/.test(target);
+
+interface Loaded {
+  definition: Workflow;
+  version: number;
+  /** The path given, for a workflow file. */
+  file: string | null;
+  /** The file was saved as a new version just now. */
+  savedNow: boolean;
+}
+
+/** Prefix a LabError's message (with the file it is about), keeping its code and details. */
+const about = (what: string, e: unknown): unknown => (isLabError(e) ? new LabError(e.code, `${what}: ${e.message}`, e.details, e.data) : e);
+
+/** Read a file the user named; a missing or unreadable one is a usage error. */
+async function readUserFile(path: string, what: string): Promise<Buffer> {
+  try {
+    return await readFile(resolve(path));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(`cannot read the ${what} ${path}: ${code === 'ENOENT' ? 'no such file' : errorText(e)}`);
+  }
+}
+
+/** What can be checked before the runtime starts: the files and the options (bad input fails fast). */
+interface Inputs {
+  /** The document of a workflow file. */
+  doc?: unknown;
+  repeat?: number;
+  table?: CsvTable;
+}
+
+async function readInputs(target: string, opts: RunOptions): Promise<Inputs> {
+  const inputs: Inputs = {};
+  if (opts.config !== undefined && opts.repeat !== undefined) throw new UsageError('give --config CSV or --repeat N, not both');
+  if (opts.repeat !== undefined) {
+    const n = typeof opts.repeat === 'number' ? opts.repeat : /^\s*\d+\s*$/.test(opts.repeat) ? Number(opts.repeat) : NaN;
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--repeat must be a whole number of iterations, 1 or more (got ${JSON.stringify(opts.repeat)})`);
+    inputs.repeat = n;
+  }
+  if (looksLikeFile(target)) {
+    const text = (await readUserFile(target, 'workflow file')).toString('utf8');
+    try {
+      inputs.doc = JSON.parse(text);
+    } catch (e) {
+      throw new UsageError(`${target} is not a JSON file: ${errorText(e)}`);
+    }
+  }
+  if (opts.config !== undefined) {
+    try {
+      inputs.table = parseCsv(await readUserFile(opts.config, 'config file'));
+    } catch (e) {
+      throw about(opts.config, e);
+    }
+  }
+  return inputs;
+}
+
+async function loadWorkflow(runtime: Runtime, target: string, inputs: Inputs): Promise<Loaded> {
+  const store = runtime.store;
+  if (!looksLikeFile(target)) {
+    const saved = await store.workflows.get(target);
+    if (!saved) {
+      const names = (await store.workflows.list()).map((w) => w.name);
+      throw new UsageError(
+        `there is no saved workflow "${target}" in ${runtime.dataDir} (${names.length ? `saved: ${names.join(', ')}` : 'none saved yet'}); to run a workflow file, give its path (./${target}.json)`,
+      );
+    }
+    try {
+      return { definition: validateWorkflow(saved.definition, runtime.deck), version: saved.version, file: null, savedNow: false };
+    } catch (e) {
+      throw about(`workflow "${target}" v${saved.version} does not fit this deck`, e);
+    }
+  }
+  let definition: Workflow;
+  try {
+    definition = validateWorkflow(inputs.doc, runtime.deck);
+  } catch (e) {
+    throw about(target, e);
+  }
+  const saved = await store.workflows.get(definition.name);
+  const parsed = saved ? Workflow.safeParse(saved.definition) : null;
+  if (saved && parsed?.success && deepEqual(parsed.data, definition)) return { definition, version: saved.version, file: target, savedNow: false };
+  const row = await store.workflows.save(definition.name, definition, null);
+  return { definition, version: row.version, file: target, savedNow: true };
+}
+
+/** The iterations: the config rows (checked against the parameters, coerced), or a repeat count. */
+function iterationsOf(w: Workflow, inputs: Inputs, configFile: string | undefined): { config?: Record<string, unknown>[]; repeat?: number } {
+  if (inputs.table) {
+    try {
+      return { config: configRowsOf(w, inputs.table) };
+    } catch (e) {
+      throw about(configFile ?? 'config', e);
+    }
+  }
+  if (inputs.repeat !== undefined) return { repeat: inputs.repeat };
+  if (w.parameters.length === 0) return { repeat: 1 };
+  throw new UsageError(
+    `workflow "${w.name}" has parameters (${w.parameters.map((p) => p.name).join(', ')}): give --config CSV (one row per iteration) or --repeat N (N iterations of the defaults)`,
+  );
+}
+
+/** Refuse a data folder whose queue has unfinished tasks: checked before the runner starts (it would run them). */
+async function checkQueueFree(opts: RunOptions, dataDir: string): Promise<void> {
+  const store = await openStore({ url: opts.db, dataDir });
+  try {
+    const open = await store.queue.open();
+    if (open.length) {
+      const list = open
+        .slice(0, 5)
+        .map((t) => `#${t.id} "${t.name}" ${t.status}`)
+        .join(', ');
+      throw new UsageError(
+        `the queue of ${opts.db ?? dataDir} has ${open.length} unfinished task(s) (${list}${open.length > 5 ? ', …' : ''}); lab run runs only its own task: ` +
+          `deal with them in the web app (lab serve with the same --data-dir/--db), or give lab run another --data-dir`,
+      );
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** An error as text on stderr: the message, then every detail (step path, line and column) on its own line. */
+function reportError(io: CliIO, mode: Mode, e: unknown): ExitCode {
+  const details = isLabError(e) ? (e.details ?? []) : [];
+  println(io.stderr, `lab: ${errorText(e)}`);
+  if (details.length > 1) for (const d of details) println(io.stderr, `  ${d.field ? `${d.field}: ` : ''}${d.message}`);
+  const exit = exitCodeFor(e);
+  if (mode === 'json') {
+    const code = isLabError(e) ? e.code : e instanceof UsageError ? 'invalid_input' : 'internal';
+    println(io.stdout, JSON.stringify({ type: 'error', code, message: errorText(e), details, exit_code: exit }));
+  }
+  return exit;
+}
+
+/* ------------------------------------------------------------------ output sinks */
+
+interface StartInfo {
+  workflow: string;
+  version: number;
+  file: string | null;
+  savedNow: boolean;
+  taskId: number;
+  iterations: number;
+}
+
+interface EndInfo {
+  status: RunStatus;
+  error: string | null;
+  taskId: number;
+  runId: number | null;
+  done: number;
+  iterations: number;
+  seconds: number;
+  exit: ExitCode;
+  /** The operator quit before the run ended: it is left to be resumed or ended in the web app. */
+  forced: boolean;
+}
+
+/** Where the run's story goes: the live view, JSON lines, or plain lines. */
+interface Sink {
+  event(e: RunnerEvent): void;
+  /** Something lab run itself did or decided. */
+  note(text: string): void;
+  end(info: EndInfo): Promise<void>;
+}
+
+function jsonSink(io: CliIO, start: StartInfo): Sink {
+  const line = (o: unknown) => println(io.stdout, JSON.stringify(o));
+  line({ type: 'start', task_id: start.taskId, workflow: start.workflow, version: start.version, file: start.file, saved_version: start.savedNow, iterations: start.iterations });
+  return {
+    event: line,
+    note: (message) => line({ type: 'note', message }),
+    async end(i) {
+      line({ type: 'end', task_id: i.taskId, run_id: i.runId, status: i.status, error: i.error, iterations: i.iterations, iterations_done: i.done, seconds: i.seconds, exit_code: i.exit });
+    },
+  };
+}
+
+function plainSink(io: CliIO, start: StartInfo, { pairs }: View): Sink {
+  const out = (s: string) => println(io.stdout, s);
+  const from = start.file ? ` from ${start.file}${start.savedNow ? ` (saved as version ${start.version})` : ''}` : '';
+  out(`running ${start.workflow} v${start.version}${from}: ${start.iterations} iteration(s), task ${start.taskId}`);
+  let failure = '';
+  return {
+    event(e) {
+      if (e.type === 'iteration') {
+        const outputs = Object.keys(e.outputs).length ? pairs(e.outputs) : '(no outputs)';
+        out(`iteration ${e.iteration + 1}/${start.iterations}: ${outputs}${Object.keys(e.params).length ? `  (${pairs(e.params)})` : ''}`);
+      } else if (e.type === 'status' && e.status.failed_step) {
+        const f = e.status.failed_step;
+        const key = `${f.path}|${f.iteration}|${f.error}`;
+        if (key !== failure) out(`step ${f.path}${f.iteration !== null ? ` (iteration ${f.iteration + 1})` : ''} failed: ${f.error}`);
+        failure = key;
+      } else if (e.type === 'log' && e.level === 'warn' && !e.message.startsWith('Run ')) {
+        out(`warning: ${e.message}`);
+      }
+    },
+    note: out,
+    async end(i) {
+      const what = i.status === 'completed' ? `${i.done} iteration(s)` : `after ${i.done} of ${i.iterations} iteration(s)`;
+      out(`run ${i.runId ?? '-'} ${i.forced ? 'left unfinished (quit)' : i.status}: ${what} in ${i.seconds} s${i.error ? `: ${i.error}` : ''}`);
+    },
+  };
+}
+
+async function inkSink(io: CliIO, start: StartInfo, onAction: (a: KeyAction, model: RunModel) => void, { initialState, LiveRun, RunModel }: View): Promise<Sink> {
+  const [{ render }, { createElement }] = await Promise.all([import('ink'), import('react')]);
+  const model = new RunModel(
+    initialState({ workflow: start.workflow, version: start.version, file: start.file, iterations: start.iterations, interactive: true, taskId: start.taskId }),
+  );
+  const app = render(
+    createElement(LiveRun, { model, onAction: (a: KeyAction) => onAction(a, model) }),
+    { stdout: io.stdout as NodeJS.WriteStream, stdin: io.stdin as NodeJS.ReadStream, stderr: io.stderr as NodeJS.WriteStream, exitOnCtrlC: false },
+  );
+  if (start.savedNow) model.dispatch({ type: 'notice', text: `${start.file} saved as version ${start.version} of ${start.workflow}` });
+  return {
+    event: (e) => model.dispatch(e),
+    note: (text) => model.dispatch({ type: 'notice', text }),
+    async end(i) {
+      model.dispatch({ type: 'end', status: i.status, error: i.error });
+      await new Promise((r) => setTimeout(r, 20)); // let React commit the last state
+      app.unmount();
+      await app.waitUntilExit().catch(() => undefined);
+    },
+  };
+}
+
+/* ------------------------------------------------------------------ the command */
+
+/** `lab run WORKFLOW`: returns the exit code (0 completed, 1 failed/stopped/aborted, 2 bad input). */
+export async function runWorkflow(target: string, opts: RunOptions, io: CliIO = processIO(), env: RunEnv = {}): Promise<ExitCode> {
+  const mode: Mode = opts.json ? 'json' : io.stdout.isTTY && io.stdin.isTTY ? 'ink' : 'plain';
+  const dataDir = resolve(opts.dataDir ?? 'lab-data');
+  let runtime: Runtime | null = null;
+  try {
+    const inputs = await readInputs(target, opts);
+    await checkQueueFree(opts, dataDir);
+    const { createRuntime } = await import('../core/runtime.js');
+    runtime = await createRuntime({ deck: opts.deck, pluginDirs: [opts.plugins ?? 'lab-plugins'], dataDir, db: opts.db, watch: false });
+    for (const e of runtime.plugins.errors()) println(io.stderr, `plugin error: ${e.file}: ${e.message}`);
+    const loaded = await loadWorkflow(runtime, target, inputs);
+    const rows = iterationsOf(loaded.definition, inputs, opts.config);
+    return await execute(runtime, loaded, rows, mode, io, env.signals ?? process);
+  } catch (e) {
+    return reportError(io, mode, e);
+  } finally {
+    await runtime?.close();
+  }
+}
+
+async function execute(
+  runtime: Runtime,
+  loaded: Loaded,
+  rows: { config?: Record<string, unknown>[]; repeat?: number },
+  mode: Mode,
+  io: CliIO,
+  signals: NonNullable<RunEnv['signals']>,
+): Promise<ExitCode> {
+  const runner = runtime.runner;
+  // A hold left by an earlier aborted run (the queue is empty: checked before the runner started).
+  if (runner.status().queue_held && !runner.status().busy) await runner.pauseResume();
+
+  let taskId: number | null = null;
+  let runId: number | null = null;
+  let done = 0;
+  let sink: Sink | null = null;
+  const early: RunnerEvent[] = [];
+  let settle!: (r: { status: RunStatus; error?: string; forced?: boolean }) => void;
+  const ended = new Promise<{ status: RunStatus; error?: string; forced?: boolean }>((r) => (settle = r));
+  let autoAborted: string | null = null; // why lab run aborted the run itself
+  let quitting = false;
+
+  const handle = (e: RunnerEvent) => {
+    if (e.type === 'run') {
+      if (e.task_id !== taskId) return;
+      runId = e.run_id;
+    } else if ('run_id' in e && runId !== null && e.run_id !== runId) return;
+    if (e.type === 'status' && e.status.current_task && e.status.current_task.id !== taskId) return;
+    if (e.type === 'iteration') done++;
+    sink!.event(e);
+    // No operator without a terminal: a failed step or a pause step ends the run (cleanup still runs).
+    if (mode !== 'ink' && e.type === 'status' && !autoAborted && (e.status.failed_step || e.status.waiting)) {
+      const why = e.status.failed_step ? `step ${e.status.failed_step.path} failed` : `the pause step ${e.status.waiting!.path} needs an operator`;
+      autoAborted = `${why} and there was no operator`;
+      sink!.note(`${why} and there is no operator (not a terminal): aborting the run; its cleanup phase runs`);
+      runner.abortNextTask().catch(() => undefined);
+    }
+    if (e.type === 'run' && e.status !== 'running') settle({ status: e.status });
+  };
+  const onEvent = (e: RunnerEvent) => (sink ? handle(e) : early.push(e));
+  const onError = (e: unknown) => settle({ status: 'failed', error: errorText(e) });
+
+  /** First: abort (cleanup runs). Again: stop waiting; the run is left for the web app to resume or end. */
+  const quit = () => {
+    if (quitting) {
+      settle({ status: 'interrupted', forced: true, error: 'quit before the run ended: resume or end it in the web app (lab serve)' });
+      return;
+    }
+    quitting = true;
+    if (mode !== 'ink') sink?.note('aborting: the cleanup phase runs, then lab run ends (again to quit at once)');
+    runner.abortNextTask().catch(() => undefined);
+  };
+  const onAction = (a: KeyAction, model: RunModel) => {
+    if (a === 'quit') {
+      model.dispatch({ type: 'quitting' });
+      return quit();
+    }
+    model.dispatch({ type: 'notice', text: null });
+    const act =
+      a === 'retry'
+        ? runner.retry()
+        : a === 'skip' || a === 'pause'
+          ? runner.pauseResume()
+          : a === 'stop-iteration'
+            ? runner.abortNextIteration().then(() => model.dispatch({ type: 'notice', text: 'stopping after this iteration (cleanup runs)' }))
+            : runner.abortNextTask().then(() => model.dispatch({ type: 'notice', text: 'aborting: the cleanup phase runs' }));
+    act.catch((e: unknown) => model.dispatch({ type: 'notice', text: errorText(e) }));
+  };
+
+  runner.on('event', onEvent);
+  runner.on('error', onError);
+  signals.on('SIGINT', quit);
+  signals.on('SIGTERM', quit);
+  const t0 = performance.now();
+  try {
+    const task = await runner.submit({ workflow: loaded.definition.name, ...rows, userId: null });
+    taskId = task.id;
+    const iterations = (task.payload as { rows: unknown[] }).rows.length;
+    const start: StartInfo = { workflow: loaded.definition.name, version: loaded.version, file: loaded.file, savedNow: loaded.savedNow, taskId: task.id, iterations };
+    const view = await import('./run-view.js');
+    sink = mode === 'json' ? jsonSink(io, start) : mode === 'plain' ? plainSink(io, start, view) : await inkSink(io, start, onAction, view);
+    for (const e of early.splice(0)) handle(e);
+
+    const result = await ended;
+    const record = runId !== null ? await runtime.store.runs.get(runId) : null;
+    const exit = result.status === 'completed' && !result.forced ? EXIT.ok : EXIT.failed;
+    // Leave the data folder's queue as it was found: not held by our abort when nothing else waits in it.
+    if (!result.forced && runner.status().queue_held && !runner.status().busy && (await runner.queue()).tasks.length === 0) await runner.pauseResume();
+    await sink.end({
+      status: result.status,
+      error: result.error ?? record?.error ?? (result.status === 'aborted' ? (autoAborted ?? (quitting ? 'aborted by the operator' : null)) : null),
+      taskId: task.id,
+      runId,
+      done,
+      iterations,
+      seconds: Math.round((performance.now() - t0) / 100) / 10,
+      exit,
+      forced: result.forced ?? false,
+    });
+    return exit;
+  } finally {
+    runner.off('event', onEvent);
+    runner.off('error', onError);
+    signals.off('SIGINT', quit);
+    signals.off('SIGTERM', quit);
+  }
+}
+
+/* ------------------------------------------------------------------ registration */
+
+const HELP = `
+WORKFLOW is the name of a workflow saved in the database (of --data-dir / --db), or a path to a workflow
+JSON file (it has a / or a . in it). A file is checked against the deck; when it differs from the latest
+saved version of its name it is saved as a new version (older versions stay), so every run record names
+a saved version, as in the web app.
+
+Iterations: --config CSV (a header of parameter names, an optional row of type names, then one row per
+iteration; errors name the line and column) or --repeat N (N iterations of the parameters' defaults).
+A workflow without parameters runs once when neither is given.
+
+In a terminal, a live view shows the progress, the current step, the last outputs and the log. Keys:
+  p pause/resume   n stop after this iteration   a abort (the cleanup phase runs)   q or Ctrl-C abort and quit
+  on a failed step: r retry it, s (or p) skip it, a abort
+A second q / Ctrl-C quits at once: the run is left unfinished, to resume or end in the web app.
+
+--json writes one JSON object per line on stdout: {"type":"start"}, the runner's events (status, step,
+log, iteration, run, queue), {"type":"note"}, and last {"type":"end","status",...,"exit_code"}.
+With --json, or when the output is not a terminal, there is no operator: a failed step, or a pause step,
+aborts the run (its cleanup phase runs) and lab run exits 1.
+
+The queue: lab run runs only its own task. It refuses a data folder whose queue has unfinished tasks,
+and must not share one with a RUNNING lab serve: use its own --data-dir, or a stopped server's.
+
+Exit codes: 0 completed; 1 failed, stopped or aborted; 2 bad input (unknown workflow, invalid workflow
+or config file, bad options).
+Examples:
+  lab run dose-and-weigh --repeat 3
+  lab run ./workflows/screen.json --config screen.csv --data-dir ./lab-data
+  lab run ./ci-check.json --json --data-dir /tmp/lab-ci > events.jsonl
+`;
+
+/**
+ * Register `lab run`. `common` adds the options it shares with `lab serve` (--deck, --plugins, --data-dir,
+ * --db), so both commands read the same folders and database by default.
+ */
+export function registerRunCommand<O extends OptionValues>(program: Command, common: (c: Command) => Command<[], O>) {
+  common(program.command('run'))
+    .description('run a workflow headless: live view in a terminal, JSON lines with --json')
+    .argument('<workflow>', 'a saved workflow name, or a path to a workflow JSON file')
+    .option('--config <csv>', 'parameter rows: one iteration per row of a CSV file')
+    .option('--repeat <n>', 'iterations of the parameter defaults')
+    .option('--json', 'one JSON event per line on stdout (no live view; a failed step aborts the run)')
+    .addHelpText('after', HELP)
+    .action(async (workflow, o) => {
+      process.exitCode = await runWorkflow(workflow, o as RunOptions);
+    });
+}

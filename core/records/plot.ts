@@ -1,0 +1,70 @@
+/**
+ * The data of a run normalised for plotting (`GET /executions/data/{id}`): one entry per iteration of
+ * `main` that started (in iteration order; the last phase record wins should an iteration have two), and
+ * one series per parameter and output, aligned with `iterations` (`series[name][i]` belongs to
+ * `iterations[i]`). Series hold finite numbers only: anything else (a string, a boolean, a missing value,
+ * NaN) is null, which a plot draws as a gap.
+ *
+ * Names: the parameters and outputs of the run's workflow snapshot, then any other key a phase recorded
+ * (in the order first seen), the same rule as the run's data CSV (core/files/rundata.ts). A name that is an
+ * parameter is not also an output.
+ */
+import type { PhaseRow, RunRow } from '../store/types.js';
+
+export interface PlotIteration {
+  /** 0-based, as recorded. */
+  iteration: number;
+  params: Record<string, unknown>;
+  outputs: Record<string, unknown>;
+  status: PhaseRow['status'];
+}
+
+export interface PlotData {
+  run_id: number;
+  workflow: string;
+  parameters: string[];
+  outputs: string[];
+  iterations: PlotIteration[];
+  series: Record<string, (number | null)[]>;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The names a snapshot declares: its parameters' names and its outputs (any shape tolerated). */
+function declared(snapshot: unknown): { parameters: string[]; outputs: string[] } {
+  if (!isRecord(snapshot)) return { parameters: [], outputs: [] };
+  const params = Array.isArray(snapshot.parameters) ? snapshot.parameters : [];
+  const outs = Array.isArray(snapshot.outputs) ? snapshot.outputs : [];
+  return {
+    parameters: params.map((p) => (isRecord(p) ? p.name : undefined)).filter((n): n is string => typeof n === 'string'),
+    outputs: outs.filter((n): n is string => typeof n === 'string'),
+  };
+}
+
+/** A plottable number, or null. */
+export const plotValue = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+export function plotData(run: Pick<RunRow, 'id' | 'workflowName' | 'workflow'>, phases: readonly PhaseRow[]): PlotData {
+  const names = declared(run.workflow);
+  const parameters = new Set(names.parameters);
+  const outputs = new Set(names.outputs);
+
+  const byIteration = new Map<number, PlotIteration>();
+  for (const p of phases) {
+    if (p.phase !== 'main' || p.iteration === null) continue;
+    const params = isRecord(p.params) ? p.params : {};
+    const outs = isRecord(p.outputs) ? p.outputs : {};
+    for (const k of Object.keys(params)) if (!outputs.has(k)) parameters.add(k);
+    for (const k of Object.keys(outs)) if (!parameters.has(k)) outputs.add(k);
+    byIteration.set(p.iteration, { iteration: p.iteration, params, outputs: outs, status: p.status });
+  }
+  const iterations = [...byIteration.values()].sort((a, b) => a.iteration - b.iteration);
+  const paramList = [...parameters];
+  const outList = [...outputs].filter((o) => !parameters.has(o));
+  // fromEntries defines own properties: a name like __proto__ stays a plain key
+  const series = Object.fromEntries([
+    ...paramList.map((n) => [n, iterations.map((it) => plotValue(it.params[n]))] as const),
+    ...outList.map((n) => [n, iterations.map((it) => plotValue(it.outputs[n]))] as const),
+  ]);
+  return { run_id: run.id, workflow: run.workflowName, parameters: paramList, outputs: outList, iterations, series };
+}

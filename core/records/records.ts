@@ -1,0 +1,292 @@
+/**
+ * Run records (DESIGN.md §6-7): the list with keyword and paging, one record with its phases, steps and log,
+ * and deletion. Shapes here are the JSON the HTTP API answers (snake_case); nothing here knows HTTP.
+ *
+ * Who may delete a record: its owner (the user who queued the run) or an admin. A record is lab data other
+ * people rely on, so operators cannot delete each other's; runs started headless (no user) are admins' to
+ * delete. The run in progress, and an interrupted run waiting for the operator, cannot be deleted (conflict):
+ * the runner still writes to (or will resume) them.
+ */
+import type { PublicUser } from '../accounts/index.js';
+import { LabError } from '../errors.js';
+import type { RunnerStatus } from '../runner/index.js';
+import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
+import { stepPathResolver } from './paths.js';
+
+export const DEFAULT_PER_PAGE = 20;
+export const MAX_PER_PAGE = 200;
+export const MAX_KEYWORD = 200;
+/** Step records shown with a record (the steps CSV has all of them). */
+export const DETAIL_STEP_LIMIT = 10_000;
+
+export interface ListQuery {
+  keyword: string;
+  page: number;
+  perPage: number;
+}
+
+/** A query value as one string; absent or empty → undefined. A repeated parameter is an error. */
+function single(value: unknown, field: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number') return String(value);
+  if (typeof value !== 'string') {
+    throw new LabError('invalid_input', `${field} must be given once, as text.`, [{ field, message: 'must be a single value' }]);
+  }
+  return value.trim() === '' ? undefined : value.trim();
+}
+
+function positiveInt(value: unknown, field: string, fallback: number, max?: number): number {
+  const text = single(value, field);
+  if (text === undefined) return fallback;
+  const n = /^\d+$/.test(text) ? Number(text) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) {
+    throw new LabError('invalid_input', `${field} must be a positive integer, got ${JSON.stringify(text)}.`, [{ field, message: 'must be a positive integer' }]);
+  }
+  if (max !== undefined && n > max) {
+    throw new LabError('invalid_input', `${field} must be at most ${max}, got ${n}.`, [{ field, message: `must be at most ${max}` }]);
+  }
+  return n;
+}
+
+/** The list's query (`keyword`, `page`, `per_page`), checked: 400 naming the field that is wrong. */
+export function parseListQuery(q: { keyword?: unknown; page?: unknown; per_page?: unknown }): ListQuery {
+  const keyword = single(q.keyword, 'keyword') ?? '';
+  if (keyword.length > MAX_KEYWORD) {
+    throw new LabError('invalid_input', `keyword must be at most ${MAX_KEYWORD} characters.`, [{ field: 'keyword', message: `at most ${MAX_KEYWORD} characters` }]);
+  }
+  return { keyword, page: positiveInt(q.page, 'page', 1), perPage: positiveInt(q.per_page, 'per_page', DEFAULT_PER_PAGE, MAX_PER_PAGE) };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+const duration = (start: Date, end: Date | null) => (end ? end.getTime() - start.getTime() : null);
+
+export interface RecordSummary {
+  id: number;
+  name: string;
+  workflow: string;
+  workflow_version: number | null;
+  status: RunRow['status'];
+  error: string | null;
+  task_id: number | null;
+  user_id: number | null;
+  /** The owner's username; null for a run started headless, or by a user who no longer exists. */
+  user: string | null;
+  started_at: string;
+  ended_at: string | null;
+  duration_ms: number | null;
+  /** Iterations planned (one per parameter row). */
+  iterations: number | null;
+}
+
+export function recordSummary(run: RunRow, user: string | null): RecordSummary {
+  return {
+    id: run.id,
+    name: run.name,
+    workflow: run.workflowName,
+    workflow_version: run.workflowVersion,
+    status: run.status,
+    error: run.error,
+    task_id: run.taskId,
+    user_id: run.userId,
+    user,
+    started_at: run.startedAt.toISOString(),
+    ended_at: iso(run.endedAt),
+    duration_ms: duration(run.startedAt, run.endedAt),
+    iterations: Array.isArray(run.parameters) ? run.parameters.length : null,
+  };
+}
+
+/** Usernames of the given user ids (one lookup per distinct id). */
+async function userNames(store: Store, ids: (number | null)[]): Promise<Map<number, string>> {
+  const distinct = [...new Set(ids.filter((i): i is number => i !== null))];
+  const users = await Promise.all(distinct.map((id) => store.users.byId(id)));
+  return new Map(users.filter((u) => u !== null).map((u) => [u.id, u.username]));
+}
+
+export interface RecordList {
+  records: RecordSummary[];
+  page: number;
+  per_page: number;
+  total: number;
+  /** Pages of results (0 when there is none). */
+  pages: number;
+}
+
+/** A page of records, newest first; keyword matches the run name or the workflow name. */
+export async function listRecords(store: Store, q: ListQuery): Promise<RecordList> {
+  const { rows, total } = await store.runs.list({ keyword: q.keyword || undefined, page: q.page, perPage: q.perPage });
+  const names = await userNames(store, rows.map((r) => r.userId));
+  return {
+    records: rows.map((r) => recordSummary(r, r.userId === null ? null : (names.get(r.userId) ?? null))),
+    page: q.page,
+    per_page: q.perPage,
+    total,
+    pages: Math.ceil(total / q.perPage),
+  };
+}
+
+export interface RecordStep {
+  /** The step's record id: also readable at /instruments/task/{task_id}. */
+  task_id: number;
+  /** 0-based count of executed steps in its phase run (a retry keeps the index). */
+  index: number | null;
+  /** Where the step is in the workflow (`main[1].steps[0]`), when it can be known (see paths.ts). */
+  path: string | null;
+  instrument: string;
+  method: string;
+  args: unknown;
+  output: unknown;
+  status: StepRow['status'];
+  error: string | null;
+  started_at: string;
+  ended_at: string | null;
+  duration_ms: number | null;
+}
+
+export interface RecordPhase {
+  /** null for steps recorded without a phase record (should not happen; kept so no step is hidden). */
+  id: number | null;
+  phase: string;
+  /** 0-based iteration of main; null for prep and cleanup. */
+  iteration: number | null;
+  status: PhaseRow['status'] | null;
+  params: unknown;
+  outputs: unknown;
+  started_at: string | null;
+  ended_at: string | null;
+  duration_ms: number | null;
+  steps: RecordStep[];
+  /** false when the record's steps were cut at the limit at or before this phase: the CSV has the rest. */
+  steps_complete: boolean;
+}
+
+export interface RecordLog {
+  at: string;
+  level: LogRow['level'];
+  message: string;
+}
+
+export interface RecordDetail extends RecordSummary {
+  /** The workflow document as it was when the run started. */
+  definition: unknown;
+  /** The parameter rows, one per iteration. */
+  parameters: unknown;
+  phases: RecordPhase[];
+  logs: RecordLog[];
+  /** Step records included in `phases` (at most `DETAIL_STEP_LIMIT`). */
+  steps_shown: number;
+  /** More steps were recorded than are shown: the steps CSV has them all. */
+  steps_truncated: boolean;
+}
+
+export function notFoundRecord(id: number): LabError {
+  return new LabError('not_found', `There is no workflow record ${id}.`, [{ field: 'workflow_id', message: 'no such record' }]);
+}
+
+export async function getRun(store: Store, id: number): Promise<RunRow> {
+  const run = await store.runs.get(id);
+  if (!run) throw notFoundRecord(id);
+  return run;
+}
+
+/** The first `limit` step records of a run, and whether there are more. */
+async function firstSteps(store: Store, runId: number, limit: number): Promise<{ steps: StepRow[]; more: boolean }> {
+  const steps: StepRow[] = [];
+  for await (const batch of store.runSteps.iterate(runId, Math.min(1000, limit + 1))) {
+    for (const s of batch) {
+      if (steps.length === limit) return { steps, more: true };
+      steps.push(s);
+    }
+  }
+  return { steps, more: false };
+}
+
+/** A record with its phases (each with its steps, in order), its log, and its workflow snapshot. */
+export async function recordDetail(store: Store, id: number, opts: { stepLimit?: number } = {}): Promise<RecordDetail> {
+  const run = await getRun(store, id);
+  const limit = Math.max(0, opts.stepLimit ?? DETAIL_STEP_LIMIT);
+  const [phases, logs, { steps, more }, names] = await Promise.all([
+    store.phases.list(id),
+    store.logs.list(id),
+    firstSteps(store, id, limit),
+    userNames(store, [run.userId]),
+  ]);
+  const pathOf = stepPathResolver(run.workflow);
+  const key = (phase: string | null, iteration: number | null) => `${phase}|${iteration}`;
+  const out: RecordPhase[] = phases.map((p) => ({
+    id: p.id,
+    phase: p.phase,
+    iteration: p.iteration,
+    status: p.status,
+    params: p.params,
+    outputs: p.outputs,
+    started_at: iso(p.startedAt),
+    ended_at: iso(p.endedAt),
+    duration_ms: duration(p.startedAt, p.endedAt),
+    steps: [],
+    steps_complete: true,
+  }));
+  const byKey = new Map(out.map((p) => [key(p.phase, p.iteration), p]));
+  for (const s of steps) {
+    let bucket = byKey.get(key(s.phase, s.iteration));
+    if (!bucket) {
+      bucket = { id: null, phase: s.phase ?? '(none)', iteration: s.iteration, status: null, params: null, outputs: null, started_at: null, ended_at: null, duration_ms: null, steps: [], steps_complete: true };
+      byKey.set(key(s.phase, s.iteration), bucket);
+      out.push(bucket);
+    }
+    bucket.steps.push({
+      task_id: s.id,
+      index: s.stepIndex,
+      path: pathOf(s.phase, s.stepIndex),
+      instrument: s.instrument,
+      method: s.method,
+      args: s.args,
+      output: s.output,
+      status: s.status,
+      error: s.error,
+      started_at: s.startedAt.toISOString(),
+      ended_at: iso(s.endedAt),
+      duration_ms: duration(s.startedAt, s.endedAt),
+    });
+  }
+  if (more && steps.length) {
+    // phases are in the order they ran: the one of the last step shown, and every later one, are cut short
+    const last = steps[steps.length - 1]!;
+    const from = out.indexOf(byKey.get(key(last.phase, last.iteration))!);
+    for (let i = Math.max(0, from); i < out.length; i++) out[i]!.steps_complete = false;
+  } else if (more) for (const p of out) p.steps_complete = false;
+  return {
+    ...recordSummary(run, run.userId === null ? null : (names.get(run.userId) ?? null)),
+    definition: run.workflow,
+    parameters: run.parameters,
+    phases: out,
+    logs: logs.map((l) => ({ at: l.at.toISOString(), level: l.level, message: l.message })),
+    steps_shown: steps.length,
+    steps_truncated: more,
+  };
+}
+
+/** May this user delete this record? Its owner or an admin. */
+export function mayDelete(run: Pick<RunRow, 'userId'>, user: Pick<PublicUser, 'id' | 'role'>): boolean {
+  return user.role === 'admin' || (run.userId !== null && run.userId === user.id);
+}
+
+/**
+ * Delete a record with its phases, steps and log. not_found, then forbidden (not the owner or an admin),
+ * then conflict (the run is in progress, or interrupted and waiting for the operator).
+ */
+export async function deleteRecord(store: Store, runner: { status(): RunnerStatus }, id: number, user: Pick<PublicUser, 'id' | 'role'>): Promise<RunRow> {
+  const run = await getRun(store, id);
+  if (!mayDelete(run, user)) {
+    throw new LabError('forbidden', `Record ${id} belongs to another user: only its owner or an admin may delete it.`, [{ field: 'workflow_id', message: 'not yours' }]);
+  }
+  const status = runner.status();
+  if (status.current_task?.run_id === id) {
+    throw new LabError('conflict', `Run ${id} is in progress: abort it (or let it finish) before deleting its record.`, [{ field: 'workflow_id', message: 'the run is in progress' }], { state: status.state });
+  }
+  if (status.interrupted?.run_id === id) {
+    throw new LabError('conflict', `Run ${id} was interrupted and waits for the operator: end it (abort) before deleting its record.`, [{ field: 'workflow_id', message: 'the run is interrupted' }], { state: status.state });
+  }
+  if (!(await store.runs.delete(id))) throw notFoundRecord(id);
+  return run;
+}

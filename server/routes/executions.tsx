@@ -1,0 +1,170 @@
+/** Workflow execution: start runs, the queue, the runner's status and controls, and the live event stream. */
+import { Router, type Request, type Response } from 'express';
+import { LabError } from '../../core/errors.js';
+import type { RunnerEvent } from '../../core/runner/index.js';
+import type { Runtime } from '../../core/runtime.js';
+import type { QueueTaskRow } from '../../core/store/types.js';
+import type { Workflow } from '../../core/workflow/model.js';
+import { ctxOf } from '../context.js';
+import { asLabError, intParam, render, statusOf, wantsJson } from '../http.js';
+import { ExecutionPage } from '../views/executions.js';
+
+/** A queued task as the API shows it; `payload` only when asked for (it can be large). */
+export function taskJson(t: QueueTaskRow, withPayload = false) {
+  const p = t.payload as { workflow?: string; rows?: unknown[] } | null;
+  return {
+    id: t.id,
+    name: t.name,
+    kind: t.kind,
+    status: t.status,
+    position: t.position,
+    workflow: p?.workflow ?? null,
+    iterations: p?.rows?.length ?? null,
+    run_id: t.runId,
+    created_by: t.createdBy,
+    created_at: t.createdAt.toISOString(),
+    started_at: t.startedAt?.toISOString() ?? null,
+    ended_at: t.endedAt?.toISOString() ?? null,
+    ...(withPayload ? { payload: t.payload } : {}),
+  };
+}
+
+/** Parameter rows typed in the page's table: fields named `rows[<i>][<param>]`; empty rows dropped. */
+export function formRows(body: Record<string, unknown>): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  for (const [key, value] of Object.entries(body)) {
+    const m = /^rows\[(\d{1,5})\]\[(.+)\]$/.exec(key);
+    if (m && typeof value === 'string' && value.trim() !== '') (rows[Number(m[1])] ??= {})[m[2]] = value.trim();
+  }
+  return rows.filter(Boolean);
+}
+
+export function executionRoutes(runtime: Runtime): Router {
+  const r = Router();
+  const { runner, store } = runtime;
+
+  const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; rows?: Record<string, unknown>[] } = {}, status = 200) => {
+    const [workflows, queue] = await Promise.all([store.workflows.list(), runner.queue()]);
+    const selected = typeof req.query.workflow === 'string' ? req.query.workflow : typeof req.body?.workflow === 'string' ? req.body.workflow : req.session?.workflow;
+    const uploaded = typeof req.query.uploaded === 'string' ? await store.files.get(req.query.uploaded) : null;
+    render(
+      res,
+      <ExecutionPage
+        ctx={await ctxOf(req)}
+        workflows={workflows.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
+        selected={selected}
+        status={runner.status()}
+        queue={queue.tasks.map((t) => taskJson(t))}
+        error={extra.error}
+        notice={extra.notice}
+        rows={extra.rows}
+        uploaded={uploaded && uploaded.kind === 'config' ? { name: uploaded.storedName, original: uploaded.originalName, rows: uploaded.rows, workflow: uploaded.workflow } : undefined}
+        uploadLimit={runtime.files.limitBytes}
+      />,
+      status,
+    );
+  };
+
+  r.get('/executions/config', async (req, res) => {
+    if (wantsJson(req)) {
+      const workflows = await store.workflows.list();
+      return res.json({ workflows: workflows.map((w) => ({ name: w.name, version: w.version })), status: runner.status() });
+    }
+    await page(req, res);
+  });
+
+  r.post('/executions/config', async (req, res) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    let config: unknown = body.config;
+    let repeat: unknown = body.repeat;
+    if (!req.is('application/json')) {
+      // the page: typed rows, or a repeat count (which wins when given)
+      repeat = typeof body.repeat === 'string' && body.repeat.trim() ? body.repeat.trim() : undefined;
+      config = repeat === undefined ? formRows(body) : undefined;
+    }
+    try {
+      if (typeof body.config_file === 'string' && body.config_file) {
+        // an uploaded config CSV (POST /files/batch-configs): its rows, checked with line and column named
+        const saved = typeof body.workflow === 'string' ? await store.workflows.get(body.workflow) : null;
+        if (saved) config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
+        repeat = undefined;
+      }
+      const task = await runner.submit({ workflow: body.workflow, config, repeat, name: body.name === '' ? undefined : body.name, userId: req.user!.id });
+      const status = runner.status().current_task?.id === task.id ? 'running' : 'queued';
+      if (wantsJson(req)) return res.json({ task_id: task.id, status });
+      await page(req, res, { notice: `Task ${task.id} (${task.name}) is ${status}.` });
+    } catch (e) {
+      const err = asLabError(e);
+      if (wantsJson(req)) throw err;
+      await page(req, res, { error: err, rows: Array.isArray(config) ? (config as Record<string, unknown>[]) : undefined }, statusOf(err));
+    }
+  });
+
+  r.get('/executions/status', (_req, res) => {
+    res.json(runner.status());
+  });
+
+  r.get('/executions/current_task', async (_req, res) => {
+    const status = runner.status();
+    const task = status.current_task ? await store.queue.get(status.current_task.id) : null;
+    res.json({ current_task: task ? taskJson(task, true) : null, state: status.state, progress: status.progress, failed_step: status.failed_step, waiting: status.waiting });
+  });
+
+  r.get('/executions/queue', async (_req, res) => {
+    const q = await runner.queue();
+    res.json({ tasks: q.tasks.map((t) => taskJson(t)), paused: q.paused, queue_held: q.queue_held, current_task_id: q.current_task_id });
+  });
+
+  r.get('/executions/queue/task/:task_id', async (req, res) => {
+    const task = await runner.task(intParam(req.params.task_id, 'task_id'));
+    res.json(taskJson(task, true));
+  });
+
+  r.post('/executions/queue/delete', async (req, res) => {
+    const id = intParam(req.body?.id, 'id');
+    await runner.deleteTask(id);
+    res.json({ deleted: id });
+  });
+
+  r.post('/executions/queue/reorder', async (req, res) => {
+    const id = intParam(req.body?.id, 'id');
+    await runner.moveTask(id, req.body?.direction);
+    const q = await runner.queue();
+    res.json({ tasks: q.tasks.map((t) => taskJson(t)) });
+  });
+
+  r.post('/executions/queue/task/rename', async (req, res) => {
+    const id = intParam(req.body?.id, 'id');
+    await runner.renameTask(id, req.body?.new_name);
+    res.json(taskJson(await runner.task(id)));
+  });
+
+  const control = (action: () => Promise<unknown>) => async (req: Request, res: Response) => {
+    await action();
+    await runtime.audit(req.user!.id, `runner${req.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: runner.status().state });
+    res.json(runner.status());
+  };
+  r.post('/executions/pause-resume', control(() => runner.pauseResume()));
+  r.post('/executions/retry', control(() => runner.retry()));
+  r.post('/executions/abort/next-iteration', control(() => runner.abortNextIteration()));
+  r.post('/executions/abort/next-task', control(() => runner.abortNextTask()));
+
+  /** Server-sent events: status, step start/end, log lines, queue changes, iterations. */
+  r.get('/executions/events', async (req, res) => {
+    const status = runner.status();
+    // the current run's log so far, so a page opened mid-run shows what happened before it connected
+    const runId = status.current_task?.run_id;
+    const log = runId ? (await store.logs.list(runId)).slice(-50).map((l) => ({ run_id: runId, level: l.level, message: l.message, at: l.at.toISOString() })) : [];
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[] }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    send({ type: 'hello', status, log });
+    runner.on('event', send);
+    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+    req.on('close', () => {
+      clearInterval(ping);
+      runner.off('event', send);
+    });
+  });
+
+  return r;
+}

@@ -1,0 +1,468 @@
+/**
+ * Workflow records: the searchable list and one record (summary, parameters, phases with their steps, the
+ * log, a plot of the outputs per iteration drawn by /static/app.js from the data route, downloads).
+ * Iterations and step indexes are stored from 0; pages show iterations from 1, as the live page does.
+ */
+import { Fragment } from 'react';
+import type { RecordDetail, RecordList, RecordPhase, RecordSummary } from '../../core/records/index.js';
+import { Alert, Layout, type ViewCtx } from './layout.js';
+
+const STATUS_BADGE: Record<string, string> = {
+  running: 'primary',
+  completed: 'success',
+  failed: 'danger',
+  stopped: 'secondary',
+  aborted: 'warning',
+  interrupted: 'warning',
+  ok: 'success',
+  error: 'danger',
+  skipped: 'secondary',
+  'in-doubt': 'warning',
+};
+
+export function StatusBadge({ status }: { status: string | null }) {
+  if (!status) return null;
+  return <span className={`badge text-bg-${STATUS_BADGE[status] ?? 'secondary'}`}>{status}</span>;
+}
+
+/** `2024-05-01 14:03:07 UTC`-style time, with the exact ISO time as the element's datetime. */
+function Time({ iso }: { iso: string | null }) {
+  if (!iso) return <span className="text-body-secondary">—</span>;
+  return <time dateTime={iso}>{iso.slice(0, 19).replace('T', ' ')}</time>;
+}
+
+/** 850 ms, 12.3 s, 4 min 05 s, 2 h 03 min. */
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return '—';
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  const s = Math.round(ms / 1000);
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')} min`;
+}
+
+/** A value as short JSON text (the full text in the tooltip when it is cut). */
+function Json({ value, max = 120 }: { value: unknown; max?: number }) {
+  if (value === undefined || value === null) return <span className="text-body-secondary">—</span>;
+  const text = JSON.stringify(value) ?? String(value);
+  if (text.length <= max) return <code className="json">{text}</code>;
+  return (
+    <code className="json" title={text.slice(0, 4000)}>
+      {`${text.slice(0, max)}…`}
+    </code>
+  );
+}
+
+const recordUrl = (ctx: ViewCtx, id: number, rest = '') => ctx.url(`/executions/records/${id}${rest}`);
+
+// ---------------------------------------------------------------------------------------------------- list
+
+function listHref(ctx: ViewCtx, keyword: string, page: number, perPage: number, defaultPerPage: number) {
+  const q = new URLSearchParams();
+  if (keyword) q.set('keyword', keyword);
+  if (page > 1) q.set('page', String(page));
+  if (perPage !== defaultPerPage) q.set('per_page', String(perPage));
+  const s = q.toString();
+  return ctx.url(`/executions/records${s ? `?${s}` : ''}`);
+}
+
+function Pager({ ctx, list, keyword, defaultPerPage }: { ctx: ViewCtx; list: RecordList; keyword: string; defaultPerPage: number }) {
+  if (list.pages <= 1 && list.page <= 1) return null;
+  const href = (p: number) => listHref(ctx, keyword, p, list.per_page, defaultPerPage);
+  const prev = list.page > 1 ? Math.min(list.page - 1, Math.max(list.pages, 1)) : null;
+  const next = list.page < list.pages ? list.page + 1 : null;
+  return (
+    <nav aria-label="Pages of records">
+      <ul className="pagination pagination-sm align-items-center">
+        <li className={`page-item${list.page > 1 ? '' : ' disabled'}`}>
+          <a className="page-link" href={href(1)} aria-label="First page">
+            «
+          </a>
+        </li>
+        <li className={`page-item${prev ? '' : ' disabled'}`}>
+          <a className="page-link" href={prev ? href(prev) : undefined} rel="prev">
+            Previous
+          </a>
+        </li>
+        <li className="page-item disabled">
+          <span className="page-link" id="records-page">
+            page {list.page.toLocaleString('en')} of {Math.max(list.pages, 1).toLocaleString('en')}
+          </span>
+        </li>
+        <li className={`page-item${next ? '' : ' disabled'}`}>
+          <a className="page-link" href={next ? href(next) : undefined} rel="next">
+            Next
+          </a>
+        </li>
+        <li className={`page-item${list.page < list.pages ? '' : ' disabled'}`}>
+          <a className="page-link" href={href(Math.max(list.pages, 1))} aria-label="Last page">
+            »
+          </a>
+        </li>
+      </ul>
+    </nav>
+  );
+}
+
+export function RecordsPage(props: { ctx: ViewCtx; list: RecordList; keyword: string; defaultPerPage: number; notice?: string }) {
+  const { ctx, list, keyword } = props;
+  const u = ctx.url;
+  return (
+    <Layout ctx={ctx} title="Workflow records">
+      <h1 className="h3">Workflow records</h1>
+      {props.notice ? <Alert kind="success">{props.notice}</Alert> : null}
+      <form method="get" action={u('/executions/records')} className="d-flex flex-wrap gap-2 mb-2" role="search" id="records-search">
+        <input className="form-control w-auto flex-grow-1" type="search" name="keyword" defaultValue={keyword} placeholder="Run or workflow name" aria-label="Search records by run or workflow name" maxLength={200} />
+        {list.per_page !== props.defaultPerPage ? <input type="hidden" name="per_page" value={list.per_page} /> : null}
+        <button className="btn btn-outline-primary" type="submit">
+          Search
+        </button>
+        {keyword ? (
+          <a className="btn btn-link" href={u('/executions/records')}>
+            Clear
+          </a>
+        ) : null}
+      </form>
+      <p className="small text-body-secondary" id="records-total">
+        {list.total.toLocaleString('en')} {list.total === 1 ? 'record' : 'records'}
+        {keyword ? ` matching “${keyword}”` : ''}
+      </p>
+      {list.records.length ? (
+        <div className="table-responsive">
+          <table className="table table-sm table-hover align-middle" id="records">
+            <thead>
+              <tr>
+                <th scope="col">#</th>
+                <th scope="col">Name</th>
+                <th scope="col">Workflow</th>
+                <th scope="col">Status</th>
+                <th scope="col">Started (UTC)</th>
+                <th scope="col" className="text-end">
+                  Duration
+                </th>
+                <th scope="col" className="text-end">
+                  Iterations
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.records.map((r: RecordSummary) => (
+                <tr key={r.id} data-record={r.id}>
+                  <td>{r.id}</td>
+                  <td>
+                    <a href={recordUrl(ctx, r.id)}>{r.name}</a>
+                  </td>
+                  <td>
+                    {r.workflow}
+                    {r.workflow_version !== null ? <span className="text-body-secondary"> v{r.workflow_version}</span> : null}
+                  </td>
+                  <td>
+                    <StatusBadge status={r.status} />
+                  </td>
+                  <td>
+                    <Time iso={r.started_at} />
+                  </td>
+                  <td className="text-end">{formatDuration(r.duration_ms)}</td>
+                  <td className="text-end">{r.iterations ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <p id="records-empty">
+          {keyword ? 'No record matches this search.' : list.page > 1 ? 'There is no record on this page.' : 'There is no record yet.'}{' '}
+          {list.total === 0 && !keyword ? <a href={u('/executions/config')}>Run one</a> : null}
+        </p>
+      )}
+      <Pager ctx={ctx} list={list} keyword={keyword} defaultPerPage={props.defaultPerPage} />
+    </Layout>
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------- detail
+
+/** Phases shown on the page: the first and last ones of a long run (the CSV and JSON have all). */
+const PHASES_HEAD = 250;
+const PHASES_TAIL = 50;
+/** Parameter rows shown on the page. */
+const PARAM_ROWS = 1000;
+
+const phaseTitle = (p: RecordPhase) => (p.iteration === null ? p.phase : `${p.phase} · iteration ${p.iteration + 1}`);
+
+function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
+  const hasOutputs = phase.outputs && typeof phase.outputs === 'object' && Object.keys(phase.outputs).length > 0;
+  return (
+    <tbody className="phase" data-phase={phase.phase} data-iteration={phase.iteration ?? ''}>
+      <tr className={`phase-head${phase.status === 'error' ? ' table-danger' : ' table-light'}`}>
+        <th colSpan={7} scope="rowgroup">
+          <span className="me-2">{phaseTitle(phase)}</span>
+          <StatusBadge status={phase.status} />
+          <span className="small fw-normal text-body-secondary ms-2">{formatDuration(phase.duration_ms)}</span>
+          {hasOutputs ? (
+            <span className="small fw-normal ms-2">
+              outputs <Json value={phase.outputs} />
+            </span>
+          ) : null}
+        </th>
+      </tr>
+      {phase.steps.length === 0 && phase.steps_complete ? (
+        <tr>
+          <td colSpan={7} className="small text-body-secondary">
+            no instrument call recorded
+          </td>
+        </tr>
+      ) : null}
+      {phase.steps.map((s) => (
+        <Fragment key={s.task_id}>
+          <tr className={s.status === 'error' ? 'table-danger step-error' : s.status === 'in-doubt' || s.status === 'running' ? 'table-warning' : undefined}>
+            <td className="text-body-secondary">{s.index ?? ''}</td>
+            <td>{s.path ? <code className="small">{s.path}</code> : <span className="text-body-secondary">—</span>}</td>
+            <td>
+              <a href={ctx.url(`/instruments/task/${s.task_id}`)} className="text-decoration-none" title={`Call record ${s.task_id}`}>
+                <code>
+                  {s.instrument}.{s.method}
+                </code>
+              </a>
+            </td>
+            <td>
+              <Json value={s.args} />
+            </td>
+            <td>{s.status === 'ok' ? <Json value={s.output} /> : null}</td>
+            <td>
+              <StatusBadge status={s.status} />
+            </td>
+            <td className="text-end text-nowrap">{formatDuration(s.duration_ms)}</td>
+          </tr>
+          {s.error ? (
+            <tr className="table-danger step-error-message">
+              <td />
+              <td colSpan={6} className="small">
+                <strong>Error:</strong> {s.error}
+              </td>
+            </tr>
+          ) : null}
+        </Fragment>
+      ))}
+      {!phase.steps_complete ? (
+        <tr>
+          <td colSpan={7} className="small text-body-secondary">
+            {phase.steps.length ? 'more steps' : 'steps'} not shown here: download the steps CSV
+          </td>
+        </tr>
+      ) : null}
+    </tbody>
+  );
+}
+
+function ParametersTable({ rows }: { rows: unknown }) {
+  const list = Array.isArray(rows) ? (rows as unknown[]) : [];
+  if (list.length === 0) return <p className="small text-body-secondary">This workflow takes no parameter rows.</p>;
+  const records = list.map((r) => (r && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : {}));
+  const columns = [...new Set(records.flatMap((r) => Object.keys(r)))];
+  if (columns.length === 0) return <p className="small text-body-secondary">{list.length.toLocaleString('en')} iterations, without parameters.</p>;
+  const shown = records.slice(0, PARAM_ROWS);
+  return (
+    <>
+      <div className="table-responsive">
+        <table className="table table-sm w-auto" id="record-parameters">
+          <thead>
+            <tr>
+              <th scope="col">Iteration</th>
+              {columns.map((c) => (
+                <th scope="col" key={c}>
+                  {c}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((r, i) => (
+              <tr key={i}>
+                <td>{i + 1}</td>
+                {columns.map((c) => (
+                  <td key={c}>{typeof r[c] === 'string' ? r[c] : <Json value={r[c]} />}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {list.length > shown.length ? (
+        <p className="small text-body-secondary">
+          The first {shown.length.toLocaleString('en')} of {list.length.toLocaleString('en')} rows.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelete: boolean }) {
+  const { ctx, record: r } = props;
+  const u = ctx.url;
+  const phases = r.phases;
+  const cut = phases.length > PHASES_HEAD + PHASES_TAIL;
+  const head = cut ? phases.slice(0, PHASES_HEAD) : phases;
+  const tail = cut ? phases.slice(phases.length - PHASES_TAIL) : [];
+  const errors = phases.reduce((n, p) => n + p.steps.filter((s) => s.status === 'error').length, 0);
+  return (
+    <Layout ctx={ctx} title={`Record ${r.id}`}>
+      <link rel="stylesheet" href={u('/static/vendor/uPlot.min.css')} />
+      <script src={u('/static/vendor/uPlot.iife.min.js')} defer />
+      <nav aria-label="breadcrumb" className="small">
+        <a href={u('/executions/records')}>Records</a> / {r.id}
+      </nav>
+      <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
+        <h1 className="h3 mb-0 me-2">
+          {r.name} <StatusBadge status={r.status} />
+        </h1>
+        <div className="ms-auto d-flex flex-wrap gap-1" id="record-actions">
+          <a className="btn btn-sm btn-outline-secondary" href={recordUrl(ctx, r.id, '/steps_data_csv')} download>
+            Steps CSV
+          </a>
+          <a className="btn btn-sm btn-outline-secondary" href={u(`/files/execution-data/run-${r.id}.csv`)} download>
+            Data CSV
+          </a>
+          {r.logs.length ? (
+            <a className="btn btn-sm btn-outline-secondary" href={recordUrl(ctx, r.id, '/logs')} download>
+              Log
+            </a>
+          ) : null}
+          <a className="btn btn-sm btn-outline-secondary" href={u(`/executions/data/${r.id}`)}>
+            Plot data (JSON)
+          </a>
+          {props.canDelete ? (
+            <form
+              className="d-inline m-0"
+              id="record-delete"
+              hx-delete={recordUrl(ctx, r.id)}
+              hx-confirm={`Delete record ${r.id} (“${r.name}”) with its steps and log? This cannot be undone.`}
+              hx-target="#record-delete-result"
+              hx-swap="innerHTML"
+            >
+              <button className="btn btn-sm btn-outline-danger" type="submit">
+                Delete
+              </button>
+            </form>
+          ) : null}
+        </div>
+      </div>
+      <div id="record-delete-result" aria-live="polite" />
+      {r.error ? (
+        <Alert kind="danger">
+          <strong>Run {r.status}:</strong> {r.error}
+        </Alert>
+      ) : null}
+      {errors > 0 ? (
+        <Alert kind="warning">
+          {errors} {errors === 1 ? 'step' : 'steps'} failed: highlighted in red below.
+        </Alert>
+      ) : null}
+
+      <dl className="row small mb-4" id="record-summary">
+        <dt className="col-sm-2">Workflow</dt>
+        <dd className="col-sm-10">
+          <a href={u(`/workflows/${encodeURIComponent(r.workflow)}`)}>{r.workflow}</a>
+          {r.workflow_version !== null ? ` v${r.workflow_version}` : ''} (the snapshot the run used is in the JSON)
+        </dd>
+        <dt className="col-sm-2">Status</dt>
+        <dd className="col-sm-10">
+          <StatusBadge status={r.status} />
+        </dd>
+        <dt className="col-sm-2">Run by</dt>
+        <dd className="col-sm-10">{r.user ?? (r.user_id === null ? 'labdeck (headless)' : `user ${r.user_id}`)}</dd>
+        <dt className="col-sm-2">Started</dt>
+        <dd className="col-sm-10">
+          <Time iso={r.started_at} /> UTC
+        </dd>
+        <dt className="col-sm-2">Ended</dt>
+        <dd className="col-sm-10">
+          <Time iso={r.ended_at} />
+          {r.ended_at ? ' UTC' : ''}
+        </dd>
+        <dt className="col-sm-2">Duration</dt>
+        <dd className="col-sm-10">{formatDuration(r.duration_ms)}</dd>
+        <dt className="col-sm-2">Iterations</dt>
+        <dd className="col-sm-10">{r.iterations ?? '—'}</dd>
+        {r.task_id !== null ? (
+          <>
+            <dt className="col-sm-2">Queue task</dt>
+            <dd className="col-sm-10">{r.task_id}</dd>
+          </>
+        ) : null}
+      </dl>
+
+      <section id="record-plot" data-url={u(`/executions/data/${r.id}`)} className="mb-4">
+        <h2 className="h5">Outputs per iteration</h2>
+        <div className="record-charts d-flex flex-wrap gap-3" />
+        <p className="small text-body-secondary record-plot-note">The plot needs JavaScript; its data is at the “Plot data” link.</p>
+      </section>
+
+      <section className="mb-4">
+        <h2 className="h5">Parameters</h2>
+        <ParametersTable rows={r.parameters} />
+      </section>
+
+      <section className="mb-4">
+        <h2 className="h5">Phases and steps</h2>
+        {r.steps_truncated ? (
+          <Alert kind="info">
+            The first {r.steps_shown.toLocaleString('en')} steps are shown: download the <a href={recordUrl(ctx, r.id, '/steps_data_csv')}>steps CSV</a> for all
+            of them.
+          </Alert>
+        ) : null}
+        {phases.length === 0 ? (
+          <p className="small text-body-secondary">No phase has started.</p>
+        ) : (
+          <div className="table-responsive">
+            <table className="table table-sm align-middle" id="record-steps">
+              <thead>
+                <tr>
+                  <th scope="col">#</th>
+                  <th scope="col">Path</th>
+                  <th scope="col">Call</th>
+                  <th scope="col">Args</th>
+                  <th scope="col">Output</th>
+                  <th scope="col">Status</th>
+                  <th scope="col" className="text-end">
+                    Duration
+                  </th>
+                </tr>
+              </thead>
+              {head.map((p, i) => (
+                <PhaseRows key={`h${i}`} ctx={ctx} phase={p} />
+              ))}
+              {cut ? (
+                <tbody>
+                  <tr>
+                    <td colSpan={7} className="text-center small text-body-secondary">
+                      {(phases.length - head.length - tail.length).toLocaleString('en')} more phases are not shown here: the steps CSV and the JSON have all of them.
+                    </td>
+                  </tr>
+                </tbody>
+              ) : null}
+              {tail.map((p, i) => (
+                <PhaseRows key={`t${i}`} ctx={ctx} phase={p} />
+              ))}
+            </table>
+          </div>
+        )}
+      </section>
+
+      <section className="mb-4">
+        <h2 className="h5">Log</h2>
+        {r.logs.length ? (
+          <ol className="list-unstyled font-monospace small mb-0" id="record-log">
+            {r.logs.map((l, i) => (
+              <li key={i} className={l.level === 'error' ? 'text-danger' : l.level === 'warn' ? 'text-warning-emphasis' : undefined}>
+                <Time iso={l.at} /> {l.level.toUpperCase().padEnd(5)} {l.message}
+              </li>
+            ))}
+          </ol>
+        ) : (
+          <p className="small text-body-secondary">No log line.</p>
+        )}
+      </section>
+    </Layout>
+  );
+}

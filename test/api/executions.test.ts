@@ -1,0 +1,397 @@
+/**
+ * The "Workflow execution" routes (DESIGN.md §5, §7) over HTTP, on the demo deck: starting runs (JSON, the
+ * page's form, repeat), the queue, status and current task, the controls with their 409s, login, and the
+ * live event stream read from a real socket.
+ */
+import type { Server } from 'node:http';
+import request from 'supertest';
+import type { RunnerState } from '../../core/runner/index.js';
+import { startLab, type TestLab } from './helpers.js';
+
+const J = 'application/json';
+
+/** A task that stays running: a ping, then a pause step waiting for the operator. */
+const HOLD = {
+  name: 'hold',
+  parameters: [{ name: 'v', type: 'number', default: 1 }],
+  main: [{ kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }, { kind: 'pause', message: 'Check the vial' }],
+  outputs: ['pong'],
+};
+/** Quick: one ping per iteration. */
+const PING = { name: 'ping', parameters: [{ name: 'v', type: 'number', default: 1 }], main: [{ kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }], outputs: ['pong'] };
+/** Fails at run time unless v > 100: the variable `x` is only saved in the branch not taken. */
+const FAILS = {
+  name: 'fails',
+  parameters: [{ name: 'v', type: 'number', default: 1 }],
+  main: [
+    { kind: 'if', condition: { left: { param: 'v' }, op: '>', right: { value: 100 } }, then: [{ kind: 'call', instrument: 'noop', method: 'ping', save_as: 'x' }] },
+    { kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { var: 'x' } } },
+  ],
+};
+
+let lab: TestLab;
+beforeAll(async () => {
+  lab = await startLab();
+  for (const wf of [HOLD, PING, FAILS]) await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
+});
+afterAll(() => lab.close());
+
+/** Leave the runner idle, its queue empty and released, between tests. */
+afterEach(async () => {
+  const runner = lab.runtime.runner;
+  const clean = async () => {
+    const s = runner.status();
+    return !s.busy && !s.queue_held && !s.paused && (await runner.queue()).tasks.length === 0;
+  };
+  for (let i = 0; i < 20 && !(await clean()); i++) {
+    if (runner.status().busy) {
+      await runner.abortNextTask();
+      await until(() => !runner.status().busy, 'the task to end');
+    }
+    // a task the runner takes meanwhile answers 409: the next round aborts it
+    for (const t of (await runner.queue()).tasks) await runner.deleteTask(t.id).catch(() => undefined);
+    if (runner.status().queue_held || runner.status().paused) await runner.pauseResume();
+  }
+  expect(await clean()).toBe(true);
+});
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 4000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+const api = {
+  submit: (body: Record<string, unknown>) => lab.admin.post('/app/executions/config').set('Accept', J).send(body),
+  status: async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body,
+  queue: async () => (await lab.admin.get('/app/executions/queue').set('Accept', J).expect(200)).body,
+  control: (path: string) => lab.admin.post(`/app/executions/${path}`).set('Accept', J),
+};
+
+const state = (s: RunnerState) => until(async () => (await api.status()).state === s, `state ${s}`);
+
+/** Submit `hold`, wait until it waits at its pause step; then queue `pending` ping tasks behind it. */
+async function holding(pending = 0): Promise<{ id: number; more: number[] }> {
+  const { body } = await api.submit({ workflow: 'hold', repeat: 1 }).expect(200);
+  await until(async () => (await api.status()).waiting !== null, 'the pause step');
+  const more: number[] = [];
+  for (let i = 0; i < pending; i++) more.push((await api.submit({ workflow: 'ping', repeat: 1, name: `p${i}` }).expect(200)).body.task_id);
+  return { id: body.task_id, more };
+}
+
+const taskStatus = async (id: number) => (await lab.admin.get(`/app/executions/queue/task/${id}`).set('Accept', J).expect(200)).body.status;
+const ended = (id: number) => until(async () => !['pending', 'running'].includes(await taskStatus(id)), `task ${id} to end`);
+
+describe('POST /executions/config', () => {
+  it('JSON config rows: 200 { task_id, status }, the task runs over the rows', async () => {
+    const res = await api.submit({ workflow: 'ping', config: [{ v: 1 }, { v: '2.5' }], name: 'two pings' }).expect(200);
+    expect(res.body).toEqual({ task_id: expect.any(Number), status: expect.stringMatching(/^(queued|running)$/) });
+    await ended(res.body.task_id);
+    const task = (await lab.admin.get(`/app/executions/queue/task/${res.body.task_id}`).set('Accept', J).expect(200)).body;
+    expect(task).toMatchObject({ id: res.body.task_id, name: 'two pings', kind: 'workflow', status: 'done', workflow: 'ping', iterations: 2, created_by: expect.any(Number) });
+    expect(task.payload.rows).toEqual([{ v: 1 }, { v: 2.5 }]);
+    const run = (await lab.runtime.store.runs.get(task.run_id))!;
+    expect(run.status).toBe('completed');
+  });
+
+  it('repeat: n iterations of the defaults', async () => {
+    const res = await api.submit({ workflow: 'ping', repeat: 3 }).expect(200);
+    await ended(res.body.task_id);
+    const task = (await lab.admin.get(`/app/executions/queue/task/${res.body.task_id}`).expect(200)).body;
+    expect(task.payload.rows).toEqual([{ v: 1 }, { v: 1 }, { v: 1 }]);
+  });
+
+  it("the page's form: typed rows (rows[i][param]) or a repeat count; errors re-render the page with 400", async () => {
+    const rows = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', 'rows[0][v]': '4', 'rows[1][v]': '', 'rows[2][v]': '6' }).expect(200);
+    expect(rows.type).toBe('text/html');
+    const id = Number(/Task (\d+)/.exec(rows.text)?.[1]);
+    expect(id).toBeGreaterThan(0);
+    await ended(id);
+    expect((await lab.admin.get(`/app/executions/queue/task/${id}`).expect(200)).body.payload.rows).toEqual([{ v: 4 }, { v: 6 }]);
+
+    const repeat = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', repeat: '2', 'rows[0][v]': '9' }).expect(200);
+    const rid = Number(/Task (\d+)/.exec(repeat.text)?.[1]);
+    await ended(rid);
+    expect((await lab.admin.get(`/app/executions/queue/task/${rid}`).expect(200)).body.payload.rows).toEqual([{ v: 1 }, { v: 1 }]);
+
+    const bad = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', 'rows[0][v]': 'lots' }).expect(400);
+    expect(bad.type).toBe('text/html');
+    expect(bad.text).toContain('row 1, column v');
+  });
+
+  it('400 naming row and column; 400 for config and repeat both or neither; 404 for an unknown workflow', async () => {
+    const bad = await api.submit({ workflow: 'ping', config: [{ v: 1 }, { v: 'lots' }, { w: 2 }] }).expect(400);
+    expect(bad.body.error.code).toBe('invalid_input');
+    expect(bad.body.error.details).toEqual(expect.arrayContaining([{ field: 'row 2, column v', message: '"lots" is not a number' }, expect.objectContaining({ field: 'row 3, column w' })]));
+    expect((await api.submit({ workflow: 'ping' }).expect(400)).body.error.details[0].field).toBe('config');
+    expect((await api.submit({ workflow: 'ping', config: [{ v: 1 }], repeat: 2 }).expect(400)).body.error.details[0].field).toBe('repeat');
+    expect((await api.submit({ workflow: 'ping', repeat: 0 }).expect(400)).body.error.details[0].field).toBe('repeat');
+    expect((await api.submit({ repeat: 1 }).expect(400)).body.error.details[0].field).toBe('workflow');
+    const unknown = await api.submit({ workflow: 'no-such', repeat: 1 }).expect(404);
+    expect(unknown.body.error).toMatchObject({ code: 'not_found', details: [{ field: 'workflow', message: 'unknown workflow' }] });
+    expect((await api.queue()).tasks).toEqual([]);
+  });
+});
+
+describe('the queue', () => {
+  it('lists unfinished tasks in order with the runner flags; a task with its payload; 404/400 for bad ids', async () => {
+    const { id, more } = await holding(2);
+    const q = await api.queue();
+    expect(q).toMatchObject({ paused: false, queue_held: false, current_task_id: id });
+    expect(q.tasks.map((t: { id: number; status: string }) => [t.id, t.status])).toEqual([
+      [id, 'running'],
+      [more[0], 'pending'],
+      [more[1], 'pending'],
+    ]);
+    expect(q.tasks[0]).not.toHaveProperty('payload');
+    const one = (await lab.admin.get(`/app/executions/queue/task/${more[0]}`).set('Accept', J).expect(200)).body;
+    expect(one).toMatchObject({ id: more[0], name: 'p0', status: 'pending', payload: { workflow: 'ping', version: 1, rows: [{ v: 1 }] } });
+    expect((await lab.admin.get('/app/executions/queue/task/999999').set('Accept', J).expect(404)).body.error.code).toBe('not_found');
+    expect((await lab.admin.get('/app/executions/queue/task/abc').set('Accept', J).expect(400)).body.error.details[0].field).toBe('task_id');
+  });
+
+  it('delete: a pending task 200; the running task 409; unknown 404; a bad id 400', async () => {
+    const { id, more } = await holding(2);
+    expect((await lab.admin.post('/app/executions/queue/delete').send({ id: more[0] }).expect(200)).body).toEqual({ deleted: more[0] });
+    expect((await api.queue()).tasks.map((t: { id: number }) => t.id)).toEqual([id, more[1]]);
+    const running = await lab.admin.post('/app/executions/queue/delete').send({ id }).expect(409);
+    expect(running.body.error.code).toBe('conflict');
+    expect(running.body.state).toBe('paused');
+    await lab.admin.post('/app/executions/queue/delete').send({ id: 999999 }).expect(404);
+    expect((await lab.admin.post('/app/executions/queue/delete').send({ id: 'x' }).expect(400)).body.error.details[0].field).toBe('id');
+  });
+
+  it('reorder: up, down, top, bottom; a bad direction 400; the running task 409; unknown 404', async () => {
+    const { id, more } = await holding(3);
+    const [a, b, c] = more;
+    const order = async (direction: string, task: number) =>
+      (await lab.admin.post('/app/executions/queue/reorder').send({ id: task, direction }).expect(200)).body.tasks.map((t: { id: number }) => t.id);
+    expect(await order('up', c)).toEqual([id, a, c, b]);
+    expect(await order('down', a)).toEqual([id, c, a, b]);
+    expect(await order('bottom', c)).toEqual([id, a, b, c]);
+    expect(await order('top', b)).toEqual([b, id, a, c]); // before the running task too: the next to run is still b
+    const bad = await lab.admin.post('/app/executions/queue/reorder').send({ id: a, direction: 'sideways' }).expect(400);
+    expect(bad.body.error.details[0].field).toBe('direction');
+    expect((await lab.admin.post('/app/executions/queue/reorder').send({ id, direction: 'down' }).expect(409)).body.error.code).toBe('conflict');
+    await lab.admin.post('/app/executions/queue/reorder').send({ id: 999999, direction: 'up' }).expect(404);
+    // the queue runs in its new order once the held task ends
+    await api.control('pause-resume').expect(200);
+    for (const t of [b, a, c]) await ended(t);
+    const started = await Promise.all([b, a, c].map(async (t) => (await lab.runtime.store.queue.get(t))!.startedAt!.getTime()));
+    expect(started).toEqual([...started].sort((x, y) => x - y));
+  });
+
+  it('rename: a pending or the running task; empty name 400; unknown 404', async () => {
+    const { id, more } = await holding(1);
+    const res = await lab.admin.post('/app/executions/queue/task/rename').send({ id: more[0], new_name: 'renamed' }).expect(200);
+    expect(res.body).toMatchObject({ id: more[0], name: 'renamed', status: 'pending' });
+    await lab.admin.post('/app/executions/queue/task/rename').send({ id, new_name: 'now running' }).expect(200);
+    expect((await api.status()).current_task.name).toBe('now running');
+    expect((await lab.admin.post('/app/executions/queue/task/rename').send({ id, new_name: '' }).expect(400)).body.error.details[0].field).toBe('new_name');
+    await lab.admin.post('/app/executions/queue/task/rename').send({ id: 999999, new_name: 'x' }).expect(404);
+  });
+});
+
+describe('status and current task', () => {
+  it('idle: not busy, no current task', async () => {
+    expect(await api.status()).toMatchObject({ busy: false, state: 'idle', paused: false, queue_held: false, current_task: null, failed_step: null, waiting: null, interrupted: null });
+    expect((await lab.admin.get('/app/executions/current_task').set('Accept', J).expect(200)).body).toMatchObject({ current_task: null, state: 'idle' });
+  });
+
+  it('while a task runs: its name, progress, the pause step it waits at; current_task has its payload', async () => {
+    const { id } = await holding();
+    const s = await api.status();
+    expect(s).toMatchObject({ busy: true, state: 'paused', current_task: { id, name: 'hold × 1', workflow: 'hold', run_id: expect.any(Number) }, waiting: { path: 'main[1]', message: 'Check the vial' } });
+    expect(s.progress).toMatchObject({ phase: 'main', iteration: 1, iterations: 1, step: 1, steps: 2 });
+    const cur = (await lab.admin.get('/app/executions/current_task').set('Accept', J).expect(200)).body;
+    expect(cur).toMatchObject({ state: 'paused', current_task: { id, status: 'running', payload: { workflow: 'hold', rows: [{ v: 1 }] } }, waiting: { message: 'Check the vial' } });
+  });
+
+  it('GET /executions/config as JSON lists the workflows and the status', async () => {
+    const res = await lab.admin.get('/app/executions/config').set('Accept', J).expect(200);
+    expect(res.body.workflows.map((w: { name: string }) => w.name)).toEqual(expect.arrayContaining(['fails', 'hold', 'ping']));
+    expect(res.body.status).toMatchObject({ state: 'idle' });
+    const page = await lab.admin.get('/app/executions/config?workflow=hold').expect(200);
+    expect(page.type).toBe('text/html');
+  });
+});
+
+describe('controls', () => {
+  it('idle: retry and both aborts are 409 with the state; pause-resume toggles the flag', async () => {
+    for (const path of ['retry', 'abort/next-iteration', 'abort/next-task']) {
+      const res = await api.control(path).expect(409);
+      expect(res.body).toMatchObject({ error: { code: 'conflict' }, state: 'idle' });
+    }
+    expect((await api.control('pause-resume').expect(200)).body).toMatchObject({ paused: true, state: 'idle' });
+    const { body } = await api.submit({ workflow: 'ping', repeat: 1 }).expect(200);
+    expect(body.status).toBe('queued');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await taskStatus(body.task_id)).toBe('pending');
+    expect((await api.control('pause-resume').expect(200)).body.paused).toBe(false);
+    await ended(body.task_id);
+    expect(await taskStatus(body.task_id)).toBe('done');
+  });
+
+  it('a pause step: pause-resume continues it; retry is 409', async () => {
+    const { id } = await holding();
+    expect((await api.control('retry').expect(409)).body.state).toBe('paused');
+    await api.control('pause-resume').expect(200);
+    await ended(id);
+    expect(await taskStatus(id)).toBe('done');
+  });
+
+  it('a failed step: retry re-runs it (fails again), pause-resume skips it', async () => {
+    const { body } = await api.submit({ workflow: 'fails', repeat: 1 }).expect(200);
+    await state('failed');
+    const s = await api.status();
+    expect(s.failed_step).toMatchObject({ phase: 'main', path: 'main[1]', error: expect.stringContaining('"x" is not set') });
+    expect((await api.control('retry').expect(200)).body.state).toMatch(/failed|running/);
+    await state('failed');
+    await api.control('pause-resume').expect(200);
+    await ended(body.task_id);
+    expect(await taskStatus(body.task_id)).toBe('done');
+  });
+
+  it('abort next-task: aborted, the queue held with its pending tasks; pause-resume releases it', async () => {
+    const { id, more } = await holding(1);
+    expect((await api.control('abort/next-task').expect(200)).body.queue_held).toBe(true);
+    await ended(id);
+    expect(await taskStatus(id)).toBe('aborted');
+    expect(await api.status()).toMatchObject({ busy: false, queue_held: true });
+    expect((await api.queue()).tasks.map((t: { id: number; status: string }) => [t.id, t.status])).toEqual([[more[0], 'pending']]);
+    expect((await api.control('pause-resume').expect(200)).body.queue_held).toBe(false);
+    await ended(more[0]);
+    expect(await taskStatus(more[0])).toBe('done');
+  });
+
+  it('abort next-iteration: stopped, the queue goes on', async () => {
+    const { body } = await api.submit({ workflow: 'hold', repeat: 3 }).expect(200);
+    await until(async () => (await api.status()).waiting !== null, 'the pause step');
+    const next = (await api.submit({ workflow: 'ping', repeat: 1 }).expect(200)).body.task_id;
+    await api.control('abort/next-iteration').expect(200);
+    await ended(body.task_id);
+    expect(await taskStatus(body.task_id)).toBe('stopped');
+    await ended(next);
+    expect(await taskStatus(next)).toBe('done');
+    const run = (await lab.runtime.store.runs.get((await lab.runtime.store.queue.get(body.task_id))!.runId!))!;
+    expect(run.status).toBe('stopped');
+  });
+
+  it('every control is audit-logged with who did it', async () => {
+    await api.control('pause-resume').expect(200);
+    await api.control('pause-resume').expect(200);
+    const audit = await lab.runtime.store.audit.list(10);
+    expect(audit.find((a) => a.action === 'runner.pause-resume')).toMatchObject({ userId: expect.any(Number) });
+  });
+});
+
+describe('login', () => {
+  it('every execution route answers 401 JSON without a session', async () => {
+    const anon = request(lab.app);
+    const routes: [string, string][] = [
+      ['get', '/app/executions/status'],
+      ['get', '/app/executions/current_task'],
+      ['get', '/app/executions/queue'],
+      ['get', '/app/executions/queue/task/1'],
+      ['get', '/app/executions/events'],
+      ['post', '/app/executions/config'],
+      ['post', '/app/executions/queue/delete'],
+      ['post', '/app/executions/queue/reorder'],
+      ['post', '/app/executions/queue/task/rename'],
+      ['post', '/app/executions/pause-resume'],
+      ['post', '/app/executions/retry'],
+      ['post', '/app/executions/abort/next-iteration'],
+      ['post', '/app/executions/abort/next-task'],
+    ];
+    for (const [method, path] of routes) {
+      const res = await (method === 'get' ? anon.get(path) : anon.post(path).send({})).set('Accept', J);
+      expect([path, res.status]).toEqual([path, 401]);
+      expect(res.body.error.code).toBe('unauthenticated');
+    }
+    // a page asks for a login instead
+    expect((await anon.get('/app/executions/config')).status).toBe(302);
+  });
+});
+
+describe('GET /executions/events', () => {
+  let server: Server;
+  let base: string;
+  let token: string;
+  beforeAll(async () => {
+    token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'sse' }).expect(201)).body.token;
+    server = lab.app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  /** Read server-sent events until `done` says so (or 5 s pass). */
+  async function readEvents(done: (events: { event: string; data: Record<string, unknown> }[]) => boolean, started: () => Promise<void>) {
+    const controller = new AbortController();
+    const res = await fetch(`${base}/app/executions/events`, { headers: { Authorization: `Bearer ${token}` }, signal: controller.signal });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    const events: { event: string; data: Record<string, unknown> }[] = [];
+    let buffer = '';
+    let kicked = false;
+    const timer = setTimeout(() => controller.abort(), 5000);
+    try {
+      while (!done(events)) {
+        const { value, done: end } = await reader.read();
+        if (end) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) events.push({ event, data: JSON.parse(data) });
+        }
+        if (!kicked && events.length > 0) {
+          kicked = true; // the stream is open (hello came): now make something happen
+          await started();
+        }
+      }
+    } finally {
+      clearTimeout(timer);
+      controller.abort();
+    }
+    return events;
+  }
+
+  it('streams hello, then the status, run, step, log, iteration and queue events of a run', async () => {
+    let taskId = 0;
+    const events = await readEvents(
+      (ev) => ev.some((e) => e.event === 'run' && e.data.task_id === taskId && e.data.status === 'completed') && ev.at(-1)?.event === 'status',
+      async () => {
+        taskId = (await api.submit({ workflow: 'ping', config: [{ v: 1 }, { v: 2 }] }).expect(200)).body.task_id;
+      },
+    );
+    expect(events[0]).toMatchObject({ event: 'hello', data: { type: 'hello', status: { state: 'idle' } } });
+    const kinds = new Set(events.map((e) => e.event));
+    for (const k of ['queue', 'status', 'run', 'step', 'log', 'iteration']) expect(kinds).toContain(k);
+    const steps = events.filter((e) => e.event === 'step').map((e) => `${e.data.iteration}:${e.data.state}`);
+    expect(steps).toEqual(['0:start', '0:ok', '1:start', '1:ok']);
+    expect(events.find((e) => e.event === 'step' && e.data.state === 'ok')!.data).toMatchObject({ instrument: 'noop', method: 'ping', output: 'pong' });
+    expect(events.filter((e) => e.event === 'iteration').map((e) => e.data.outputs)).toEqual([{ pong: 'pong' }, { pong: 'pong' }]);
+    const runStart = events.findIndex((e) => e.event === 'run' && e.data.status === 'running');
+    const firstStep = events.findIndex((e) => e.event === 'step');
+    expect(runStart).toBeGreaterThan(0);
+    expect(firstStep).toBeGreaterThan(runStart);
+    expect(events.at(-1)!.data.status).toMatchObject({ busy: false, state: 'idle' });
+  });
+
+  it('is for logged-in users only (401 JSON)', async () => {
+    const res = await fetch(`${base}/app/executions/events`, { headers: { Accept: J } });
+    expect(res.status).toBe(401);
+    expect((await res.json()).error.code).toBe('unauthenticated');
+  });
+});
