@@ -164,7 +164,12 @@ export class Runner extends EventEmitter {
   }
 
   /** Stop taking tasks; a running phase is cut at its next step and its run left for recovery. */
-  async close(): Promise<void> {
+  /**
+   * Stop taking tasks. A running phase is cut at its next step; the in-flight call gets `graceMs` to finish,
+   * after which the runner lets go (a hung driver must not keep labdeck from stopping) and its run is left
+   * `running`, to be recovered as interrupted at the next start.
+   */
+  async close(graceMs = 5000): Promise<void> {
     this.closed = true;
     const stop = new Shutdown('labdeck is stopping');
     this.failed?.reject(stop);
@@ -175,7 +180,9 @@ export class Runner extends EventEmitter {
       s.done.reject(stop);
     }
     this.notify();
-    await this.loopDone;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.loopDone, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
     if (this.statusTimer) clearTimeout(this.statusTimer);
   }
 
@@ -194,7 +201,8 @@ export class Runner extends EventEmitter {
       busy: c !== null,
       state,
       paused: this.paused,
-      queue_held: this.held,
+      // DESIGN §5: idle with the pause flag set holds the queue too
+      queue_held: this.held || (this.paused && !c),
       current_task: c
         ? { id: c.task.id, name: c.task.name, kind: c.task.kind, run_id: c.run.id, workflow: c.payload.workflow, started_at: c.run.startedAt.toISOString() }
         : null,
@@ -271,6 +279,13 @@ export class Runner extends EventEmitter {
     this.emitQueue();
     this.notify();
     return task;
+  }
+
+  /** Whether a queued task is running or starts at once (nothing ahead of it, runner free, queue not held). */
+  async startsNow(id: number): Promise<boolean> {
+    if (this.current) return this.current.task.id === id;
+    if (this.paused || this.held) return false;
+    return (await this.store.queue.open()).find((t) => t.status === 'pending')?.id === id;
   }
 
   /** Unfinished tasks in queue order, with the runner's flags. */

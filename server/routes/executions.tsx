@@ -90,7 +90,7 @@ export function executionRoutes(runtime: Runtime): Router {
         repeat = undefined;
       }
       const task = await runner.submit({ workflow: body.workflow, config, repeat, name: body.name === '' ? undefined : body.name, userId: req.user!.id });
-      const status = runner.status().current_task?.id === task.id ? 'running' : 'queued';
+      const status = (await runner.startsNow(task.id)) ? 'running' : 'queued';
       if (wantsJson(req)) return res.json({ task_id: task.id, status });
       await page(req, res, { notice: `Task ${task.id} (${task.name}) is ${status}.` });
     } catch (e) {

@@ -1,0 +1,204 @@
+/**
+ * The restart test (issue 3): a real `lab serve` with a deck whose `slow` instrument takes seconds, one task
+ * killed with SIGKILL in the middle of that call and one more queued behind it; the server is started again
+ * on the same data folder. Nothing may be lost: the queued task is still there, the cut-off run is marked
+ * `interrupted` with its in-flight step in-doubt and every earlier step recorded, and the operator resumes it
+ * through the HTTP API to completion.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { openStore } from '../../core/store/index.js';
+
+const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const deck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
+
+interface Server {
+  base: string;
+  proc: ChildProcess;
+}
+
+/** `lab serve` on a free port over `dataDir`; resolves once it says it is ready. */
+async function serve(dataDir: string): Promise<Server> {
+  const proc = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data-dir', dataDir, '--plugins', join(dataDir, 'plugins'), '--deck', deck, '--no-watch'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
+    const onData = (b: Buffer) => {
+      out += b.toString();
+      const m = /ready in \d+ ms: (http:\/\/\S+)\/app/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    };
+    proc.stdout!.on('data', onData);
+    proc.stderr!.on('data', onData);
+    proc.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
+  });
+  return { base, proc };
+}
+
+const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
+
+/** The workflow: prep saves `base`; each iteration counts, works for `ms`, counts by `base`. */
+const LONG = {
+  name: 'long',
+  parameters: [
+    { name: 'x', type: 'number', default: 1 },
+    { name: 'ms', type: 'number', default: 10 },
+  ],
+  outputs: ['a', 'w', 'b'],
+  prep: [{ kind: 'call', instrument: 'counter', method: 'inc', args: { by: { value: 10 } }, save_as: 'base' }],
+  main: [
+    { kind: 'call', instrument: 'counter', method: 'inc', args: { by: { param: 'x' } }, save_as: 'a' },
+    { kind: 'call', instrument: 'slow', method: 'work', args: { ms: { param: 'ms' } }, save_as: 'w' },
+    { kind: 'call', instrument: 'counter', method: 'inc', args: { by: { var: 'base' } }, save_as: 'b' },
+  ],
+  cleanup: [{ kind: 'call', instrument: 'counter', method: 'read', save_as: 'end' }],
+};
+const QUICK = { name: 'quick', main: [{ kind: 'call', instrument: 'counter', method: 'read' }] };
+
+/** The in-flight call lasts this long: long enough to be killed in, short enough to be re-run by the test. */
+const SLOW_MS = 2500;
+
+describe('a server killed mid-run', () => {
+  let dataDir: string;
+  let server: Server | null = null;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'labdeck-restart-'));
+  });
+  afterAll(async () => {
+    if (server) {
+      server.proc.kill('SIGKILL');
+      await exited(server.proc);
+    }
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('loses nothing, and the operator resumes the run to completion', async () => {
+    server = await serve(dataDir);
+    let base = server.base;
+
+    // an account and an API token (both live in the database, so they survive the restart)
+    const form = (path: string, body: Record<string, string>) =>
+      fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
+    expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
+    const login = await form('login', { username: 'ada', password: 'correct horse' });
+    expect(login.status).toBe(302);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0];
+    const tokenRes = await fetch(`${base}/app/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: 'restart' }) });
+    expect(tokenRes.status).toBe(201);
+    const auth = { Authorization: `Bearer ${(await tokenRes.json()).token}` };
+    const api = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${base}/app${path}`, { method, headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: res.status, body: await res.json() };
+    };
+
+    for (const wf of [LONG, QUICK]) expect((await api('POST', '/workflows', wf)).status).toBe(201);
+
+    // watch the live events for the slow call of iteration 1, then queue the long task and one more
+    const controller = new AbortController();
+    const events = await fetch(`${base}/app/executions/events`, { headers: auth, signal: controller.signal });
+    const reader = events.body!.getReader();
+    const first = await api('POST', '/executions/config', { workflow: 'long', config: [{ x: 1, ms: 10 }, { x: 2, ms: SLOW_MS }] });
+    expect(first.status).toBe(200);
+    const second = await api('POST', '/executions/config', { workflow: 'quick', repeat: 1 });
+    expect(second.status).toBe(200);
+    const longId: number = first.body.task_id;
+    const quickId: number = second.body.task_id;
+    let seen = '';
+    const decoder = new TextDecoder();
+    while (!/"state":"start"[^\n]*"method":"work"/.test(seen.split('\n').filter((l) => l.includes('"iteration":1')).join('\n'))) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the event stream ended:\n${seen}`);
+      seen += decoder.decode(value, { stream: true });
+    }
+    controller.abort();
+
+    // kill -9 in the middle of the slow call
+    server.proc.kill('SIGKILL');
+    await exited(server.proc);
+    server = null;
+
+    // what the database holds right after the kill: the run and its in-flight step still `running`
+    const store = await openStore({ dataDir });
+    let runId: number;
+    try {
+      const task = (await store.queue.get(longId))!;
+      expect(task.status).toBe('running');
+      runId = task.runId!;
+      const steps = await store.runSteps.list(runId);
+      expect(steps.map((s) => `${s.phase}${s.iteration ?? ''}[${s.stepIndex}] ${s.method} ${s.status}`)).toEqual([
+        'prep[0] inc ok',
+        'main0[0] inc ok',
+        'main0[1] work ok',
+        'main0[2] inc ok',
+        'main1[0] inc ok',
+        'main1[1] work running',
+      ]);
+    } finally {
+      await store.close();
+    }
+
+    // start again on the same data folder
+    server = await serve(dataDir);
+    base = server.base;
+    const status = (await api('GET', '/executions/status')).body;
+    expect(status).toMatchObject({ busy: false, queue_held: true, interrupted: { task_id: longId, run_id: runId, step: { phase: 'main', iteration: 1, index: 1, instrument: 'slow', method: 'work' } } });
+    const queue = (await api('GET', '/executions/queue')).body;
+    expect(queue.tasks.map((t: { id: number; status: string }) => [t.id, t.status])).toEqual([
+      [longId, 'interrupted'],
+      [quickId, 'pending'],
+    ]);
+    expect(queue.queue_held).toBe(true);
+
+    // the operator re-runs the in-doubt step; the run completes and the queue goes on
+    expect((await api('POST', '/executions/retry')).status).toBe(200);
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const q = (await api('GET', '/executions/queue')).body;
+      if (q.tasks.length === 0) break;
+      if (Date.now() > deadline) throw new Error(`the queue did not finish: ${JSON.stringify(q)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await api('GET', `/executions/queue/task/${longId}`)).body.status).toBe('done');
+    expect((await api('GET', `/executions/queue/task/${quickId}`)).body.status).toBe('done');
+    expect((await api('GET', '/executions/status')).body).toMatchObject({ busy: false, queue_held: false, interrupted: null });
+
+    // stop cleanly, then read every record
+    server.proc.kill('SIGTERM');
+    await exited(server.proc);
+    server = null;
+    const after = await openStore({ dataDir });
+    try {
+      const run = (await after.runs.get(runId))!;
+      expect(run).toMatchObject({ status: 'completed', error: null });
+      const steps = await after.runSteps.list(runId);
+      expect(steps.map((s) => `${s.phase}${s.iteration ?? ''}[${s.stepIndex}] ${s.method} ${s.status}`)).toEqual([
+        'prep[0] inc ok',
+        'main0[0] inc ok',
+        'main0[1] work ok',
+        'main0[2] inc ok',
+        'main1[0] inc ok',
+        'main1[1] work in-doubt',
+        'main1[1] work ok',
+        'main1[2] inc ok',
+        'cleanup[0] read ok',
+      ]);
+      // the restored variable `base` (10, from prep before the kill) fed the step after the in-doubt one
+      expect(steps[7].args).toEqual({ by: 10 });
+      const phases = await after.phases.list(runId);
+      expect(phases.map((p) => `${p.phase}${p.iteration ?? ''}:${p.status}`)).toEqual(['prep:ok', 'main0:ok', 'main1:ok', 'cleanup:ok']);
+      expect(phases[2].outputs).toEqual({ a: steps[4].output, w: SLOW_MS, b: steps[7].output });
+      const log = (await after.logs.list(runId)).map((l) => l.message);
+      expect(log).toEqual(expect.arrayContaining([expect.stringContaining('Interrupted'), expect.stringContaining('Resuming'), 'Run completed.']));
+    } finally {
+      await after.close();
+    }
+  });
+});
