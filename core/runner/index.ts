@@ -16,7 +16,7 @@
 import { EventEmitter } from 'node:events';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
-import type { QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
+import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRows, type RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
 import type { Phase, Step, Workflow } from '../workflow/model.js';
@@ -27,12 +27,35 @@ export type Direction = 'up' | 'down' | 'top' | 'bottom';
 export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
 /** What a workflow task carries: the workflow as validated when it was queued, and one row per iteration. */
-export interface WorkflowPayload {
+/** What every task carries: the workflow as validated when it was queued. */
+export interface TaskPayload {
   workflow: string;
   version: number;
   definition: Workflow;
+}
+
+/** A workflow task: one row of parameters per iteration. */
+export interface WorkflowPayload extends TaskPayload {
   rows: Record<string, unknown>[];
 }
+
+/**
+ * Where a task's iterations come from: a list of rows, or an optimizer that suggests each next one. The
+ * runner asks for iteration i's parameters in order and reports each finished iteration's outputs.
+ */
+export interface IterationSource {
+  /** How many iterations (for progress, and the loop's end). */
+  readonly total: number;
+  /** Parameters of iteration i; `recorded`: what that iteration ran with before a crash (reuse them). */
+  params(i: number, recorded: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
+  /** Iteration i finished; outputs are the workflow's outputs. */
+  measured?(i: number, params: Record<string, unknown>, outputs: Record<string, unknown>): Promise<void>;
+}
+
+/** Makes the iteration source of a task kind other than `workflow` (campaigns); `done`: finished iterations of a resumed run. */
+export type SourceFactory = (task: QueueTaskRow, payload: TaskPayload, done: PhaseRow[], log: (message: string) => Promise<void>) => Promise<IterationSource>;
+
+const rowsSource = (rows: Record<string, unknown>[]): IterationSource => ({ total: rows.length, params: async (i) => rows[i] });
 
 export interface RunnerStatus {
   busy: boolean;
@@ -103,7 +126,8 @@ type Replay = { until: number; recorded: Map<string, StepRow>; skipAt: number | 
 interface Current {
   task: QueueTaskRow;
   run: RunRow;
-  payload: WorkflowPayload;
+  payload: TaskPayload;
+  total: number;
   owner: string;
   phase: Phase | null;
   iteration: number;
@@ -119,11 +143,14 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 export interface RunnerOptions {
   store: Store;
   deck: Deck;
+  /** Iteration sources for task kinds other than `workflow` (e.g. `campaign`). */
+  sources?: Partial<Record<string, SourceFactory>>;
 }
 
 export class Runner extends EventEmitter {
   private readonly store: Store;
   private readonly deck: Deck;
+  private readonly sources: Partial<Record<string, SourceFactory>>;
   private paused = false;
   private held = false;
   private closed = false;
@@ -141,6 +168,7 @@ export class Runner extends EventEmitter {
     super();
     this.store = opts.store;
     this.deck = opts.deck;
+    this.sources = opts.sources ?? {};
   }
 
   /* ------------------------------------------------------------------ lifecycle */
@@ -209,7 +237,7 @@ export class Runner extends EventEmitter {
       progress: {
         phase: c?.phase ?? null,
         iteration: c ? c.iteration + 1 : 0,
-        iterations: c?.payload.rows.length ?? 0,
+        iterations: c?.total ?? 0,
         step: c?.step ?? 0,
         steps: c?.steps ?? 0,
       },
@@ -511,7 +539,7 @@ export class Runner extends EventEmitter {
   }
 
   private async execute(task: QueueTaskRow, resume?: Resume): Promise<void> {
-    const payload = task.payload as WorkflowPayload;
+    const payload = task.payload as TaskPayload;
     const wf = payload.definition;
     const owner = `task-${task.id}`;
     const run =
@@ -522,7 +550,7 @@ export class Runner extends EventEmitter {
         workflowName: payload.workflow,
         workflowVersion: payload.version,
         workflow: wf,
-        parameters: payload.rows,
+        parameters: (payload as WorkflowPayload).rows ?? [],
         status: 'running',
         userId: task.createdBy,
         startedAt: now(),
@@ -531,7 +559,17 @@ export class Runner extends EventEmitter {
     this.endingInterrupted = false;
     if (resume) await this.store.runs.update(run.id, { status: 'running', error: null });
     await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now() });
-    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false };
+    const phases = resume ? await this.store.phases.list(run.id) : [];
+    let source: IterationSource;
+    try {
+      source = await this.sourceOf(task, payload, phases, (m) => this.log(run.id, 'info', m));
+    } catch (e) {
+      source = rowsSource([]);
+      this.current = { task, run, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: true };
+      await this.finish(this.current, 'failed', message(e));
+      return;
+    }
+    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: source.total, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false };
     this.current = c;
     if (!ending) this.abortRequest = null;
     const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
@@ -546,13 +584,12 @@ export class Runner extends EventEmitter {
     this.emitQueue();
     this.emitStatus();
     this.emit('event', { type: 'run', run_id: run.id, task_id: task.id, status: 'running' } satisfies RunnerEvent);
-    await log('info', resume ? (ending ? 'Ending the interrupted run: cleanup only.' : `Resuming after the interruption (${resume.mode === 'retry' ? 're-running' : 'skipping'} the in-doubt step).`) : `Started ${wf.name} v${payload.version}: ${payload.rows.length} iteration(s).`);
+    await log('info', resume ? (ending ? 'Ending the interrupted run: cleanup only.' : `Resuming after the interruption (${resume.mode === 'retry' ? 're-running' : 'skipping'} the in-doubt step).`) : `Started ${wf.name} v${payload.version}: ${source.total} iteration(s).`);
 
     // Replay of an interrupted run: finished phases replay from their records; the interrupted one replays
     // up to its in-doubt step (or its last recorded step) and goes on for real from there.
     const recorded = new Map<string, StepRow>();
     for (const s of resume?.steps ?? []) recorded.set(`${s.phase}|${s.iteration}|${s.stepIndex}`, s);
-    const phases = resume ? await this.store.phases.list(run.id) : [];
     const replayPlan = (phase: Phase, iteration: number | null): Replay | undefined => {
       if (!resume) return undefined;
       const row = phases.find((p) => p.phase === phase && p.iteration === iteration);
@@ -572,14 +609,16 @@ export class Runner extends EventEmitter {
     try {
       if (ending) throw new Abort('task');
       await this.phase(c, 'prep', null, wf.prep, { params: {}, vars }, replayPlan('prep', null));
-      for (let i = 0; i < payload.rows.length; i++) {
+      for (let i = 0; i < source.total; i++) {
         if (this.stopAfterIteration() || (inCleanup && !phases.some((p) => p.phase === 'main' && p.iteration === i))) {
           outcome = 'stopped';
           break;
         }
-        const scope: Scope = { params: payload.rows[i], vars: { ...vars } };
+        const before = phases.find((p) => p.phase === 'main' && p.iteration === i);
+        const scope: Scope = { params: await source.params(i, before?.params as Record<string, unknown> | undefined), vars: { ...vars } };
         try {
-          await this.phase(c, 'main', i, wf.main, scope, replayPlan('main', i));
+          const outputs = await this.phase(c, 'main', i, wf.main, scope, replayPlan('main', i));
+          if (before?.status !== 'ok') await source.measured?.(i, scope.params, outputs);
         } catch (e) {
           if (e instanceof Abort && e.kind === 'iteration') {
             outcome = 'stopped';
@@ -642,6 +681,14 @@ export class Runner extends EventEmitter {
     this.emitStatus();
   }
 
+  /** The iterations of a task: its rows, or (campaigns) what the registered factory for its kind makes. */
+  private async sourceOf(task: QueueTaskRow, payload: TaskPayload, phases: PhaseRow[], log: (m: string) => Promise<void>): Promise<IterationSource> {
+    if (task.kind === 'workflow') return rowsSource((payload as WorkflowPayload).rows);
+    const factory = this.sources[task.kind];
+    if (!factory) throw new LabError('invalid_input', `This labdeck cannot run tasks of kind "${task.kind}".`);
+    return factory(task, payload, phases.filter((p) => p.phase === 'main' && p.status === 'ok'), log);
+  }
+
   /** Read through a method: the operator changes it while a phase awaits (TypeScript would narrow a field). */
   private stopAfterIteration(): boolean {
     return this.abortRequest === 'iteration';
@@ -667,8 +714,9 @@ export class Runner extends EventEmitter {
   }
 
   /** Run one phase; with `replay`, its steps before `replay.until` come from the records (no instrument). */
-  private async phase(c: Current, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined) {
-    if (steps.length === 0 && phase !== 'main') return;
+  /** Run one phase; resolves with the iteration's outputs (main) or {} (prep, cleanup). */
+  private async phase(c: Current, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined): Promise<Record<string, unknown>> {
+    if (steps.length === 0 && phase !== 'main') return {};
     c.phase = phase;
     if (iteration !== null) c.iteration = iteration;
     c.step = 0;
@@ -758,6 +806,7 @@ export class Runner extends EventEmitter {
     if (phase === 'main' && iteration !== null) {
       this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs } satisfies RunnerEvent);
     }
+    return outputs;
   }
 
   private emitStep(c: Current, at: StepAt, state: 'start' | 'ok' | 'error', extra: Partial<Extract<RunnerEvent, { type: 'step' }>> = {}) {
