@@ -11,6 +11,7 @@ import { Deck } from './deck/index.js';
 import { FileStore } from './files/store.js';
 import { PluginHost } from './plugins/index.js';
 import { Runner } from './runner/index.js';
+import { Campaigns } from './campaign/index.js';
 import { demoDeckPath, firstPartyPluginsDir } from './paths.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -38,6 +39,7 @@ export interface Runtime {
   readonly deck: Deck;
   readonly plugins: PluginHost;
   readonly runner: Runner;
+  readonly campaigns: Campaigns;
   readonly accounts: Accounts;
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
@@ -57,7 +59,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     await plugins.start();
     const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
     if (deckFile) await deck.loadDeck(deckFile);
-    const runner = new Runner({ store, deck });
+    const files = new FileStore(store, dataDir, { limitBytes: options.uploadLimitBytes });
+    // campaigns and the runner need each other: the runner runs campaign iterations, campaigns queue tasks
+    let runnerRef: Runner | null = null;
+    const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
+    const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source } }));
     await runner.start();
     const runtime: Runtime = {
       dataDir,
@@ -66,9 +72,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       deck,
       plugins,
       runner,
+      campaigns,
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
-      files: new FileStore(store, dataDir, { limitBytes: options.uploadLimitBytes }),
+      files,
       audit: (userId, action, detail) => store.audit.add({ userId, action, detail }),
       async close() {
         await runner.close();

@@ -15,6 +15,7 @@ import { asLabError, errorBody, render, statusOf, wantsJson } from './http.js';
 import { apiDocRoutes } from './routes/api-docs.js';
 import { authRoutes } from './routes/auth.js';
 import { deviceRoutes } from './routes/devices.js';
+import { campaignRoutes } from './routes/campaigns.js';
 import { executionRoutes } from './routes/executions.js';
 import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
@@ -116,6 +117,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(instrumentRoutes(runtime));
   router.use(workflowRoutes(runtime));
   router.use(executionRoutes(runtime));
+  router.use(campaignRoutes(runtime));
   router.use(fileRoutes(runtime));
   router.use(recordRoutes(runtime));
 

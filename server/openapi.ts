@@ -190,6 +190,24 @@ const REQUEST = {
   RunForm: z
     .looseObject({ workflow: z.string(), repeat: z.string().optional(), name: z.string().optional(), config_file: z.string().optional() })
     .describe('The page\'s form: `rows[i][param]` fields, `repeat`, or `config_file`'),
+  CampaignBody: z.looseObject({
+    workflow: z.string().min(1),
+    repeat: z.union([z.int().min(1), z.string()]).describe('How many experiments the campaign runs'),
+    optimizer_type: z.string().min(1).describe('random, sobol, gp, or a plugin (POST /app/executions/optimizer_schema)'),
+    parameters: z
+      .union([z.array(z.looseObject({ name: z.string(), type: z.enum(['range', 'int', 'choice']), bounds: z.array(z.number()).optional(), choices: z.array(z.string()).optional() })), z.string()])
+      .optional()
+      .describe('The search space: a JSON list, or the short form "x: 0..1, n: int 1..10, solvent: water|ethanol"'),
+    objectives: z
+      .union([z.array(z.object({ name: z.string(), minimize: z.boolean() })), z.string()])
+      .optional()
+      .describe('Workflow outputs to optimize: a JSON list, or "yield:max, cost:min"'),
+    existing_data: z.string().optional().describe('An uploaded history file (POST /app/files/execution-data) to warm-start from'),
+    batch_size: z.union([z.int().min(1), z.string()]).optional(),
+    seed: z.union([z.int(), z.string()]).optional(),
+    config: z.union([z.record(z.string(), z.unknown()), z.string()]).optional().describe("The optimizer's options (its schema), or config.<key> form fields"),
+  }),
+  OptimizerSchemaBody: z.object({ optimizer_type: z.string().optional().describe('Omit for every optimizer') }),
   QueueIdBody: z.object({ id: z.int().min(1).describe('A queued task') }),
   ReorderBody: z.object({ id: z.int().min(1), direction: z.enum(['up', 'down', 'top', 'bottom']) }),
   RenameBody: z.object({ id: z.int().min(1), new_name: z.string().min(1).max(200) }),
@@ -288,6 +306,14 @@ const RESPONSE = {
   Driver,
   DriverList: z.object({ drivers: z.array(Driver) }),
   RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
+  OptimizerSchemas: z.looseObject({ name: z.string().optional(), config: z.unknown().optional(), capabilities: z.unknown().optional(), optimizers: z.array(z.unknown()).optional() }).describe('One optimizer, or { optimizers: [...] }'),
+  LatestPlot: z.looseObject({
+    campaign: z.looseObject({ task_id: z.int(), name: z.string(), optimizer: z.string(), status: z.string() }),
+    objectives: z.array(z.object({ name: z.string(), minimize: z.boolean() })),
+    points: z.array(z.looseObject({ iteration: z.int().nullable(), params: z.record(z.string(), z.unknown()), values: z.record(z.string(), z.number().nullable()) })),
+    best_so_far: z.array(z.object({ iteration: z.int(), value: z.number() })),
+    model: z.unknown().describe("The optimizer's snapshot (model surface, Pareto front) while it is in memory, else null"),
+  }),
   QueueTask: z.looseObject({
     id: z.int(),
     name: z.string(),
@@ -565,7 +591,7 @@ function workflowSchemas(out: Record<string, SchemaObject>) {
       version: { type: ['integer', 'null'] },
       workflow: ref('Workflow'),
       instruments: { type: 'array', items: { type: 'object', properties: { name: str, driver: str, description: str, methods: { type: 'array', items: { type: 'object' } } } } },
-      urls: { type: 'object', properties: { list: str, base: str } },
+      urls: { type: 'object', properties: { list: str, base: str, run: str } },
     },
   };
 }
@@ -1016,6 +1042,31 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /executions/abort/next-task': {
     operationId: 'abortNextTask',
     responses: { 200: json('Aborting after the in-flight step; the queue is held', 'RunnerStatus'), 409: error('Nothing is running') },
+  },
+  'GET /executions/campaign': { operationId: 'campaignPage', parameters: [query('workflow', 'The workflow to set up')], responses: { 200: page('The campaign set-up page') } },
+  'POST /executions/campaign': {
+    operationId: 'startCampaign',
+    description: 'Checked against the workflow (parameters, outputs), the optimizer (types, batch) and the warm-start file before it is queued.',
+    requestBody: body({ form: 'CampaignBody', json: 'CampaignBody' }),
+    responses: {
+      302: redirect('Queued: to the execution config page (forms)'),
+      200: json('Queued (JSON clients)', 'RunStarted'),
+      400: error('A bad field: details name it (parameters[0].bounds, objectives[0].name, line 3, column yield, …)'),
+      404: error('No such workflow, optimizer or history file'),
+    },
+  },
+  'POST /executions/optimizer_schema': {
+    operationId: 'optimizerSchema',
+    requestBody: body({ json: 'OptimizerSchemaBody' }, false),
+    responses: { 200: json('The schema and capabilities', 'OptimizerSchemas'), 404: error('No such optimizer') },
+  },
+  'GET /executions/latest_plot': {
+    operationId: 'latestPlot',
+    parameters: [query('format', 'svg for an image', { type: 'string', enum: ['svg'] })],
+    responses: {
+      200: { description: 'The latest campaign as data, or an SVG image', content: { 'application/json': { schema: ref('LatestPlot') }, 'image/svg+xml': { schema: { type: 'string' } } } },
+      404: error('No campaign has run yet'),
+    },
   },
   'GET /executions/events': {
     operationId: 'events',

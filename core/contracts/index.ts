@@ -157,3 +157,5 @@ export interface InstrumentSchema {
   source: 'deck' | 'temporary';
   methods: MethodSchema[];
 }
+
+export * from './optimizer.js';

@@ -53,7 +53,7 @@ export interface IterationSource {
 }
 
 /** Makes the iteration source of a task kind other than `workflow` (campaigns); `done`: finished iterations of a resumed run. */
-export type SourceFactory = (task: QueueTaskRow, payload: TaskPayload, done: PhaseRow[], log: (message: string) => Promise<void>) => Promise<IterationSource>;
+export type SourceFactory = (ctx: { task: QueueTaskRow; runId: number; payload: TaskPayload; done: PhaseRow[]; log: (message: string) => Promise<void> }) => Promise<IterationSource>;
 
 const rowsSource = (rows: Record<string, unknown>[]): IterationSource => ({ total: rows.length, params: async (i) => rows[i] });
 
@@ -303,7 +303,12 @@ export class Runner extends EventEmitter {
     }
     const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${rows.length}`;
     const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, rows };
-    const task = await this.store.queue.add({ name, kind: 'workflow', payload, createdBy: input.userId });
+    return this.enqueue({ name, kind: 'workflow', payload, createdBy: input.userId });
+  }
+
+  /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
+  async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
+    const task = await this.store.queue.add(t);
     this.emitQueue();
     this.notify();
     return task;
@@ -562,7 +567,7 @@ export class Runner extends EventEmitter {
     const phases = resume ? await this.store.phases.list(run.id) : [];
     let source: IterationSource;
     try {
-      source = await this.sourceOf(task, payload, phases, (m) => this.log(run.id, 'info', m));
+      source = await this.sourceOf(task, run.id, payload, phases);
     } catch (e) {
       source = rowsSource([]);
       this.current = { task, run, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: true };
@@ -682,11 +687,12 @@ export class Runner extends EventEmitter {
   }
 
   /** The iterations of a task: its rows, or (campaigns) what the registered factory for its kind makes. */
-  private async sourceOf(task: QueueTaskRow, payload: TaskPayload, phases: PhaseRow[], log: (m: string) => Promise<void>): Promise<IterationSource> {
+  private async sourceOf(task: QueueTaskRow, runId: number, payload: TaskPayload, phases: PhaseRow[]): Promise<IterationSource> {
     if (task.kind === 'workflow') return rowsSource((payload as WorkflowPayload).rows);
     const factory = this.sources[task.kind];
     if (!factory) throw new LabError('invalid_input', `This labdeck cannot run tasks of kind "${task.kind}".`);
-    return factory(task, payload, phases.filter((p) => p.phase === 'main' && p.status === 'ok'), log);
+    const done = phases.filter((p) => p.phase === 'main' && p.status === 'ok');
+    return factory({ task, runId, payload, done, log: (m) => this.log(runId, 'info', m) });
   }
 
   /** Read through a method: the operator changes it while a phase awaits (TypeScript would narrow a field). */

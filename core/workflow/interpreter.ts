@@ -194,9 +194,17 @@ async function runStep(step: Exclude<Step, { kind: 'repeat' }>, path: string, ru
   }
 }
 
-/** The iteration's outputs: each named variable's value, null when no step saved it in this run. */
+/**
+ * The iteration's outputs: each named variable's value, null when no step saved it in this run. A dotted
+ * name picks a field of a variable: `run.yield` is `yield` of the object saved as `run`.
+ */
 export function outputsOf(workflow: Pick<Workflow, 'outputs'>, scope: Scope): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of workflow.outputs) out[name] = has(scope.vars, name) ? scope.vars[name] : null;
+  for (const name of workflow.outputs) {
+    const [root, ...path] = name.split('.');
+    let v: unknown = has(scope.vars, root) ? scope.vars[root] : null;
+    for (const key of path) v = v !== null && typeof v === 'object' && has(v, key) ? (v as Record<string, unknown>)[key] : null;
+    out[name] = v ?? null;
+  }
   return out;
 }

@@ -66,7 +66,7 @@ export const Workflow = z.strictObject({
   name: name().max(100),
   description: z.string().max(10_000).default(''),
   parameters: z.array(Parameter).default([]),
-  /** Names of variables (`save_as`) reported as the outputs of each iteration. */
+  /** Variables (`save_as`) reported as the outputs of each iteration; `run.yield` picks a field of one. */
   outputs: z.array(z.string().min(1)).default([]),
   prep: z.array(Step).default([]),
   main: z.array(Step).default([]),

@@ -397,8 +397,10 @@ class Checker {
       const at = `outputs[${i}]`;
       if (seen.has(o)) this.problem(at, `"${o}" is listed twice`);
       seen.add(o);
-      if (this.mainSaves.has(o)) return;
-      const elsewhere = this.saves.get(o);
+      // "run.yield": the field `yield` of the variable `run` (an instrument that returns several values)
+      const root = o.split('.')[0];
+      if (this.mainSaves.has(root)) return;
+      const elsewhere = this.saves.get(root);
       this.problem(
         at,
         elsewhere

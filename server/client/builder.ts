@@ -56,7 +56,7 @@ interface Data {
   version: number | null;
   workflow: unknown;
   instruments: InstrumentInfo[];
-  urls: { list: string; base: string };
+  urls: { list: string; base: string; run: string };
 }
 
 /* ----------------------------------------------------------- tiny DOM */
@@ -164,6 +164,9 @@ class Builder {
             handle: '.wf-handle',
             draggable: '.wf-step',
             animation: 150,
+            // Sortable's own pointer handling (not native drag and drop): the same on mouse and touch, and
+            // steady with nested lists
+            forceFallback: true,
             fallbackOnBody: true,
             swapThreshold: 0.65,
             emptyInsertThreshold: 12,
@@ -694,6 +697,8 @@ class Builder {
         group: { name: 'wf-steps', pull: 'clone', put: false },
         sort: false,
         draggable: '.wf-palette-item',
+        forceFallback: true,
+        fallbackOnBody: true,
         delay: 200,
         delayOnTouchOnly: true,
         onEnd: (evt) => {
@@ -774,6 +779,9 @@ class Builder {
     name.readOnly = true;
     name.title = 'A saved workflow keeps its name';
     history.replaceState(null, '', `${this.data.urls.base}${encodeURIComponent(this.name!)}/builder`);
+    if (!this.$('#wf-run')) {
+      this.$('#wf-save')!.before(h('a', { id: 'wf-run', class: 'btn btn-outline-primary', href: `${this.data.urls.run}${encodeURIComponent(this.name!)}` }, 'Run'));
+    }
     document.title = `Builder · ${this.name} · labdeck`;
   }
 }

@@ -161,14 +161,17 @@ export function initExecution() {
     prepend(log, el('li', d.level === 'error' ? 'text-danger' : d.level === 'warn' ? 'text-warning-emphasis' : '', `${d.at.slice(11, 19)} ${d.message}`));
   source.addEventListener('hello', (e) => {
     onStatus(e as MessageEvent);
+    const hello = JSON.parse((e as MessageEvent).data);
     log.replaceChildren();
-    for (const d of JSON.parse((e as MessageEvent).data).log ?? []) logLine(d);
+    steps.replaceChildren();
+    for (const d of hello.log ?? []) logLine(d);
+    for (const d of hello.steps ?? []) stepLine(d);
   });
   source.addEventListener('status', onStatus);
   source.addEventListener('queue', () => void refreshQueue(base));
   source.addEventListener('log', (e) => logLine(JSON.parse((e as MessageEvent).data)));
-  source.addEventListener('step', (e) => {
-    const d = JSON.parse((e as MessageEvent).data);
+  source.addEventListener('step', (e) => stepLine(JSON.parse((e as MessageEvent).data)));
+  function stepLine(d: { state: string; instrument?: string; method?: string; kind: string; phase: string; iteration: number | null; path: string; output?: unknown; error?: string }) {
     if (d.state === 'start') return;
     const what = d.instrument ? `${d.instrument}.${d.method}` : d.kind;
     const where = `${d.phase}${d.iteration === null ? '' : ` ${d.iteration + 1}`} · ${d.path}`;
@@ -177,7 +180,7 @@ export function initExecution() {
     li.prepend(el('span', 'text-body-secondary me-2', where));
     li.dataset.state = d.state;
     prepend(steps, li);
-  });
+  }
   source.addEventListener('run', (e) => {
     const d = JSON.parse((e as MessageEvent).data);
     if (d.status !== 'running') prepend(log, el('li', 'fw-semibold', `run ${d.run_id}: ${d.status}`));

@@ -106,7 +106,7 @@ export function workflowRoutes(runtime: Runtime): Router {
     version: row?.version ?? null,
     workflow: doc,
     instruments: paletteOf(deck.list()),
-    urls: { list: url(req, '/workflows'), base: url(req, '/workflows/') },
+    urls: { list: url(req, '/workflows'), base: url(req, '/workflows/'), run: url(req, '/executions/config?workflow=') },
   });
 
   r.get('/workflows', async (req, res) => {

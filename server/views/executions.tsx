@@ -1,4 +1,5 @@
 import type { RunnerStatus } from '../../core/runner/index.js';
+import { CampaignPanel } from './campaign.js';
 import { UploadForm } from './files.js';
 import { Alert, ErrorList, Layout, type ViewCtx } from './layout.js';
 
@@ -248,6 +249,7 @@ export function ExecutionPage(props: {
         </div>
         <div className="col-xl-7">
           <LivePanel ctx={ctx} status={props.status} />
+          <CampaignPanel ctx={ctx} />
           <QueueTable ctx={ctx} queue={props.queue} />
         </div>
       </div>

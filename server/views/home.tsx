@@ -91,6 +91,30 @@ export function HelpPage({ ctx }: { ctx: ViewCtx }) {
           Or download a ready-made client for the live deck: <a href={u('/instruments/proxy?lang=python')}>Python</a>{' '}
           (standard library only) or <a href={u('/instruments/proxy?lang=typescript')}>TypeScript</a>.
         </p>
+        <h2 className="h5">Workflows</h2>
+        <p>
+          In <a href={u('/workflows')}>Workflows</a>, make one with the builder: click or drag instrument methods into
+          prep (once), main (once per iteration) and cleanup (once at the end, also after an abort). In an argument field,
+          type <code>#name</code> to make it a parameter of the workflow, <code>$name</code> to use a value an earlier step
+          saved (its <em>save as</em>), anything else is a fixed value. Outputs are the saved values reported per
+          iteration; <code>run.yield</code> picks a field of a saved object.
+        </p>
+        <h2 className="h5">Running</h2>
+        <p>
+          On <a href={u('/executions/config')}>Run</a>, choose a workflow and give one row of parameters per iteration
+          (typed, or an uploaded CSV), or a number of repeats. Runs wait in a queue and run one at a time; the
+          instruments a run uses are locked for it. <strong>Pause / resume</strong> holds before the next step (and
+          skips a failed step, continues a pause step, releases a held queue). <strong>Retry step</strong> re-runs a
+          failed step. <strong>Stop after iteration</strong> finishes the current iteration, runs cleanup and goes on
+          with the queue. <strong>Abort task</strong> stops after the step in progress, runs cleanup and holds the
+          queue. If labdeck stops during a run, the run is marked interrupted and its last step in doubt: retry it, go
+          on after it, or abort.
+        </p>
+        <p>
+          A <a href={u('/executions/campaign')}>campaign</a> lets an optimizer choose the parameters of each next
+          experiment: pick the parameters to search, the outputs to maximise or minimise, and a budget. Every run is
+          kept in <a href={u('/executions/records')}>Records</a>, with its steps, log, plots and CSV downloads.
+        </p>
         <h2 className="h5">Temporary devices</h2>
         <p>
           Admins can import a driver module or a deck module from a path on the lab PC and connect new devices at run

@@ -29,7 +29,8 @@ export interface BuilderData {
   version: number | null;
   workflow: unknown;
   instruments: InstrumentInfo[];
-  urls: { list: string; base: string };
+  /** The workflow list (POST here), `base` + name (GET/PUT), `run` + name (the execution page). */
+  urls: { list: string; base: string; run: string };
 }
 
 export const PHASE_HELP: Record<(typeof PHASES)[number], string> = {

@@ -130,6 +130,12 @@ async function savedWorkflowIn(lab: TestLab) {
   if (savedOnce) return;
   savedOnce = true;
   await lab.runtime.store.workflows.save('oa-ping', { name: 'oa-ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }, null);
+  // a campaign's workflow: a searched parameter x, a numeric output y
+  await lab.runtime.store.workflows.save(
+    'oa-camp',
+    { name: 'oa-camp', parameters: [{ name: 'x', type: 'number', default: 0.5 }], outputs: ['y'], main: [{ kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { param: 'x' } }, save_as: 'y' }] },
+    null,
+  );
 }
 
 /** Wait until the runner has nothing to do. */
@@ -363,6 +369,15 @@ describe('the API document and the API page', () => {
       ['POST /executions/pause-resume', 200, () => lab.admin.post('/app/executions/pause-resume').set('Accept', J)],
       ['POST /executions/pause-resume', 200, () => lab.admin.post('/app/executions/pause-resume').set('Accept', J)],
       ['GET /executions/events', 401, () => anon().get('/app/executions/events').set('Accept', J)],
+      ['GET /executions/campaign', 200, () => lab.admin.get('/app/executions/campaign')],
+      ['POST /executions/optimizer_schema', 200, () => lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'gp' })],
+      ['POST /executions/optimizer_schema', 404, () => lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'nope' })],
+      ['GET /executions/latest_plot', 404, () => lab.admin.get('/app/executions/latest_plot').set('Accept', J)],
+      ['POST /executions/campaign', 404, () => lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'nope', repeat: 1, optimizer_type: 'random' })],
+      ['POST /executions/campaign', 400, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-ping', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' }))],
+      ['POST /executions/campaign', 302, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').type('form').send({ workflow: 'oa-camp', repeat: '1', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' }))],
+      ['POST /executions/campaign', 200, () => lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' })],
+      ['GET /executions/latest_plot', 200, () => lab.admin.get('/app/executions/latest_plot').set('Accept', J)],
       ['GET /executions/events', 200, () => sseStatus(lab, token)],
       ['GET /executions/records', 200, () => lab.admin.get('/app/executions/records?keyword=oa&page=1').set('Accept', J)],
       ['GET /executions/records', 400, () => lab.admin.get('/app/executions/records?page=0').set('Accept', J)],

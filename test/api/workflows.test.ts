@@ -150,7 +150,7 @@ describe('workflow routes', () => {
     const m = /<script type="application\/json" id="wf-data">([^<]*)<\/script>/.exec(page.text);
     expect(m).not.toBeNull();
     const data = JSON.parse(m![1]);
-    expect(data).toMatchObject({ name: 'dose-and-weigh', version: 1, urls: { list: '/app/workflows', base: '/app/workflows/' } });
+    expect(data).toMatchObject({ name: 'dose-and-weigh', version: 1, urls: { list: '/app/workflows', base: '/app/workflows/', run: '/app/executions/config?workflow=' } });
     expect(data.workflow.main).toHaveLength(2);
     const pump = data.instruments.find((i: { name: string }) => i.name === 'pump');
     expect(pump.methods.find((x: { name: string }) => x.name === 'dose').params.properties.volume_ml.type).toBe('number');

@@ -316,3 +316,17 @@ describe('outputsOf', () => {
     expect(outputsOf(w, scope({}, { mass: 1.5, other: 2 }))).toEqual({ mass: 1.5, yield: null });
   });
 });
+
+describe('outputs of a field', () => {
+  it('picks a field of an object variable with a dotted output name, null when missing', () => {
+    const scope = { params: {}, vars: { run: { yield: 0.8, extra: { purity: 0.9 } }, n: 3 } };
+    expect(outputsOf({ outputs: ['run.yield', 'run.extra.purity', 'run.nope', 'n', 'n.x', 'gone'] }, scope)).toEqual({
+      'run.yield': 0.8,
+      'run.extra.purity': 0.9,
+      'run.nope': null,
+      n: 3,
+      'n.x': null,
+      gone: null,
+    });
+  });
+});

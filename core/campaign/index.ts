@@ -1,0 +1,345 @@
+/**
+ * Bayesian-optimisation campaigns (DESIGN.md §3, §7): a queued task like any other, whose iterations are
+ * suggested by an optimizer plugin and whose measurements are told back to it. The optimizer's state is
+ * never stored: it is rebuilt from the records (warm-start rows plus the run's finished iterations), so a
+ * campaign survives a restart like a workflow run does. Nothing here knows about HTTP.
+ */
+import {
+  checkBatchSize,
+  checkConfig,
+  checkObjectives,
+  checkSeed,
+  checkSpace,
+  isOptimizer,
+  optimizerSchema,
+  type Observation,
+  type ObjectiveSpec,
+  type Optimizer,
+  type OptimizerInstance,
+  type OptimizerSchema,
+  type ParameterSpec,
+} from '../contracts/index.js';
+import type { Deck } from '../deck/index.js';
+import { LabError, type ErrorDetail } from '../errors.js';
+import type { FileStore } from '../files/store.js';
+import type { IterationSource, Runner, SourceFactory, TaskPayload } from '../runner/index.js';
+import type { PhaseRow, QueueTaskRow, Store } from '../store/types.js';
+import type { Workflow } from '../workflow/model.js';
+import { validateWorkflow } from '../workflow/validate.js';
+
+export interface CampaignPayload extends TaskPayload {
+  optimizer: string;
+  config: Record<string, unknown>;
+  seed: number;
+  space: ParameterSpec[];
+  objectives: ObjectiveSpec[];
+  /** Iterations to run (measurements to make). */
+  budget: number;
+  batch_size: number;
+  /** Values of the workflow's parameters that are not searched (their defaults unless given). */
+  fixed: Record<string, unknown>;
+  /** Warm-start observations from an uploaded history file. */
+  existing: Observation[];
+  existing_file: string | null;
+}
+
+export interface CampaignInput {
+  workflow?: unknown;
+  repeat?: unknown;
+  optimizer_type?: unknown;
+  existing_data?: unknown;
+  parameters?: unknown;
+  objectives?: unknown;
+  batch_size?: unknown;
+  seed?: unknown;
+  config?: unknown;
+  name?: unknown;
+}
+
+const bad = (field: string, message: string): never => {
+  throw new LabError('invalid_input', `${field}: ${message}`, [{ field, message }]);
+};
+
+/**
+ * The short text form of a search space: `x: 0..1, n: int 1..10, solvent: water|ethanol`. A range whose
+ * bounds are written `a..b` is continuous unless marked `int`.
+ */
+export function parseSpaceText(text: string): unknown[] {
+  return text
+    .split(/[,;\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((part, i) => {
+      const m = /^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.+)$/.exec(part);
+      if (!m) return bad(`parameters[${i}]`, `write "name: low..high" or "name: a|b|c", got "${part}"`);
+      const [, name, rest] = m;
+      const range = /^(int(?:eger)?\s+)?(-?[\d.eE+-]+)\s*\.\.\s*(-?[\d.eE+-]+)(\s+int(?:eger)?)?$/.exec(rest.trim());
+      if (range) return { name, type: range[1] || range[4] ? 'int' : 'range', bounds: [Number(range[2]), Number(range[3])] };
+      if (rest.includes('|')) return { name, type: 'choice', choices: rest.split('|').map((c) => c.trim()) };
+      return bad(`parameters[${i}]`, `"${rest}" is neither a range "low..high" nor choices "a|b|c"`);
+    });
+}
+
+/** The short text form of objectives: `yield:max, cost:min`. */
+export function parseObjectivesText(text: string): unknown[] {
+  return text
+    .split(/[,;\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((part, i) => {
+      const m = /^([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(max|maximi[sz]e|min|minimi[sz]e)$/i.exec(part);
+      if (!m) return bad(`objectives[${i}]`, `write "name:max" or "name:min", got "${part}"`);
+      return { name: m[1], minimize: m[2].toLowerCase().startsWith('min') };
+    });
+}
+
+/** A list field: a JSON list (or JSON text of one), or the short text form. */
+function listField(value: unknown, field: string, text: (s: string) => unknown[]): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (typeof value !== 'string' || !value.trim()) return bad(field, 'is required');
+  const s = value.trim();
+  if (s.startsWith('[')) {
+    try {
+      return JSON.parse(s) as unknown[];
+    } catch (e) {
+      return bad(field, `is not valid JSON: ${(e as Error).message}`);
+    }
+  }
+  return text(s);
+}
+
+const intField = (value: unknown, field: string, fallback?: number): number => {
+  if ((value === undefined || value === '') && fallback !== undefined) return fallback;
+  const n = typeof value === 'string' ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) return bad(field, `must be a whole number of at least 1, got ${JSON.stringify(value)}`);
+  return n;
+};
+
+/** The campaign being run or last run, for the plot. */
+interface Live {
+  taskId: number;
+  runId: number | null;
+  payload: CampaignPayload;
+  instance: OptimizerInstance;
+}
+
+export interface PlotPoint {
+  iteration: number;
+  params: Record<string, unknown>;
+  values: Record<string, number | null>;
+}
+
+export interface LatestPlot {
+  campaign: { task_id: number; run_id: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number };
+  parameters: ParameterSpec[];
+  objectives: ObjectiveSpec[];
+  /** Measurements of this campaign, in order; warm-start rows come first with iteration null. */
+  points: (Omit<PlotPoint, 'iteration'> & { iteration: number | null })[];
+  /** Best value of the first objective after each measurement (the campaign's own iterations). */
+  best_so_far: { iteration: number; value: number }[];
+  /** The optimizer's own view (model surface, Pareto front, …), when it is still in memory. */
+  model: unknown;
+}
+
+export interface CampaignsOptions {
+  store: Store;
+  deck: Deck;
+  files: FileStore;
+  runner: () => Runner;
+  /** The optimizer plugins by name (the plugin host's optimizer registry). */
+  optimizers: () => ReadonlyMap<string, { value: unknown; file: string }>;
+}
+
+export class Campaigns {
+  private live: Live | null = null;
+
+  constructor(private readonly opts: CampaignsOptions) {}
+
+  private optimizers(): Map<string, Optimizer> {
+    const out = new Map<string, Optimizer>();
+    for (const [name, { value }] of this.opts.optimizers()) if (isOptimizer(value)) out.set(name, value);
+    return out;
+  }
+
+  private optimizer(name: unknown): Optimizer {
+    const all = this.optimizers();
+    if (typeof name !== 'string' || !name) return bad('optimizer_type', `is required: one of ${[...all.keys()].join(', ')}`);
+    const opt = all.get(name);
+    if (!opt) throw new LabError('not_found', `There is no optimizer "${name}"; there are ${[...all.keys()].join(', ') || 'none'}.`, [{ field: 'optimizer_type', message: 'unknown optimizer' }]);
+    return opt;
+  }
+
+  /** Every optimizer's configuration schema and capabilities. */
+  schemas(): OptimizerSchema[] {
+    return [...this.optimizers().values()].map(optimizerSchema);
+  }
+
+  /** The configuration schema and capabilities of one optimizer, or of all (`{ optimizers }`). */
+  schema(optimizerType?: unknown): OptimizerSchema | { optimizers: OptimizerSchema[] } {
+    if (optimizerType === undefined || optimizerType === null || optimizerType === '') return { optimizers: this.schemas() };
+    return optimizerSchema(this.optimizer(optimizerType));
+  }
+
+  /**
+   * Check a campaign request against the live deck, the workflow, the optimizer and the warm-start file,
+   * reporting every problem with its field; returns what the queued task carries.
+   */
+  async plan(input: CampaignInput): Promise<CampaignPayload> {
+    if (typeof input.workflow !== 'string' || !input.workflow) bad('workflow', 'is required');
+    const saved = await this.opts.store.workflows.get(input.workflow as string);
+    if (!saved) throw new LabError('not_found', `There is no workflow "${String(input.workflow)}".`, [{ field: 'workflow', message: 'unknown workflow' }]);
+    const wf: Workflow = validateWorkflow(saved.definition, this.opts.deck);
+    const opt = this.optimizer(input.optimizer_type);
+    const space = checkSpace(listField(input.parameters, 'parameters', parseSpaceText), opt);
+    const objectives = checkObjectives(listField(input.objectives, 'objectives', parseObjectivesText), opt);
+    const details: ErrorDetail[] = [];
+    const params = new Map(wf.parameters.map((p) => [p.name, p]));
+    space.forEach((s, i) => {
+      const p = params.get(s.name);
+      if (!p) details.push({ field: `parameters[${i}].name`, message: `"${s.name}" is not a parameter of ${wf.name} (it has ${[...params.keys()].join(', ') || 'none'})` });
+      else if (s.type === 'choice' ? p.type !== 'string' : p.type !== 'number' && p.type !== 'integer') {
+        details.push({ field: `parameters[${i}].type`, message: `${s.type} does not fit the ${p.type} parameter "${s.name}"` });
+      } else if (p.type === 'integer' && s.type === 'range') {
+        details.push({ field: `parameters[${i}].type`, message: `"${s.name}" is an integer parameter: use type int` });
+      }
+    });
+    objectives.forEach((o, i) => {
+      if (!wf.outputs.includes(o.name)) details.push({ field: `objectives[${i}].name`, message: `"${o.name}" is not an output of ${wf.name} (its outputs: ${wf.outputs.join(', ') || 'none'})` });
+    });
+    const fixed: Record<string, unknown> = {};
+    for (const p of wf.parameters) {
+      if (space.some((s) => s.name === p.name)) continue;
+      if (p.default === undefined) details.push({ field: 'parameters', message: `"${p.name}" is neither searched nor has a default: add it to the search space or give it a default` });
+      else fixed[p.name] = p.default;
+    }
+    if (details.length) throw new LabError('invalid_input', `The campaign does not fit ${wf.name}: ${details.map((d) => d.message).join('; ')}.`, details);
+    const budget = intField(input.repeat, 'repeat');
+    const batchSize = checkBatchSize(input.batch_size === undefined || input.batch_size === '' ? 1 : Number(input.batch_size), opt);
+    const seed = input.seed === undefined || input.seed === '' ? Math.floor(Math.random() * 2 ** 31) : checkSeed(typeof input.seed === 'string' ? Number(input.seed) : input.seed);
+    const config = checkConfig(input.config ?? {}, opt) as Record<string, unknown>;
+    const file = typeof input.existing_data === 'string' && input.existing_data.trim() ? input.existing_data.trim() : null;
+    const existing = file ? await this.warmStart(file, space, objectives) : [];
+    return { workflow: wf.name, version: saved.version, definition: wf, optimizer: opt.name, config, seed, space, objectives, budget, batch_size: batchSize, fixed, existing, existing_file: file };
+  }
+
+  /** Observations from an uploaded history CSV: its columns must cover the space and the objectives. */
+  private async warmStart(file: string, space: ParameterSpec[], objectives: ObjectiveSpec[]): Promise<Observation[]> {
+    const { table } = await this.opts.files.read(file, 'history');
+    const missing = [...space.map((s) => s.name), ...objectives.map((o) => o.name)].filter((c) => !table.columns.includes(c));
+    if (missing.length) {
+      throw new LabError('invalid_input', `The history file ${file} has no column ${missing.map((m) => `"${m}"`).join(', ')}.`, missing.map((m) => ({ field: 'existing_data', message: `no column ${m}` })));
+    }
+    const rows: Observation[] = [];
+    const details: ErrorDetail[] = [];
+    table.rows.forEach((r, i) => {
+      const where = `line ${table.lines[i] ?? i + 2}`;
+      const params: Record<string, number | string> = {};
+      for (const s of space) {
+        const raw = r[s.name];
+        if (s.type === 'choice') {
+          if (!s.choices!.includes(raw)) details.push({ field: `${where}, column ${s.name}`, message: `"${raw}" is not one of ${s.choices!.join(', ')}` });
+          params[s.name] = raw;
+        } else {
+          const n = Number(raw);
+          if (raw === '' || !Number.isFinite(n)) details.push({ field: `${where}, column ${s.name}`, message: `"${raw}" is not a number` });
+          params[s.name] = n;
+        }
+      }
+      const values: Record<string, number> = {};
+      for (const o of objectives) {
+        const n = Number(r[o.name]);
+        if (r[o.name] === '' || !Number.isFinite(n)) details.push({ field: `${where}, column ${o.name}`, message: `"${r[o.name]}" is not a number` });
+        values[o.name] = n;
+      }
+      rows.push({ params, values });
+    });
+    if (details.length) throw new LabError('invalid_input', `The history file ${file} has ${details.length} bad value(s): ${details.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ')}.`, details.slice(0, 100));
+    return rows;
+  }
+
+  /** Plan and queue a campaign. */
+  async submit(input: CampaignInput, userId: number | null): Promise<QueueTaskRow> {
+    const payload = await this.plan(input);
+    const name = typeof input.name === 'string' && input.name.trim() ? input.name.trim().slice(0, 200) : `${payload.workflow} · ${payload.optimizer} × ${payload.budget}`;
+    const task = await this.opts.runner().enqueue({ name, kind: 'campaign', payload, createdBy: userId });
+    await this.opts.store.settings.set('campaign.latest', task.id);
+    return task;
+  }
+
+  /** The runner's iteration source for campaign tasks. */
+  readonly source: SourceFactory = async ({ task, runId, payload, done, log }) => {
+    const p = payload as CampaignPayload;
+    const opt = this.optimizer(p.optimizer);
+    const instance = opt.create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed });
+    const measured = done.map((ph) => this.observation(p, ph.params as Record<string, unknown>, ph.outputs as Record<string, unknown>)).filter((o): o is Observation => o !== null);
+    const history = [...p.existing, ...measured];
+    if (history.length) await instance.observe(history);
+    if (done.length) await log(`Optimizer ${p.optimizer} rebuilt from ${p.existing.length} warm-start row(s) and ${measured.length} measurement(s) of this run.`);
+    this.live = { taskId: task.id, runId, payload: p, instance };
+    let buffer: Record<string, number | string>[] = [];
+    const source: IterationSource = {
+      total: p.budget,
+      params: async (i, recorded) => {
+        if (recorded) return recorded;
+        if (buffer.length === 0) buffer = [...(await instance.suggest(Math.min(p.batch_size, p.budget - i)))];
+        const next = buffer.shift();
+        if (!next) throw new LabError('internal', `The optimizer ${p.optimizer} suggested nothing.`);
+        return { ...p.fixed, ...next };
+      },
+      measured: async (i, params, outputs) => {
+        const obs = this.observation(p, params, outputs);
+        if (obs) await instance.observe([obs]);
+        else await log(`Iteration ${i + 1} gave no numeric ${p.objectives.map((o) => o.name).join('/')}: not told to the optimizer.`);
+      },
+    };
+    return source;
+  };
+
+  private observation(p: CampaignPayload, params: Record<string, unknown>, outputs: Record<string, unknown> | null): Observation | null {
+    const values: Record<string, number> = {};
+    for (const o of p.objectives) {
+      const v = outputs?.[o.name];
+      if (typeof v !== 'number' || !Number.isFinite(v)) return null;
+      values[o.name] = v;
+    }
+    const x: Record<string, number | string> = {};
+    for (const s of p.space) x[s.name] = params[s.name] as number | string;
+    return { params: x, values };
+  }
+
+  /** The latest campaign's measurements, best so far and model, for the plot; 404 when none has run. */
+  async latestPlot(): Promise<LatestPlot> {
+    const task = await this.latestTask();
+    if (!task) throw new LabError('not_found', 'No campaign has run yet: start one on the campaign page.');
+    const p = task.payload as CampaignPayload;
+    const phases: PhaseRow[] = task.runId ? (await this.opts.store.phases.list(task.runId)).filter((ph) => ph.phase === 'main') : [];
+    const first = p.objectives[0];
+    const points: LatestPlot['points'] = p.existing.map((o) => ({ iteration: null, params: o.params, values: o.values }));
+    const best: LatestPlot['best_so_far'] = [];
+    let bestValue: number | null = null;
+    for (const ph of phases.sort((a, b) => (a.iteration ?? 0) - (b.iteration ?? 0))) {
+      if (ph.status !== 'ok') continue;
+      const outputs = (ph.outputs ?? {}) as Record<string, unknown>;
+      const values = Object.fromEntries(p.objectives.map((o) => [o.name, typeof outputs[o.name] === 'number' ? (outputs[o.name] as number) : null]));
+      points.push({ iteration: ph.iteration ?? 0, params: Object.fromEntries(p.space.map((s) => [s.name, (ph.params as Record<string, unknown>)[s.name]])), values });
+      const v = values[first.name];
+      if (typeof v === 'number' && (bestValue === null || (first.minimize ? v < bestValue : v > bestValue))) bestValue = v;
+      if (bestValue !== null) best.push({ iteration: ph.iteration ?? 0, value: bestValue });
+    }
+    const live = this.live?.taskId === task.id ? this.live : null;
+    return {
+      campaign: { task_id: task.id, run_id: task.runId, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size },
+      parameters: p.space,
+      objectives: p.objectives,
+      points,
+      best_so_far: best,
+      model: live ? live.instance.snapshot() : null,
+    };
+  }
+
+  /** The campaign task running now, or else the one queued most recently. */
+  private async latestTask(): Promise<QueueTaskRow | null> {
+    const id = (await this.opts.store.settings.get<number>('campaign.latest')) ?? this.live?.taskId;
+    return id ? this.opts.store.queue.get(id) : null;
+  }
+}

@@ -1,0 +1,486 @@
+/**
+ * Gaussian-process regression for Bayesian optimisation.
+ *
+ * Model: GP on standardised outputs with a constant mean (its generalised-least-squares estimate for the
+ * current hyper-parameters, which discounts clusters of nearby points), Matérn-5/2 kernel with one length
+ * scale per input (ARD), signal variance σf² and Gaussian noise σn²:
+ *   k(x, x') = σf² (1 + √5 r + 5r²/3) exp(−√5 r),  r² = Σ_d (x_d − x'_d)² / ℓ_d².
+ * Hyper-parameters θ = (log ℓ_1..log ℓ_D, log σf², log σn²) maximise the log marginal likelihood plus weak
+ * priors (Gamma(3, 6) on each ℓ, Gamma(2, 0.15) on σf², Gamma(1.1, 0.05) on σn², the long-standing BoTorch
+ * defaults), within bounds, from several starts, with analytic gradients:
+ *   ∂ log p(y|θ)/∂θ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θ),  α = K⁻¹(y − m)
+ * (the mean is profiled out: at its optimum its own derivative vanishes). The noise floor (1e-5 of the
+ * standardised variance) lets the model interpolate noise-free responses closely.
+ * ml-matrix factors K (CholeskyDecomposition); the posterior keeps L⁻¹ (the inverse Cholesky factor) as
+ * triangular rows, so that a batch of candidates costs one kernel row and one triangular product each, and a
+ * fantasised observation (constant liar / Kriging believer) is appended in O(n²) without refactoring.
+ */
+import { CholeskyDecomposition, Matrix } from 'ml-matrix';
+import { minimizeBox } from './lbfgs.js';
+
+const SQRT5 = Math.sqrt(5);
+const LOG_2PI = Math.log(2 * Math.PI);
+
+/** Bounds of θ (natural units): inputs live in [0, 1], outputs are standardised. */
+export const HYPER_BOUNDS = {
+  lengthscale: [0.01, 20] as const,
+  signal: [0.05, 20] as const,
+  noise: [1e-5, 2] as const,
+};
+const PRIOR = { ls: [3, 6], signal: [2, 0.15], noise: [1.1, 0.05] } as const;
+
+export interface Hyper {
+  lengthscales: Float64Array;
+  signal: number;
+  noise: number;
+}
+
+export const hyperOf = (theta: ArrayLike<number>, D: number): Hyper => ({
+  lengthscales: Float64Array.from({ length: D }, (_, d) => Math.exp(theta[d]!)),
+  signal: Math.exp(theta[D]!),
+  noise: Math.exp(theta[D + 1]!),
+});
+
+export function thetaBounds(D: number): { lo: Float64Array; hi: Float64Array } {
+  const lo = new Float64Array(D + 2);
+  const hi = new Float64Array(D + 2);
+  lo.fill(Math.log(HYPER_BOUNDS.lengthscale[0]), 0, D);
+  hi.fill(Math.log(HYPER_BOUNDS.lengthscale[1]), 0, D);
+  lo[D] = Math.log(HYPER_BOUNDS.signal[0]);
+  hi[D] = Math.log(HYPER_BOUNDS.signal[1]);
+  lo[D + 1] = Math.log(HYPER_BOUNDS.noise[0]);
+  hi[D + 1] = Math.log(HYPER_BOUNDS.noise[1]);
+  return { lo, hi };
+}
+
+/** Lower Cholesky factor of the n×n symmetric matrix `K` (row-major), by ml-matrix; null if not positive definite. */
+export function cholesky(K: Float64Array, n: number): Float64Array | null {
+  const c = new CholeskyDecomposition(Matrix.from1DArray(n, n, K));
+  if (!c.isPositiveDefinite()) return null;
+  const L = Float64Array.from(c.lowerTriangularMatrix.to1DArray());
+  for (let i = 0; i < n; i++) if (!(L[i * n + i]! > 0)) return null;
+  return L;
+}
+
+/** L⁻¹ of a lower-triangular L (row-major n×n), as rows: row i holds L⁻¹[i][0..i]. */
+export function invertLower(L: Float64Array, n: number): Float64Array[] {
+  // transpose once so the inner loops read contiguous memory
+  const LT = new Float64Array(n * n);
+  for (let i = 0; i < n; i++) for (let j = 0; j <= i; j++) LT[j * n + i] = L[i * n + j]!;
+  const rows: Float64Array[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = new Float64Array(i + 1);
+    r[i] = 1 / LT[i * n + i]!;
+    // L⁻¹ L = I, solved right to left: r[j] = −(Σ_{k=j+1..i} r[k] L[k][j]) / L[j][j]
+    for (let j = i - 1; j >= 0; j--) {
+      let s = 0;
+      const base = j * n;
+      for (let k = j + 1; k <= i; k++) s += r[k]! * LT[base + k]!;
+      r[j] = -s / LT[base + j]!;
+    }
+    rows.push(r);
+  }
+  return rows;
+}
+
+/** Squared input differences per dimension for every pair i < j (packed), shared by all likelihood evaluations. */
+export function pairDiffs(X: Float64Array, n: number, D: number): Float64Array {
+  const P = (n * (n - 1)) / 2;
+  const S = new Float64Array(P * D);
+  let p = 0;
+  for (let i = 1; i < n; i++) {
+    for (let j = 0; j < i; j++, p++) {
+      for (let d = 0; d < D; d++) {
+        const t = X[i * D + d]! - X[j * D + d]!;
+        S[d * P + p] = t * t;
+      }
+    }
+  }
+  return S;
+}
+
+/**
+ * Negative log posterior of θ (−log p(y|θ) − log prior, constants included) and its gradient in θ.
+ * Returns Infinity when K is not positive definite.
+ */
+export function negLogPosterior(theta: Float64Array, grad: Float64Array, S: Float64Array, y: Float64Array, n: number, D: number): number {
+  const P = (n * (n - 1)) / 2;
+  const invL2 = new Float64Array(D);
+  for (let d = 0; d < D; d++) invL2[d] = Math.exp(-2 * theta[d]!);
+  const sf2 = Math.exp(theta[D]!);
+  const sn2 = Math.exp(theta[D + 1]!);
+  const K = new Float64Array(n * n);
+  const G = new Float64Array(P); // σf²(5/3)(1 + √5 r)e^{−√5 r}: ∂k/∂log ℓ_d = G·S_d/ℓ_d²
+  const Kp = new Float64Array(P);
+  let p = 0;
+  for (let i = 1; i < n; i++) {
+    for (let j = 0; j < i; j++, p++) {
+      let r2 = 0;
+      for (let d = 0; d < D; d++) r2 += S[d * P + p]! * invL2[d]!;
+      const r = Math.sqrt(r2);
+      const e = Math.exp(-SQRT5 * r);
+      const k = sf2 * (1 + SQRT5 * r + (5 / 3) * r2) * e;
+      K[i * n + j] = K[j * n + i] = k;
+      Kp[p] = k;
+      G[p] = sf2 * (5 / 3) * (1 + SQRT5 * r) * e;
+    }
+  }
+  for (let i = 0; i < n; i++) K[i * n + i] = sf2 + sn2;
+  const L = cholesky(K, n);
+  if (!L) return Infinity;
+  const Linv = invertLower(L, n);
+  // constant mean m (generalised least squares, profiled out), then α = L⁻ᵀ L⁻¹ (y − m)
+  const zv = new Float64Array(n);
+  const z1 = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    let s1 = 0;
+    const r = Linv[i]!;
+    for (let k = 0; k <= i; k++) {
+      s += r[k]! * y[k]!;
+      s1 += r[k]!;
+    }
+    zv[i] = s;
+    z1[i] = s1;
+  }
+  const mHat = glsMean(zv, z1);
+  for (let i = 0; i < n; i++) zv[i] = zv[i]! - mHat * z1[i]!;
+  const alpha = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const r = Linv[k]!;
+    const zk = zv[k]!;
+    for (let i = 0; i <= k; i++) alpha[i] = alpha[i]! + r[i]! * zk;
+  }
+  let quad = 0;
+  let logdet = 0;
+  for (let i = 0; i < n; i++) {
+    quad += zv[i]! * zv[i]!;
+    logdet += 2 * Math.log(L[i * n + i]!);
+  }
+  // K⁻¹ (lower triangle, row-major) = Σ_k L⁻¹[k]ᵀ L⁻¹[k]
+  const Kinv = new Float64Array(n * n);
+  for (let k = 0; k < n; k++) {
+    const r = Linv[k]!;
+    for (let i = 0; i <= k; i++) {
+      const ri = r[i]!;
+      const base = i * n;
+      for (let j = 0; j <= i; j++) Kinv[base + j] = Kinv[base + j]! + ri * r[j]!;
+    }
+  }
+  // gradient: ½ Σ_ij W_ij ∂K_ij with W = K⁻¹ − ααᵀ (symmetric: off-diagonal pairs counted twice)
+  grad.fill(0);
+  let gDiag = 0;
+  for (let i = 0; i < n; i++) gDiag += Kinv[i * n + i]! - alpha[i]! * alpha[i]!;
+  let gSignal = 0;
+  const gLs = new Float64Array(D);
+  p = 0;
+  for (let i = 1; i < n; i++) {
+    const ai = alpha[i]!;
+    const base = i * n;
+    for (let j = 0; j < i; j++, p++) {
+      const w = Kinv[base + j]! - ai * alpha[j]!;
+      gSignal += w * Kp[p]!;
+      const wg = w * G[p]!;
+      for (let d = 0; d < D; d++) gLs[d] = gLs[d]! + wg * S[d * P + p]!;
+    }
+  }
+  const nlml = 0.5 * quad + 0.5 * logdet + 0.5 * n * LOG_2PI;
+  for (let d = 0; d < D; d++) grad[d] = gLs[d]! * invL2[d]!; // (½·2) Σ_{i<j}
+  grad[D] = gSignal + 0.5 * gDiag * sf2;
+  grad[D + 1] = 0.5 * gDiag * sn2;
+  // priors on the natural parameters, Gamma(a, b): log p = (a − 1) log s − b s (+ const); d/d log s = (a − 1) − b s
+  let lp = 0;
+  for (let d = 0; d < D; d++) {
+    const l = Math.exp(theta[d]!);
+    lp += (PRIOR.ls[0] - 1) * theta[d]! - PRIOR.ls[1] * l;
+    grad[d] = grad[d]! - ((PRIOR.ls[0] - 1) - PRIOR.ls[1] * l);
+  }
+  lp += (PRIOR.signal[0] - 1) * theta[D]! - PRIOR.signal[1] * sf2;
+  grad[D] = grad[D]! - ((PRIOR.signal[0] - 1) - PRIOR.signal[1] * sf2);
+  lp += (PRIOR.noise[0] - 1) * theta[D + 1]! - PRIOR.noise[1] * sn2;
+  grad[D + 1] = grad[D + 1]! - ((PRIOR.noise[0] - 1) - PRIOR.noise[1] * sn2);
+  return nlml - lp;
+}
+
+/** GLS estimate of the constant mean, m = 1ᵀK⁻¹y / 1ᵀK⁻¹1, from L⁻¹y and L⁻¹1. */
+function glsMean(zy: Float64Array, z1: Float64Array): number {
+  let a = 0;
+  let b = 0;
+  for (let i = 0; i < zy.length; i++) {
+    a += z1[i]! * zy[i]!;
+    b += z1[i]! * z1[i]!;
+  }
+  return b > 0 ? a / b : 0;
+}
+
+/**
+ * The GP posterior for fixed hyper-parameters: training inputs (fantasies included), L⁻¹ packed by rows
+ * (row i at offset i(i+1)/2), L⁻¹y and α.
+ */
+export class Posterior {
+  readonly D: number;
+  readonly hyper: Hyper;
+  private readonly invL2: Float64Array;
+  /** Training inputs, row-major, grown by `addPoint`. */
+  private X: Float64Array;
+  n: number;
+  private Lp: Float64Array;
+  private z: Float64Array;
+  private alphaCache: Float64Array | null = null;
+  y: Float64Array;
+  /** The constant prior mean (GLS estimate). */
+  mean = 0;
+
+  constructor(X: Float64Array, n: number, D: number, y: ArrayLike<number>, hyper: Hyper) {
+    this.D = D;
+    this.hyper = hyper;
+    this.invL2 = hyper.lengthscales.map((l) => 1 / (l * l));
+    this.X = Float64Array.from(X.subarray(0, n * D));
+    this.n = n;
+    this.y = Float64Array.from(y);
+    const K = new Float64Array(n * n);
+    const kr = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      this.kernelRow(this.X.subarray(i * D, i * D + D), kr, i + 1);
+      for (let j = 0; j <= i; j++) K[i * n + j] = K[j * n + i] = kr[j]!;
+    }
+    // jitter until positive definite (only ever needed for near-duplicate points at the lowest noise)
+    let L: Float64Array | null = null;
+    for (let jitter = 0, tries = 0; !L && tries < 8; tries++, jitter = jitter ? jitter * 10 : 1e-9 * hyper.signal) {
+      for (let i = 0; i < n; i++) K[i * n + i] = hyper.signal + hyper.noise + jitter;
+      L = cholesky(K, n);
+    }
+    if (!L) throw new Error('covariance matrix is not positive definite');
+    const rows = invertLower(L, n);
+    this.Lp = new Float64Array((n * (n + 1)) / 2);
+    for (let i = 0; i < n; i++) this.Lp.set(rows[i]!, (i * (i + 1)) / 2);
+    const zy = new Float64Array(n);
+    const z1 = new Float64Array(n);
+    const ones = new Float64Array(n).fill(1);
+    for (let i = 0; i < n; i++) {
+      zy[i] = packedDot(this.Lp, i, this.y);
+      z1[i] = packedDot(this.Lp, i, ones);
+    }
+    this.mean = glsMean(zy, z1);
+    this.z = zy.map((v, i) => v - this.mean * z1[i]!);
+  }
+
+  /** k(x, X_j) for j < count into out. */
+  kernelRow(x: ArrayLike<number>, out: Float64Array, count = this.n): Float64Array {
+    const { D, X, invL2 } = this;
+    const sf2 = this.hyper.signal;
+    for (let j = 0; j < count; j++) {
+      let r2 = 0;
+      const o = j * D;
+      for (let d = 0; d < D; d++) {
+        const t = x[d]! - X[o + d]!;
+        r2 += t * t * invL2[d]!;
+      }
+      const r = Math.sqrt(r2);
+      out[j] = sf2 * (1 + SQRT5 * r + (5 / 3) * r2) * Math.exp(-SQRT5 * r);
+    }
+    return out;
+  }
+
+  /** α = K⁻¹y = L⁻ᵀ(L⁻¹y). */
+  get alpha(): Float64Array {
+    if (this.alphaCache) return this.alphaCache;
+    const a = new Float64Array(this.n);
+    const Lp = this.Lp;
+    for (let k = 0; k < this.n; k++) {
+      const o = (k * (k + 1)) / 2;
+      const zk = this.z[k]!;
+      for (let i = 0; i <= k; i++) a[i] = a[i]! + Lp[o + i]! * zk;
+    }
+    return (this.alphaCache = a);
+  }
+
+  /** Posterior mean at the training points (noise removed): y − σn²α. */
+  trainMean(): Float64Array {
+    const a = this.alpha;
+    return this.y.map((v, i) => v - this.hyper.noise * a[i]!);
+  }
+
+  /**
+   * Mean and standard deviation of the latent function at m points (row-major m×D). Candidates go through
+   * the triangular product four at a time, so each row of L⁻¹ is read once per four candidates.
+   */
+  predict(C: Float64Array, m: number): { mu: Float64Array; sd: Float64Array } {
+    const { n, D, Lp } = this;
+    const alpha = this.alpha;
+    const mu = new Float64Array(m);
+    const sd = new Float64Array(m);
+    const k = new Float64Array(n);
+    const kk = new Float64Array(n * 4); // kernel rows of the block, interleaved: kk[4j + b]
+    const floor = 1e-12 * this.hyper.signal;
+    for (let c0 = 0; c0 < m; c0 += 4) {
+      const B = Math.min(4, m - c0);
+      kk.fill(0);
+      for (let b = 0; b < B; b++) {
+        const c = c0 + b;
+        this.kernelRow(C.subarray(c * D, c * D + D), k);
+        let s = 0;
+        for (let j = 0; j < n; j++) {
+          s += k[j]! * alpha[j]!;
+          kk[4 * j + b] = k[j]!;
+        }
+        mu[c] = this.mean + s;
+      }
+      // ‖L⁻¹k‖² for the four candidates: one pass over the packed rows
+      let a0 = 0;
+      let a1 = 0;
+      let a2 = 0;
+      let a3 = 0;
+      let o = 0;
+      for (let i = 0; i < n; i++) {
+        let v0 = 0;
+        let v1 = 0;
+        let v2 = 0;
+        let v3 = 0;
+        for (let j = 0; j <= i; j++) {
+          const l = Lp[o + j]!;
+          const q = 4 * j;
+          v0 += l * kk[q]!;
+          v1 += l * kk[q + 1]!;
+          v2 += l * kk[q + 2]!;
+          v3 += l * kk[q + 3]!;
+        }
+        o += i + 1;
+        a0 += v0 * v0;
+        a1 += v1 * v1;
+        a2 += v2 * v2;
+        a3 += v3 * v3;
+      }
+      const acc = [a0, a1, a2, a3];
+      for (let b = 0; b < B; b++) sd[c0 + b] = Math.sqrt(Math.max(this.hyper.signal - acc[b]!, floor));
+    }
+    return { mu, sd };
+  }
+
+  /** Mean, sd and their gradients in x at one point (for local search). */
+  predictWithGrad(x: ArrayLike<number>): { mu: number; sd: number; dMu: Float64Array; dSd: Float64Array } {
+    const { n, D, X, invL2, Lp } = this;
+    const sf2 = this.hyper.signal;
+    const alpha = this.alpha;
+    const k = new Float64Array(n);
+    const g = new Float64Array(n); // ∂k_j/∂x_d = −g_j (x_d − X_jd)/ℓ_d²
+    for (let j = 0; j < n; j++) {
+      let r2 = 0;
+      for (let d = 0; d < D; d++) {
+        const t = x[d]! - X[j * D + d]!;
+        r2 += t * t * invL2[d]!;
+      }
+      const r = Math.sqrt(r2);
+      const e = Math.exp(-SQRT5 * r);
+      k[j] = sf2 * (1 + SQRT5 * r + (5 / 3) * r2) * e;
+      g[j] = sf2 * (5 / 3) * (1 + SQRT5 * r) * e;
+    }
+    // v = L⁻¹k, w = L⁻ᵀv = K⁻¹k
+    const w = new Float64Array(n);
+    let vv = 0;
+    let mu = this.mean;
+    let o = 0;
+    for (let i = 0; i < n; i++) {
+      let v = 0;
+      for (let j = 0; j <= i; j++) v += Lp[o + j]! * k[j]!;
+      for (let j = 0; j <= i; j++) w[j] = w[j]! + Lp[o + j]! * v;
+      o += i + 1;
+      vv += v * v;
+      mu += k[i]! * alpha[i]!;
+    }
+    const variance = Math.max(sf2 - vv, 1e-12 * sf2);
+    const sd = Math.sqrt(variance);
+    const dMu = new Float64Array(D);
+    const dVar = new Float64Array(D);
+    for (let j = 0; j < n; j++) {
+      const aj = alpha[j]! * g[j]!;
+      const wj = w[j]! * g[j]!;
+      for (let d = 0; d < D; d++) {
+        const t = -(x[d]! - X[j * D + d]!) * invL2[d]!;
+        dMu[d] = dMu[d]! + aj * t;
+        dVar[d] = dVar[d]! - 2 * wj * t;
+      }
+    }
+    const clamped = sf2 - vv <= 1e-12 * sf2;
+    const dSd = dVar.map((v) => (clamped ? 0 : v / (2 * sd)));
+    return { mu, sd, dMu, dSd };
+  }
+
+  /** Condition on one more (possibly fantasised) observation, in O(n²). */
+  addPoint(x: ArrayLike<number>, yNew: number): void {
+    const { n, D, Lp } = this;
+    const k = this.kernelRow(x, new Float64Array(n));
+    const l = new Float64Array(n); // L⁻¹k
+    let ll = 0;
+    for (let i = 0; i < n; i++) {
+      l[i] = packedDot(Lp, i, k);
+      ll += l[i]! * l[i]!;
+    }
+    const d = Math.sqrt(Math.max(this.hyper.signal + this.hyper.noise - ll, 1e-10 * this.hyper.signal));
+    // new row of L⁻¹: [−(lᵀ L⁻¹)/d, 1/d]
+    const Lnew = new Float64Array(((n + 1) * (n + 2)) / 2);
+    Lnew.set(Lp);
+    const o = (n * (n + 1)) / 2;
+    for (let i = 0; i < n; i++) {
+      const oi = (i * (i + 1)) / 2;
+      const li = l[i]!;
+      for (let j = 0; j <= i; j++) Lnew[o + j] = Lnew[o + j]! - li * Lp[oi + j]!;
+    }
+    for (let j = 0; j < n; j++) Lnew[o + j] = Lnew[o + j]! / d;
+    Lnew[o + n] = 1 / d;
+    let lz = 0;
+    for (let i = 0; i < n; i++) lz += l[i]! * this.z[i]!;
+    const z = new Float64Array(n + 1);
+    z.set(this.z);
+    z[n] = (yNew - this.mean - lz) / d;
+    const y = new Float64Array(n + 1);
+    y.set(this.y);
+    y[n] = yNew;
+    const X = new Float64Array((n + 1) * D);
+    X.set(this.X.subarray(0, n * D));
+    for (let t = 0; t < D; t++) X[n * D + t] = x[t]!;
+    this.Lp = Lnew;
+    this.z = z;
+    this.y = y;
+    this.X = X;
+    this.n = n + 1;
+    this.alphaCache = null;
+  }
+}
+
+/** Row i of a packed lower-triangular matrix times b[0..i]. */
+function packedDot(Lp: Float64Array, i: number, b: Float64Array): number {
+  const o = (i * (i + 1)) / 2;
+  let s = 0;
+  for (let j = 0; j <= i; j++) s += Lp[o + j]! * b[j]!;
+  return s;
+}
+
+/** Maximise the (penalised) marginal likelihood from each start; returns the best θ found. */
+export function fitHyper(
+  X: Float64Array,
+  n: number,
+  D: number,
+  y: Float64Array,
+  starts: Float64Array[],
+  maxIter: number,
+): { theta: Float64Array; value: number; evaluations: number } {
+  const S = pairDiffs(X, n, D);
+  const { lo, hi } = thetaBounds(D);
+  const f = (t: Float64Array, g: Float64Array) => negLogPosterior(t, g, S, y, n, D);
+  let best: { theta: Float64Array; value: number } | null = null;
+  let evaluations = 0;
+  for (const s of starts) {
+    const r = minimizeBox(f, s, lo, hi, { maxIter, gtol: 1e-4, ftol: 1e-9 });
+    evaluations += r.evaluations;
+    if (Number.isFinite(r.f) && (!best || r.f < best.value)) best = { theta: r.x, value: r.f };
+  }
+  if (!best) {
+    // every start failed (should not happen with the noise floor): fall back to a smooth, noisy model
+    const t = new Float64Array(D + 2).fill(Math.log(0.5));
+    t[D] = 0;
+    t[D + 1] = Math.log(0.1);
+    best = { theta: t, value: Infinity };
+  }
+  return { ...best, evaluations };
+}

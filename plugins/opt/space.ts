@@ -1,0 +1,255 @@
+/**
+ * Search-space encoding and the observation history shared by the first-party optimizers.
+ *
+ * Two coordinate systems:
+ * - the unit cube, one coordinate per parameter (what random and Sobol points live in): `fromUnit(u)` maps a
+ *   point to parameter values, ints and choices in equal-width bins;
+ * - the model space [0, 1]^D the GP works in: range and int parameters scaled to [0, 1] (ints relaxed to
+ *   reals and rounded back by `snap`), each choice parameter one-hot over its choices.
+ */
+import { LabError, type ErrorDetail } from '../../core/errors.js';
+import type { JsonValue, ObjectiveSpec, Observation, ParameterSpec, ParamValues } from '../../core/contracts/index.js';
+
+export class SpaceCodec {
+  readonly params: ParameterSpec[];
+  /** Model-space dimension (one-hot choices expanded). */
+  readonly dim: number;
+  /** Start of each parameter's coordinates in the model space. */
+  readonly offsets: number[];
+  /** Model-space coordinates of range and int parameters (the ones local search moves). */
+  readonly numeric: number[];
+
+  constructor(space: ParameterSpec[]) {
+    this.params = space;
+    this.offsets = [];
+    this.numeric = [];
+    let d = 0;
+    for (const p of space) {
+      this.offsets.push(d);
+      if (p.type === 'choice') d += p.choices!.length;
+      else this.numeric.push(d++);
+    }
+    this.dim = d;
+  }
+
+  /** A unit-cube point (one coordinate per parameter) → parameter values. */
+  fromUnit(u: ArrayLike<number>): ParamValues {
+    const out: ParamValues = {};
+    this.params.forEach((p, i) => {
+      const v = Math.min(Math.max(u[i]!, 0), 1 - 1e-12);
+      if (p.type === 'choice') out[p.name] = p.choices![Math.floor(v * p.choices!.length)]!;
+      else if (p.type === 'int') out[p.name] = p.bounds![0] + Math.floor(v * (p.bounds![1] - p.bounds![0] + 1));
+      else out[p.name] = p.bounds![0] + v * (p.bounds![1] - p.bounds![0]);
+    });
+    return out;
+  }
+
+  /** Parameter values (already checked) → model-space vector. */
+  encode(values: ParamValues, out: Float64Array = new Float64Array(this.dim)): Float64Array {
+    this.params.forEach((p, i) => {
+      const o = this.offsets[i]!;
+      const v = values[p.name]!;
+      if (p.type === 'choice') {
+        for (let k = 0; k < p.choices!.length; k++) out[o + k] = p.choices![k] === v ? 1 : 0;
+      } else {
+        out[o] = ((v as number) - p.bounds![0]) / (p.bounds![1] - p.bounds![0]);
+      }
+    });
+    return out;
+  }
+
+  /** Model-space vector → parameter values (ints rounded and clamped, choices by largest coordinate). */
+  decode(x: ArrayLike<number>): ParamValues {
+    const out: ParamValues = {};
+    this.params.forEach((p, i) => {
+      const o = this.offsets[i]!;
+      if (p.type === 'choice') {
+        let best = 0;
+        for (let k = 1; k < p.choices!.length; k++) if (x[o + k]! > x[o + best]!) best = k;
+        out[p.name] = p.choices![best]!;
+      } else {
+        const [lo, hi] = p.bounds!;
+        const v = lo + Math.min(Math.max(x[o]!, 0), 1) * (hi - lo);
+        out[p.name] = p.type === 'int' ? Math.min(hi, Math.max(lo, Math.round(v))) : Math.min(hi, Math.max(lo, v));
+      }
+    });
+    return out;
+  }
+
+  /** Move a model-space vector onto the feasible set in place: clamp, round ints, exact one-hot. */
+  snap(x: Float64Array): Float64Array {
+    return this.encode(this.decode(x), x);
+  }
+
+  /** A canonical key of a parameter set (to spot repeats). */
+  key(values: ParamValues): string {
+    return this.params.map((p) => (p.type === 'range' ? (values[p.name] as number).toPrecision(12) : String(values[p.name]))).join('\u0001');
+  }
+
+  /**
+   * Check and normalise one observed parameter set: numbers for range/int (numeric strings accepted, values
+   * outside the bounds accepted: a warm-start history may cover more), a listed string for choices.
+   */
+  checkParams(params: unknown, field: string): ParamValues {
+    const details: ErrorDetail[] = [];
+    const out: ParamValues = {};
+    if (!params || typeof params !== 'object') {
+      throw new LabError('invalid_input', `${field}: parameters missing`, [{ field, message: 'must be an object' }]);
+    }
+    const src = params as Record<string, unknown>;
+    for (const p of this.params) {
+      const v = src[p.name];
+      const f = `${field}.${p.name}`;
+      if (p.type === 'choice') {
+        const s = typeof v === 'number' ? String(v) : v;
+        if (typeof s !== 'string' || !p.choices!.includes(s)) details.push({ field: f, message: `must be one of ${p.choices!.join(', ')}` });
+        else out[p.name] = s;
+      } else {
+        const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+        if (typeof n !== 'number' || !Number.isFinite(n)) details.push({ field: f, message: 'must be a number' });
+        else out[p.name] = n;
+      }
+    }
+    if (details.length) throw new LabError('invalid_input', `Invalid observation: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}`, details);
+    return out;
+  }
+}
+
+export interface HistoryRow {
+  params: ParamValues;
+  /** Objective values in objective order, as measured. */
+  values: number[];
+  /** The same, oriented for minimisation (maximised objectives negated). */
+  loss: number[];
+}
+
+/** The observations an optimizer has been told about. Rows without a finite value for every objective are counted, not modelled. */
+export class History {
+  readonly codec: SpaceCodec;
+  readonly objectives: ObjectiveSpec[];
+  readonly rows: HistoryRow[] = [];
+  /** Rows observed without usable values (failed runs). */
+  skipped = 0;
+
+  constructor(codec: SpaceCodec, objectives: ObjectiveSpec[]) {
+    this.codec = codec;
+    this.objectives = objectives;
+  }
+
+  /** Every row observed, usable or not. */
+  get total(): number {
+    return this.rows.length + this.skipped;
+  }
+
+  /** Add observed rows (checked); returns every row's parameters, usable or not. */
+  add(rows: Observation[]): ParamValues[] {
+    if (!Array.isArray(rows)) throw new LabError('invalid_input', 'observe() takes a list of { params, values }', [{ field: 'rows', message: 'must be a list' }]);
+    const all: ParamValues[] = [];
+    const checked: (HistoryRow | null)[] = rows.map((r, i) => {
+      const params = this.codec.checkParams(r?.params, `rows[${i}].params`);
+      all.push(params);
+      const raw = (r?.values ?? {}) as Record<string, unknown>;
+      const values = this.objectives.map((o) => {
+        const v = raw[o.name];
+        return typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
+      });
+      if (!values.every(Number.isFinite)) return null;
+      return { params, values, loss: values.map((v, k) => (this.objectives[k]!.minimize ? v : -v)) };
+    });
+    for (const r of checked) {
+      if (r) this.rows.push(r);
+      else this.skipped++;
+    }
+    return all;
+  }
+
+  /** Index of the best row (single objective: lowest loss), or -1. */
+  bestIndex(): number {
+    let best = -1;
+    this.rows.forEach((r, i) => {
+      if (best < 0 || r.loss[0]! < this.rows[best]!.loss[0]!) best = i;
+    });
+    return best;
+  }
+
+  /** Indices of the non-dominated rows (duplicates kept once), in observation order. */
+  paretoIndices(): number[] {
+    const out: number[] = [];
+    const rows = this.rows;
+    for (let i = 0; i < rows.length; i++) {
+      let dominated = false;
+      for (let j = 0; j < rows.length && !dominated; j++) {
+        if (i === j) continue;
+        const a = rows[j]!.loss;
+        const b = rows[i]!.loss;
+        let le = true;
+        let lt = false;
+        for (let k = 0; k < a.length; k++) {
+          if (a[k]! > b[k]!) le = false;
+          if (a[k]! < b[k]!) lt = true;
+        }
+        // j dominates i, or j is an earlier exact duplicate
+        if (le && (lt || j < i)) dominated = true;
+      }
+      if (!dominated) out.push(i);
+    }
+    return out;
+  }
+
+  /** The row as the snapshot shows it: { params, values: { objective: value } }. */
+  rowJson(i: number): { [k: string]: JsonValue } {
+    const r = this.rows[i]!;
+    return { params: { ...r.params }, values: Object.fromEntries(this.objectives.map((o, k) => [o.name, r.values[k]!])) };
+  }
+
+  /** The common part of every first-party optimizer's snapshot. */
+  summary(): { [k: string]: JsonValue } {
+    const multi = this.objectives.length > 1;
+    const b = this.bestIndex();
+    return {
+      observations: this.rows.length,
+      failed: this.skipped,
+      objectives: this.objectives.map((o) => ({ name: o.name, minimize: o.minimize })),
+      best: !multi && b >= 0 ? this.rowJson(b) : null,
+      pareto: multi ? this.paretoIndices().map((i) => this.rowJson(i)) : null,
+    };
+  }
+}
+
+/**
+ * Suggestions handed out and not yet observed. An observed row settles the pending suggestion it matches
+ * (same parameters, up to rounding in storage); a GP treats what is still pending as fantasised points, so
+ * that asking again before the results are in gives new points.
+ */
+export class Pending {
+  readonly codec: SpaceCodec;
+  list: ParamValues[] = [];
+
+  constructor(codec: SpaceCodec) {
+    this.codec = codec;
+  }
+
+  add(points: ParamValues[]): void {
+    this.list.push(...points.map((p) => ({ ...p })));
+  }
+
+  settle(observed: ParamValues[]): void {
+    for (const p of observed) {
+      const x = this.codec.encode(p);
+      const i = this.list.findIndex((q) => {
+        const y = this.codec.encode(q);
+        for (let d = 0; d < x.length; d++) if (Math.abs(x[d]! - y[d]!) > 1e-6) return false;
+        return true;
+      });
+      if (i >= 0) this.list.splice(i, 1);
+    }
+  }
+}
+
+/** Check the n of suggest(n). */
+export function checkCount(n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 1000) {
+    throw new LabError('invalid_input', 'suggest(n): n must be an integer from 1 to 1000', [{ field: 'batch_size', message: 'must be an integer from 1 to 1000' }]);
+  }
+  return n;
+}

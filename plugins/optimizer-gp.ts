@@ -1,0 +1,305 @@
+/**
+ * `gp`: Bayesian optimisation with a Gaussian-process model and log expected improvement.
+ *
+ * - Initial design: the first points of a scrambled Sobol sequence (default 2·d + 1 for d parameters).
+ * - Model (./opt/gp.ts): inputs scaled to [0, 1] (choices one-hot, ints relaxed), outputs standardised,
+ *   Matérn-5/2 ARD kernel; hyper-parameters by maximum (penalised) marginal likelihood from several starts,
+ *   fewer as observations grow, warm-started from the previous fit.
+ * - Acquisition (./opt/acquisition.ts): log EI (computed without underflow), over many quasi-random and
+ *   local candidates, the best refined by projected L-BFGS; ints rounded, choices kept exact.
+ * - Batches and pending points: constant liar (the lie is the best value so far) or Kriging believer (the
+ *   model's own mean), hyper-parameters held fixed within a batch.
+ * - Several objectives: ParEGO. Each suggested point optimises a fresh random augmented Chebyshev
+ *   scalarisation max_i(λ_i f_i) + 0.05·Σ λ_i f_i of the objectives normalised to [0, 1]; the snapshot
+ *   reports the Pareto front of the observations.
+ * - Seeded: the same seed and the same sequence of observe/suggest calls give the same suggestions.
+ */
+import { defineOptimizer, z, type JsonValue, type ObjectiveSpec, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
+import { LabError } from '../core/errors.js';
+import { maximizeLogEI } from './opt/acquisition.js';
+import { Posterior, fitHyper, hyperOf, thetaBounds, type Hyper } from './opt/gp.js';
+import { createRng, type Rng } from './opt/rng.js';
+import { SOBOL_MAX_DIM, SobolSequence } from './opt/sobol.js';
+import { History, Pending, SpaceCodec, checkCount } from './opt/space.js';
+
+const config = z.object({
+  initial_points: z
+    .int()
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe('Quasi-random (Sobol) points measured before the model takes over; default 2·d + 1 for d parameters'),
+  candidates: z.int().min(16).max(200_000).default(2048).describe('Candidates scored for each suggestion'),
+  local_starts: z.int().min(0).max(64).default(5).describe('Best candidates refined by local search for each suggestion'),
+  batch_strategy: z
+    .enum(['constant_liar', 'kriging_believer'])
+    .default('constant_liar')
+    .describe('How points of a batch (and pending points) are fantasised: the best value so far, or the model mean'),
+  fit_restarts: z.int().min(0).max(20).default(4).describe('Random restarts of the hyper-parameter fit while observations are few'),
+});
+type Config = z.infer<typeof config>;
+
+export const gpOptimizer = defineOptimizer({
+  name: 'gp',
+  description:
+    'Gaussian-process Bayesian optimization (Matérn-5/2, log expected improvement): finds good settings in few experiments. Handles integers, choices, batches and several objectives (ParEGO).',
+  config,
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: false },
+  create: ({ space, objectives, config, seed }) => new GpOptimizer(space, objectives, config, seed),
+});
+
+interface Model {
+  post: Posterior;
+  theta: Float64Array;
+  yMean: number;
+  ySd: number;
+  /** Standardised incumbent (lowest posterior mean at an observation). */
+  best: number;
+  /** Model-space points of the best observations, best first. */
+  incumbents: Float64Array[];
+}
+
+const ROUND = (v: number) => Number(v.toPrecision(6));
+
+class GpOptimizer {
+  private readonly codec: SpaceCodec;
+  private readonly history: History;
+  private readonly pending: Pending;
+  private readonly design: SobolSequence;
+  private readonly nInit: number;
+  /** Last fitted θ, the warm start of the next fit. */
+  private lastTheta: Float64Array | null = null;
+  /** The single-objective model of the current observations (for suggest and snapshot). */
+  private model: { version: number; model: Model } | null = null;
+  private version = 0;
+
+  constructor(
+    private readonly space: ParameterSpec[],
+    private readonly objectives: ObjectiveSpec[],
+    private readonly config: Config,
+    private readonly seed: number,
+  ) {
+    if (space.length > SOBOL_MAX_DIM) {
+      throw new LabError('invalid_input', `gp handles up to ${SOBOL_MAX_DIM} parameters`, [{ field: 'parameters', message: `at most ${SOBOL_MAX_DIM} parameters` }]);
+    }
+    this.codec = new SpaceCodec(space);
+    this.history = new History(this.codec, objectives);
+    this.pending = new Pending(this.codec);
+    this.design = new SobolSequence(space.length, { seed, scramble: true });
+    this.nInit = config.initial_points ?? 2 * space.length + 1;
+  }
+
+  observe(rows: { params: ParamValues; values: Record<string, number> }[]): void {
+    this.pending.settle(this.history.add(rows));
+    this.version++;
+  }
+
+  suggest(n: number): ParamValues[] {
+    checkCount(n);
+    const out: ParamValues[] = [];
+    const start = this.history.total + this.pending.list.length;
+    // initial design, and a fallback while fewer than two observations are usable
+    while (out.length < n && (start + out.length < this.nInit || this.history.rows.length < 2)) {
+      out.push(this.codec.fromUnit(this.design.point(start + out.length)));
+    }
+    if (out.length < n) out.push(...this.suggestModel(n - out.length, out, createRng(this.seed, 'gp', start + out.length)));
+    this.pending.add(out);
+    return out;
+  }
+
+  /** n points from the model, given points already chosen in this call (fantasised with the pending ones). */
+  private suggestModel(n: number, chosen: ParamValues[], rng: Rng): ParamValues[] {
+    const out: ParamValues[] = [];
+    const multi = this.objectives.length > 1;
+    let m: Model | null = null;
+    for (let j = 0; j < n; j++) {
+      // one model per batch for one objective; a fresh scalarisation (and model) per point for several
+      if (!m || multi) {
+        m = multi ? this.fit(this.scalarised(rng), rng) : this.singleModel();
+        for (const p of [...this.pending.list, ...chosen, ...out]) this.fantasise(m, this.codec.encode(p));
+      }
+      const exclude = new Set([...this.pending.list, ...chosen, ...out].map((p) => this.codec.key(p)));
+      const r = maximizeLogEI(m.post, {
+        codec: this.codec,
+        rng,
+        best: m.best,
+        incumbents: m.incumbents,
+        candidates: this.config.candidates,
+        localStarts: this.config.local_starts,
+        exclude,
+      });
+      out.push(this.codec.decode(r.x));
+      if (!multi) this.fantasise(m, r.x);
+    }
+    return out;
+  }
+
+  /** Condition the model on a fantasy at x (constant liar: the incumbent; Kriging believer: the mean). */
+  private fantasise(m: Model, x: Float64Array): void {
+    const lie = this.config.batch_strategy === 'kriging_believer' ? m.post.predict(x, 1).mu[0]! : m.best;
+    m.post.addPoint(x, lie);
+  }
+
+  /** The model of the single objective, fitted once per set of observations (a fresh copy each call). */
+  private singleModel(): Model {
+    if (!this.model || this.model.version !== this.version) {
+      const rng = createRng(this.seed, 'fit', this.history.rows.length);
+      this.model = { version: this.version, model: this.fit(this.history.rows.map((r) => r.loss[0]!), rng) };
+    }
+    const base = this.model.model;
+    // fantasies are added to a copy: rebuild the posterior from the same θ (cheap next to the fit)
+    return { ...base, post: this.posterior(base.theta, base.post.y) };
+  }
+
+  private posterior(theta: Float64Array, yStd: ArrayLike<number>): Posterior {
+    const X = this.inputs();
+    return new Posterior(X, this.history.rows.length, this.codec.dim, yStd, hyperOf(theta, this.codec.dim));
+  }
+
+  private inputs(): Float64Array {
+    const D = this.codec.dim;
+    const X = new Float64Array(this.history.rows.length * D);
+    this.history.rows.forEach((r, i) => this.codec.encode(r.params, X.subarray(i * D, i * D + D)));
+    return X;
+  }
+
+  /** ParEGO: a random augmented Chebyshev scalarisation of the objectives normalised to [0, 1]. */
+  private scalarised(rng: Rng): number[] {
+    const k = this.objectives.length;
+    const rows = this.history.rows;
+    const lo = new Array<number>(k).fill(Infinity);
+    const hi = new Array<number>(k).fill(-Infinity);
+    for (const r of rows) {
+      for (let i = 0; i < k; i++) {
+        lo[i] = Math.min(lo[i]!, r.loss[i]!);
+        hi[i] = Math.max(hi[i]!, r.loss[i]!);
+      }
+    }
+    // λ uniform on the simplex (normalised exponentials)
+    const e = Array.from({ length: k }, () => -Math.log(1 - rng.next()));
+    const sum = e.reduce((a, b) => a + b, 0);
+    const w = e.map((v) => v / sum);
+    return rows.map((r) => {
+      let max = -Infinity;
+      let tot = 0;
+      for (let i = 0; i < k; i++) {
+        const f = hi[i]! > lo[i]! ? (r.loss[i]! - lo[i]!) / (hi[i]! - lo[i]!) : 0;
+        max = Math.max(max, w[i]! * f);
+        tot += w[i]! * f;
+      }
+      return max + 0.05 * tot;
+    });
+  }
+
+  /** Standardise the losses and fit the GP hyper-parameters. */
+  private fit(loss: number[], rng: Rng): Model {
+    const n = loss.length;
+    const D = this.codec.dim;
+    const yMean = loss.reduce((a, b) => a + b, 0) / n;
+    const sd = Math.sqrt(loss.reduce((a, b) => a + (b - yMean) ** 2, 0) / Math.max(1, n - 1));
+    const ySd = sd > 1e-12 * Math.max(1, Math.abs(yMean)) ? sd : 1;
+    const y = Float64Array.from(loss, (v) => (v - yMean) / ySd);
+    const X = this.inputs();
+
+    // starts: the previous optimum, a default, and random ones while n is small
+    const { lo, hi } = thetaBounds(D);
+    const starts: Float64Array[] = [];
+    if (this.lastTheta && this.lastTheta.length === D + 2) starts.push(this.lastTheta);
+    const def = new Float64Array(D + 2).fill(Math.log(0.5));
+    def[D] = 0;
+    def[D + 1] = Math.log(1e-3);
+    if (!this.lastTheta || n <= 60) starts.push(def);
+    const restarts = n <= 30 ? this.config.fit_restarts : n <= 60 ? Math.ceil(this.config.fit_restarts / 2) : n <= 100 ? Math.min(1, this.config.fit_restarts) : 0;
+    for (let r = 0; r < restarts; r++) {
+      const t = new Float64Array(D + 2);
+      for (let d = 0; d < D; d++) t[d] = Math.log(0.05) + rng.next() * (Math.log(2) - Math.log(0.05));
+      t[D] = Math.log(0.3) + rng.next() * Math.log(10);
+      t[D + 1] = Math.log(1e-5) + rng.next() * (Math.log(0.1) - Math.log(1e-5));
+      for (let d = 0; d < D + 2; d++) t[d] = Math.min(hi[d]!, Math.max(lo[d]!, t[d]!));
+      starts.push(t);
+    }
+    const maxIter = n <= 50 ? 100 : n <= 100 ? 50 : 25;
+    const { theta } = fitHyper(X, n, D, y, starts, maxIter);
+    this.lastTheta = theta;
+    const post = new Posterior(X, n, D, y, hyperOf(theta, D));
+    const mean = post.trainMean();
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => mean[a]! - mean[b]!);
+    return {
+      post,
+      theta,
+      yMean,
+      ySd,
+      best: mean[order[0]!]!,
+      incumbents: order.slice(0, 3).map((i) => X.slice(i * D, i * D + D)),
+    };
+  }
+
+  snapshot(): { [k: string]: JsonValue } {
+    const multi = this.objectives.length > 1;
+    const phase = this.history.total < this.nInit || this.history.rows.length < 2 ? 'initial' : 'model';
+    const base = {
+      optimizer: 'gp',
+      phase,
+      initial_points: this.nInit,
+      pending: this.pending.list.length,
+      ...this.history.summary(),
+    };
+    if (multi || this.history.rows.length < 2) return { ...base, model: null, surface: null };
+    const m = this.singleModel();
+    return { ...base, model: this.describe(m.post.hyper, m), surface: this.surface(m) };
+  }
+
+  /** Hyper-parameters in the user's units: length scales per parameter, signal and noise sd of the objective. */
+  private describe(h: Hyper, m: Model): { [k: string]: JsonValue } {
+    const ls: { [k: string]: JsonValue } = {};
+    this.space.forEach((p, i) => {
+      const o = this.codec.offsets[i]!;
+      ls[p.name] =
+        p.type === 'choice'
+          ? p.choices!.map((_, k) => ROUND(h.lengthscales[o + k]!))
+          : ROUND(h.lengthscales[o]! * (p.bounds![1] - p.bounds![0]));
+    });
+    return { lengthscales: ls, signal_sd: ROUND(Math.sqrt(h.signal) * m.ySd), noise_sd: ROUND(Math.sqrt(h.noise) * m.ySd) };
+  }
+
+  /**
+   * The model's mean and sd of the objective on a grid, for one or two range/int parameters (the campaign
+   * page's surface plot): `x` (and `y`), `mean` and `sd` as arrays (2-D: mean[iy][ix]).
+   */
+  private surface(m: Model): { [k: string]: JsonValue } | null {
+    if (this.space.length > 2 || this.space.some((p) => p.type === 'choice')) return null;
+    const obj = this.objectives[0]!;
+    const sign = obj.minimize ? 1 : -1;
+    const axis = (p: ParameterSpec, size: number): number[] => {
+      const [lo, hi] = p.bounds!;
+      if (p.type === 'int' && hi - lo + 1 <= size) return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
+      const pts = Array.from({ length: size }, (_, i) => lo + ((hi - lo) * i) / (size - 1));
+      return p.type === 'int' ? [...new Set(pts.map(Math.round))] : pts;
+    };
+    const toUser = (mu: number, sd: number) => [ROUND(sign * (m.yMean + m.ySd * mu)), ROUND(m.ySd * sd)] as const;
+    const post = m.post;
+    if (this.space.length === 1) {
+      const xs = axis(this.space[0]!, 50);
+      const C = new Float64Array(xs.length);
+      xs.forEach((v, i) => (C[i] = this.codec.encode({ [this.space[0]!.name]: v })[0]!));
+      const p = post.predict(C, xs.length);
+      const pairs = xs.map((_, i) => toUser(p.mu[i]!, p.sd[i]!));
+      return { parameters: [this.space[0]!.name], objective: obj.name, x: xs.map(ROUND), mean: pairs.map((q) => q[0]), sd: pairs.map((q) => q[1]) };
+    }
+    const [px, py] = this.space as [ParameterSpec, ParameterSpec];
+    const xs = axis(px, 25);
+    const ys = axis(py, 25);
+    const C = new Float64Array(xs.length * ys.length * 2);
+    let c = 0;
+    for (const yv of ys) for (const xv of xs) C.set(this.codec.encode({ [px.name]: xv, [py.name]: yv }), 2 * c++);
+    const p = post.predict(C, xs.length * ys.length);
+    const mean: number[][] = [];
+    const sd: number[][] = [];
+    ys.forEach((_, iy) => {
+      const pairs = xs.map((__, ix) => toUser(p.mu[iy * xs.length + ix]!, p.sd[iy * xs.length + ix]!));
+      mean.push(pairs.map((q) => q[0]));
+      sd.push(pairs.map((q) => q[1]));
+    });
+    return { parameters: [px.name, py.name], objective: obj.name, x: xs.map(ROUND), y: ys.map(ROUND), mean, sd };
+  }
+}

@@ -1,0 +1,111 @@
+import request from 'supertest';
+import { startLab, type TestLab } from './helpers.js';
+
+const J = 'application/json';
+
+/** A workflow over the demo reactor: its yield is the output to maximise. */
+const REACTOR = {
+  name: 'react',
+  parameters: [
+    { name: 'temperature', type: 'number', default: 60 },
+    { name: 'time', type: 'number', default: 10 },
+  ],
+  outputs: ['run.yield'],
+  main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
+};
+
+async function until(check: () => Promise<boolean>, ms = 15_000) {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('timed out');
+}
+
+describe('optimization campaigns', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab();
+    await lab.runtime.store.workflows.save(REACTOR.name, REACTOR, null);
+  });
+  afterAll(() => lab.close());
+
+  it('describes every optimizer, or one, and 404s an unknown one', async () => {
+    const all = await lab.admin.post('/app/executions/optimizer_schema').send({}).expect(200);
+    expect(all.body.optimizers.map((o: { name: string }) => o.name)).toEqual(expect.arrayContaining(['random', 'sobol', 'gp']));
+    const gp = await lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'gp' }).expect(200);
+    expect(gp.body.config.type).toBe('object');
+    expect(gp.body.capabilities.batch).toBe(true);
+    await lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'nope' }).expect(404);
+  });
+
+  it('answers 404 for latest_plot before any campaign has run', async () => {
+    await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(404);
+  });
+
+  it('rejects bad campaigns with the offending field', async () => {
+    const base = { workflow: 'react', repeat: 4, optimizer_type: 'sobol', parameters: 'temperature: 20..120', objectives: 'run.yield:max' };
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ ...base, workflow: 'nope' }, 404, 'workflow'],
+      [{ ...base, optimizer_type: 'nope' }, 404, 'optimizer_type'],
+      [{ ...base, parameters: 'pressure: 1..2' }, 400, 'parameters[0].name'],
+      [{ ...base, parameters: 'temperature: 5' }, 400, 'parameters[0]'],
+      [{ ...base, objectives: 'purity:max' }, 400, 'objectives[0].name'],
+      [{ ...base, repeat: 0 }, 400, 'repeat'],
+      [{ ...base, existing_data: 'hist-0000000000000000.csv' }, 404, ''],
+    ];
+    for (const [body, status, field] of cases) {
+      const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send(body);
+      expect({ field, status: res.status }).toEqual({ field, status });
+      if (field) expect(JSON.stringify(res.body.error.details ?? [])).toContain(field);
+    }
+    const page = await lab.admin.post('/app/executions/campaign').type('form').send({ ...base, objectives: 'purity:max' });
+    expect(page.status).toBe(400);
+    expect(page.text).toContain('purity');
+  });
+
+  it('runs a campaign on the demo reactor from a warm start, records it, and plots it', async () => {
+    const hist = await lab.admin
+      .post('/app/files/execution-data')
+      .set('Accept', J)
+      .attach('file', Buffer.from('temperature,time,run.yield\n40,10,0.1\n100,50,0.3\n'), 'earlier.csv')
+      .expect(201);
+    const res = await lab.admin
+      .post('/app/executions/campaign')
+      .type('form')
+      .send({ workflow: 'react', repeat: '6', optimizer_type: 'gp', batch_size: '2', seed: '7', existing_data: hist.body.filename, parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max', 'config.initial_points': '3' })
+      .expect(302);
+    expect(res.headers.location).toBe('/app/executions/config?workflow=react');
+    await until(async () => (await lab.admin.get('/app/executions/latest_plot').set('Accept', J)).body.campaign?.status === 'done');
+    const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+    expect(plot.points).toHaveLength(8); // 2 warm-start rows + 6 measurements
+    expect(plot.points.filter((p: { iteration: number | null }) => p.iteration === null)).toHaveLength(2);
+    expect(plot.best_so_far).toHaveLength(6);
+    const best = plot.best_so_far.map((b: { value: number }) => b.value);
+    expect([...best].sort((a, b) => a - b)).toEqual(best); // never gets worse
+    for (const p of plot.points) {
+      expect(p.params.temperature).toBeGreaterThanOrEqual(20);
+      expect(p.params.temperature).toBeLessThanOrEqual(120);
+    }
+    // the run is a record like any other: each suggestion is linked to the iteration that measured it
+    const record = await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).set('Accept', J).expect(200);
+    expect(record.body.status).toBe('completed');
+    await request(lab.app).get('/app/executions/latest_plot?format=svg').expect(302); // a visitor: to the login form
+    const image = await lab.admin.get('/app/executions/latest_plot?format=svg').expect(200);
+    expect(image.headers['content-type']).toContain('image/svg+xml');
+    expect(String(image.text ?? image.body)).toContain('<svg');
+  });
+
+  it('rebuilds the optimizer from the records when a campaign resumes', async () => {
+    const { runtime } = lab;
+    const task = await runtime.campaigns.submit({ workflow: 'react', repeat: 3, optimizer_type: 'random', seed: 1, parameters: 'temperature: 20..120, time: 1..60', objectives: [{ name: 'run.yield', minimize: false }] }, null);
+    await until(async () => (await runtime.store.queue.get(task.id))?.status === 'done');
+    const phases = (await runtime.store.phases.list((await runtime.store.queue.get(task.id))!.runId!)).filter((p) => p.phase === 'main');
+    const logs: string[] = [];
+    const source = await runtime.campaigns.source({ task, runId: 0, payload: task.payload as never, done: phases, log: async (m) => void logs.push(m) });
+    expect(logs[0]).toContain('rebuilt from 0 warm-start row(s) and 3 measurement(s)');
+    // a recorded iteration keeps the parameters it ran with
+    expect(await source.params(0, phases[0].params as Record<string, unknown>)).toEqual(phases[0].params);
+  });
+});
