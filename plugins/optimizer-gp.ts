@@ -17,8 +17,8 @@
 import { defineOptimizer, z, type JsonValue, type ObjectiveSpec, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
 import { LabError } from '../core/errors.js';
 import { maximizeLogEI } from './opt/acquisition.js';
-import { Posterior, fitHyper, hyperOf, thetaBounds, type Hyper } from './opt/gp.js';
-import { createRng, type Rng } from './opt/rng.js';
+import { Posterior, fitHyper, hyperOf, thetaBounds, type FitStart, type Hyper } from './opt/gp.js';
+import { createRng, hashSeed, type Rng } from './opt/rng.js';
 import { SOBOL_MAX_DIM, SobolSequence } from './opt/sobol.js';
 import { History, Pending, SpaceCodec, checkCount } from './opt/space.js';
 
@@ -29,7 +29,7 @@ const config = z.object({
     .max(1000)
     .optional()
     .describe('Quasi-random (Sobol) points measured before the model takes over; default 2·d + 1 for d parameters'),
-  candidates: z.int().min(16).max(200_000).default(2048).describe('Candidates scored for each suggestion'),
+  candidates: z.int().min(16).max(200_000).default(1024).describe('Quasi-random and local candidates scored for each suggestion'),
   local_starts: z.int().min(0).max(64).default(5).describe('Best candidates refined by local search for each suggestion'),
   batch_strategy: z
     .enum(['constant_liar', 'kriging_believer'])
@@ -60,6 +60,8 @@ interface Model {
 }
 
 const ROUND = (v: number) => Number(v.toPrecision(6));
+/** Observations beyond which the hyper-parameters are fitted on a subset. */
+const FIT_MAX = 128;
 
 class GpOptimizer {
   private readonly codec: SpaceCodec;
@@ -67,8 +69,8 @@ class GpOptimizer {
   private readonly pending: Pending;
   private readonly design: SobolSequence;
   private readonly nInit: number;
-  /** Last fitted θ, the warm start of the next fit. */
-  private lastTheta: Float64Array | null = null;
+  /** The last fit's θ and curvature pairs: the warm start of the next fit. */
+  private lastFit: FitStart | null = null;
   /** The single-objective model of the current observations (for suggest and snapshot). */
   private model: { version: number; model: Model } | null = null;
   private version = 0;
@@ -147,13 +149,7 @@ class GpOptimizer {
       this.model = { version: this.version, model: this.fit(this.history.rows.map((r) => r.loss[0]!), rng) };
     }
     const base = this.model.model;
-    // fantasies are added to a copy: rebuild the posterior from the same θ (cheap next to the fit)
-    return { ...base, post: this.posterior(base.theta, base.post.y) };
-  }
-
-  private posterior(theta: Float64Array, yStd: ArrayLike<number>): Posterior {
-    const X = this.inputs();
-    return new Posterior(X, this.history.rows.length, this.codec.dim, yStd, hyperOf(theta, this.codec.dim));
+    return { ...base, post: base.post.clone() }; // fantasies go to the copy
   }
 
   private inputs(): Float64Array {
@@ -201,26 +197,39 @@ class GpOptimizer {
     const y = Float64Array.from(loss, (v) => (v - yMean) / ySd);
     const X = this.inputs();
 
-    // starts: the previous optimum, a default, and random ones while n is small
+    // starts: the previous optimum (with its curvature pairs), a default, and random ones while n is small
     const { lo, hi } = thetaBounds(D);
-    const starts: Float64Array[] = [];
-    if (this.lastTheta && this.lastTheta.length === D + 2) starts.push(this.lastTheta);
     const def = new Float64Array(D + 2).fill(Math.log(0.5));
     def[D] = 0;
     def[D + 1] = Math.log(1e-3);
-    if (!this.lastTheta || n <= 60) starts.push(def);
-    const restarts = n <= 30 ? this.config.fit_restarts : n <= 60 ? Math.ceil(this.config.fit_restarts / 2) : n <= 100 ? Math.min(1, this.config.fit_restarts) : 0;
-    for (let r = 0; r < restarts; r++) {
-      const t = new Float64Array(D + 2);
-      for (let d = 0; d < D; d++) t[d] = Math.log(0.05) + rng.next() * (Math.log(2) - Math.log(0.05));
-      t[D] = Math.log(0.3) + rng.next() * Math.log(10);
-      t[D + 1] = Math.log(1e-5) + rng.next() * (Math.log(0.1) - Math.log(1e-5));
-      for (let d = 0; d < D + 2; d++) t[d] = Math.min(hi[d]!, Math.max(lo[d]!, t[d]!));
-      starts.push(t);
+    const random = (count: number): FitStart[] =>
+      Array.from({ length: count }, () => {
+        const t = new Float64Array(D + 2);
+        for (let d = 0; d < D; d++) t[d] = Math.log(0.05) + rng.next() * (Math.log(2) - Math.log(0.05));
+        t[D] = Math.log(0.3) + rng.next() * Math.log(10);
+        t[D + 1] = Math.log(1e-5) + rng.next() * (Math.log(0.1) - Math.log(1e-5));
+        for (let d = 0; d < D + 2; d++) t[d] = Math.min(hi[d]!, Math.max(lo[d]!, t[d]!));
+        return { theta: t };
+      });
+    const restarts = this.config.fit_restarts;
+    // beyond FIT_MAX observations the hyper-parameters are fitted on a fixed random subset of them (a new
+    // observation joins it only if it draws a place): O(FIT_MAX³) per step, while the posterior uses all
+    const [Xf, yf, nf] = n > FIT_MAX ? this.subset(X, y, FIT_MAX) : [X, y, n];
+    let starts: FitStart[];
+    if (n <= 30) starts = [...(this.lastFit ? [this.lastFit] : []), { theta: def }, ...random(restarts)];
+    else if (n <= 60) starts = [...(this.lastFit ? [this.lastFit] : []), { theta: def }, ...random(Math.ceil(restarts / 2))];
+    else if (this.lastFit) starts = [this.lastFit, ...random(n <= 100 ? Math.min(1, restarts) : 0)];
+    else {
+      // a cold start on many observations (a warm-start history, a restart): fit a small subset first,
+      // cheaply, and start the full fit from its optimum and curvature
+      const [Xs, ys, m] = this.subset(X, y, 48);
+      const sub = fitHyper(Xs, m, D, ys, [{ theta: def }, ...random(Math.ceil(restarts / 2))], 100);
+      starts = [{ theta: sub.theta, pairs: sub.pairs }];
     }
-    const maxIter = n <= 50 ? 100 : n <= 100 ? 50 : 25;
-    const { theta } = fitHyper(X, n, D, y, starts, maxIter);
-    this.lastTheta = theta;
+    const maxIter = n <= 50 ? 100 : n <= 100 ? 50 : 30;
+    const fit = fitHyper(Xf, nf, D, yf, starts, maxIter);
+    const theta = fit.theta;
+    this.lastFit = { theta, pairs: fit.pairs };
     const post = new Posterior(X, n, D, y, hyperOf(theta, D));
     const mean = post.trainMean();
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => mean[a]! - mean[b]!);
@@ -232,6 +241,24 @@ class GpOptimizer {
       best: mean[order[0]!]!,
       incumbents: order.slice(0, 3).map((i) => X.slice(i * D, i * D + D)),
     };
+  }
+
+  /** A fixed pseudo-random subset of m observations (ranked by a hash of the seed and the row index). */
+  private subset(X: Float64Array, y: Float64Array, m: number): [Float64Array, Float64Array, number] {
+    const D = this.codec.dim;
+    const n = y.length;
+    const rank = Array.from({ length: n }, (_, i) => hashSeed(this.seed, 'fit-subset', i));
+    const idx = Array.from({ length: n }, (_, i) => i)
+      .sort((a, b) => rank[a]! - rank[b]! || a - b)
+      .slice(0, m)
+      .sort((a, b) => a - b);
+    const Xs = new Float64Array(idx.length * D);
+    const ys = new Float64Array(idx.length);
+    idx.forEach((i, k) => {
+      Xs.set(X.subarray(i * D, i * D + D), k * D);
+      ys[k] = y[i]!;
+    });
+    return [Xs, ys, idx.length];
   }
 
   snapshot(): { [k: string]: JsonValue } {

@@ -16,7 +16,7 @@
  * fantasised observation (constant liar / Kriging believer) is appended in O(n²) without refactoring.
  */
 import { CholeskyDecomposition, Matrix } from 'ml-matrix';
-import { minimizeBox } from './lbfgs.js';
+import { minimizeBox, type CurvaturePairs } from './lbfgs.js';
 
 const SQRT5 = Math.sqrt(5);
 const LOG_2PI = Math.log(2 * Math.PI);
@@ -100,106 +100,151 @@ export function pairDiffs(X: Float64Array, n: number, D: number): Float64Array {
 }
 
 /**
- * Negative log posterior of θ (−log p(y|θ) − log prior, constants included) and its gradient in θ.
- * Returns Infinity when K is not positive definite.
+ * In-place lower Cholesky factorisation of the row-major n×n matrix A (its lower triangle becomes L; the
+ * strict upper triangle is left as it was). The likelihood calls this tens of times per fit, on a reused
+ * buffer: ml-matrix's CholeskyDecomposition (used for the posterior) costs about twice as much with the
+ * copies in and out, which matters at a few hundred observations.
  */
-export function negLogPosterior(theta: Float64Array, grad: Float64Array, S: Float64Array, y: Float64Array, n: number, D: number): number {
+function choleskyInPlace(A: Float64Array, n: number): boolean {
+  for (let j = 0; j < n; j++) {
+    const rj = j * n;
+    let d = A[rj + j]!;
+    for (let k = 0; k < j; k++) {
+      const rk = k * n;
+      let s = A[rj + k]!;
+      for (let i = 0; i < k; i++) s -= A[rk + i]! * A[rj + i]!;
+      s /= A[rk + k]!;
+      A[rj + k] = s;
+      d -= s * s;
+    }
+    if (!(d > 0)) return false;
+    A[rj + j] = Math.sqrt(d);
+  }
+  return true;
+}
+
+/**
+ * The negative log posterior of θ (−log p(y|θ) − log prior, constants included) with its gradient in θ, as
+ * a function that reuses its work buffers between calls. Returns Infinity when K is not positive definite.
+ */
+export function likelihood(S: Float64Array, y: Float64Array, n: number, D: number): (theta: Float64Array, grad: Float64Array) => number {
   const P = (n * (n - 1)) / 2;
   const invL2 = new Float64Array(D);
-  for (let d = 0; d < D; d++) invL2[d] = Math.exp(-2 * theta[d]!);
-  const sf2 = Math.exp(theta[D]!);
-  const sn2 = Math.exp(theta[D + 1]!);
   const K = new Float64Array(n * n);
+  const LT = new Float64Array(n * n);
+  const Li = new Float64Array(n * n);
+  const Kinv = new Float64Array(n * n);
   const G = new Float64Array(P); // σf²(5/3)(1 + √5 r)e^{−√5 r}: ∂k/∂log ℓ_d = G·S_d/ℓ_d²
   const Kp = new Float64Array(P);
-  let p = 0;
-  for (let i = 1; i < n; i++) {
-    for (let j = 0; j < i; j++, p++) {
-      let r2 = 0;
-      for (let d = 0; d < D; d++) r2 += S[d * P + p]! * invL2[d]!;
-      const r = Math.sqrt(r2);
-      const e = Math.exp(-SQRT5 * r);
-      const k = sf2 * (1 + SQRT5 * r + (5 / 3) * r2) * e;
-      K[i * n + j] = K[j * n + i] = k;
-      Kp[p] = k;
-      G[p] = sf2 * (5 / 3) * (1 + SQRT5 * r) * e;
-    }
-  }
-  for (let i = 0; i < n; i++) K[i * n + i] = sf2 + sn2;
-  const L = cholesky(K, n);
-  if (!L) return Infinity;
-  const Linv = invertLower(L, n);
-  // constant mean m (generalised least squares, profiled out), then α = L⁻ᵀ L⁻¹ (y − m)
   const zv = new Float64Array(n);
   const z1 = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    let s = 0;
-    let s1 = 0;
-    const r = Linv[i]!;
-    for (let k = 0; k <= i; k++) {
-      s += r[k]! * y[k]!;
-      s1 += r[k]!;
-    }
-    zv[i] = s;
-    z1[i] = s1;
-  }
-  const mHat = glsMean(zv, z1);
-  for (let i = 0; i < n; i++) zv[i] = zv[i]! - mHat * z1[i]!;
   const alpha = new Float64Array(n);
-  for (let k = 0; k < n; k++) {
-    const r = Linv[k]!;
-    const zk = zv[k]!;
-    for (let i = 0; i <= k; i++) alpha[i] = alpha[i]! + r[i]! * zk;
-  }
-  let quad = 0;
-  let logdet = 0;
-  for (let i = 0; i < n; i++) {
-    quad += zv[i]! * zv[i]!;
-    logdet += 2 * Math.log(L[i * n + i]!);
-  }
-  // K⁻¹ (lower triangle, row-major) = Σ_k L⁻¹[k]ᵀ L⁻¹[k]
-  const Kinv = new Float64Array(n * n);
-  for (let k = 0; k < n; k++) {
-    const r = Linv[k]!;
-    for (let i = 0; i <= k; i++) {
-      const ri = r[i]!;
-      const base = i * n;
-      for (let j = 0; j <= i; j++) Kinv[base + j] = Kinv[base + j]! + ri * r[j]!;
-    }
-  }
-  // gradient: ½ Σ_ij W_ij ∂K_ij with W = K⁻¹ − ααᵀ (symmetric: off-diagonal pairs counted twice)
-  grad.fill(0);
-  let gDiag = 0;
-  for (let i = 0; i < n; i++) gDiag += Kinv[i * n + i]! - alpha[i]! * alpha[i]!;
-  let gSignal = 0;
   const gLs = new Float64Array(D);
-  p = 0;
-  for (let i = 1; i < n; i++) {
-    const ai = alpha[i]!;
-    const base = i * n;
-    for (let j = 0; j < i; j++, p++) {
-      const w = Kinv[base + j]! - ai * alpha[j]!;
-      gSignal += w * Kp[p]!;
-      const wg = w * G[p]!;
-      for (let d = 0; d < D; d++) gLs[d] = gLs[d]! + wg * S[d * P + p]!;
+  return (theta, grad) => {
+    for (let d = 0; d < D; d++) invL2[d] = Math.exp(-2 * theta[d]!);
+    const sf2 = Math.exp(theta[D]!);
+    const sn2 = Math.exp(theta[D + 1]!);
+    let p = 0;
+    for (let i = 1; i < n; i++) {
+      for (let j = 0; j < i; j++, p++) {
+        let r2 = 0;
+        for (let d = 0; d < D; d++) r2 += S[d * P + p]! * invL2[d]!;
+        const r = Math.sqrt(r2);
+        const e = Math.exp(-SQRT5 * r);
+        const k = sf2 * (1 + SQRT5 * r + (5 / 3) * r2) * e;
+        K[i * n + j] = k;
+        Kp[p] = k;
+        G[p] = sf2 * (5 / 3) * (1 + SQRT5 * r) * e;
+      }
     }
-  }
-  const nlml = 0.5 * quad + 0.5 * logdet + 0.5 * n * LOG_2PI;
-  for (let d = 0; d < D; d++) grad[d] = gLs[d]! * invL2[d]!; // (½·2) Σ_{i<j}
-  grad[D] = gSignal + 0.5 * gDiag * sf2;
-  grad[D + 1] = 0.5 * gDiag * sn2;
-  // priors on the natural parameters, Gamma(a, b): log p = (a − 1) log s − b s (+ const); d/d log s = (a − 1) − b s
-  let lp = 0;
-  for (let d = 0; d < D; d++) {
-    const l = Math.exp(theta[d]!);
-    lp += (PRIOR.ls[0] - 1) * theta[d]! - PRIOR.ls[1] * l;
-    grad[d] = grad[d]! - ((PRIOR.ls[0] - 1) - PRIOR.ls[1] * l);
-  }
-  lp += (PRIOR.signal[0] - 1) * theta[D]! - PRIOR.signal[1] * sf2;
-  grad[D] = grad[D]! - ((PRIOR.signal[0] - 1) - PRIOR.signal[1] * sf2);
-  lp += (PRIOR.noise[0] - 1) * theta[D + 1]! - PRIOR.noise[1] * sn2;
-  grad[D + 1] = grad[D + 1]! - ((PRIOR.noise[0] - 1) - PRIOR.noise[1] * sn2);
-  return nlml - lp;
+    for (let i = 0; i < n; i++) K[i * n + i] = sf2 + sn2;
+    if (!choleskyInPlace(K, n)) return Infinity;
+    // L⁻¹ by rows (L⁻¹L = I solved right to left), reading Lᵀ for contiguous memory
+    for (let i = 0; i < n; i++) for (let j = 0; j <= i; j++) LT[j * n + i] = K[i * n + j]!;
+    for (let i = 0; i < n; i++) {
+      const ri = i * n;
+      Li[ri + i] = 1 / LT[i * n + i]!;
+      for (let j = i - 1; j >= 0; j--) {
+        let s = 0;
+        const rj = j * n;
+        for (let k = j + 1; k <= i; k++) s += Li[ri + k]! * LT[rj + k]!;
+        Li[ri + j] = -s / LT[rj + j]!;
+      }
+    }
+    // constant mean m (generalised least squares, profiled out), then α = L⁻ᵀ L⁻¹ (y − m)
+    for (let i = 0; i < n; i++) {
+      let s = 0;
+      let s1 = 0;
+      const ri = i * n;
+      for (let k = 0; k <= i; k++) {
+        s += Li[ri + k]! * y[k]!;
+        s1 += Li[ri + k]!;
+      }
+      zv[i] = s;
+      z1[i] = s1;
+    }
+    const mHat = glsMean(zv, z1);
+    for (let i = 0; i < n; i++) zv[i] = zv[i]! - mHat * z1[i]!;
+    alpha.fill(0);
+    for (let k = 0; k < n; k++) {
+      const rk = k * n;
+      const zk = zv[k]!;
+      for (let i = 0; i <= k; i++) alpha[i] = alpha[i]! + Li[rk + i]! * zk;
+    }
+    let quad = 0;
+    let logdet = 0;
+    for (let i = 0; i < n; i++) {
+      quad += zv[i]! * zv[i]!;
+      logdet += 2 * Math.log(K[i * n + i]!);
+    }
+    // K⁻¹ (lower triangle) = Σ_k L⁻¹[k]ᵀ L⁻¹[k]
+    Kinv.fill(0);
+    for (let k = 0; k < n; k++) {
+      const rk = k * n;
+      for (let i = 0; i <= k; i++) {
+        const v = Li[rk + i]!;
+        const base = i * n;
+        for (let j = 0; j <= i; j++) Kinv[base + j] = Kinv[base + j]! + v * Li[rk + j]!;
+      }
+    }
+    // gradient: ½ Σ_ij W_ij ∂K_ij with W = K⁻¹ − ααᵀ (symmetric: off-diagonal pairs counted twice)
+    let gDiag = 0;
+    for (let i = 0; i < n; i++) gDiag += Kinv[i * n + i]! - alpha[i]! * alpha[i]!;
+    let gSignal = 0;
+    gLs.fill(0);
+    p = 0;
+    for (let i = 1; i < n; i++) {
+      const ai = alpha[i]!;
+      const base = i * n;
+      for (let j = 0; j < i; j++, p++) {
+        const w = Kinv[base + j]! - ai * alpha[j]!;
+        gSignal += w * Kp[p]!;
+        const wg = w * G[p]!;
+        for (let d = 0; d < D; d++) gLs[d] = gLs[d]! + wg * S[d * P + p]!;
+      }
+    }
+    const nlml = 0.5 * quad + 0.5 * logdet + 0.5 * n * LOG_2PI;
+    for (let d = 0; d < D; d++) grad[d] = gLs[d]! * invL2[d]!; // (½·2) Σ_{i<j}
+    grad[D] = gSignal + 0.5 * gDiag * sf2;
+    grad[D + 1] = 0.5 * gDiag * sn2;
+    // priors on the natural parameters, Gamma(a, b): log p = (a − 1) log s − b s (+ const); d/d log s = (a − 1) − b s
+    let lp = 0;
+    for (let d = 0; d < D; d++) {
+      const l = Math.exp(theta[d]!);
+      lp += (PRIOR.ls[0] - 1) * theta[d]! - PRIOR.ls[1] * l;
+      grad[d] = grad[d]! - ((PRIOR.ls[0] - 1) - PRIOR.ls[1] * l);
+    }
+    lp += (PRIOR.signal[0] - 1) * theta[D]! - PRIOR.signal[1] * sf2;
+    grad[D] = grad[D]! - ((PRIOR.signal[0] - 1) - PRIOR.signal[1] * sf2);
+    lp += (PRIOR.noise[0] - 1) * theta[D + 1]! - PRIOR.noise[1] * sn2;
+    grad[D + 1] = grad[D + 1]! - ((PRIOR.noise[0] - 1) - PRIOR.noise[1] * sn2);
+    return nlml - lp;
+  };
+}
+
+/** One evaluation of `likelihood` (tests, one-off checks). */
+export function negLogPosterior(theta: Float64Array, grad: Float64Array, S: Float64Array, y: Float64Array, n: number, D: number): number {
+  return likelihood(S, y, n, D)(theta, grad);
 }
 
 /** GLS estimate of the constant mean, m = 1ᵀK⁻¹y / 1ᵀK⁻¹1, from L⁻¹y and L⁻¹1. */
@@ -263,6 +308,13 @@ export class Posterior {
     }
     this.mean = glsMean(zy, z1);
     this.z = zy.map((v, i) => v - this.mean * z1[i]!);
+  }
+
+  /** An independent copy (to add fantasies to without touching the original), in O(n²). */
+  clone(): Posterior {
+    const c = Object.create(Posterior.prototype) as Posterior;
+    Object.assign(c, this, { X: this.X.slice(), Lp: this.Lp.slice(), z: this.z.slice(), y: this.y.slice(), alphaCache: null });
+    return c;
   }
 
   /** k(x, X_j) for j < count into out. */
@@ -456,31 +508,38 @@ function packedDot(Lp: Float64Array, i: number, b: Float64Array): number {
   return s;
 }
 
+/** A start of the hyper-parameter fit, with the curvature pairs of the fit it comes from (if any). */
+export interface FitStart {
+  theta: Float64Array;
+  pairs?: CurvaturePairs;
+}
+
+export interface FitResult {
+  theta: Float64Array;
+  value: number;
+  evaluations: number;
+  /** L-BFGS curvature pairs at the optimum: a warm start for the next fit. */
+  pairs: CurvaturePairs;
+}
+
 /** Maximise the (penalised) marginal likelihood from each start; returns the best θ found. */
-export function fitHyper(
-  X: Float64Array,
-  n: number,
-  D: number,
-  y: Float64Array,
-  starts: Float64Array[],
-  maxIter: number,
-): { theta: Float64Array; value: number; evaluations: number } {
+export function fitHyper(X: Float64Array, n: number, D: number, y: Float64Array, starts: FitStart[], maxIter: number): FitResult {
   const S = pairDiffs(X, n, D);
   const { lo, hi } = thetaBounds(D);
-  const f = (t: Float64Array, g: Float64Array) => negLogPosterior(t, g, S, y, n, D);
-  let best: { theta: Float64Array; value: number } | null = null;
+  const f = likelihood(S, y, n, D);
+  let best: FitResult | null = null;
   let evaluations = 0;
   for (const s of starts) {
-    const r = minimizeBox(f, s, lo, hi, { maxIter, gtol: 1e-4, ftol: 1e-9 });
+    const r = minimizeBox(f, s.theta, lo, hi, { maxIter, gtol: 1e-4, ftol: 1e-9, pairs: s.pairs });
     evaluations += r.evaluations;
-    if (Number.isFinite(r.f) && (!best || r.f < best.value)) best = { theta: r.x, value: r.f };
+    if (Number.isFinite(r.f) && (!best || r.f < best.value)) best = { theta: r.x, value: r.f, evaluations: 0, pairs: r.pairs };
   }
   if (!best) {
     // every start failed (should not happen with the noise floor): fall back to a smooth, noisy model
     const t = new Float64Array(D + 2).fill(Math.log(0.5));
     t[D] = 0;
     t[D + 1] = Math.log(0.1);
-    best = { theta: t, value: Infinity };
+    best = { theta: t, value: Infinity, evaluations: 0, pairs: { S: [], Y: [] } };
   }
   return { ...best, evaluations };
 }

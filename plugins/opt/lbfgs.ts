@@ -16,6 +16,13 @@ export interface MinimizeOptions {
   ftol?: number;
   /** Number of correction pairs kept. */
   memory?: number;
+  /** Curvature pairs from an earlier, similar problem (a warm start's approximate Hessian). */
+  pairs?: CurvaturePairs;
+}
+
+export interface CurvaturePairs {
+  S: Float64Array[];
+  Y: Float64Array[];
 }
 
 export interface MinimizeResult {
@@ -23,6 +30,7 @@ export interface MinimizeResult {
   f: number;
   iterations: number;
   evaluations: number;
+  pairs: CurvaturePairs;
 }
 
 export function minimizeBox(f: Objective, x0: ArrayLike<number>, lo: ArrayLike<number>, hi: ArrayLike<number>, opts: MinimizeOptions = {}): MinimizeResult {
@@ -37,11 +45,26 @@ export function minimizeBox(f: Objective, x0: ArrayLike<number>, lo: ArrayLike<n
   let g = new Float64Array(n);
   let fx = f(x, g);
   let evaluations = 1;
-  if (!Number.isFinite(fx)) return { x, f: fx, iterations: 0, evaluations };
-
   const S: Float64Array[] = [];
   const Y: Float64Array[] = [];
   const rho: number[] = [];
+  if (!Number.isFinite(fx)) return { x, f: fx, iterations: 0, evaluations, pairs: { S, Y } };
+  for (let j = 0; j < (opts.pairs?.S.length ?? 0); j++) {
+    const s = opts.pairs!.S[j]!;
+    const y = opts.pairs!.Y[j]!;
+    let sy = 0;
+    for (let i = 0; i < n; i++) sy += s[i]! * y[i]!;
+    if (s.length === n && sy > 1e-12) {
+      S.push(s);
+      Y.push(y);
+      rho.push(1 / sy);
+    }
+  }
+  while (S.length > m) {
+    S.shift();
+    Y.shift();
+    rho.shift();
+  }
   const free = new Uint8Array(n);
   const d = new Float64Array(n);
   const alpha = new Array<number>(m);
@@ -143,7 +166,7 @@ export function minimizeBox(f: Objective, x0: ArrayLike<number>, lo: ArrayLike<n
       break;
     }
   }
-  return { x, f: fx, iterations: it, evaluations };
+  return { x, f: fx, iterations: it, evaluations, pairs: { S, Y } };
 }
 
 function norm(v: Float64Array): number {

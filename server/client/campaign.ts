@@ -50,6 +50,10 @@ interface Surface {
 const C = { point: '#0d6efd', best: '#d63384', warm: '#6c757d', band: 'rgba(13,110,253,0.15)', mean: '#0d6efd' };
 const STATUS_BADGE: Record<string, string> = { running: 'primary', done: 'success', ok: 'success', failed: 'danger', aborted: 'danger', stopped: 'warning', interrupted: 'warning', pending: 'secondary' };
 const HEIGHT = 240;
+/** Task states after which a campaign's plot no longer changes. */
+const FINAL = new Set(['done', 'failed', 'stopped', 'aborted', 'interrupted']);
+/** The part of the runner's status (SSE `hello` and `status`) the panel reads. */
+type RunnerStatusLite = { current_task: null | { id: number; kind: string; run_id: number | null } };
 /** Viridis, from poor to good. */
 const RAMP: [number, number, number][] = [
   [68, 1, 84],
@@ -106,17 +110,25 @@ class CampaignPanel {
 
   constructor(private readonly box: HTMLElement) {}
 
+  /** What the last status event said runs now (kind, task, run): a change may mean another campaign. */
+  private lastCurrent = '';
+
   start() {
-    void this.refresh();
+    // fetch at once only when the server says a campaign exists: latest_plot answers 404 otherwise, and the
+    // browser would log that as an error on every visit of a lab that never ran one
+    if (this.box.dataset.active === 'true') void this.refresh();
     const events = new EventSource(this.box.dataset.events!);
+    const onStatus = (e: Event) => this.onStatus((JSON.parse((e as MessageEvent).data) as { status: RunnerStatusLite }).status);
+    events.addEventListener('hello', onStatus);
+    events.addEventListener('status', onStatus);
     events.addEventListener('iteration', (e) => {
       const d = JSON.parse((e as MessageEvent).data) as { run_id: number };
-      const runId = this.plot?.campaign.run_id;
-      if (!this.plot || runId === null || runId === undefined || runId === d.run_id) void this.refresh();
+      if (this.plot && this.plot.campaign.run_id === d.run_id) void this.refresh();
     });
-    // a run starting or ending, a campaign queued: the latest campaign may have changed
-    events.addEventListener('run', () => void this.refresh());
-    events.addEventListener('queue', () => void this.refresh());
+    events.addEventListener('run', (e) => {
+      const d = JSON.parse((e as MessageEvent).data) as { task_id: number };
+      if (this.plot && this.plot.campaign.task_id === d.task_id) void this.refresh();
+    });
     let frame = 0;
     window.addEventListener('resize', () => {
       cancelAnimationFrame(frame);
@@ -127,6 +139,20 @@ class CampaignPanel {
         if (this.plot && this.heat) this.drawHeat(this.plot, surfaceOf(this.plot.model)!);
       });
     });
+  }
+
+  /**
+   * A campaign task running (its run just made, or another campaign than the one drawn): fetch the plot. The
+   * drawn campaign not finished while something else (or nothing) runs: fetch once more for its final state.
+   */
+  private onStatus(s: RunnerStatusLite) {
+    const t = s.current_task;
+    const key = t ? `${t.kind}|${t.id}|${t.run_id}` : 'idle';
+    if (key === this.lastCurrent) return;
+    this.lastCurrent = key;
+    if (t?.kind === 'campaign') {
+      if (!this.plot || this.plot.campaign.task_id !== t.id || this.plot.campaign.run_id !== t.run_id) void this.refresh();
+    } else if (this.plot && !FINAL.has(this.plot.campaign.status)) void this.refresh();
   }
 
   private width() {

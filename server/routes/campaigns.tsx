@@ -65,6 +65,9 @@ export function campaignRoutes(runtime: Runtime): Router {
         selected={selected}
         optimizers={campaigns.schemas()}
         histories={histories.map((h) => ({ name: h.storedName, original: h.originalName, rows: h.rows }))}
+        methodParams={(i, m) => (runtime.deck.has(i) ? runtime.deck.schema(i).methods.find((x) => x.name === m)?.params : undefined)}
+        uploaded={typeof req.query.uploaded === 'string' ? req.query.uploaded : undefined}
+        uploadLimit={runtime.files.limitBytes}
         error={extra.error}
         values={extra.values}
       />,

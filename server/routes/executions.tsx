@@ -61,6 +61,7 @@ export function executionRoutes(runtime: Runtime): Router {
         rows={extra.rows}
         uploaded={uploaded && uploaded.kind === 'config' ? { name: uploaded.storedName, original: uploaded.originalName, rows: uploaded.rows, workflow: uploaded.workflow } : undefined}
         uploadLimit={runtime.files.limitBytes}
+        campaign={(await store.settings.get<number>('campaign.latest')) != null}
       />,
       status,
     );

@@ -145,8 +145,10 @@ export interface CampaignPageProps {
   optimizers: OptimizerSchema[];
   /** Uploaded history files (warm-start data), newest first. */
   histories?: { name: string; original: string; rows: number }[];
-  /** Bounds and choices per parameter of the selected workflow (see parameterHints). */
+  /** Bounds and choices per parameter of the selected workflow (see parameterHints)… */
   hints?: Record<string, ParamHint>;
+  /** …or the deck's argument schemas, to work them out here: `(instrument, method) => params JSON Schema`. */
+  methodParams?: (instrument: string, method: string) => JSONSchema | undefined;
   /** A history file just uploaded: preselected as the warm start. */
   uploaded?: string;
   uploadLimit?: number;
@@ -162,7 +164,7 @@ export function CampaignPage(props: CampaignPageProps) {
   const def = (current?.definition ?? {}) as { parameters?: WfParam[]; outputs?: string[] };
   const params = def.parameters ?? [];
   const outputs = def.outputs ?? [];
-  const hints = props.hints ?? {};
+  const hints = props.hints ?? (props.methodParams && current ? parameterHints(current.definition, props.methodParams) : {});
   const v = (k: string, fallback?: string) => (values ? (str(values[k]) ?? '') : fallback);
 
   // what is searched and which objectives are chosen, in the order the route reads them (the table's)
@@ -571,9 +573,11 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
 
 /**
  * The execution page's campaign panel: hidden until `latest_plot` answers 200 (the page script fetches it,
- * draws it with uPlot, and fetches again on each iteration of the campaign's run).
+ * draws it with uPlot, and fetches again on each iteration of the campaign's run). `active`: a campaign
+ * has been queued (latest_plot would answer 200), so the page fetches it at once; otherwise the page waits
+ * for a campaign task to start (SSE status) before it asks.
  */
-export function CampaignPanel({ ctx }: { ctx: ViewCtx }) {
+export function CampaignPanel({ ctx, active }: { ctx: ViewCtx; active?: boolean }) {
   const u = ctx.url;
   return (
     <>
@@ -582,7 +586,7 @@ export function CampaignPanel({ ctx }: { ctx: ViewCtx }) {
       <p className="small mb-3" id="campaign-start-link">
         Let an optimizer choose the parameters: <a href={u('/executions/campaign')}>start an optimization campaign</a>.
       </p>
-      <section id="campaign" className="mb-4" hidden data-plot={u('/executions/latest_plot')} data-events={u('/executions/events')} data-new={u('/executions/campaign')}>
+      <section id="campaign" className="mb-4" hidden data-active={active ? 'true' : 'false'} data-plot={u('/executions/latest_plot')} data-events={u('/executions/events')} data-new={u('/executions/campaign')}>
         <div className="d-flex flex-wrap align-items-center gap-2 mb-1">
           <h2 className="h5 mb-0">Campaign</h2>
           <span id="campaign-name" className="fw-semibold" />

@@ -136,6 +136,8 @@ export function ExecutionPage(props: {
   rows?: Record<string, unknown>[];
   uploaded?: { name: string; original: string; rows: number; workflow: string | null };
   uploadLimit?: number;
+  /** A campaign has been queued: the campaign panel fetches latest_plot at once. */
+  campaign?: boolean;
 }) {
   const { ctx, workflows } = props;
   const u = ctx.url;
@@ -249,7 +251,7 @@ export function ExecutionPage(props: {
         </div>
         <div className="col-xl-7">
           <LivePanel ctx={ctx} status={props.status} />
-          <CampaignPanel ctx={ctx} />
+          <CampaignPanel ctx={ctx} active={props.campaign} />
           <QueueTable ctx={ctx} queue={props.queue} />
         </div>
       </div>

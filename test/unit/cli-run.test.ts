@@ -3,6 +3,7 @@
  * and the demo deck (simulated instruments with ~30 ms calls). The live ink view is rendered to a string
  * for a few states, and driven once through a fake terminal.
  */
+import '../helpers/interactive.js'; // before ink: the fake terminal below needs live frames, also under CI
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
