@@ -37,11 +37,51 @@ try {
   await page.screenshot({ path: 'docs/screenshots/inferred.png' });
   await page.goto(`${base}/`);
   await page.screenshot({ path: 'docs/screenshots/home.png' });
+  // a workflow, a run over three rows, and a campaign on the reactor
+  const api = (path, body) =>
+    page.evaluate(
+      async ([url, data]) => (await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(data) })).json(),
+      [`${base}${path}`, body],
+    );
+  await api('/workflows', {
+    name: 'dose-and-weigh',
+    parameters: [{ name: 'volume', type: 'number', default: 1 }],
+    outputs: ['mass'],
+    prep: [{ kind: 'call', instrument: 'balance', method: 'tare' }],
+    main: [
+      { kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } } },
+      { kind: 'wait', seconds: 0.3 },
+      { kind: 'call', instrument: 'balance', method: 'weigh', save_as: 'mass' },
+    ],
+  });
+  await api('/workflows', {
+    name: 'reactor-yield',
+    parameters: [{ name: 'temperature', type: 'number', default: 60 }, { name: 'time', type: 'number', default: 10 }],
+    outputs: ['run.yield'],
+    main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
+  });
+  await page.goto(`${base}/workflows/dose-and-weigh/builder`);
+  await page.waitForSelector('#wf-builder[data-ready=true]');
+  await page.screenshot({ path: 'docs/screenshots/builder.png' });
+  const run = await api('/executions/config', { workflow: 'dose-and-weigh', config: [{ volume: 0.5 }, { volume: 1 }, { volume: 1.5 }, { volume: 2 }] });
+  await page.goto(`${base}/executions/config?workflow=dose-and-weigh`);
+  await page.locator('#live-steps li').nth(3).waitFor();
+  await page.screenshot({ path: 'docs/screenshots/run.png' });
+  await page.locator('#live-state', { hasText: 'idle' }).waitFor({ timeout: 30000 });
+  const task = await (await page.request.get(`${base}/executions/queue/task/${run.task_id}`, { headers: { Accept: 'application/json' } })).json();
+  await page.goto(`${base}/executions/records/${task.run_id}`);
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: 'docs/screenshots/record.png', fullPage: true });
+  await api('/executions/campaign', { workflow: 'reactor-yield', repeat: 14, optimizer_type: 'gp', seed: 3, parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max' });
+  await page.goto(`${base}/executions/config?workflow=reactor-yield`);
+  await page.locator('#campaign[data-status=done]').waitFor({ timeout: 60000 });
+  await page.waitForTimeout(500);
+  await page.screenshot({ path: 'docs/screenshots/campaign.png', fullPage: true });
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
   await phone.context().addCookies(await page.context().cookies());
   await phone.goto(`${base}/instruments/pump`);
   await phone.screenshot({ path: 'docs/screenshots/phone.png' });
-  console.log('wrote docs/screenshots/{instrument,inferred,home,phone}.png');
+  console.log('wrote docs/screenshots/{instrument,inferred,home,builder,run,record,campaign,phone}.png');
 } finally {
   await browser.close();
   proc.kill('SIGTERM');
