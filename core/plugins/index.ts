@@ -20,6 +20,7 @@
  * task holds them (immediately when free).
  */
 import { EventEmitter } from 'node:events';
+import { defineOptimizer, type OptimizerDefinition, type ZodObjectAny } from '../contracts/index.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
@@ -39,6 +40,8 @@ export interface PluginKind {
   kind: string;
   /** The item's name when `value` is of this kind, else null. */
   detect(value: unknown): string | null;
+  /** Check an item at load (contract version, schemas); throws to fail the file, keeping its last good version. */
+  check?(value: unknown): unknown;
   /** Called with a file's current items of this kind after it (re)loads, and with [] when it is removed. */
   replace?(file: string, items: { name: string; value: unknown }[]): void;
 }
@@ -131,7 +134,10 @@ export class PluginHost extends EventEmitter {
     this.watchEnabled = opts.watch ?? false;
     this.debounceMs = opts.debounceMs ?? 100;
     this.stabilityMs = opts.stabilityMs ?? 200;
-    this.kinds = [{ kind: 'optimizer', detect: tagged(OPTIMIZER_TAG) }, ...(opts.kinds ?? [])];
+    // an optimizer is checked again at load, as instrument drivers are: a hand-tagged object or one written
+    // for another contract version fails its file with the checker's message
+    const checkOptimizer = (v: unknown) => defineOptimizer({ ...(v as OptimizerDefinition<ZodObjectAny>) });
+    this.kinds = [{ kind: 'optimizer', detect: tagged(OPTIMIZER_TAG), check: checkOptimizer }, ...(opts.kinds ?? [])];
     for (const k of this.kinds) this.registries.set(k.kind, new Map());
   }
 
@@ -207,7 +213,7 @@ export class PluginHost extends EventEmitter {
           if (name === null || items.some((i) => i.value === value)) continue;
           const other = this.registries.get(k.kind)!.get(name);
           if (other && other.file !== file) throw new Error(`export "${exp}": the ${k.kind} "${name}" is already provided by ${other.file}`);
-          items.push({ name, value });
+          items.push({ name, value: k.check ? k.check(value) : value });
         }
         byKind.set(k, items);
       }

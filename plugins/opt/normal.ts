@@ -7,10 +7,10 @@
  * surface of exact zeros with no gradient (Ament et al., "Unexpected improvements to expected improvement for
  * Bayesian optimization", NeurIPS 2023). Here log h is computed without cancellation:
  * - z > −1: directly, h = φ(z) + zΦ(z) (no cancellation there);
- * - z ≤ −1, t = −z: h(z) = φ(t)·c/(t + c), where c = t·R(t)/(1 − t·R(t)) and R is Mills' ratio. c has the
- *   continued fraction 1/(t + 2/(t + 3/(t + ...))) (Laplace's fraction for R, shifted by one level), which
- *   has no subtraction at all, so log h = −t²/2 − log√(2π) + log c − log(t + c) is accurate for every t ≥ 1
- *   (and behaves like −t²/2 − 2·log t as t → ∞). Its derivative d log h/dz = Φ(z)/h(z) = 1/c.
+ * - z ≤ −1, t = −z: h(z) = φ(t)·c/(t + c), where c = 1/R(t) − t and R is Mills' ratio Φ(−t)/φ(t). c has the
+ *   continued fraction 1/(t + 2/(t + 3/(t + ...))) (Laplace's fraction for R, one level down), which has no
+ *   subtraction at all, so log h = −t²/2 − log√(2π) + log c − log(t + c) is accurate for every t ≥ 1 (and
+ *   behaves like −t²/2 − 2·log t as t → ∞). Its derivative d log h/dz = Φ(z)/h(z) = 1/c.
  */
 
 const LOG_SQRT_2PI = 0.5 * Math.log(2 * Math.PI);
@@ -60,9 +60,14 @@ function contFrac(x: number, k: number): number {
 export const normPdf = (z: number): number => Math.exp(-0.5 * z * z - LOG_SQRT_2PI);
 export const normCdf = (z: number): number => 0.5 * erfc(-z * SQRT1_2);
 
-/** c(t) = 1/(t + 2/(t + 3/(t + ...))) for t ≥ 1 (see the module comment). */
+/**
+ * c(t) = 1/(t + 2/(t + 3/(t + ...))) for t ≥ 1 (see the module comment). Below t = 4 the fraction converges
+ * slowly (hundreds of terms at t = 1), and c = 1/R(t) − t from erfc loses at most a digit there; beyond, the
+ * fraction needs a few dozen terms and has no cancellation at all.
+ */
 function millsTail(t: number): number {
-  // 1/(t + 2/(t + 3/(t + ...))) = 1/(t + 1·2/(2(t + ...)))... evaluated directly by Lentz with a_n = n + 1
+  if (t < 4) return 1 / (erfc(t * SQRT1_2) * Math.sqrt(Math.PI / 2) * Math.exp(0.5 * t * t)) - t;
+  // Lentz's method with a_n = n + 1
   const tiny = 1e-300;
   let f = t;
   let C = t;

@@ -65,7 +65,13 @@ describe('PluginHost: discovery and loading', () => {
     const { dir, log, deck } = setup();
     writeFileSync(join(dir, 'alpha.ts'), alpha('1', log, 'export class HelperNextToDriver { help() { return 1; } }'));
     writeFileSync(join(dir, 'lamp.mjs'), 'export class Lamp { on(level = 1) { return level; } off() { return 0; } }\n');
-    writeFileSync(join(dir, 'opt.js'), "export const rnd = { [Symbol.for('labdeck.optimizer')]: true, name: 'random' };\n");
+    writeFileSync(
+      join(dir, 'opt.js'),
+      "import { defineOptimizer, z } from 'labdeck/contracts';\n" +
+        "export const rnd = defineOptimizer({ name: 'random', description: 'uniform', config: z.object({}), " +
+        "capabilities: { parameterTypes: ['range'], multiObjective: false, batch: false, constraints: false }, " +
+        'create: () => ({ suggest: () => [], observe() {}, snapshot: () => ({}) }) });\n',
+    );
     mkdirSync(join(dir, 'pkg'));
     writeFileSync(join(dir, 'pkg', 'index.ts'), `export { Gauge } from './gauge.js';\n`);
     writeFileSync(join(dir, 'pkg', 'gauge.ts'), 'export class Gauge { read() { return 1.5; } }\n');
@@ -225,5 +231,24 @@ describe('plugin template', () => {
     expect((await deck.call('stage', 'position', {}, { userId: null })).output).toBe(12);
     await host.close();
     await deck.close();
+  });
+});
+
+describe('optimizer plugins', () => {
+  it('checks an optimizer at load: one that breaks the contract fails its file with the reason', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'labdeck-opt-'));
+    writeFileSync(
+      join(dir, 'fake-opt.ts'),
+      `export const opt = { [Symbol.for('labdeck.optimizer')]: true, name: 'fake', description: 'x', contract: 99, config: {}, capabilities: {}, create() {} };\n`,
+    );
+    const deck = new Deck({ recordStep: async () => 1 });
+    const host = new PluginHost({ deck, dirs: [dir], watch: false });
+    try {
+      await host.start();
+      expect(host.registry('optimizer').has('fake')).toBe(false);
+      expect(host.errors()).toEqual([expect.objectContaining({ file: join(dir, 'fake-opt.ts'), message: expect.stringMatching(/fake/) })]);
+    } finally {
+      await host.close();
+    }
   });
 });

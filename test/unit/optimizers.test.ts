@@ -1,0 +1,261 @@
+import type { ObjectiveSpec, Optimizer, ParamValues } from '../../core/contracts/index.js';
+import { LabError } from '../../core/errors.js';
+import { gpOptimizer } from '../../plugins/optimizer-gp.js';
+import { randomOptimizer } from '../../plugins/optimizer-random.js';
+import { sobolOptimizer } from '../../plugins/optimizer-sobol.js';
+import { SobolSequence } from '../../plugins/opt/sobol.js';
+import { REACTOR_OPTIMUM, reactorYield } from '../../plugins/sim-reactor.js';
+
+const BRANIN_MIN = 0.397887;
+const branin = (p: ParamValues) => {
+  const x1 = p.x1 as number;
+  const x2 = p.x2 as number;
+  const b = 5.1 / (4 * Math.PI ** 2);
+  const c = 5 / Math.PI;
+  const t = 1 / (8 * Math.PI);
+  return (x2 - b * x1 * x1 + c * x1 - 6) ** 2 + 10 * (1 - t) * Math.cos(x1) + 10;
+};
+const BRANIN_SPACE = [
+  { name: 'x1', type: 'range', bounds: [-5, 10] },
+  { name: 'x2', type: 'range', bounds: [0, 15] },
+];
+const REACTOR_SPACE = [
+  { name: 'temperature', type: 'range', bounds: [20, 120] },
+  { name: 'time', type: 'range', bounds: [1, 60] },
+];
+const MIN_Y: ObjectiveSpec[] = [{ name: 'y', minimize: true }];
+const MAX_YIELD: ObjectiveSpec[] = [{ name: 'yield', minimize: false }];
+
+/** Run a campaign one point at a time; returns every suggestion and its value. */
+async function run(opt: Optimizer, space: unknown, objectives: ObjectiveSpec[], f: (p: ParamValues) => number, budget: number, seed: number, config = {}) {
+  const o = opt.create({ space, objectives, seed, config });
+  const rows: { params: ParamValues; value: number }[] = [];
+  for (let i = 0; i < budget; i++) {
+    const [p] = await o.suggest(1);
+    const value = f(p!);
+    rows.push({ params: p!, value });
+    await o.observe([{ params: p!, values: { [objectives[0]!.name]: value } }]);
+  }
+  return { o, rows };
+}
+/** Cheaper GP settings for tests about behaviour rather than quality (the jest VM runs numerics slower). */
+const FAST = { fit_restarts: 1, candidates: 256 };
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const yieldOf = (p: ParamValues) => reactorYield(p.temperature as number, p.time as number);
+
+describe.each([
+  ['random', randomOptimizer],
+  ['sobol', sobolOptimizer],
+  ['gp', gpOptimizer],
+] as const)('%s', (name, opt) => {
+  it('is reproducible: the same seed gives the same suggestions, another seed others', async () => {
+    const a = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 7, FAST);
+    const b = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 7, FAST);
+    const c = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 8, FAST);
+    expect(b.rows).toEqual(a.rows);
+    expect(c.rows.map((r) => r.params)).not.toEqual(a.rows.map((r) => r.params));
+  });
+
+  it('respects bounds, integers and choices, and gives distinct points in a batch', async () => {
+    const space = [
+      { name: 'x', type: 'range', bounds: [-1, 1] },
+      { name: 'k', type: 'int', bounds: [2, 6] },
+      { name: 'solvent', type: 'choice', choices: ['water', 'ethanol', 'acetone'] },
+    ];
+    const f = (p: ParamValues) => ((p.x as number) - 0.4) ** 2 + 0.1 * ((p.k as number) - 5) ** 2 + (p.solvent === 'ethanol' ? 0 : 0.5);
+    const o = opt.create({ space, objectives: MIN_Y, seed: 3, config: name === 'gp' ? FAST : {} });
+    const keys = new Set<string>();
+    for (let round = 0; round < 4; round++) {
+      const batch = await o.suggest(4);
+      expect(batch).toHaveLength(4);
+      expect(new Set(batch.map((p) => JSON.stringify(p))).size).toBe(4);
+      for (const p of batch) {
+        expect(Object.keys(p).sort()).toEqual(['k', 'solvent', 'x']);
+        expect(p.x).toBeGreaterThanOrEqual(-1);
+        expect(p.x).toBeLessThanOrEqual(1);
+        expect(Number.isInteger(p.k)).toBe(true);
+        expect(p.k).toBeGreaterThanOrEqual(2);
+        expect(p.k).toBeLessThanOrEqual(6);
+        expect(['water', 'ethanol', 'acetone']).toContain(p.solvent);
+        keys.add(JSON.stringify(p));
+      }
+      await o.observe(batch.map((p) => ({ params: p, values: { y: f(p) } })));
+    }
+    expect(keys.size).toBe(16);
+    // asked again before the results are in: new points, not the pending ones
+    const first = await o.suggest(1);
+    const second = await o.suggest(1);
+    expect(second).not.toEqual(first);
+  });
+
+  it(`finds the optimum region of the demo reactor within its budget`, async () => {
+    const budget = name === 'gp' ? 20 : 60;
+    const { rows } = await run(opt, REACTOR_SPACE, MAX_YIELD, yieldOf, budget, 1);
+    const best = rows.reduce((a, b) => (b.value > a.value ? b : a));
+    if (name === 'gp') {
+      expect(best.value).toBeGreaterThan(REACTOR_OPTIMUM.yield - 0.002);
+      expect(Math.abs((best.params.temperature as number) - REACTOR_OPTIMUM.temperature)).toBeLessThan(2);
+      expect(Math.abs((best.params.time as number) - REACTOR_OPTIMUM.time)).toBeLessThan(1.5);
+    } else {
+      expect(best.value).toBeGreaterThan(0.85);
+    }
+  });
+
+  it('reports best so far in a JSON snapshot, and counts failed runs', async () => {
+    const { o, rows } = await run(opt, REACTOR_SPACE, MAX_YIELD, yieldOf, 8, 2);
+    await o.observe([{ params: { temperature: 50, time: 10 }, values: { yield: Number.NaN } }]);
+    const snap = o.snapshot();
+    expect(JSON.parse(JSON.stringify(snap))).toEqual(snap);
+    const best = rows.reduce((a, b) => (b.value > a.value ? b : a));
+    expect(snap).toMatchObject({ optimizer: name, observations: 8, failed: 1, best: { params: best.params, values: { yield: best.value } }, pareto: null });
+  });
+});
+
+describe('gp', () => {
+  it('is far better than random search on Branin with the same seeds', async () => {
+    const seeds = [0, 1, 2, 3, 4];
+    const regret = async (opt: Optimizer, seed: number) => {
+      const { rows } = await run(opt, BRANIN_SPACE, MIN_Y, branin, 25, seed, opt === gpOptimizer ? { fit_restarts: 1 } : {});
+      return Math.min(...rows.map((r) => r.value)) - BRANIN_MIN;
+    };
+    const gp: number[] = [];
+    const rnd: number[] = [];
+    for (const s of seeds) {
+      gp.push(await regret(gpOptimizer, s));
+      rnd.push(await regret(randomOptimizer, s));
+    }
+    expect(median(gp)).toBeLessThan(0.05);
+    expect(median(gp)).toBeLessThan(median(rnd) / 10);
+  });
+
+  it('starts with a quasi-random design, then models: snapshot with the fitted model and its surface', async () => {
+    const { o, rows } = await run(gpOptimizer, REACTOR_SPACE, MAX_YIELD, yieldOf, 12, 4);
+    // the first d + 3 = 5 points are the scrambled Sobol design
+    const design = new SobolSequence(2, { seed: 4 });
+    rows.slice(0, 5).forEach((r, i) => {
+      const [u, v] = design.point(i);
+      expect(r.params.temperature).toBeCloseTo(20 + 100 * u!, 9);
+      expect(r.params.time).toBeCloseTo(1 + 59 * v!, 9);
+    });
+    const snap = o.snapshot() as Record<string, unknown> & {
+      model: { lengthscales: Record<string, number>; noise_sd: number };
+      surface: { parameters: string[]; x: number[]; y: number[]; mean: number[][]; sd: number[][] };
+    };
+    expect(snap.phase).toBe('model');
+    expect(Object.keys(snap.model.lengthscales)).toEqual(['temperature', 'time']);
+    const s = snap.surface;
+    expect(s.parameters).toEqual(['temperature', 'time']);
+    expect(s.x).toHaveLength(25);
+    expect(s.mean).toHaveLength(25);
+    expect(s.mean[0]).toHaveLength(25);
+    // the model's surface agrees with the reactor near the optimum it has sampled, in yield units
+    const ix = s.x.findIndex((v) => v >= 85);
+    const iy = s.y.findIndex((v) => v >= 25);
+    expect(Math.abs(s.mean[iy]![ix]! - reactorYield(s.x[ix]!, s.y[iy]!))).toBeLessThan(0.05);
+    expect(s.sd[iy]![ix]!).toBeLessThan(0.05);
+  });
+
+  it('one range parameter: a 1-D surface', async () => {
+    const { o } = await run(gpOptimizer, [{ name: 'x', type: 'range', bounds: [0, 2] }], MIN_Y, (p) => ((p.x as number) - 1.3) ** 2, 6, 0);
+    const surface = o.snapshot().surface as { x: number[]; mean: number[]; sd: number[] };
+    expect(surface.x).toHaveLength(50);
+    expect(surface.mean).toHaveLength(50);
+    const i = surface.x.findIndex((v) => v >= 1.3);
+    expect(surface.mean[i]!).toBeLessThan(0.05);
+  });
+
+  it('handles integer and choice parameters and finds their best combination', async () => {
+    const space = [
+      { name: 'x', type: 'range', bounds: [0, 1] },
+      { name: 'k', type: 'int', bounds: [1, 5] },
+      { name: 'c', type: 'choice', choices: ['a', 'b', 'c'] },
+    ];
+    const f = (p: ParamValues) => ((p.x as number) - 0.3) ** 2 + 0.1 * ((p.k as number) - 4) ** 2 + (p.c === 'b' ? 0 : 0.5);
+    const { rows } = await run(gpOptimizer, space, MIN_Y, f, 25, 3);
+    const best = rows.reduce((a, b) => (b.value < a.value ? b : a));
+    expect(best.params.k).toBe(4);
+    expect(best.params.c).toBe('b');
+    expect(Math.abs((best.params.x as number) - 0.3)).toBeLessThan(0.02);
+  });
+
+  it('batches with a Kriging believer are distinct too', async () => {
+    const o = gpOptimizer.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 5, config: { ...FAST, batch_strategy: 'kriging_believer' } });
+    for (let round = 0; round < 4; round++) {
+      const batch = await o.suggest(3);
+      expect(new Set(batch.map((p) => JSON.stringify(p))).size).toBe(3);
+      await o.observe(batch.map((p) => ({ params: p, values: { y: branin(p) } })));
+    }
+  });
+
+  it('several objectives: ParEGO suggestions, and a Pareto front of non-dominated observations', async () => {
+    const objectives = [
+      { name: 'cost', minimize: true },
+      { name: 'purity', minimize: false },
+    ];
+    const o = gpOptimizer.create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }, { name: 'z', type: 'range', bounds: [0, 1] }], objectives, seed: 1, config: FAST });
+    const values = (p: ParamValues) => ({ cost: (p.x as number) ** 2 + (p.z as number), purity: 1 - ((p.x as number) - 1) ** 2 - (p.z as number) });
+    const seen: { cost: number; purity: number }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const batch = await o.suggest(2);
+      await o.observe(batch.map((p) => ({ params: p, values: values(p) })));
+      seen.push(...batch.map(values));
+    }
+    const front = (o.snapshot().pareto as { values: { cost: number; purity: number } }[]).map((r) => r.values);
+    expect(front.length).toBeGreaterThan(4);
+    const dominates = (a: { cost: number; purity: number }, b: { cost: number; purity: number }) =>
+      a.cost <= b.cost && a.purity >= b.purity && (a.cost < b.cost || a.purity > b.purity);
+    for (const p of front) expect(seen.some((q) => dominates(q, p))).toBe(false);
+    // every observation off the front is dominated by (or equal to) one on it
+    for (const q of seen) expect(front.some((p) => dominates(p, q) || (p.cost === q.cost && p.purity === q.purity))).toBe(true);
+    // the true front is z = 0: the optimizer concentrates there
+    const onFront = front.filter((v) => v.cost <= 1.01);
+    expect(onFront.length).toBeGreaterThan(4);
+  });
+
+  it('warm start: observing a history at once, then suggesting inside the bounds', async () => {
+    const r = await run(sobolOptimizer, REACTOR_SPACE, MAX_YIELD, yieldOf, 30, 9);
+    const o = gpOptimizer.create({ space: REACTOR_SPACE, objectives: MAX_YIELD, seed: 9 });
+    await o.observe(r.rows.map((x) => ({ params: x.params, values: { yield: x.value } })));
+    const [p] = await o.suggest(1);
+    expect(yieldOf(p!)).toBeGreaterThan(Math.max(...r.rows.map((x) => x.value)) - 0.05);
+  });
+});
+
+describe('optimizer state and input checks', () => {
+  it('random and sobol rebuilt from their records continue where they were', async () => {
+    for (const opt of [randomOptimizer, sobolOptimizer]) {
+      const { rows } = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 4);
+      const rebuilt = opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 4 });
+      await rebuilt.observe(rows.slice(0, 7).map((r) => ({ params: r.params, values: { y: r.value } })));
+      expect(await rebuilt.suggest(3)).toEqual(rows.slice(7).map((r) => r.params));
+    }
+  });
+
+  it('sobol without scrambling walks the plain sequence', async () => {
+    const o = sobolOptimizer.create({ space: BRANIN_SPACE, objectives: MIN_Y, config: { scramble: false } });
+    expect(await o.suggest(3)).toEqual([
+      { x1: -5, x2: 0 },
+      { x1: 2.5, x2: 7.5 },
+      { x1: 6.25, x2: 3.75 },
+    ]);
+  });
+
+  it('observe() rejects parameters outside the space, naming the row and field', async () => {
+    const o = gpOptimizer.create({ space: [...BRANIN_SPACE, { name: 'c', type: 'choice', choices: ['a', 'b'] }], objectives: MIN_Y });
+    let err: unknown;
+    try {
+      await o.observe([
+        { params: { x1: 1, x2: 2, c: 'a' }, values: { y: 1 } },
+        { params: { x1: 'hot', x2: 2, c: 'z' }, values: { y: 1 } },
+      ]);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(LabError);
+    expect((err as LabError).details).toEqual([
+      { field: 'rows[1].params.x1', message: 'must be a number' },
+      { field: 'rows[1].params.c', message: 'must be one of a, b' },
+    ]);
+    expect(() => o.suggest(0)).toThrow(LabError);
+  });
+});
