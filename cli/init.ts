@@ -5,9 +5,10 @@
  * folder because labdeck maps it to its own contract module when it loads plugins (see ./plugin-env.ts);
  * the folder needs no node_modules. The test uses Node's own test runner; `lab plugins test` runs it.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
+import { projectRoot } from '../core/paths.js';
 import { EXIT, guard, println, processIO, UsageError, type CliIO, type ExitCode } from './io.js';
 import { shown } from './plugins.js';
 
@@ -20,9 +21,33 @@ export function driverIdentifier(name: string): string {
   return `${camel.charAt(0).toLowerCase()}${camel.slice(1)}Driver`;
 }
 
-export function driverSource(name: string): string {
+/** The driver template (and its test) that `lab init plugin` copies: the single source of both. */
+const TEMPLATE_DIR = join(projectRoot, 'examples', 'plugin-template');
+const TEMPLATE = { name: 'my-instrument', id: 'myInstrument', contracts: `'../../core/contracts/index.js'` };
+
+/**
+ * A template file from its first import on (its header speaks of the template, so the caller writes its
+ * own), with the template's driver name and identifier replaced and the contract imported as a plugin
+ * folder imports it.
+ */
+function fromTemplate(file: string, name: string, header: string): string {
+  const text = readFileSync(join(TEMPLATE_DIR, file), 'utf8');
+  const start = text.search(/^import /m);
+  if (start < 0) throw new Error(`${file}: the plugin template has no import line`);
   const id = driverIdentifier(name);
-  return `/**
+  const body = text
+    .slice(start)
+    .replaceAll(TEMPLATE.contracts, `'labdeck/contracts'`)
+    .replace(new RegExp(`\\b${TEMPLATE.id}\\b`, 'g'), () => id)
+    .replace(new RegExp(`\\b${TEMPLATE.name}\\b`, 'g'), () => name);
+  return header + body;
+}
+
+export function driverSource(name: string): string {
+  return fromTemplate(
+    `${TEMPLATE.name}.ts`,
+    name,
+    `/**
  * The ${name} instrument driver (scaffolded by \`lab init plugin ${name}\`; simulated for now).
  *
  * Replace the simulated state with calls to your instrument (serial port, HTTP, vendor SDK, ...). Everything
@@ -38,92 +63,20 @@ export function driverSource(name: string): string {
  * install. (For type checking in an editor, map 'labdeck/contracts' to labdeck's core/contracts/index.ts
  * with \`paths\` in a tsconfig.json: see docs/plugins.md.)
  */
-import { defineInstrument, z } from 'labdeck/contracts';
-
-/** What \`create\` returns: the connection/state your methods work on. */
-interface Connection {
-  port: string;
-  position_mm: number;
-  open: boolean;
-}
-
-export const ${id} = defineInstrument({
-  name: '${name}',
-  version: '0.1.0',
-  description: '${name}: a linear stage (simulated; describe your instrument here).',
-  options: z.object({
-    port: z.string().default('/dev/ttyUSB0').describe('Serial port'),
-  }),
-  // Open the connection here. Throwing makes "connect" fail with your message.
-  create: (o): Connection => ({ port: o.port, position_mm: 0, open: true }),
-  // Called before the instance is replaced (file saved) or labdeck stops: close ports here.
-  dispose: (c) => {
-    c.open = false;
-  },
-  methods: {
-    move_to: {
-      description: 'Move to an absolute position.',
-      params: z.object({ position_mm: z.number().min(0).max(300).describe('Target position, mm (0-300)') }),
-      returns: z.number(),
-      safety: 'hazardous', // asks for confirmation in the UI
-      async run(c, { position_mm }, ctx) {
-        // Long operations should honour ctx.signal (labdeck stopping) and may log progress.
-        await new Promise((r) => setTimeout(r, 10));
-        if (ctx.signal.aborted) throw new Error('aborted');
-        c.position_mm = position_mm;
-        ctx.log(\`moved to \${position_mm} mm\`);
-        return c.position_mm;
-      },
-    },
-    position: {
-      description: 'Read the current position, mm.',
-      params: z.object({}),
-      returns: z.number(),
-      safety: 'readonly',
-      run: (c) => c.position_mm,
-    },
-    home: {
-      description: 'Move to the home position (0 mm).',
-      params: z.object({}),
-      safety: 'idempotent',
-      run(c) {
-        c.position_mm = 0;
-        return 0;
-      },
-    },
-  },
-});
-`;
+`,
+  );
 }
 
 export function testSource(name: string): string {
-  const id = driverIdentifier(name);
-  return `/**
+  return fromTemplate(
+    `${TEMPLATE.name}.test.ts`,
+    name,
+    `/**
  * Tests of the ${name} driver, with Node's own test runner. Run them with \`lab plugins test .\` in this
  * folder (node --test, with TypeScript and 'labdeck/contracts' provided by labdeck).
  */
-import assert from 'node:assert/strict';
-import { test } from 'node:test';
-import { ${id} } from './${name}.js';
-
-/** What labdeck hands to every method run. */
-const ctx = { signal: new AbortController().signal, log: () => {} };
-
-test('move_to moves, position reads it back, home returns to 0', async () => {
-  const c = await ${id}.create(${id}.options.parse({}));
-  assert.equal(await ${id}.methods.move_to.run(c, { position_mm: 12.5 }, ctx), 12.5);
-  assert.equal(await ${id}.methods.position.run(c, {}, ctx), 12.5);
-  await ${id}.methods.home.run(c, {}, ctx);
-  assert.equal(await ${id}.methods.position.run(c, {}, ctx), 0);
-  await ${id}.dispose?.(c);
-  assert.equal(c.open, false);
-});
-
-test('move_to refuses positions outside 0-300 mm (labdeck validates params before run)', () => {
-  assert.equal(${id}.methods.move_to.params.safeParse({ position_mm: 500 }).success, false);
-  assert.equal(${id}.methods.move_to.params.safeParse({ position_mm: 150 }).success, true);
-});
-`;
+`,
+  );
 }
 
 export interface InitPluginOptions {

@@ -4,6 +4,7 @@
  * become numbers.
  */
 import { LabError } from '../errors.js';
+import { STEP_COLS, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
 import {
   Sql,
   decodeJson,
@@ -15,7 +16,6 @@ import {
   toInt,
   toIntOrNull,
   type DbRow,
-  type Param,
 } from './sql.js';
 import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
 
@@ -27,40 +27,29 @@ const TOKEN_TOUCH_MS = 60_000;
 
 const USER_COLS = `"id", "username", "password_hash", "role", "created_at"`;
 const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
-export const STEP_COLS =
-  `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
-  `"error", "user_id", "started_at", "ended_at"`;
-
 const INSERT_STEP =
   `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", ` +
   `"output", "status", "error", "user_id", "started_at", "ended_at") ` +
   `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING "id"`;
 
+const checkStatus = (s: string) => oneOf(s, STEP_STATUSES, 'status');
+
 /** NewStep field → column, with the encoder for its value. */
-const STEP_FIELDS: { [K in keyof NewStep]-?: [column: string, encode: (v: NewStep[K]) => Param] } = {
-  runId: ['run_id', (v) => v],
-  phase: ['phase', (v) => v],
-  iteration: ['iteration', (v) => v],
-  stepIndex: ['step_index', (v) => v],
-  instrument: ['instrument', (v) => v],
-  method: ['method', (v) => v],
+const STEP_FIELDS: Encoders<NewStep> = {
+  runId: ['run_id', same],
+  phase: ['phase', same],
+  iteration: ['iteration', same],
+  stepIndex: ['step_index', same],
+  instrument: ['instrument', same],
+  method: ['method', same],
   args: ['args', (v) => encodeJson(v, 'args')],
   output: ['output', (v) => encodeJson(v, 'output')],
-  status: ['status', (v) => checkStatus(v)],
-  error: ['error', (v) => v],
-  userId: ['user_id', (v) => v],
-  startedAt: ['started_at', (v) => v],
-  endedAt: ['ended_at', (v) => v],
+  status: ['status', checkStatus],
+  error: ['error', same],
+  userId: ['user_id', same],
+  startedAt: ['started_at', same],
+  endedAt: ['ended_at', same],
 };
-
-function checkStatus(s: string): string {
-  if (!(STEP_STATUSES as readonly string[]).includes(s)) {
-    throw new LabError('invalid_input', `Unknown step status "${s}".`, [
-      { field: 'status', message: `must be one of ${STEP_STATUSES.join(', ')}` },
-    ]);
-  }
-  return s;
-}
 
 function userRow(r: DbRow): UserRow {
   return {
@@ -83,47 +72,7 @@ function tokenRow(r: DbRow): TokenRow {
   };
 }
 
-export function stepRow(r: DbRow): StepRow {
-  return {
-    id: toInt(r.id),
-    runId: toIntOrNull(r.run_id),
-    phase: (r.phase as string | null) ?? null,
-    iteration: toIntOrNull(r.iteration),
-    stepIndex: toIntOrNull(r.step_index),
-    instrument: String(r.instrument),
-    method: String(r.method),
-    args: decodeJson(r.args),
-    output: decodeJson(r.output),
-    status: r.status as StepRow['status'],
-    error: (r.error as string | null) ?? null,
-    userId: toIntOrNull(r.user_id),
-    startedAt: toDate(r.started_at),
-    endedAt: toDateOrNull(r.ended_at),
-  };
-}
-
-/** Serialises async work per key inside this process (read-modify-write of one prefs row). */
-export function keyedLock() {
-  const tails = new Map<string, Promise<void>>();
-  return async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
-    const prev = tails.get(key) ?? Promise.resolve();
-    let release!: () => void;
-    const mine = new Promise<void>((r) => (release = r));
-    const tail = prev.then(() => mine);
-    tails.set(key, tail);
-    await prev;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (tails.get(key) === tail) tails.delete(key);
-    }
-  };
-}
-
-function userNotFound(userId: number): LabError {
-  return new LabError('not_found', `No user with id ${userId}.`, [{ field: 'userId', message: 'no such user' }]);
-}
+const userNotFound = (userId: number) => notFound('user', userId, 'userId');
 
 /** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
 export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | keyof RunStore> {
@@ -147,11 +96,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       return r ? userRow(r) : null;
     },
     async create(u) {
-      if (!ROLES.includes(u.role)) {
-        throw new LabError('invalid_input', `Unknown role "${u.role}".`, [
-          { field: 'role', message: `must be one of ${ROLES.join(', ')}` },
-        ]);
-      }
+      oneOf(u.role, ROLES, 'role');
       try {
         const r = await sql.one(
           `INSERT INTO "users" ("username", "password_hash", "role", "created_at") VALUES (?, ?, ?, ?) ` +
@@ -306,21 +251,12 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       return toInt(r!.id);
     },
     async update(id, patch) {
-      const sets: string[] = [];
-      const params: Param[] = [];
-      for (const key of Object.keys(STEP_FIELDS) as (keyof NewStep)[]) {
-        const v = patch[key];
-        if (v === undefined) continue; // undefined = leave as is; null clears a nullable column
-        const [column, encode] = STEP_FIELDS[key] as [string, (x: unknown) => Param];
-        sets.push(`"${column}" = ?`);
-        params.push(encode(v));
-      }
+      const { sets, params } = setClause(patch, STEP_FIELDS);
       if (sets.length === 0) {
         if (!(await steps.get(id))) throw new LabError('not_found', `No step with id ${id}.`);
         return;
       }
-      params.push(id);
-      const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, params);
+      const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
       if (n === 0) throw new LabError('not_found', `No step with id ${id}.`);
     },
     async get(id) {

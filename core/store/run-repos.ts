@@ -7,7 +7,7 @@
  * snapshots) and only the page's rows are then read by id. The total is a COUNT over the same index.
  */
 import { LabError } from '../errors.js';
-import { STEP_COLS, keyedLock, stepRow } from './repos.js';
+import { STEP_COLS, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
 import {
   Sql,
   decodeJson,
@@ -61,39 +61,6 @@ const RUN_COLS =
 const PHASE_COLS = `"id", "run_id", "phase", "iteration", "params", "outputs", "status", "started_at", "ended_at"`;
 const FILE_COLS =
   `"id", "kind", "stored_name", "original_name", "workflow", "rows", "columns", "size", "created_by", "created_at"`;
-
-/** The value if it is one of `allowed`, else an invalid_input error naming the field. */
-function oneOf<T extends string>(value: string, allowed: readonly T[], field: string): T {
-  if (!(allowed as readonly string[]).includes(value)) {
-    throw new LabError('invalid_input', `Unknown ${field} "${value}".`, [
-      { field, message: `must be one of ${allowed.join(', ')}` },
-    ]);
-  }
-  return value as T;
-}
-
-function notFound(what: string, id: number | string, field = 'id'): LabError {
-  return new LabError('not_found', `No ${what} with id ${id}.`, [{ field, message: `no such ${what}` }]);
-}
-
-/** Field → [column, encoder] for a partial update. */
-type Encoders<P> = { [K in keyof P]-?: [column: string, encode: (v: Exclude<P[K], undefined>) => Param] };
-
-/** `"col" = ?` pairs for the fields present in a patch (undefined = leave as is, null = clear). */
-function setClause<P extends object>(patch: P, fields: Encoders<P>): { sets: string[]; params: Param[] } {
-  const sets: string[] = [];
-  const params: Param[] = [];
-  for (const key of Object.keys(fields) as (keyof P)[]) {
-    const v = patch[key];
-    if (v === undefined) continue;
-    const [column, encode] = fields[key] as [string, (x: unknown) => Param];
-    sets.push(`"${column}" = ?`);
-    params.push(encode(v));
-  }
-  return { sets, params };
-}
-
-const same = <T extends Param>(v: T): Param => v;
 
 /** A row another row points at: [field in the input, table, id, what it is called in messages]. */
 type Ref = [field: string, table: 'users' | 'runs' | 'queue_tasks', id: number | null | undefined, what: string];

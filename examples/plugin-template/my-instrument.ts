@@ -22,7 +22,7 @@ interface Connection {
 export const myInstrument = defineInstrument({
   name: 'my-instrument',
   version: '0.1.0',
-  description: 'A linear stage (template: simulated).',
+  description: 'A linear stage (simulated: describe your instrument here).',
   options: z.object({
     port: z.string().default('/dev/ttyUSB0').describe('Serial port'),
   }),

@@ -12,7 +12,7 @@ import type { JSONSchema, OptimizerSchema } from '../../core/contracts/index.js'
 import type { Step } from '../../core/workflow/model.js';
 import { SchemaFields } from './fields.js';
 import { UploadForm } from './files.js';
-import { Alert, ErrorList, Layout, type ViewCtx } from './layout.js';
+import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from './layout.js';
 
 type Wf = { name: string; version: number; definition: unknown };
 type WfParam = { name: string; type?: string; default?: unknown; description?: string };
@@ -213,19 +213,7 @@ export function CampaignPage(props: CampaignPageProps) {
         <Alert kind="warning">No optimizer plugin is loaded, so no campaign can run.</Alert>
       ) : (
         <>
-          <form method="get" action={u('/executions/campaign')} className="d-flex gap-2 mb-3" id="campaign-pick">
-            <label className="visually-hidden" htmlFor="campaign-pick-workflow">
-              Workflow
-            </label>
-            <select className="form-select" id="campaign-pick-workflow" name="workflow" defaultValue={current?.name} data-autosubmit="true">
-              {workflows.map((w) => (
-                <option key={w.name} value={w.name}>
-                  {w.name} (v{w.version})
-                </option>
-              ))}
-            </select>
-            <button className="btn btn-outline-secondary">Choose</button>
-          </form>
+          <WorkflowPicker action={u('/executions/campaign')} id="campaign-pick" workflows={workflows} current={current?.name} selectId="campaign-pick-workflow" autosubmit />
 
           <form method="post" action={u('/executions/campaign')} id="campaign-form">
             <input type="hidden" name="workflow" value={current?.name} />
@@ -398,52 +386,9 @@ export function CampaignPage(props: CampaignPageProps) {
 
                 <h2 className="h5">Budget</h2>
                 <div className="row g-2">
-                  <div className="col-sm-4">
-                    <label className="form-label small mb-0" htmlFor="campaign-repeat">
-                      Iterations
-                    </label>
-                    <input
-                      className={`form-control form-control-sm${errs.has('repeat') ? ' is-invalid' : ''}`}
-                      type="number"
-                      min={1}
-                      step={1}
-                      id="campaign-repeat"
-                      name="repeat"
-                      defaultValue={v('repeat', '20')}
-                      required
-                    />
-                    <Invalid messages={errs.get('repeat')} />
-                  </div>
-                  <div className="col-sm-4">
-                    <label className="form-label small mb-0" htmlFor="campaign-batch">
-                      Batch size
-                    </label>
-                    <input
-                      className={`form-control form-control-sm${errs.has('batch_size') ? ' is-invalid' : ''}`}
-                      type="number"
-                      min={1}
-                      step={1}
-                      id="campaign-batch"
-                      name="batch_size"
-                      defaultValue={v('batch_size', '1')}
-                    />
-                    <Invalid messages={errs.get('batch_size')} />
-                  </div>
-                  <div className="col-sm-4">
-                    <label className="form-label small mb-0" htmlFor="campaign-seed">
-                      Seed
-                    </label>
-                    <input
-                      className={`form-control form-control-sm${errs.has('seed') ? ' is-invalid' : ''}`}
-                      type="number"
-                      step={1}
-                      id="campaign-seed"
-                      name="seed"
-                      placeholder="random"
-                      defaultValue={v('seed')}
-                    />
-                    <Invalid messages={errs.get('seed')} />
-                  </div>
+                  <BudgetField label="Iterations" id="campaign-repeat" name="repeat" min={1} value={v('repeat', '20')} required errs={errs} />
+                  <BudgetField label="Batch size" id="campaign-batch" name="batch_size" min={1} value={v('batch_size', '1')} errs={errs} />
+                  <BudgetField label="Seed" id="campaign-seed" name="seed" placeholder="random" value={v('seed')} errs={errs} />
                 </div>
                 <p className="small text-body-secondary mt-1">
                   The batch size is how many suggestions are made before their results are told back; the same seed gives the same suggestions.
@@ -476,6 +421,30 @@ export function CampaignPage(props: CampaignPageProps) {
   );
 }
 
+/** A whole-number field of the budget (a third of the row), with its messages. */
+function BudgetField(props: { label: string; id: string; name: string; min?: number; placeholder?: string; value?: string; required?: boolean; errs: Map<string, string[]> }) {
+  const { id, name, errs } = props;
+  return (
+    <div className="col-sm-4">
+      <label className="form-label small mb-0" htmlFor={id}>
+        {props.label}
+      </label>
+      <input
+        className={`form-control form-control-sm${errs.has(name) ? ' is-invalid' : ''}`}
+        type="number"
+        min={props.min}
+        step={1}
+        id={id}
+        name={name}
+        placeholder={props.placeholder}
+        defaultValue={props.value}
+        required={props.required}
+      />
+      <Invalid messages={errs.get(name)} />
+    </div>
+  );
+}
+
 /** A parameter is searched by default when the page knows enough to search it (bounds or choices). */
 function presetUse(p: WfParam, h: ParamHint | undefined): boolean {
   const t = typesFor(p.type)[0];
@@ -503,6 +472,20 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
       {p.description ? <div className="small text-body-secondary">{p.description}</div> : null}
       <Invalid messages={messages} />
     </>
+  );
+  const bound = (end: 'low' | 'high') => (
+    <td>
+      <input
+        className={`form-control form-control-sm campaign-num${bad('bounds')}`}
+        type="number"
+        step="any"
+        name={key(end)}
+        defaultValue={v(end, hint?.[end] === undefined ? '' : String(hint[end]))}
+        disabled={type === 'choice'}
+        data-bound={end}
+        aria-label={`${p.name} ${end}`}
+      />
+    </td>
   );
   if (!types.length) {
     return (
@@ -532,30 +515,8 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
           ))}
         </select>
       </td>
-      <td>
-        <input
-          className={`form-control form-control-sm campaign-num${bad('bounds')}`}
-          type="number"
-          step="any"
-          name={key('low')}
-          defaultValue={v('low', hint?.low === undefined ? '' : String(hint.low))}
-          disabled={type === 'choice'}
-          data-bound="low"
-          aria-label={`${p.name} low`}
-        />
-      </td>
-      <td>
-        <input
-          className={`form-control form-control-sm campaign-num${bad('bounds')}`}
-          type="number"
-          step="any"
-          name={key('high')}
-          defaultValue={v('high', hint?.high === undefined ? '' : String(hint.high))}
-          disabled={type === 'choice'}
-          data-bound="high"
-          aria-label={`${p.name} high`}
-        />
-      </td>
+      {bound('low')}
+      {bound('high')}
       <td>
         <input
           className={`form-control form-control-sm${bad('choices')}`}

@@ -1,6 +1,6 @@
 import type { JSONSchema } from '../../core/contracts/index.js';
 import { SchemaFields } from './fields.js';
-import { ErrorList, Layout, type ViewCtx } from './layout.js';
+import { Breadcrumb, ErrorList, Layout, type ViewCtx } from './layout.js';
 
 export interface DriverView {
   name: string;
@@ -67,14 +67,7 @@ export function ConnectPage({ ctx, driver, error, deviceName }: { ctx: ViewCtx; 
   const action = ctx.url(`/instruments/new/${encodeURIComponent(driver.name)}`);
   return (
     <Layout ctx={ctx} title={`Connect ${driver.name}`}>
-      <nav aria-label="breadcrumb">
-        <ol className="breadcrumb">
-          <li className="breadcrumb-item">
-            <a href={ctx.url('/instruments/new/')}>Connect a device</a>
-          </li>
-          <li className="breadcrumb-item active">{driver.name}</li>
-        </ol>
-      </nav>
+      <Breadcrumb links={[{ href: ctx.url('/instruments/new/'), label: 'Connect a device' }]} current={driver.name} />
       <h1 className="h3">Connect a {driver.name}</h1>
       {driver.description ? <p>{driver.description}</p> : null}
       <ErrorList error={error} />

@@ -1,7 +1,7 @@
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { CampaignPanel } from './campaign.js';
 import { UploadForm } from './files.js';
-import { Alert, ErrorList, Layout, type ViewCtx } from './layout.js';
+import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from './layout.js';
 
 type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null; run_id: number | null };
 type Wf = { name: string; version: number; definition: unknown };
@@ -156,16 +156,7 @@ export function ExecutionPage(props: {
             </p>
           ) : (
             <>
-              <form method="get" action={u('/executions/config')} className="d-flex gap-2 mb-3" id="pick-workflow">
-                <select className="form-select" name="workflow" defaultValue={current?.name} aria-label="Workflow">
-                  {workflows.map((w) => (
-                    <option key={w.name} value={w.name}>
-                      {w.name} (v{w.version})
-                    </option>
-                  ))}
-                </select>
-                <button className="btn btn-outline-secondary">Choose</button>
-              </form>
+              <WorkflowPicker action={u('/executions/config')} id="pick-workflow" workflows={workflows} current={current?.name} />
               <form method="post" action={u('/executions/config')} id="run-form">
                 <input type="hidden" name="workflow" value={current?.name} />
                 <div className="mb-2">

@@ -1,7 +1,7 @@
 import type { InstrumentSchema, MethodSchema } from '../../core/contracts/index.js';
 import type { StepRow } from '../../core/store/types.js';
 import { SchemaFields } from './fields.js';
-import { ErrorList, Layout, type ViewCtx } from './layout.js';
+import { Breadcrumb, ErrorList, Layout, type ViewCtx } from './layout.js';
 
 type Err = { message: string; details?: { field?: string; message: string }[]; task_id?: number };
 export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err };
@@ -186,14 +186,7 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
   const hidden = instrument.methods.filter((m) => m.hidden);
   return (
     <Layout ctx={ctx} title={instrument.name}>
-      <nav aria-label="breadcrumb">
-        <ol className="breadcrumb">
-          <li className="breadcrumb-item">
-            <a href={ctx.url('/instruments/')}>Instruments</a>
-          </li>
-          <li className="breadcrumb-item active">{instrument.name}</li>
-        </ol>
-      </nav>
+      <Breadcrumb links={[{ href: ctx.url('/instruments/'), label: 'Instruments' }]} current={instrument.name} />
       <h1 className="h3">
         {instrument.name} <span className="h6 text-body-secondary">{instrument.driver}</span>
         {instrument.source === 'temporary' ? <span className="badge text-bg-warning ms-2 fs-6">temporary</span> : null}

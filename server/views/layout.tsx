@@ -110,6 +110,61 @@ export function ErrorList({ error }: { error?: { message: string; details?: { fi
   );
 }
 
+/** A breadcrumb trail: links to the pages above this one, then this page's name. */
+export function Breadcrumb({ links, current, className }: { links: { href: string; label: string }[]; current: string; className?: string }) {
+  return (
+    <nav aria-label="breadcrumb">
+      <ol className={className ? `breadcrumb ${className}` : 'breadcrumb'}>
+        {links.map((l) => (
+          <li className="breadcrumb-item" key={l.href}>
+            <a href={l.href}>{l.label}</a>
+          </li>
+        ))}
+        <li className="breadcrumb-item active">{current}</li>
+      </ol>
+    </nav>
+  );
+}
+
+/**
+ * The GET form that chooses the workflow a page is about (`?workflow=NAME`). With `selectId` the select
+ * has that id and a hidden label, else an aria-label; `autosubmit` submits it on change (page script).
+ */
+export function WorkflowPicker(props: {
+  action: string;
+  id: string;
+  workflows: { name: string; version: number }[];
+  current?: string;
+  selectId?: string;
+  autosubmit?: boolean;
+}) {
+  const { selectId } = props;
+  return (
+    <form method="get" action={props.action} className="d-flex gap-2 mb-3" id={props.id}>
+      {selectId ? (
+        <label className="visually-hidden" htmlFor={selectId}>
+          Workflow
+        </label>
+      ) : null}
+      <select
+        className="form-select"
+        id={selectId}
+        name="workflow"
+        defaultValue={props.current}
+        aria-label={selectId ? undefined : 'Workflow'}
+        data-autosubmit={props.autosubmit ? 'true' : undefined}
+      >
+        {props.workflows.map((w) => (
+          <option key={w.name} value={w.name}>
+            {w.name} (v{w.version})
+          </option>
+        ))}
+      </select>
+      <button className="btn btn-outline-secondary">Choose</button>
+    </form>
+  );
+}
+
 export function ErrorPage({ ctx, status, error }: { ctx: ViewCtx; status: number; error: { message: string; details?: { field?: string; message: string }[] } }) {
   return (
     <Layout ctx={ctx} title={`Error ${status}`}>

@@ -1,7 +1,7 @@
 /** Workflow pages: the list, one workflow (read-only), and the builder's skeleton (server/client/builder.ts fills it). */
 import type { Parameter, Step, Workflow } from '../../core/workflow/model.js';
 import { PHASES, summary, type InstrumentInfo } from '../client/builder-model.js';
-import { Layout, type ViewCtx } from './layout.js';
+import { Breadcrumb, Layout, type ViewCtx } from './layout.js';
 
 export interface WorkflowJson {
   name: string;
@@ -128,14 +128,7 @@ export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJs
   const doc = wf.workflow;
   return (
     <Layout ctx={ctx} title={wf.name}>
-      <nav aria-label="breadcrumb">
-        <ol className="breadcrumb">
-          <li className="breadcrumb-item">
-            <a href={ctx.url('/workflows')}>Workflows</a>
-          </li>
-          <li className="breadcrumb-item active">{wf.name}</li>
-        </ol>
-      </nav>
+      <Breadcrumb links={[{ href: ctx.url('/workflows'), label: 'Workflows' }]} current={wf.name} />
       <div className="d-flex flex-wrap align-items-center gap-2 mb-2">
         <h1 className="h3 me-auto mb-0">
           {wf.name} <span className="badge text-bg-secondary fs-6">v{wf.version}</span>
@@ -242,19 +235,11 @@ export function BuilderPage({ ctx, data }: { ctx: ViewCtx; data: BuilderData }) 
     <Layout ctx={ctx} title={title}>
       <div id="wf-builder" className="wf-builder">
         <script type="application/json" id="wf-data" dangerouslySetInnerHTML={{ __html: jsonIsland(data) }} />
-        <nav aria-label="breadcrumb">
-          <ol className="breadcrumb mb-2">
-            <li className="breadcrumb-item">
-              <a href={ctx.url('/workflows')}>Workflows</a>
-            </li>
-            {data.name ? (
-              <li className="breadcrumb-item">
-                <a href={wfUrl(ctx, data.name)}>{data.name}</a>
-              </li>
-            ) : null}
-            <li className="breadcrumb-item active">Builder</li>
-          </ol>
-        </nav>
+        <Breadcrumb
+          links={[{ href: ctx.url('/workflows'), label: 'Workflows' }, ...(data.name ? [{ href: wfUrl(ctx, data.name), label: data.name }] : [])]}
+          current="Builder"
+          className="mb-2"
+        />
         <noscript>
           <div className="alert alert-warning">The builder needs JavaScript. The workflow's JSON can also be sent to POST {ctx.url('/workflows')}.</div>
         </noscript>

@@ -1,41 +1,19 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, startServer, type Served } from './server.js';
-
-/** Sign up the first user (an admin) and log in. */
-async function login(page: Page, base: string) {
-  await page.goto(`${base}/auth/signup`);
-  await page.fill('#username', 'ada');
-  await page.fill('#password', 'correct horse');
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/auth\/login/);
-  await page.fill('#username', 'ada');
-  await page.fill('#password', 'correct horse');
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/app\/$/);
-}
+import type { BrowserContext } from 'playwright-core';
+import { login, pageErrors, serverAndBrowser } from './server.js';
 
 describe('a scientist in the workflow builder', () => {
-  let server: Served;
-  let browser: Browser;
+  const lab = serverAndBrowser();
   let context: BrowserContext;
   beforeAll(async () => {
-    server = await startServer();
-    browser = await chromium.launch({ headless: true, ...CHROMIUM });
-    context = await browser.newContext();
-    await login(await context.newPage(), server.base);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
+    context = await lab.browser.newContext();
+    await login(await context.newPage(), lab.server.base);
   });
 
   it('builds dose-and-weigh from the palette, sees the server name a bad value, saves, and finds it again', async () => {
     const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
     // the one 400 below is expected (the server's answer to a bad value); anything else is a fault
-    page.on('console', (m) => m.type() === 'error' && !m.text().includes('status of 400') && errors.push(m.text()));
-    await page.goto(`${server.base}/`);
+    const errors = pageErrors(page, 'status of 400');
+    await page.goto(`${lab.server.base}/`);
     await page.click('nav >> text=Workflows');
     await page.click('text=New workflow');
     await page.waitForURL(/\/app\/workflows\/new$/);
@@ -90,7 +68,7 @@ describe('a scientist in the workflow builder', () => {
     await expect(page.locator('#wf-outputs input[data-output=mass]').isChecked()).resolves.toBe(true);
 
     // the server has it as built
-    const saved = await page.evaluate(async (u) => (await fetch(u, { headers: { Accept: 'application/json' } })).json(), `${server.base}/workflows/dose-and-weigh`);
+    const saved = await page.evaluate(async (u) => (await fetch(u, { headers: { Accept: 'application/json' } })).json(), `${lab.server.base}/workflows/dose-and-weigh`);
     expect(saved.workflow).toMatchObject({
       parameters: [{ name: 'volume', type: 'number', default: 1.5 }],
       outputs: ['mass'],
@@ -108,7 +86,7 @@ describe('a scientist in the workflow builder', () => {
     await page.locator('#wf-status', { hasText: 'Saved version 2' }).waitFor();
 
     // its page reads it back; Delete (after a confirmation) goes back to the empty list
-    await page.goto(`${server.base}/workflows/dose-and-weigh`);
+    await page.goto(`${lab.server.base}/workflows/dose-and-weigh`);
     expect(await page.locator('main').textContent()).toContain('pump.dose(volume_ml: #volume)');
     page.once('dialog', (d) => d.accept());
     await page.click('button[data-wf-delete]');
@@ -120,7 +98,7 @@ describe('a scientist in the workflow builder', () => {
   it('moves a step into a repeat, and a method from the palette into cleanup, by drag and drop', async () => {
     const page = await context.newPage();
     await page.setViewportSize({ width: 1280, height: 1200 }); // the palette and the phases in view together
-    await page.goto(`${server.base}/workflows/new`);
+    await page.goto(`${lab.server.base}/workflows/new`);
     await page.waitForSelector('#wf-builder[data-ready=true]');
     await page.click('.wf-palette-item[data-instrument=balance][data-method=weigh]');
     await page.click('.wf-palette-item[data-block=repeat]');

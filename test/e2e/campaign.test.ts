@@ -1,18 +1,5 @@
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, startServer, type Served } from './server.js';
-
-/** Sign up the first user (an admin) and log in. */
-async function login(page: Page, base: string) {
-  await page.goto(`${base}/auth/signup`);
-  await page.fill('#username', 'ada');
-  await page.fill('#password', 'correct horse');
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/auth\/login/);
-  await page.fill('#username', 'ada');
-  await page.fill('#password', 'correct horse');
-  await page.click('button[type=submit]');
-  await page.waitForURL(/\/app\/$/);
-}
+import type { BrowserContext, Page } from 'playwright-core';
+import { login, pageErrors, serverAndBrowser } from './server.js';
 
 /** The demo reactor as a workflow: its `run` returns { yield }, saved as `out`; a short wait makes the growth visible. */
 const REACTOR_WORKFLOW = {
@@ -52,31 +39,22 @@ async function watchPoints(page: Page, until: { points: number; status: string }
 }
 
 describe('a scientist running a campaign in Chromium', () => {
-  let server: Served;
-  let browser: Browser;
+  const lab = serverAndBrowser();
   let context: BrowserContext;
   beforeAll(async () => {
-    server = await startServer();
-    browser = await chromium.launch({ headless: true, ...CHROMIUM });
-    context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
-    await login(await context.newPage(), server.base);
-    const res = await context.request.post(`${server.base}/workflows`, { data: REACTOR_WORKFLOW, headers: { Accept: 'application/json' } });
+    context = await lab.browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    await login(await context.newPage(), lab.server.base);
+    const res = await context.request.post(`${lab.server.base}/workflows`, { data: REACTOR_WORKFLOW, headers: { Accept: 'application/json' } });
     expect(res.status()).toBe(201);
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
   });
 
   it('sets a campaign up on the reactor from the page and watches its plot grow until the run completes', async () => {
     const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
     // no console noise either: before any campaign the panel does not even ask latest_plot (it would answer 404)
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+    const errors = pageErrors(page);
 
     // before any campaign, the execution page hides the panel (latest_plot answers 404) and links to the setup
-    await page.goto(`${server.base}/executions/config`);
+    await page.goto(`${lab.server.base}/executions/config`);
     await page.click('#campaign-start-link a');
     await page.waitForURL(/\/app\/executions\/campaign$/);
     await expect(page.locator('#campaign-pick-workflow').inputValue()).resolves.toBe('reactor-opt');
@@ -115,7 +93,7 @@ describe('a scientist running a campaign in Chromium', () => {
 
     // the SVG link: the same campaign as an image, its name escaped
     const href = await page.locator('#campaign-svg').getAttribute('href');
-    const svg = await context.request.get(new URL(href!, server.base).toString());
+    const svg = await context.request.get(new URL(href!, lab.server.base).toString());
     expect(svg.status()).toBe(200);
     expect(svg.headers()['content-type']).toContain('image/svg+xml');
     const body = await svg.text();
@@ -126,11 +104,9 @@ describe('a scientist running a campaign in Chromium', () => {
 
   it('starts gp from uploaded measurements: a bad field is named, the form kept, and the model surface drawn', async () => {
     const page = await context.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
     // the one 400 below is expected (the server's answer to bad bounds); anything else is a fault
-    page.on('console', (m) => m.type() === 'error' && !m.text().includes('status of 400') && errors.push(m.text()));
-    await page.goto(`${server.base}/executions/campaign?workflow=reactor-opt`);
+    const errors = pageErrors(page, 'status of 400');
+    await page.goto(`${lab.server.base}/executions/campaign?workflow=reactor-opt`);
     // a warm start: earlier measurements uploaded as a history CSV, then chosen in the form
     await page.setInputFiles('input[type=file][name=file]', {
       name: 'earlier.csv',
@@ -167,7 +143,7 @@ describe('a scientist running a campaign in Chromium', () => {
     await expect(page.locator('#campaign-model canvas.campaign-heatmap').isVisible()).resolves.toBe(true);
     await expect(page.locator('#campaign-model-title').textContent()).resolves.toContain('temperature × time');
     await expect(page.locator('#campaign-summary').textContent()).resolves.toContain('7 of 7 measured (+ 3 warm-start)');
-    const svg = await (await context.request.get(`${server.base}/executions/latest_plot?format=svg`)).text();
+    const svg = await (await context.request.get(`${lab.server.base}/executions/latest_plot?format=svg`)).text();
     expect(svg.match(/<circle class="warm"/g)).toHaveLength(3);
     expect(svg.match(/<circle class="point"/g)).toHaveLength(7);
     expect(errors).toEqual([]);

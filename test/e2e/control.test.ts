@@ -1,36 +1,17 @@
-import { chromium, type Browser } from 'playwright-core';
-import { CHROMIUM, startServer, type Served } from './server.js';
+import { pageErrors, serverAndBrowser, signUpAndLogIn } from './server.js';
 
 describe('a scientist in Chromium', () => {
-  let server: Served;
-  let browser: Browser;
-  beforeAll(async () => {
-    server = await startServer();
-    browser = await chromium.launch({ headless: true, ...CHROMIUM });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const lab = serverAndBrowser();
 
   it('signs up, logs in, opens the pump, doses, and sees the result', async () => {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
+    const page = await lab.browser.newPage();
     // the one 400 below is expected (the server's answer to a bad value); anything else is a fault
-    page.on('console', (m) => m.type() === 'error' && !m.text().includes('status of 400') && errors.push(m.text()));
+    const errors = pageErrors(page, 'status of 400');
 
-    await page.goto(`${server.base}/instruments/pump`);
+    await page.goto(`${lab.server.base}/instruments/pump`);
     expect(page.url()).toContain('/auth/login?next=');
     await page.click('text=Sign up');
-    await page.fill('#username', 'ada');
-    await page.fill('#password', 'correct horse');
-    await page.click('button[type=submit]');
-    await page.waitForURL(/\/auth\/login/);
-    await page.fill('#username', 'ada');
-    await page.fill('#password', 'correct horse');
-    await page.click('button[type=submit]');
-    await page.waitForURL(/\/app\/$/);
+    await signUpAndLogIn(page);
 
     await page.click('a[href="/app/instruments/pump"] >> nth=0');
     await page.waitForURL(/\/app\/instruments\/pump$/);

@@ -5,14 +5,14 @@
  * `interrupted` with its in-flight step in-doubt and every earlier step recorded, and the operator resumes it
  * through the HTTP API to completion.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openStore } from '../../core/store/index.js';
+import { openStore, type StepRow } from '../../core/store/index.js';
+import { spawnServer } from './server.js';
 
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
 const deck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
 
 interface Server {
@@ -20,28 +20,14 @@ interface Server {
   proc: ChildProcess;
 }
 
-/** `lab serve` on a free port over `dataDir`; resolves once it says it is ready. */
+/** `lab serve` with the fixture deck on a free port over `dataDir`; resolves once it says it is ready. */
 async function serve(dataDir: string): Promise<Server> {
-  const proc = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data-dir', dataDir, '--plugins', join(dataDir, 'plugins'), '--deck', deck, '--no-watch'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const base = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
-    const onData = (b: Buffer) => {
-      out += b.toString();
-      const m = /ready in \d+ ms: (http:\/\/\S+)\/app/.exec(out);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    proc.stdout!.on('data', onData);
-    proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
-  });
-  return { base, proc };
+  const { url, proc } = await spawnServer(dataDir, ['--deck', deck, '--no-watch']);
+  return { base: url.replace(/\/app$/, ''), proc };
 }
+
+/** Each step of a run as `phase<iteration>[index] method status`, in order. */
+const trail = (steps: StepRow[]) => steps.map((s) => `${s.phase}${s.iteration ?? ''}[${s.stepIndex}] ${s.method} ${s.status}`);
 
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
 
@@ -133,7 +119,7 @@ describe('a server killed mid-run', () => {
       expect(task.status).toBe('running');
       runId = task.runId!;
       const steps = await store.runSteps.list(runId);
-      expect(steps.map((s) => `${s.phase}${s.iteration ?? ''}[${s.stepIndex}] ${s.method} ${s.status}`)).toEqual([
+      expect(trail(steps)).toEqual([
         'prep[0] inc ok',
         'main0[0] inc ok',
         'main0[1] work ok',
@@ -179,7 +165,7 @@ describe('a server killed mid-run', () => {
       const run = (await after.runs.get(runId))!;
       expect(run).toMatchObject({ status: 'completed', error: null });
       const steps = await after.runSteps.list(runId);
-      expect(steps.map((s) => `${s.phase}${s.iteration ?? ''}[${s.stepIndex}] ${s.method} ${s.status}`)).toEqual([
+      expect(trail(steps)).toEqual([
         'prep[0] inc ok',
         'main0[0] inc ok',
         'main0[1] work ok',

@@ -1,37 +1,15 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM, startServer, type Served } from './server.js';
-
-async function login(page: Page, base: string) {
-  await page.goto(`${base}/auth/signup`);
-  for (const url of [/\/auth\/login/, /\/app\/$/]) {
-    await page.fill('#username', 'ada');
-    await page.fill('#password', 'correct horse');
-    await page.click('button[type=submit]');
-    await page.waitForURL(url);
-  }
-}
+import { login, pageErrors, serverAndBrowser } from './server.js';
 
 describe('a scientist runs a workflow and reads its record', () => {
-  let server: Served;
-  let browser: Browser;
-  beforeAll(async () => {
-    server = await startServer();
-    browser = await chromium.launch({ headless: true, ...CHROMIUM });
-  });
-  afterAll(async () => {
-    await browser?.close();
-    await server?.stop();
-  });
+  const lab = serverAndBrowser();
 
   it('builds a two-step workflow, runs it over 3 config rows, watches it finish live, and opens its record', async () => {
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (e) => errors.push(e.message));
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-    await login(page, server.base);
+    const page = await lab.browser.newPage();
+    const errors = pageErrors(page);
+    await login(page, lab.server.base);
 
     // build: pump.dose with #volume, balance.weigh saved as mass
-    await page.goto(`${server.base}/workflows/new`);
+    await page.goto(`${lab.server.base}/workflows/new`);
     await page.waitForSelector('#wf-builder[data-ready=true]');
     await page.click('.wf-palette-item[data-instrument=pump][data-method=dose]');
     await page.locator('.wf-step[data-path="main[0]"] input[data-arg=volume_ml]').fill('#volume');

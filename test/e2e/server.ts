@@ -1,9 +1,13 @@
-/** Start a real `lab serve` process on a free port with a fresh data folder, for end-to-end tests. */
+/**
+ * What the end-to-end tests share: a real `lab serve` process on a free port with a fresh data folder,
+ * Debian's Chromium, the first account and the errors a page reports.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
 
@@ -14,13 +18,13 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-export async function startServer(args: string[] = []): Promise<Served> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'labdeck-e2e-'));
+/** `lab serve` on a free port over `dataDir`; resolves with the URL it says it is ready at (`…/app`). */
+export async function spawnServer(dataDir: string, args: string[] = []): Promise<{ url: string; proc: ChildProcess }> {
   const proc = spawn(process.execPath, [bin, 'serve', '--port', '0', '--data-dir', dataDir, '--plugins', join(dataDir, 'plugins'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  const base = await new Promise<string>((resolve, reject) => {
+  const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 20_000);
     const onData = (b: Buffer) => {
       out += b.toString();
@@ -34,6 +38,12 @@ export async function startServer(args: string[] = []): Promise<Served> {
     proc.stderr!.on('data', onData);
     proc.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
   });
+  return { url, proc };
+}
+
+export async function startServer(args: string[] = []): Promise<Served> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'labdeck-e2e-'));
+  const { url: base, proc } = await spawnServer(dataDir, args);
   return {
     base,
     proc,
@@ -51,3 +61,49 @@ export const CHROMIUM = {
   executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
   args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
 };
+
+/** For a describe block: a fresh server and a headless Chromium before its tests, both stopped after them. */
+export function serverAndBrowser(): { server: Served; browser: Browser } {
+  const lab = {} as { server: Served; browser: Browser };
+  beforeAll(async () => {
+    lab.server = await startServer();
+    lab.browser = await chromium.launch({ headless: true, ...CHROMIUM });
+  });
+  afterAll(async () => {
+    await lab.browser?.close();
+    await lab.server?.stop();
+  });
+  return lab;
+}
+
+/** The account the browser tests sign up: the first user, so an admin. */
+export const USER = { username: 'ada', password: 'correct horse' };
+
+/** On the sign-up form: sign USER up, then log in on the form that leads to; lands on the home page. */
+export async function signUpAndLogIn(page: Page) {
+  for (const next of [/\/auth\/login/, /\/app\/$/]) {
+    await page.fill('#username', USER.username);
+    await page.fill('#password', USER.password);
+    await page.click('button[type=submit]');
+    await page.waitForURL(next);
+  }
+}
+
+/** Sign up the first user (an admin) and log in. */
+export async function login(page: Page, base: string) {
+  await page.goto(`${base}/auth/signup`);
+  await signUpAndLogIn(page);
+}
+
+/**
+ * The page's uncaught errors and console errors, collected as they come; console errors containing
+ * `expected` (an answer the test provokes on purpose) are left out.
+ */
+export function pageErrors(page: Page, expected?: string): string[] {
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !(expected !== undefined && m.text().includes(expected))) errors.push(m.text());
+  });
+  return errors;
+}

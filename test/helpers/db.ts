@@ -39,12 +39,14 @@ export async function testDbUrl(): Promise<{ url: string | undefined; drop(): Pr
   return { url: u.toString(), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 
-export async function testStore(): Promise<{
+export interface TestStore {
   store: Store;
   url: string | undefined;
   dataDir: string;
   cleanup(): Promise<void>;
-}> {
+}
+
+export async function testStore(): Promise<TestStore> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'labdeck-test-'));
   const db = await testDbUrl();
   let store: Store;
@@ -65,4 +67,20 @@ export async function testStore(): Promise<{
       fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * For a test file (or a describe block): a test store opened before its tests and handed to `use`, closed
+ * and removed after them.
+ */
+export function withTestStore(use: (t: TestStore) => void): void {
+  let cleanup: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const t = await testStore();
+    cleanup = t.cleanup;
+    use(t);
+  });
+  afterAll(async () => {
+    await cleanup?.();
+  });
 }

@@ -1,18 +1,9 @@
 import { runConsole, splitLastExpression, jsonSafe, type ConsoleDeck } from '../../core/console.js';
 import type { InstrumentSchema, MethodSchema } from '../../core/contracts/index.js';
+import { methodSchema } from '../helpers/schemas.js';
 
-function method(name: string, params: Record<string, unknown>, required: string[] = []): MethodSchema {
-  return {
-    name,
-    description: '',
-    safety: 'idempotent',
-    hidden: false,
-    order: 0,
-    params: { type: 'object', properties: params, required },
-    inferred: false,
-    inferredFields: [],
-  };
-}
+const method = (name: string, params: Record<string, unknown>, required: string[] = []): MethodSchema =>
+  methodSchema(name, { type: 'object', properties: params, required });
 
 const schemas: InstrumentSchema[] = [
   {

@@ -5,6 +5,7 @@ import { defineInstrument, z } from '../../core/contracts/index.js';
 import { Deck, coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { NewStep } from '../../core/store/types.js';
+import { labError } from '../helpers/errors.js';
 
 const FIXTURES = resolve('test/fixtures/plugins');
 
@@ -55,16 +56,6 @@ async function deckWith(names: string[], opts: { delay_ms?: number; busyTimeoutM
   return { deck, rows: rec.rows };
 }
 
-async function rejection(p: Promise<unknown>): Promise<LabError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    return e as LabError;
-  }
-  throw new Error('expected a rejection');
-}
-
 describe('Deck.call', () => {
   it('runs the method, records one step after the call and returns its id', async () => {
     const { deck, rows } = await deckWith(['pump']);
@@ -88,20 +79,20 @@ describe('Deck.call', () => {
 
   it('rejects invalid arguments naming the field, and records nothing', async () => {
     const { deck, rows } = await deckWith(['pump']);
-    let e = await rejection(deck.call('pump', 'dose', { volume_ml: 0 }, { userId: null }));
+    let e = await labError(deck.call('pump', 'dose', { volume_ml: 0 }, { userId: null }));
     expect(e.code).toBe('invalid_input');
     expect(e.details).toEqual([{ field: 'volume_ml', message: 'must be greater than 0' }]);
     expect(e.message).toMatch(/volume_ml must be greater than 0/);
-    e = await rejection(deck.call('pump', 'dose', { volume_ml: 80 }, { userId: null }));
+    e = await labError(deck.call('pump', 'dose', { volume_ml: 80 }, { userId: null }));
     expect(e.details).toEqual([{ field: 'volume_ml', message: 'must be at most 50' }]);
-    e = await rejection(deck.call('pump', 'dose', {}, { userId: null }));
+    e = await labError(deck.call('pump', 'dose', {}, { userId: null }));
     expect(e.details).toEqual([{ field: 'volume_ml', message: 'is required' }]);
-    e = await rejection(deck.call('pump', 'dose', { volume_ml: 'a lot' }, { userId: null }));
+    e = await labError(deck.call('pump', 'dose', { volume_ml: 'a lot' }, { userId: null }));
     expect(e.details).toEqual([{ field: 'volume_ml', message: 'must be a number' }]);
-    e = await rejection(deck.call('pump', 'dose', { volume: 1, volume_ml: 1 }, { userId: null }));
+    e = await labError(deck.call('pump', 'dose', { volume: 1, volume_ml: 1 }, { userId: null }));
     expect(e.details?.[0].field).toBe('volume');
     expect(e.details?.[0].message).toMatch(/not a parameter/);
-    e = await rejection(deck.call('pump', 'dose', [1], { userId: null }));
+    e = await labError(deck.call('pump', 'dose', [1], { userId: null }));
     expect(e.code).toBe('invalid_input');
     expect(rows).toHaveLength(0);
     await deck.close();
@@ -109,11 +100,11 @@ describe('Deck.call', () => {
 
   it('answers not_found for an unknown instrument or method, saying what exists', async () => {
     const { deck } = await deckWith(['pump']);
-    let e = await rejection(deck.call('pmup', 'dose', {}, { userId: null }));
+    let e = await labError(deck.call('pmup', 'dose', {}, { userId: null }));
     expect(e.code).toBe('not_found');
     expect(e.message).toMatch(/"pmup"/);
     expect(e.message).toMatch(/pump/);
-    e = await rejection(deck.call('pump', 'dsoe', {}, { userId: null }));
+    e = await labError(deck.call('pump', 'dsoe', {}, { userId: null }));
     expect(e.code).toBe('not_found');
     expect(e.message).toMatch(/"dsoe".*dose, fail/);
     expect(() => deck.schema('nope')).toThrow(/No instrument "nope"/);
@@ -140,7 +131,7 @@ describe('Deck.call', () => {
   it('gives up with busy when an instrument stays busy past the timeout', async () => {
     const { deck } = await deckWith(['slow'], { delay_ms: 150, busyTimeoutMs: 30 });
     const first = deck.call('slow', 'dose', { volume_ml: 1 }, { userId: null });
-    const e = await rejection(deck.call('slow', 'dose', { volume_ml: 1 }, { userId: null }));
+    const e = await labError(deck.call('slow', 'dose', { volume_ml: 1 }, { userId: null }));
     expect(e.code).toBe('busy');
     expect(e.message).toMatch(/slow is busy/);
     await expect(first).resolves.toMatchObject({ output: 1 });
@@ -150,7 +141,7 @@ describe('Deck.call', () => {
   it('refuses at once an instrument locked by another task; the owner and other instruments go on', async () => {
     const { deck } = await deckWith(['pump', 'other']);
     deck.lock(['pump'], '12');
-    const e = await rejection(deck.call('pump', 'dose', { volume_ml: 1 }, { userId: null }));
+    const e = await labError(deck.call('pump', 'dose', { volume_ml: 1 }, { userId: null }));
     expect(e.code).toBe('busy');
     expect(e.message).toBe('pump is in use by task 12.');
     await expect(deck.call('pump', 'dose', { volume_ml: 1 }, { userId: null, owner: '12' })).resolves.toMatchObject({ output: 1 });
@@ -164,7 +155,7 @@ describe('Deck.call', () => {
 
   it('records a failing call as an error step and throws instrument_error with its task id', async () => {
     const { deck, rows } = await deckWith(['pump']);
-    const e = await rejection(deck.call('pump', 'fail', {}, { userId: 4 }));
+    const e = await labError(deck.call('pump', 'fail', {}, { userId: 4 }));
     expect(e.code).toBe('instrument_error');
     expect(e.message).toBe('pump jammed');
     expect(e.data?.task_id).toBe(1);
@@ -245,12 +236,12 @@ describe('drivers, connect and module loading', () => {
     expect(changes).toHaveLength(1);
     expect((await deck.call('pump_2', 'stats', {}, { userId: null })).output).toMatchObject({ label: 'second' });
 
-    expect((await rejection(deck.connect('test-pump', 'pump_2', {}))).code).toBe('conflict');
-    const bad = await rejection(deck.connect('test-pump', 'pump_3', { delay_ms: -1 }));
+    expect((await labError(deck.connect('test-pump', 'pump_2', {}))).code).toBe('conflict');
+    const bad = await labError(deck.connect('test-pump', 'pump_3', { delay_ms: -1 }));
     expect(bad.code).toBe('invalid_input');
     expect(bad.details).toEqual([{ field: 'delay_ms', message: 'must be at least 0' }]);
-    expect((await rejection(deck.connect('nope', 'x', {}))).code).toBe('not_found');
-    expect((await rejection(deck.connect('test-pump', 'bad name', {}))).details?.[0].field).toBe('device_name');
+    expect((await labError(deck.connect('nope', 'x', {}))).code).toBe('not_found');
+    expect((await labError(deck.connect('test-pump', 'bad name', {}))).details?.[0].field).toBe('device_name');
     await deck.close();
   });
 
@@ -279,7 +270,7 @@ describe('drivers, connect and module loading', () => {
     expect((await deck.call('th', 'read', {}, { userId: null })).output).toBeCloseTo(294.65);
     // re-importing the same file replaces its drivers; no drivers at all is an error naming the file
     expect(await deck.importModule(join(FIXTURES, 'thermo-driver.ts'))).toEqual(['fx-thermo']);
-    const e = await rejection(deck.importModule(join(FIXTURES, 'no-instruments.ts')));
+    const e = await labError(deck.importModule(join(FIXTURES, 'no-instruments.ts')));
     expect(e.code).toBe('invalid_input');
     expect(e.message).toMatch(/No instrument drivers found in .*no-instruments\.ts/);
     await deck.close();
@@ -300,7 +291,7 @@ describe('drivers, connect and module loading', () => {
     expect(deck.schema('light').source).toBe('temporary');
     expect((await deck.call('inner_t', 'read', {}, { userId: null })).output).toBeCloseTo(294.65);
     // the same names again: conflict, nothing half-loaded
-    const e = await rejection(deck.importDeck(join(FIXTURES, 'deck-module.ts')));
+    const e = await labError(deck.importDeck(join(FIXTURES, 'deck-module.ts')));
     expect(e.code).toBe('conflict');
     expect(e.message).toMatch(/t1, valve, counter/);
     await deck.close();
@@ -319,7 +310,7 @@ describe('drivers, connect and module loading', () => {
       [join(FIXTURES, 'no-instruments.ts'), /No instruments found in .*no-instruments\.ts/],
     ];
     for (const [file, re] of cases) {
-      const e = await rejection(deck.loadDeck(file));
+      const e = await labError(deck.loadDeck(file));
       expect(e.code).toBe('invalid_input');
       expect(e.message).toMatch(re);
       expect(e.details?.[0].field).toBe('filepath');

@@ -13,9 +13,9 @@ import { pluginsCheck, pluginsTest } from '../../cli/plugins.js';
 import type { CliIO } from '../../cli/io.js';
 import { defineInstrument, z } from '../../core/contracts/index.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, Deck } from '../../core/deck/index.js';
-import { LabError } from '../../core/errors.js';
 import { PluginHost } from '../../core/plugins/index.js';
 import type { NewStep } from '../../core/store/types.js';
+import { labError } from '../helpers/errors.js';
 
 const root = resolve('.');
 const guideFile = join(root, 'docs', 'plugins.md');
@@ -42,17 +42,6 @@ const slug = (heading: string) =>
     .replace(/ /g, '-');
 
 const anchors = (markdown: string) => new Set([...markdown.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1])));
-
-/** The rejection of `p`, which must be a LabError. */
-async function labError(p: Promise<unknown>): Promise<LabError> {
-  try {
-    await p;
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    return e as LabError;
-  }
-  throw new Error('expected a rejection');
-}
 
 function captureIO(): { io: CliIO; text: () => string } {
   const out: string[] = [];

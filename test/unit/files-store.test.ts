@@ -4,34 +4,21 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { LabError } from '../../core/errors.js';
 import { DEFAULT_UPLOAD_LIMIT, FileStore } from '../../core/files/store.js';
 import { runData, runIdOfFileName } from '../../core/files/rundata.js';
 import type { Store } from '../../core/store/types.js';
 import { Workflow } from '../../core/workflow/model.js';
-import { testStore } from '../helpers/db.js';
+import { withTestStore } from '../helpers/db.js';
+import { labError } from '../helpers/errors.js';
 
 let store: Store;
 let dataDir: string;
-let cleanup: () => Promise<void>;
 let files: FileStore;
 
-beforeAll(async () => {
-  ({ store, dataDir, cleanup } = await testStore());
+withTestStore((t) => {
+  ({ store, dataDir } = t);
   files = new FileStore(store, dataDir);
 });
-afterAll(async () => {
-  await cleanup();
-});
-
-async function labError(p: Promise<unknown>): Promise<LabError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(LabError);
-  return e as LabError;
-}
 
 const dose = Workflow.parse({
   name: 'dose',

@@ -9,10 +9,10 @@ import {
   z,
   type OptimizerDefinition,
 } from '../../core/contracts/index.js';
-import { LabError } from '../../core/errors.js';
 import { gpOptimizer } from '../../plugins/optimizer-gp.js';
 import { randomOptimizer } from '../../plugins/optimizer-random.js';
 import { sobolOptimizer } from '../../plugins/optimizer-sobol.js';
+import { labError } from '../helpers/errors.js';
 
 const config = z.object({ step: z.number().min(0).default(0.5).describe('Step size') });
 const base: OptimizerDefinition<typeof config> = {
@@ -26,17 +26,6 @@ const base: OptimizerDefinition<typeof config> = {
     snapshot: () => ({ step: c.step }),
   }),
 };
-
-/** The LabError `fn` throws (fails the test when it throws something else or nothing). */
-function labError(fn: () => unknown): LabError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    return e as LabError;
-  }
-  throw new Error('expected a LabError');
-}
 
 describe('defineOptimizer', () => {
   it('tags a valid optimizer with the symbol the plugin host looks for', () => {

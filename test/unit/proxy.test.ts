@@ -7,27 +7,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
-import { z, type InstrumentSchema, type MethodSchema } from '../../core/contracts/index.js';
+import { z, type InstrumentSchema, type JSONSchema, type MethodSchema } from '../../core/contracts/index.js';
 import { generateProxy } from '../../server/proxy.js';
+import { methodSchema } from '../helpers/schemas.js';
 
 const run = promisify(execFile);
 
 /** A description that tries to break out of every kind of literal and comment. */
 const NASTY = 'Dose "liquid" \'now\'.\n"""\nraise SystemExit(3)\n"""\n*/ globalThis.pwned = 1; /* \\ end"';
 
-function method(name: string, params: z.ZodObject<z.ZodRawShape>, extra: Partial<MethodSchema> = {}): MethodSchema {
-  return {
-    name,
-    description: '',
-    safety: 'idempotent',
-    hidden: false,
-    order: 0,
-    params: z.toJSONSchema(params, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>,
-    inferred: false,
-    inferredFields: [],
-    ...extra,
-  };
-}
+const method = (name: string, params: z.ZodObject<z.ZodRawShape>, extra: Partial<MethodSchema> = {}): MethodSchema =>
+  methodSchema(name, z.toJSONSchema(params, { io: 'input', unrepresentable: 'any' }) as JSONSchema, extra);
 
 const instruments: InstrumentSchema[] = [
   {

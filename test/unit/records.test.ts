@@ -3,7 +3,6 @@
  * data normaliser, the steps-CSV rows (through the shared CSV writer) and the log text.
  */
 import { csvChunks } from '../../core/files/csv.js';
-import { LabError } from '../../core/errors.js';
 import {
   STEPS_CSV_COLUMNS,
   logText,
@@ -17,16 +16,7 @@ import {
 } from '../../core/records/index.js';
 import type { PhaseRow, StepRow } from '../../core/store/types.js';
 import type { Step } from '../../core/workflow/model.js';
-
-function labError(fn: () => unknown): LabError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(LabError);
-    return e as LabError;
-  }
-  throw new Error('expected a LabError');
-}
+import { labError } from '../helpers/errors.js';
 
 describe('parseListQuery', () => {
   it('defaults to page 1 of 20, no keyword; empty values count as absent', () => {

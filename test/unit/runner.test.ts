@@ -4,13 +4,13 @@
  * events, submit validation, and crash recovery. Tests are sequenced by the runner's own status and events
  * (and the gate instrument, which hangs until released), never by guessed sleeps.
  */
-import { LabError } from '../../core/errors.js';
 import { Runner, type RunnerEvent, type RunnerState } from '../../core/runner/index.js';
 import type { Deck } from '../../core/deck/index.js';
 import type { QueueTaskRow, RunStatus, Store, TaskStatus } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
 import { testStore } from '../helpers/db.js';
+import { labError } from '../helpers/errors.js';
 
 /* ------------------------------------------------------------------ harness */
 
@@ -95,16 +95,6 @@ async function outcome(l: Lab, id: number): Promise<RunStatus> {
 
 async function taskStatus(l: Lab, id: number): Promise<TaskStatus> {
   return (await l.store.queue.get(id))!.status;
-}
-
-/** The LabError a promise rejects with (fails the test when it resolves or throws something else). */
-async function labError(p: Promise<unknown>): Promise<LabError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(LabError);
-  return e as LabError;
 }
 
 /** A direct call, as the instrument page makes it. */

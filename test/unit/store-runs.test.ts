@@ -8,34 +8,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
-import { LabError } from '../../core/errors.js';
 import { dataSourceOf, openStore, SQLITE_FILE } from '../../core/store/index.js';
 import { Init1732300000000 as InitPostgres } from '../../core/store/migrations/postgres/1732300000000-init.js';
 import { Init1732300000000 as InitSqlite } from '../../core/store/migrations/sqlite/1732300000000-init.js';
 import type { NewStep, QueueTaskRow, RunRow, Store } from '../../core/store/types.js';
-import { testDbUrl, testStore, usingPostgres } from '../helpers/db.js';
+import { testDbUrl, usingPostgres, withTestStore } from '../helpers/db.js';
+import { labError } from '../helpers/errors.js';
 
 const dialect = usingPostgres() ? 'postgres' : 'sqlite';
 
 let store: Store;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ store, cleanup } = await testStore());
-});
-afterAll(async () => {
-  await cleanup();
-});
-
-/** The LabError a promise rejects with (fails the test if it resolves or throws something else). */
-async function labError(p: Promise<unknown>): Promise<LabError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(LabError);
-  return e as LabError;
-}
+withTestStore((t) => (store = t.store));
 
 let seq = 0;
 const uniq = (s: string) => `${s}-${++seq}`;
@@ -592,14 +575,10 @@ describe(`schema after the runs migration (${dialect})`, () => {
 describe(`100,000 runs and steps (${dialect})`, () => {
   const N = 100_000;
   let big: Store;
-  let bigCleanup: () => Promise<void>;
   const timings: Record<string, string> = {};
 
-  beforeAll(async () => {
-    ({ store: big, cleanup: bigCleanup } = await testStore());
-  });
-  afterAll(async () => {
-    await bigCleanup();
+  withTestStore((t) => (big = t.store));
+  afterAll(() => {
     console.log(`store timings (${dialect}):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
   });
 

@@ -8,29 +8,13 @@ import path from 'node:path';
 import { LabError } from '../../core/errors.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
 import type { NewStep, Store } from '../../core/store/types.js';
-import { testDbUrl, testStore, usingPostgres } from '../helpers/db.js';
+import { testDbUrl, usingPostgres, withTestStore } from '../helpers/db.js';
+import { labError } from '../helpers/errors.js';
 
 const dialect = usingPostgres() ? 'postgres' : 'sqlite';
 
 let store: Store;
-let cleanup: () => Promise<void>;
-
-beforeAll(async () => {
-  ({ store, cleanup } = await testStore());
-});
-afterAll(async () => {
-  await cleanup();
-});
-
-/** The LabError a promise rejects with (fails the test if it resolves or throws something else). */
-async function labError(p: Promise<unknown>): Promise<LabError> {
-  const e = await p.then(
-    () => undefined,
-    (err: unknown) => err,
-  );
-  expect(e).toBeInstanceOf(LabError);
-  return e as LabError;
-}
+withTestStore((t) => (store = t.store));
 
 let seq = 0;
 const uniq = (s: string) => `${s}-${++seq}`;

@@ -2,20 +2,10 @@ import { z, type InstrumentSchema, type JSONSchema, type MethodSchema } from '..
 import { LabError, type ErrorDetail } from '../../core/errors.js';
 import { countSteps, instrumentsOf, stepPaths, validateWorkflow, type DeckSchemas } from '../../core/workflow/validate.js';
 import { Workflow, type Step } from '../../core/workflow/model.js';
+import { methodSchema } from '../helpers/schemas.js';
 
 /* A fake deck whose method schemas come from real zod schemas, as the deck makes them. */
-function method(name: string, params: z.ZodObject<z.ZodRawShape>): MethodSchema {
-  return {
-    name,
-    description: '',
-    safety: 'idempotent',
-    hidden: false,
-    order: 0,
-    params: z.toJSONSchema(params, { io: 'input' }) as JSONSchema,
-    inferred: false,
-    inferredFields: [],
-  };
-}
+const method = (name: string, params: z.ZodObject<z.ZodRawShape>): MethodSchema => methodSchema(name, z.toJSONSchema(params, { io: 'input' }) as JSONSchema);
 function instrument(name: string, methods: MethodSchema[]): InstrumentSchema {
   return { name, driver: `sim-${name}`, description: '', source: 'deck', methods };
 }

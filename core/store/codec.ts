@@ -1,0 +1,85 @@
+/**
+ * Helpers shared by the two repository modules (repos.ts, run-repos.ts): checking a value against its
+ * allowed set, not_found errors, the SET clause of a partial update, the steps row mapping (steps are
+ * written by repos.ts and read per run by run-repos.ts) and an in-process lock per key.
+ */
+import { LabError } from '../errors.js';
+import { decodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
+import type { StepRow } from './types.js';
+
+/** The value if it is one of `allowed`, else an invalid_input error naming the field. */
+export function oneOf<T extends string>(value: string, allowed: readonly T[], field: string): T {
+  if (!(allowed as readonly string[]).includes(value)) {
+    throw new LabError('invalid_input', `Unknown ${field} "${value}".`, [
+      { field, message: `must be one of ${allowed.join(', ')}` },
+    ]);
+  }
+  return value as T;
+}
+
+/** `No <what> with id <id>.`, naming the input field that holds the id. */
+export function notFound(what: string, id: number | string, field = 'id'): LabError {
+  return new LabError('not_found', `No ${what} with id ${id}.`, [{ field, message: `no such ${what}` }]);
+}
+
+/** Field → [column, encoder] for a partial update. */
+export type Encoders<P> = { [K in keyof P]-?: [column: string, encode: (v: Exclude<P[K], undefined>) => Param] };
+
+/** `"col" = ?` pairs for the fields present in a patch (undefined = leave as is, null = clear). */
+export function setClause<P extends object>(patch: P, fields: Encoders<P>): { sets: string[]; params: Param[] } {
+  const sets: string[] = [];
+  const params: Param[] = [];
+  for (const key of Object.keys(fields) as (keyof P)[]) {
+    const v = patch[key];
+    if (v === undefined) continue;
+    const [column, encode] = fields[key] as [string, (x: unknown) => Param];
+    sets.push(`"${column}" = ?`);
+    params.push(encode(v));
+  }
+  return { sets, params };
+}
+
+/** The encoder of a column stored as it is. */
+export const same = <T extends Param>(v: T): Param => v;
+
+export const STEP_COLS =
+  `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
+  `"error", "user_id", "started_at", "ended_at"`;
+
+export function stepRow(r: DbRow): StepRow {
+  return {
+    id: toInt(r.id),
+    runId: toIntOrNull(r.run_id),
+    phase: (r.phase as string | null) ?? null,
+    iteration: toIntOrNull(r.iteration),
+    stepIndex: toIntOrNull(r.step_index),
+    instrument: String(r.instrument),
+    method: String(r.method),
+    args: decodeJson(r.args),
+    output: decodeJson(r.output),
+    status: r.status as StepRow['status'],
+    error: (r.error as string | null) ?? null,
+    userId: toIntOrNull(r.user_id),
+    startedAt: toDate(r.started_at),
+    endedAt: toDateOrNull(r.ended_at),
+  };
+}
+
+/** Serialises async work per key inside this process (read-modify-write of one row or of the queue order). */
+export function keyedLock() {
+  const tails = new Map<string, Promise<void>>();
+  return async function withLock<T>(key: string, fn: () => Promise<T>): Promise<T> {
+    const prev = tails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const mine = new Promise<void>((r) => (release = r));
+    const tail = prev.then(() => mine);
+    tails.set(key, tail);
+    await prev;
+    try {
+      return await fn();
+    } finally {
+      release();
+      if (tails.get(key) === tail) tails.delete(key);
+    }
+  };
+}
