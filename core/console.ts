@@ -17,7 +17,6 @@
  */
 import vm from 'node:vm';
 import { format, inspect, types } from 'node:util';
-import { transform } from 'esbuild';
 import type { InstrumentSchema, JSONSchema } from './contracts/index.js';
 
 /** What the console sees of the deck (the runtime wires the real Deck in). */
@@ -60,6 +59,7 @@ export async function runConsole(code: string, opts: ConsoleOptions): Promise<Co
   //    line numbers in its stack traces are the user's; TypeScript line numbers are those of the stripped code.
   let js = code;
   try {
+    const { transform } = await import('esbuild'); // loaded on first use: labdeck idles without it
     const out = await transform(code, { loader: opts.language === 'typescript' ? 'ts' : 'js', sourcefile: FILENAME });
     if (opts.language === 'typescript') js = out.code;
   } catch (e) {

@@ -233,7 +233,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
   const steps: Store['steps'] = {
     // The hot path: one cached prepared statement, one round trip.
     async insert(s) {
-      const r = await sql.one<DbRow>(INSERT_STEP, [
+      return sql.insertId(INSERT_STEP, [
         s.runId,
         s.phase,
         s.iteration,
@@ -248,7 +248,6 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
         s.startedAt,
         s.endedAt,
       ]);
-      return toInt(r!.id);
     },
     async update(id, patch) {
       const { sets, params } = setClause(patch, STEP_FIELDS);

@@ -7,26 +7,29 @@ import { Router, type Request } from 'express';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
 import { render, wantsJson } from '../http.js';
-import { buildOpenApi } from '../openapi.js';
-import { ApiPage } from '../views/api.js';
+
+// The document's schemas and page are loaded on first use: labdeck idles without them.
+const openapi = () => import('../openapi.js');
+const apiPage = () => import('../views/api.js');
 
 export function apiDocRoutes(runtime: Runtime): Router {
   const r = Router();
 
-  const docFor = (req: Request) =>
-    buildOpenApi({
+  const docFor = async (req: Request) =>
+    (await openapi()).buildOpenApi({
       instruments: req.user ? runtime.deck.list() : [],
       public: !req.user,
       serverUrl: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
     });
 
-  r.get('/openapi.json', (req, res) => {
-    res.json(docFor(req));
+  r.get('/openapi.json', async (req, res) => {
+    res.json(await docFor(req));
   });
 
   r.get('/api', async (req, res) => {
-    const doc = docFor(req);
+    const doc = await docFor(req);
     if (wantsJson(req)) return res.json(doc);
+    const { ApiPage } = await apiPage();
     render(res, <ApiPage ctx={await ctxOf(req)} doc={doc} live={!!req.user} />);
   });
 

@@ -416,3 +416,21 @@ describe('database URLs', () => {
     expect(e.message).not.toContain('s3cret');
   });
 });
+
+describe('group commit of call records', () => {
+  it('gives each of many concurrent inserts its own id, in order, and fails only a bad row', async () => {
+    {
+      const step = (method: string, userId: number | null = null) => ({
+        runId: null, phase: null, iteration: null, stepIndex: null, instrument: 'pump', method, args: {}, output: 1,
+        status: 'ok' as const, error: null, userId, startedAt: new Date(), endedAt: new Date(),
+      });
+      const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => store.steps.insert(step(`m${i}`))));
+      expect(new Set(ids).size).toBe(50);
+      for (const [i, id] of ids.entries()) expect((await store.steps.get(id))?.method).toBe(`m${i}`);
+      // a row that breaks a constraint (unknown user) fails alone; its neighbours in the batch are stored
+      const results = await Promise.allSettled([store.steps.insert(step('ok1')), store.steps.insert(step('bad', 999_999)), store.steps.insert(step('ok2'))]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      for (const r of results) if (r.status === 'fulfilled') expect(await store.steps.get(r.value)).not.toBeNull();
+    }
+  });
+});
