@@ -21,7 +21,7 @@ export type ZodObjectAny = z.ZodObject<z.ZodRawShape>;
 export interface CallContext {
   /** Aborted when the host shuts down or the caller gives up; long methods should honour it. */
   signal: AbortSignal;
-  /** A log line attached to the call record. */
+  /** A log line: written to the run's log when the call is a workflow step (a `log` event of the deck otherwise). */
   log(message: string): void;
 }
 

@@ -169,6 +169,11 @@ export class Runner extends EventEmitter {
     this.store = opts.store;
     this.deck = opts.deck;
     this.sources = opts.sources ?? {};
+    // what an instrument logs while it works for the current run goes to that run's log
+    this.deck.on('log', (e: { instrument: string; method: string; message: string }) => {
+      const c = this.current;
+      if (c && this.deck.lockedBy(e.instrument) === c.owner) void this.log(c.run.id, 'info', `${e.instrument}.${e.method}: ${e.message}`).catch(() => undefined);
+    });
   }
 
   /* ------------------------------------------------------------------ lifecycle */

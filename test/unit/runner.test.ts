@@ -283,6 +283,8 @@ describe('a run', () => {
     const log = (await l.store.logs.list(run.id)).map((x) => x.message);
     expect(log[0]).toBe('Started basic v1: 2 iteration(s).');
     expect(log.at(-1)).toBe('Run completed.');
+    // what the instrument logged while working for the run (ctx.log) is in the run's log
+    expect(log).toEqual(expect.arrayContaining(['counter.inc: now at 100', 'counter.inc: now at 103']));
   });
 
   it('emits status, run, step, iteration, log and queue events in order', async () => {
@@ -311,7 +313,13 @@ describe('a run', () => {
     expect(ev.indexOf(iters[0])).toBeGreaterThan(ev.indexOf(steps[3]));
     expect(ev.indexOf(iters[0])).toBeLessThan(ev.indexOf(steps[4]));
     expect(runEnd).toBeGreaterThan(ev.indexOf(steps[7]));
-    expect(ev.filter((e) => e.type === 'log').map((e) => (e.type === 'log' ? e.message : ''))).toEqual(['Started basic v1: 2 iteration(s).', 'Run completed.']);
+    expect(ev.filter((e) => e.type === 'log').map((e) => (e.type === 'log' ? e.message : ''))).toEqual([
+      'Started basic v1: 2 iteration(s).',
+      'counter.inc: now at 100',
+      'counter.inc: now at 101',
+      'counter.inc: now at 103',
+      'Run completed.',
+    ]);
     // the finish: queue change and an idle status come after the run's end
     const tail = ev.slice(runEnd + 1);
     expect(tail.some((e) => e.type === 'queue')).toBe(true);
