@@ -14,7 +14,7 @@ import { ctxOf } from './context.js';
 import { asLabError, errorBody, render, statusOf, wantsJson } from './http.js';
 import { apiDocRoutes } from './routes/api-docs.js';
 import { authRoutes } from './routes/auth.js';
-import { deviceRoutes } from './routes/devices.js';
+import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { executionRoutes } from './routes/executions.js';
 import { fileRoutes } from './routes/files.js';
@@ -61,6 +61,8 @@ async function onError(e: unknown, req: Request, res: Response, _next: NextFunct
 export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   const app = express();
   app.locals.runtime = runtime;
+  // the instrument routes own these path segments: no device may be named like them
+  runtime.deck.reserve(RESERVED_NAMES);
   app.disable('x-powered-by');
   app.set('trust proxy', false);
   app.set('etag', false);

@@ -548,6 +548,10 @@ export class Deck extends EventEmitter {
     }
     const bad = found.filter(([n]) => !NAME_RE.test(n));
     if (bad.length) throw new LabError('invalid_input', `Device names must be identifiers: ${bad.map(([n]) => n).join(', ')}.`, [{ field: 'filepath', message: 'bad device name' }]);
+    const reserved = found.filter(([n]) => this.reserved.has(n)).map(([n]) => n);
+    if (reserved.length) {
+      throw new LabError('invalid_input', `${reserved.join(', ')} ${reserved.length > 1 ? 'are names' : 'is a name'} the web app uses for its own pages; rename ${reserved.length > 1 ? 'these devices' : 'the device'} in ${mod.file}.`, reserved.map((n) => ({ field: n, message: 'reserved name' })));
+    }
     const taken = found.filter(([n]) => this.devices.has(n)).map(([n]) => n);
     if (taken.length) {
       throw new LabError('conflict', `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${mod.file}.`, taken.map((n) => ({ field: n, message: 'name taken' })));
@@ -596,6 +600,20 @@ export class Deck extends EventEmitter {
   }
 
   /** Connect a new temporary device from a registered driver. */
+  private readonly reserved = new Set<string>();
+
+  /**
+   * Names a front end needs for itself (the web app's `/instruments/new`, `/task`, …): devices may not take
+   * them. A device that already has one is reported.
+   */
+  reserve(names: Iterable<string>): void {
+    const clash = [...names].filter((n) => this.devices.has(n));
+    for (const n of names) this.reserved.add(n);
+    if (clash.length) {
+      throw new LabError('invalid_input', `The deck has a device named ${clash.map((n) => `"${n}"`).join(', ')}, which the web app uses for its own pages: rename it in the deck module.`, clash.map((n) => ({ field: n, message: 'reserved name' })));
+    }
+  }
+
   async connect(driver: string, deviceName: string, options: Record<string, unknown>): Promise<InstrumentSchema> {
     const entry = this.registry.get(driver);
     if (!entry) {
@@ -608,6 +626,9 @@ export class Deck extends EventEmitter {
       throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -), got ${JSON.stringify(deviceName)}.`, [
         { field: 'device_name', message: 'invalid name' },
       ]);
+    }
+    if (this.reserved.has(deviceName)) {
+      throw new LabError('invalid_input', `"${deviceName}" is a name the web app uses for its own pages; choose another device_name.`, [{ field: 'device_name', message: 'reserved name' }]);
     }
     if (this.devices.has(deviceName)) {
       throw new LabError('conflict', `The deck already has a device named "${deviceName}".`, [{ field: 'device_name', message: 'name taken' }]);

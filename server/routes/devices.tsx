@@ -77,8 +77,8 @@ export function deviceRoutes(runtime: Runtime): Router {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const deviceName = body.device_name;
     try {
-      if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName) || RESERVED_NAMES.has(deviceName)) {
-        throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -) and not one of ${[...RESERVED_NAMES].join(', ')}.`, [
+      if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName)) {
+        throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -).`, [
           { field: 'device_name', message: 'invalid name' },
         ]);
       }

@@ -67,6 +67,10 @@ describe('temporary devices', () => {
     const shake = await lab.admin.post('/app/instruments/shaker').set('Accept', J).send({ method: 'shake', args: { rpm: 300 } }).expect(200);
     expect(shake.body.output).toBe(300);
     await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('nope.ts') }).expect(400);
+    // a device named like one of the app's own pages could never be reached: refused, naming it
+    const reserved = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('reserved-deck.ts') }).expect(400);
+    expect(reserved.body.error.message).toContain('proxy');
+    await lab.admin.get('/app/instruments/proxy?lang=python').expect(200);
   });
 
   it('is admin-only for imports and connections', async () => {

@@ -332,3 +332,19 @@ describe('drivers, connect and module loading', () => {
     await deck.close();
   });
 });
+
+describe('reserved device names', () => {
+  it('refuses a reserved name on connect, and reports a device that already has one', async () => {
+    const deck = new Deck({ recordStep: async () => 1 });
+    const thing = defineInstrument({ name: 'thing', version: '1', options: z.object({}), create: () => ({}), methods: { ping: { params: z.object({}), run: () => 'pong' } } });
+    deck.setFileDrivers('/virtual/thing.ts', 'imported', [thing]);
+    try {
+      await deck.connect('thing', 'ok1', {});
+      deck.reserve(['task']);
+      await expect(deck.connect('thing', 'task', {})).rejects.toMatchObject({ code: 'invalid_input', details: [{ field: 'device_name', message: 'reserved name' }] });
+      expect(() => deck.reserve(['ok1'])).toThrow(/"ok1"/);
+    } finally {
+      await deck.close();
+    }
+  });
+});
