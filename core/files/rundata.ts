@@ -9,7 +9,7 @@
  */
 import { LabError } from '../errors.js';
 import type { RunRow, Store } from '../store/types.js';
-import { Workflow } from '../workflow/model.js';
+import { plotData } from '../records/plot.js';
 
 export interface RunData {
   run: RunRow;
@@ -30,27 +30,11 @@ export function runIdOfFileName(name: string): number | null {
 
 export const runDataFileName = (runId: number) => `run-${runId}.csv`;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 export async function runData(store: Store, runId: number): Promise<RunData> {
   const run = await store.runs.get(runId);
   if (!run) throw new LabError('not_found', `No run record ${runId}.`, [{ field: 'run', message: 'unknown run' }]);
-  const snapshot = Workflow.safeParse(run.workflow);
-  const parameters = new Set(snapshot.success ? snapshot.data.parameters.map((p) => p.name) : []);
-  const outputs = new Set(snapshot.success ? snapshot.data.outputs : []);
-
-  // one phase record per iteration (the last one, should a step be re-run into a new record)
-  const byIteration = new Map<number, { params: Record<string, unknown>; outputs: Record<string, unknown> }>();
-  for (const p of await store.phases.list(runId)) {
-    if (p.phase !== 'main' || p.iteration === null) continue;
-    const params = isRecord(p.params) ? p.params : {};
-    const outs = isRecord(p.outputs) ? p.outputs : {};
-    for (const k of Object.keys(params)) if (!outputs.has(k)) parameters.add(k);
-    for (const k of Object.keys(outs)) if (!parameters.has(k)) outputs.add(k);
-    byIteration.set(p.iteration, { params, outputs: outs });
-  }
-  const rows = [...byIteration.entries()].sort(([a], [b]) => a - b).map(([, r]) => ({ ...r.params, ...r.outputs }));
-  const params = [...parameters];
-  const outs = [...outputs].filter((o) => !parameters.has(o));
-  return { run, parameters: params, outputs: outs, columns: [...params, ...outs], rows };
+  // the same columns and iterations as the run's plot data: one row per iteration of main
+  const plot = plotData(run, await store.phases.list(runId));
+  const rows = plot.iterations.map((it) => ({ ...it.params, ...it.outputs }));
+  return { run, parameters: plot.parameters, outputs: plot.outputs, columns: [...plot.parameters, ...plot.outputs], rows };
 }

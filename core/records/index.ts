@@ -23,3 +23,4 @@ export {
 export { plotData, plotValue, type PlotData, type PlotIteration } from './plot.js';
 export { STEPS_CSV_COLUMNS, stepsCsvRow, stepsCsvBatches, logLine, logText, type StepsCsvRow } from './export.js';
 export { pathAtIndex, stepPathResolver } from './paths.js';
+export { runTail } from './tail.js';

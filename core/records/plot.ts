@@ -6,7 +6,7 @@
  * NaN) is null, which a plot draws as a gap.
  *
  * Names: the parameters and outputs of the run's workflow snapshot, then any other key a phase recorded
- * (in the order first seen), the same rule as the run's data CSV (core/files/rundata.ts). A name that is an
+ * (in the order first seen); the run's data CSV (core/files/rundata.ts) is built from this. A name that is an
  * parameter is not also an output.
  */
 import type { PhaseRow, RunRow } from '../store/types.js';

@@ -570,27 +570,21 @@ export class Runner extends EventEmitter {
     if (resume) await this.store.runs.update(run.id, { status: 'running', error: null });
     await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now() });
     const phases = resume ? await this.store.phases.list(run.id) : [];
-    let source: IterationSource;
-    try {
-      source = await this.sourceOf(task, run.id, payload, phases);
-    } catch (e) {
-      source = rowsSource([]);
-      this.current = { task, run, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: true };
-      await this.finish(this.current, 'failed', message(e));
-      return;
-    }
-    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: source.total, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false };
+    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false };
     this.current = c;
     if (!ending) this.abortRequest = null;
     const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
 
+    let source: IterationSource;
     try {
+      source = await this.sourceOf(task, run.id, payload, phases);
       this.deck.lock(instrumentsOf(wf), owner);
     } catch (e) {
-      // an instrument vanished or is held: the run cannot start; record it as failed
+      // the run cannot start (its optimizer is gone, an instrument vanished or is held): recorded as failed
       await this.finish(c, 'failed', message(e));
       return;
     }
+    c.total = source.total;
     this.emitQueue();
     this.emitStatus();
     this.emit('event', { type: 'run', run_id: run.id, task_id: task.id, status: 'running' } satisfies RunnerEvent);

@@ -5,7 +5,7 @@ import type { RunnerEvent } from '../../core/runner/index.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { QueueTaskRow } from '../../core/store/types.js';
 import type { Workflow } from '../../core/workflow/model.js';
-import { stepPathResolver } from '../../core/records/paths.js';
+import { runTail } from '../../core/records/tail.js';
 import { ctxOf } from '../context.js';
 import { asLabError, intParam, render, statusOf, wantsJson } from '../http.js';
 import { ExecutionPage } from '../views/executions.js';
@@ -155,25 +155,7 @@ export function executionRoutes(runtime: Runtime): Router {
   r.get('/executions/events', async (req, res) => {
     const status = runner.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed
-    const runId = status.current_task?.run_id ?? (await store.runs.list({ page: 1, perPage: 1 })).rows[0]?.id;
-    const run = runId ? await store.runs.get(runId) : null;
-    const log = run ? (await store.logs.list(run.id)).slice(-50).map((l) => ({ run_id: run.id, level: l.level, message: l.message, at: l.at.toISOString() })) : [];
-    const pathOf = stepPathResolver(run?.workflow);
-    const steps = run
-      ? (await store.runSteps.list(run.id)).slice(-50).map((st) => ({
-          run_id: run.id,
-          phase: st.phase,
-          iteration: st.iteration,
-          path: pathOf(st.phase, st.stepIndex) ?? `${st.phase}`,
-          index: st.stepIndex,
-          state: st.status === 'ok' ? 'ok' : st.status === 'error' ? 'error' : 'start',
-          kind: 'call',
-          instrument: st.instrument,
-          method: st.method,
-          output: st.output,
-          error: st.error ?? undefined,
-        }))
-      : [];
+    const { log, steps } = await runTail(store, status.current_task?.run_id);
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
     const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[]; steps: unknown[] }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     send({ type: 'hello', status, log, steps });
