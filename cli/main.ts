@@ -23,17 +23,25 @@ const port = (v: string) => {
   return n;
 };
 
+const seconds = (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('a number of seconds above 0');
+  return n;
+};
+
 const common = (c: Command) =>
   c
     .option('--deck <file>', 'deck module (default: the demo deck)')
     .option('--plugins <dir>', 'plugin folder (lab serve watches it for changes)', 'lab-plugins')
     .option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data')
-    .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)');
+    .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)')
+    .option('--python <path>', 'Python interpreter for Python decks and drivers, e.g. your lab\'s venv (default: LABDECK_PYTHON, then python3)');
 
 common(program.command('serve').description('serve the web app'))
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on', port, 8000)
   .option('--no-watch', 'do not watch plugin folders')
+  .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
   .action(async (o) => {
     const { serve } = await import('./serve.js');
     const s = await serve({
@@ -44,6 +52,8 @@ common(program.command('serve').description('serve the web app'))
       dataDir: o.dataDir,
       db: o.db,
       watch: o.watch,
+      python: o.python,
+      consoleTimeoutMs: o.consoleTimeout * 1000,
     });
     const stop = () => {
       console.log('labdeck stopping');

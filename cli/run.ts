@@ -53,6 +53,7 @@ export interface RunOptions {
   plugins?: string;
   dataDir?: string;
   db?: string;
+  python?: string;
 }
 
 export interface RunEnv {
@@ -303,7 +304,7 @@ export async function runWorkflow(target: string, opts: RunOptions, io: CliIO = 
     const inputs = await readInputs(target, opts);
     await checkQueueFree(opts, dataDir);
     const { createRuntime } = await import('../core/runtime.js');
-    runtime = await createRuntime({ deck: opts.deck, pluginDirs: [opts.plugins ?? 'lab-plugins'], dataDir, db: opts.db, watch: false });
+    runtime = await createRuntime({ deck: opts.deck, pluginDirs: [opts.plugins ?? 'lab-plugins'], dataDir, db: opts.db, watch: false, python: opts.python });
     for (const e of runtime.plugins.errors()) println(io.stderr, `plugin error: ${e.file}: ${e.message}`);
     const loaded = await loadWorkflow(runtime, target, inputs);
     const rows = iterationsOf(loaded.definition, inputs, opts.config);

@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   payload_too_large: 413,
   too_many_requests: 429,
   instrument_error: 502,
+  /** An instrument (or the host it lives in) is offline. */
+  unavailable: 503,
   internal: 500,
 } as const;
 

@@ -12,6 +12,7 @@ import { FileStore } from './files/store.js';
 import { PluginHost } from './plugins/index.js';
 import { Runner } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
+import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir } from './paths.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
@@ -27,6 +28,12 @@ export interface RuntimeOptions {
   db?: string;
   /** Watch plugin folders and reload on change (default true; tests turn it off). */
   watch?: boolean;
+  /** Python interpreter for Python decks and drivers (default: LABDECK_PYTHON, then `python3`). */
+  python?: string;
+  /** Time limit of one console run, ms (default 10 s). */
+  consoleTimeoutMs?: number;
+  /** Where the Python host's own output (prints outside calls, tracebacks, restarts) goes; default stderr. */
+  log?: (line: string) => void;
   /** Largest workflow file upload, in bytes (default 10 MB); bigger ones are refused (413). */
   uploadLimitBytes?: number;
   accounts?: AccountsOptions;
@@ -35,9 +42,13 @@ export interface RuntimeOptions {
 export interface Runtime {
   readonly dataDir: string;
   readonly deckFile: string | null;
+  /** The console's time limit per run, ms. */
+  readonly consoleTimeoutMs: number;
   readonly store: Store;
   readonly deck: Deck;
   readonly plugins: PluginHost;
+  /** Python decks and drivers: the Python host process (started when first needed). */
+  readonly python: PythonModules;
   readonly runner: Runner;
   readonly campaigns: Campaigns;
   readonly accounts: Accounts;
@@ -52,9 +63,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const dataDir = resolve(options.dataDir ?? 'lab-data');
   await mkdir(dataDir, { recursive: true });
   const store = await openStore({ url: options.db, dataDir });
-  const deck = new Deck({ recordStep: (step) => store.steps.insert(step) });
+  const python = new PythonModules({ python: options.python, log: options.log });
+  const deck = new Deck({ recordStep: (step) => store.steps.insert(step), foreign: python });
+  python.attach(deck);
   const pluginDirs = [firstPartyPluginsDir(), ...(options.pluginDirs ?? [resolve('lab-plugins')]).map((d) => resolve(d))];
-  const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true });
+  const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true, foreign: python });
   try {
     await plugins.start();
     const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
@@ -68,9 +81,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const runtime: Runtime = {
       dataDir,
       deckFile,
+      consoleTimeoutMs: options.consoleTimeoutMs ?? 10_000,
       store,
       deck,
       plugins,
+      python,
       runner,
       campaigns,
       accounts: new Accounts(store, options.accounts),
@@ -81,6 +96,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         await runner.close();
         await plugins.close();
         await deck.close();
+        await python.close();
         await store.close();
       },
     };
@@ -88,6 +104,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   } catch (e) {
     await plugins.close().catch(() => undefined);
     await deck.close().catch(() => undefined);
+    await python.close().catch(() => undefined);
     await store.close();
     throw e;
   }

@@ -42,7 +42,8 @@ export interface InstrumentDefinition<O extends ZodObjectAny, I> {
   /** The contract version the driver was written against; defaults to CONTRACT_VERSION. */
   contract?: number;
   options: O;
-  create(options: z.infer<O>): I | Promise<I>;
+  /** Make an instance; `device.name` is the name it will have in the deck. */
+  create(options: z.infer<O>, device?: { name: string }): I | Promise<I>;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   methods: Record<string, MethodDefinition<I, any>>;
   dispose?(instance: I): void | Promise<void>;
@@ -156,6 +157,8 @@ export interface InstrumentSchema {
   /** `deck` for devices of the loaded deck, `temporary` for devices connected at run time. */
   source: 'deck' | 'temporary';
   methods: MethodSchema[];
+  /** Why the instrument cannot be called now (its host process is down); absent while it is online. */
+  offline?: string;
 }
 
 export * from './optimizer.js';

@@ -30,6 +30,7 @@ import {
 import { LabError } from '../errors.js';
 import type { NewStep } from '../store/types.js';
 import { findDrivers, loadModule } from '../plugins/loader.js';
+import { remoteInfo } from '../hosts/remote.js';
 import { inferredInfo, introspectObject, looksLikeDevice, moduleSource, sourceOrder } from './introspect.js';
 import { Mutex } from './mutex.js';
 import { errorText, isPlainObject } from './util.js';
@@ -77,8 +78,22 @@ export interface CallOptions {
   record?: (step: NewStep) => Promise<number>;
 }
 
+/**
+ * Loads deck and driver modules of another language (Python): their instruments live in a host process and
+ * reach the deck as drivers whose instances are handles (see core/hosts).
+ */
+export interface ForeignModules {
+  /** Does this loader take the file (by extension)? */
+  handles(file: string): boolean;
+  /** Run a deck file; `reserved`: names it may not use. Returns its instruments, each with its own driver. */
+  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][] }>;
+  /** Import a driver module; its classes become drivers. */
+  loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
+}
+
 export interface DeckOptions {
   recordStep(step: NewStep): Promise<number>;
+  foreign?: ForeignModules;
   /** How long a call waits for a busy instrument (default 30 s). */
   busyTimeoutMs?: number;
 }
@@ -122,6 +137,8 @@ interface Device {
   replaceable: boolean;
   pending: Pending | null;
   removed: boolean;
+  /** Why it cannot be called now (its host is down), or null. */
+  offline: string | null;
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
@@ -156,6 +173,32 @@ function toJsonValue(v: unknown): unknown {
 
 const errorMessage = (e: unknown) => errorText(e) || 'unknown error';
 
+/** What one call printed or logged, kept for its record up to a limit. */
+class CallLog {
+  static readonly MAX_CHARS = 64_000;
+  private lines: string[] = [];
+  private size = 0;
+  private dropped = 0;
+  add(line: string): void {
+    if (this.size + line.length > CallLog.MAX_CHARS) {
+      this.dropped++;
+      return;
+    }
+    this.lines.push(line);
+    this.size += line.length + 1;
+  }
+  text(): string | null {
+    if (this.dropped) return `${this.lines.join('\n')}\n[${this.dropped} more line(s) not kept]`;
+    return this.lines.length ? this.lines.join('\n') : null;
+  }
+}
+
+/** A failed call as its record keeps it: the message, then the traceback when the instrument sent one. */
+function failureRecord(e: unknown): string {
+  const tb = (e as { traceback?: unknown } | null)?.traceback;
+  return typeof tb === 'string' && tb ? `${errorMessage(e)}\n\n${tb.trimEnd()}` : errorMessage(e);
+}
+
 /** "task 12" for owners "12", "task:12", "task-12"; the owner string otherwise. */
 function ownerText(owner: string): string {
   const m = /^(?:task[\s:#-]*)?(\d+)$/i.exec(owner);
@@ -171,10 +214,12 @@ export class Deck extends EventEmitter {
   private readonly compiled = new WeakMap<InstrumentDriver, DriverEntry>();
   private readonly ops = new Set<Promise<void>>();
   private readonly abort = new AbortController();
+  private readonly foreign: ForeignModules | undefined;
 
   constructor(opts: DeckOptions) {
     super();
     this.recordStep = opts.recordStep;
+    this.foreign = opts.foreign;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   }
 
@@ -224,6 +269,7 @@ export class Deck extends EventEmitter {
     const dev = this.device(instrument);
     let entry = dev.entry;
     let m = this.method(dev, method);
+    this.checkOnline(dev);
     this.checkLock(instrument, opts.owner);
     let parsed = this.validate(instrument, method, m, args);
 
@@ -233,10 +279,12 @@ export class Deck extends EventEmitter {
     let output: unknown;
     let failure: unknown;
     let ok = false;
+    const printed = new CallLog();
     let startedAt = new Date();
     try {
       // while we waited: the device may have gone, been re-created from a new driver, or been locked
       if (dev.removed) this.device(instrument);
+      this.checkOnline(dev);
       this.checkLock(instrument, opts.owner);
       if (dev.entry !== entry) {
         entry = dev.entry;
@@ -245,7 +293,11 @@ export class Deck extends EventEmitter {
       }
       const ctx: CallContext = {
         signal: this.abort.signal,
-        log: (message: string) => this.emit('log', { instrument, method, message: String(message) }),
+        log: (message: string) => {
+          const text = String(message);
+          printed.add(text);
+          this.emit('log', { instrument, method, message: text });
+        },
       };
       startedAt = new Date();
       try {
@@ -258,6 +310,9 @@ export class Deck extends EventEmitter {
       dev.mutex.release();
     }
     const endedAt = new Date();
+    // the instrument refused the arguments before acting on them (a remote host's own checks): no record
+    if (!ok && failure instanceof LabError && failure.code === 'invalid_input') throw failure;
+    const inDoubt = !ok && (failure as { inDoubt?: boolean } | null)?.inDoubt === true;
     const step: NewStep = {
       runId: opts.runId ?? null,
       phase: opts.phase ?? null,
@@ -267,14 +322,24 @@ export class Deck extends EventEmitter {
       method,
       args: parsed,
       output: ok ? output : null,
-      status: ok ? 'ok' : 'error',
-      error: ok ? null : errorMessage(failure),
+      status: ok ? 'ok' : inDoubt ? 'in-doubt' : 'error',
+      error: ok ? null : failureRecord(failure),
       userId: opts.userId,
       startedAt,
       endedAt,
+      log: printed.text(),
     };
     const taskId = await (opts.record ?? this.recordStep)(step);
+    if (inDoubt) {
+      throw new LabError(
+        'unavailable',
+        `${instrument} went offline during ${method}: ${errorMessage(failure)}. The call may or may not have reached the instrument: it is recorded as in-doubt (task ${taskId}) and is not sent again by itself.`,
+        undefined,
+        { task_id: taskId, instrument, method, in_doubt: true },
+      );
+    }
     if (!ok) {
+      if (failure instanceof LabError && failure.code === 'unavailable') throw new LabError('unavailable', failure.message, undefined, { task_id: taskId, instrument, method });
       throw new LabError('instrument_error', errorMessage(failure), undefined, { task_id: taskId, instrument, method });
     }
     return { taskId, output };
@@ -288,6 +353,31 @@ export class Deck extends EventEmitter {
       `${dev.name} has no method "${method}"; it has ${[...dev.entry.methods.keys()].join(', ')}.`,
       [{ field: 'method', message: 'unknown method' }],
     );
+  }
+
+  private checkOnline(dev: Device): void {
+    if (dev.offline !== null) throw new LabError('unavailable', `${dev.name} is offline: ${dev.offline}.`, undefined, { instrument: dev.name });
+  }
+
+  /**
+   * Mark devices offline (`reason`) or back online (null). Used for instruments whose host process went
+   * away; their calls answer 503 until then.
+   */
+  setOffline(names: string[], reason: string | null): void {
+    let changed = false;
+    for (const n of names) {
+      const dev = this.devices.get(n);
+      if (!dev || dev.offline === reason) continue;
+      dev.offline = reason;
+      dev.schema = this.schemaOf(dev);
+      changed = true;
+    }
+    if (changed) this.emit('change');
+  }
+
+  /** Names of the devices whose driver passes `test` (e.g. the ones a host process holds). */
+  devicesWhere(test: (driver: InstrumentDriver) => boolean): string[] {
+    return [...this.devices.values()].filter((d) => test(d.entry.driver)).map((d) => d.name);
   }
 
   private checkLock(instrument: string, owner: string | undefined): void {
@@ -341,6 +431,7 @@ export class Deck extends EventEmitter {
     const cached = this.compiled.get(driver);
     if (cached && cached.origin === origin && cached.file === file) return cached;
     const info = inferredInfo(driver);
+    const remote = remoteInfo(driver);
     const methods = new Map<string, CompiledMethod>();
     const methodSchemas: MethodSchema[] = [];
     Object.entries(driver.methods).forEach(([name, def], order) => {
@@ -348,16 +439,18 @@ export class Deck extends EventEmitter {
       const catchall = params.def.catchall;
       const keys = !catchall || catchall._zod.def.type === 'never' ? new Set(Object.keys(params.shape)) : null;
       const mi = info?.methods[name];
+      const rm = remote?.methods[name];
+      const returns = rm ? rm.returns : def.returns ? toJsonSchema(def.returns, 'output') : undefined;
       const schema: MethodSchema = {
         name,
         description: def.description ?? '',
         safety: def.safety ?? DEFAULT_SAFETY,
         hidden: def.hidden ?? false,
         order,
-        params: toJsonSchema(params, 'input'),
-        ...(def.returns ? { returns: toJsonSchema(def.returns, 'output') } : {}),
-        inferred: mi?.inferred ?? false,
-        inferredFields: mi?.fields ?? [],
+        params: rm ? rm.params : toJsonSchema(params, 'input'),
+        ...(returns ? { returns } : {}),
+        inferred: rm?.inferred ?? mi?.inferred ?? false,
+        inferredFields: rm?.inferredFields ?? mi?.fields ?? [],
       };
       methods.set(name, { schema, params, keys, run: def.run });
       methodSchemas.push(schema);
@@ -369,9 +462,9 @@ export class Deck extends EventEmitter {
       origin,
       file,
       driver,
-      optionsSchema: toJsonSchema(driver.options, 'input'),
-      inferred: !!info,
-      inferredFields: info?.optionsFields ?? [],
+      optionsSchema: remote?.options ?? toJsonSchema(driver.options, 'input'),
+      inferred: !!info || !!remote,
+      inferredFields: remote?.optionsFields ?? info?.optionsFields ?? [],
       methods,
       methodSchemas,
     };
@@ -466,12 +559,12 @@ export class Deck extends EventEmitter {
       const previous = dev.entry;
       await this.disposeInstance(dev);
       try {
-        dev.instance = await target.driver.create(options);
+        dev.instance = await target.driver.create(options, { name: dev.name });
         dev.entry = target;
       } catch (e) {
         this.emit('warning', { device: dev.name, driver: target.name, message: `the new version failed to start (${errorMessage(e)}); restarting the previous one` });
         try {
-          dev.instance = await previous.driver.create(this.parseOptions(previous, dev.rawOptions, dev.name));
+          dev.instance = await previous.driver.create(this.parseOptions(previous, dev.rawOptions, dev.name), { name: dev.name });
         } catch (e2) {
           dev.removed = true;
           this.devices.delete(dev.name);
@@ -505,7 +598,14 @@ export class Deck extends EventEmitter {
   }
 
   private schemaOf(dev: Device): InstrumentSchema {
-    return { name: dev.name, driver: dev.entry.name, description: dev.entry.description, source: dev.source, methods: dev.entry.methodSchemas };
+    return {
+      name: dev.name,
+      driver: dev.entry.name,
+      description: dev.entry.description,
+      source: dev.source,
+      methods: dev.entry.methodSchemas,
+      ...(dev.offline !== null ? { offline: dev.offline } : {}),
+    };
   }
 
   /* --------------------------------------------------------- decks, devices */
@@ -522,17 +622,20 @@ export class Deck extends EventEmitter {
 
   /** An API module: its drivers (defineInstrument results and plain classes) become connectable. */
   async importModule(file: string): Promise<string[]> {
-    const mod = await loadModule(file);
-    const drivers = findDrivers(mod, 'always');
-    if (drivers.length === 0) {
-      throw new LabError('invalid_input', `No instrument drivers found in ${mod.file}: export defineInstrument(...) results or classes with public methods.`, [
+    const foreign = this.foreign?.handles(file);
+    const mod = foreign ? null : await loadModule(file);
+    const loaded = mod ? { file: mod.file, drivers: findDrivers(mod, 'always') } : await this.foreign!.loadModule(file);
+    if (loaded.drivers.length === 0) {
+      const what = foreign ? 'define classes with public methods' : 'export defineInstrument(...) results or classes with public methods';
+      throw new LabError('invalid_input', `No instrument drivers found in ${loaded.file}: ${what}.`, [
         { field: 'filepath', message: 'no instrument drivers found' },
-      ], { file: mod.file });
+      ], { file: loaded.file });
     }
-    return this.setFileDrivers(mod.file, 'imported', drivers);
+    return this.setFileDrivers(loaded.file, 'imported', loaded.drivers);
   }
 
   private async addDeckModule(file: string, source: Device['source']): Promise<string[]> {
+    if (this.foreign?.handles(file)) return this.addForeignDeck(file, source);
     const mod = await loadModule(file);
     const src = moduleSource(mod.file);
     const exported = deviceExports(mod.exports, mod.file);
@@ -546,16 +649,7 @@ export class Deck extends EventEmitter {
         { file: mod.file },
       );
     }
-    const bad = found.filter(([n]) => !NAME_RE.test(n));
-    if (bad.length) throw new LabError('invalid_input', `Device names must be identifiers: ${bad.map(([n]) => n).join(', ')}.`, [{ field: 'filepath', message: 'bad device name' }]);
-    const reserved = found.filter(([n]) => this.reserved.has(n)).map(([n]) => n);
-    if (reserved.length) {
-      throw new LabError('invalid_input', `${reserved.join(', ')} ${reserved.length > 1 ? 'are names' : 'is a name'} the web app uses for its own pages; rename ${reserved.length > 1 ? 'these devices' : 'the device'} in ${mod.file}.`, reserved.map((n) => ({ field: n, message: 'reserved name' })));
-    }
-    const taken = found.filter(([n]) => this.devices.has(n)).map(([n]) => n);
-    if (taken.length) {
-      throw new LabError('conflict', `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${mod.file}.`, taken.map((n) => ({ field: n, message: 'name taken' })));
-    }
+    this.checkNewNames(found.map(([n]) => n), mod.file);
     const created: Device[] = [];
     try {
       for (const [name, value] of found) {
@@ -574,10 +668,61 @@ export class Deck extends EventEmitter {
       if (e instanceof LabError) throw e;
       throw new LabError('invalid_input', `Cannot load ${mod.file}: ${errorMessage(e)}`, [{ field: 'filepath', message: errorMessage(e) }], { file: mod.file });
     }
+    return this.addDevices(created);
+  }
+
+  /** A deck in another language: its host runs it and keeps the instances; each becomes a device here. */
+  private async addForeignDeck(file: string, source: Device['source']): Promise<string[]> {
+    let loaded: Awaited<ReturnType<ForeignModules['loadDeck']>>;
+    try {
+      loaded = await this.foreign!.loadDeck(file, [...this.devices.keys(), ...this.reserved]);
+    } catch (e) {
+      // names the host refused: say why as for any deck (reserved by the web app, or taken)
+      const names = e instanceof LabError ? e.data?.names : undefined;
+      if (Array.isArray(names)) this.checkNewNames(names as string[], file);
+      throw e;
+    }
+    const created: Device[] = [];
+    try {
+      if (loaded.devices.length === 0) {
+        throw new LabError('invalid_input', `No instruments found in ${loaded.file}: create instances of your driver classes at the top level of the script.`, [
+          { field: 'filepath', message: 'no instruments found' },
+        ], { file: loaded.file });
+      }
+      this.checkNewNames(loaded.devices.map(([n]) => n), loaded.file);
+      for (const [name, driver] of loaded.devices) {
+        created.push(await this.createDevice(name, source, this.compile(driver, 'deck', loaded.file), null, {}, false));
+      }
+    } catch (e) {
+      // the host keeps what the script made; forget the instances this deck will not show
+      for (const [name, driver] of loaded.devices) {
+        if (!this.devices.has(name)) await Promise.resolve(driver.dispose?.(driver.create({}, { name }))).catch(() => undefined);
+      }
+      throw e;
+    }
+    return this.addDevices(created);
+  }
+
+  private addDevices(created: Device[]): string[] {
     for (const d of created) this.devices.set(d.name, d);
     this.emit('change');
     return created.map((d) => d.name);
   }
+
+  /** Names a deck module may give its devices: identifiers, not reserved, not taken. */
+  private checkNewNames(names: string[], file: string): void {
+    const bad = names.filter((n) => !NAME_RE.test(n));
+    if (bad.length) throw new LabError('invalid_input', `Device names must be identifiers: ${bad.join(', ')}.`, [{ field: 'filepath', message: 'bad device name' }]);
+    const reserved = names.filter((n) => this.reserved.has(n));
+    if (reserved.length) {
+      throw new LabError('invalid_input', `${reserved.join(', ')} ${reserved.length > 1 ? 'are names' : 'is a name'} the web app uses for its own pages; rename ${reserved.length > 1 ? 'these devices' : 'the device'} in ${file}.`, reserved.map((n) => ({ field: n, message: 'reserved name' })));
+    }
+    const taken = names.filter((n) => this.devices.has(n));
+    if (taken.length) {
+      throw new LabError('conflict', `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${file}.`, taken.map((n) => ({ field: n, message: 'name taken' })));
+    }
+  }
+
 
   private async createDevice(
     name: string,
@@ -590,11 +735,12 @@ export class Deck extends EventEmitter {
     const options = this.parseOptions(entry, rawOptions, name);
     let instance: unknown;
     try {
-      instance = await entry.driver.create(options);
+      instance = await entry.driver.create(options, { name });
     } catch (e) {
+      if (e instanceof LabError && e.code === 'invalid_input') throw e;
       throw new LabError('instrument_error', `Could not start ${name} (${entry.name}): ${errorMessage(e)}`, undefined, { device: name });
     }
-    const dev: Device = { name, source, entry, own, rawOptions: { ...rawOptions }, instance, schema: undefined as never, mutex: new Mutex(), replaceable, pending: null, removed: false };
+    const dev: Device = { name, source, entry, own, rawOptions: { ...rawOptions }, instance, schema: undefined as never, mutex: new Mutex(), replaceable, pending: null, removed: false, offline: null };
     dev.schema = this.schemaOf(dev);
     return dev;
   }

@@ -24,7 +24,7 @@ import { defineOptimizer, type OptimizerDefinition, type ZodObjectAny } from '..
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
-import type { Deck } from '../deck/index.js';
+import type { Deck, ForeignModules } from '../deck/index.js';
 import { errorText } from '../deck/util.js';
 import { findDrivers, loadModule, type LoadedModule } from './loader.js';
 
@@ -32,8 +32,8 @@ export { loadModule, findDrivers, checkModuleFile } from './loader.js';
 
 export const OPTIMIZER_TAG = Symbol.for('labdeck.optimizer');
 
-const PLUGIN_EXTENSIONS = ['.ts', '.js', '.mjs'];
-const INDEX_FILES = PLUGIN_EXTENSIONS.map((e) => `index${e}`);
+const PLUGIN_EXTENSIONS = ['.ts', '.js', '.mjs', '.py'];
+const INDEX_FILES = [...PLUGIN_EXTENSIONS.filter((e) => e !== '.py').map((e) => `index${e}`), '__init__.py'];
 
 /** A kind of plugin export other than instruments (which the host hands to the Deck itself). */
 export interface PluginKind {
@@ -57,6 +57,8 @@ export interface PluginHostOptions {
   stabilityMs?: number;
   /** Extra kinds (an `optimizer` kind is built in). */
   kinds?: PluginKind[];
+  /** Loads plugin files of another language (`.py`): their classes become instrument drivers. */
+  foreign?: ForeignModules;
 }
 
 export interface PluginItem {
@@ -104,6 +106,7 @@ export function discoverPlugins(dir: string): string[] {
 }
 
 function isPluginFileName(name: string): boolean {
+  if (extname(name) === '.py') return !/^(test_.*|.*_test|conftest|setup|__init__)\.py$/.test(name);
   return PLUGIN_EXTENSIONS.includes(extname(name)) && !name.endsWith('.d.ts') && !/\.(test|spec)\.[mc]?[jt]s$/.test(name);
 }
 
@@ -119,6 +122,7 @@ export class PluginHost extends EventEmitter {
   private readonly debounceMs: number;
   private readonly stabilityMs: number;
   private readonly kinds: PluginKind[];
+  private readonly foreign: ForeignModules | undefined;
   private readonly loaded = new Map<string, Loaded>();
   private readonly errs = new Map<string, PluginError>();
   private readonly registries = new Map<string, Map<string, { value: unknown; file: string }>>();
@@ -134,6 +138,7 @@ export class PluginHost extends EventEmitter {
     this.watchEnabled = opts.watch ?? false;
     this.debounceMs = opts.debounceMs ?? 100;
     this.stabilityMs = opts.stabilityMs ?? 200;
+    this.foreign = opts.foreign;
     // an optimizer is checked again at load, as instrument drivers are: a hand-tagged object or one written
     // for another contract version fails its file with the checker's message
     const checkOptimizer = (v: unknown) => defineOptimizer({ ...(v as OptimizerDefinition<ZodObjectAny>) });
@@ -196,6 +201,7 @@ export class PluginHost extends EventEmitter {
   }
 
   private async loadFile(file: string): Promise<void> {
+    if (extname(file) === '.py') return this.loadForeignFile(file);
     let mod: LoadedModule;
     try {
       mod = await loadModule(file);
@@ -227,6 +233,23 @@ export class PluginHost extends EventEmitter {
     } catch (e) {
       return this.fail(file, e);
     }
+    this.errs.delete(file);
+    this.loaded.set(file, loaded);
+    await this.deck.settled();
+    this.emit('reload', { file, drivers: loaded.drivers, items: loaded.items } satisfies ReloadEvent);
+  }
+
+  /** A Python plugin: its classes become drivers; a file that fails to import keeps its last good version. */
+  private async loadForeignFile(file: string): Promise<void> {
+    let drivers: string[];
+    try {
+      if (!this.foreign?.handles(file)) throw new Error(`${file}: no loader for this kind of file here`);
+      const { drivers: found } = await this.foreign.loadModule(file);
+      drivers = this.deck.setFileDrivers(file, 'plugin', found);
+    } catch (e) {
+      return this.fail(file, e);
+    }
+    const loaded = { items: drivers.map((name) => ({ file, kind: 'instrument', name })), drivers };
     this.errs.delete(file);
     this.loaded.set(file, loaded);
     await this.deck.settled();

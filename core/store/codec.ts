@@ -44,7 +44,7 @@ export const same = <T extends Param>(v: T): Param => v;
 
 export const STEP_COLS =
   `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
-  `"error", "user_id", "started_at", "ended_at"`;
+  `"error", "user_id", "started_at", "ended_at", "log"`;
 
 export function stepRow(r: DbRow): StepRow {
   return {
@@ -62,6 +62,7 @@ export function stepRow(r: DbRow): StepRow {
     userId: toIntOrNull(r.user_id),
     startedAt: toDate(r.started_at),
     endedAt: toDateOrNull(r.ended_at),
+    log: (r.log as string | null) ?? null,
   };
 }
 

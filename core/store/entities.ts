@@ -58,6 +58,7 @@ export interface StepEntity {
   userId: number | null;
   startedAt: Date;
   endedAt: Date | null;
+  log: string | null;
 }
 export interface AuditEntity {
   id: number;
@@ -232,6 +233,7 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       userId: { type: 'integer', name: 'user_id', nullable: true },
       startedAt: { type: ts, name: 'started_at' },
       endedAt: { type: ts, name: 'ended_at', nullable: true },
+      log: { type: 'text', nullable: true },
     },
     indices: [
       // (run_id, id): a run's steps in order, paged by id (keyset) for streaming exports.

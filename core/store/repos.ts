@@ -29,8 +29,8 @@ const USER_COLS = `"id", "username", "password_hash", "role", "created_at"`;
 const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
 const INSERT_STEP =
   `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", ` +
-  `"output", "status", "error", "user_id", "started_at", "ended_at") ` +
-  `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING "id"`;
+  `"output", "status", "error", "user_id", "started_at", "ended_at", "log") ` +
+  `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING "id"`;
 
 const checkStatus = (s: string) => oneOf(s, STEP_STATUSES, 'status');
 
@@ -49,6 +49,7 @@ const STEP_FIELDS: Encoders<NewStep> = {
   userId: ['user_id', same],
   startedAt: ['started_at', same],
   endedAt: ['ended_at', same],
+  log: ['log', (v) => v ?? null],
 };
 
 function userRow(r: DbRow): UserRow {
@@ -247,6 +248,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
         s.userId,
         s.startedAt,
         s.endedAt,
+        s.log ?? null,
       ]);
     },
     async update(id, patch) {

@@ -39,9 +39,11 @@ export interface StepRow {
   userId: number | null;
   startedAt: Date;
   endedAt: Date | null;
+  /** What the instrument printed or logged during the call (Python drivers' print() and logging). */
+  log: string | null;
 }
 
-export type NewStep = Omit<StepRow, 'id'>;
+export type NewStep = Omit<StepRow, 'id' | 'log'> & { log?: string | null };
 
 export interface MethodPrefs {
   order: string[];

@@ -14,7 +14,7 @@ const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 function filepathOf(req: Request): string {
   const p = req.body?.filepath;
   if (typeof p !== 'string' || !p.trim()) {
-    throw new LabError('invalid_input', 'filepath is required: the path of a .ts or .js module on the server.', [{ field: 'filepath', message: 'required' }]);
+    throw new LabError('invalid_input', 'filepath is required: the path of a .py, .ts or .js module on the server.', [{ field: 'filepath', message: 'required' }]);
   }
   return p.trim();
 }

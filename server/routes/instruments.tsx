@@ -25,6 +25,10 @@ export function personalise(inst: InstrumentSchema, prefs: MethodPrefs) {
 
 const isHtmx = (req: Request) => req.get('HX-Request') === 'true';
 
+const CONSOLE_LANGUAGES = ['python', 'typescript', 'javascript'];
+/** The console speaks the deck's language unless the request names one. */
+export const consoleLanguage = (runtime: Runtime) => (runtime.deckFile?.endsWith('.py') ? 'python' : 'typescript');
+
 function method(inst: InstrumentSchema, name: string): MethodSchema {
   const m = inst.methods.find((x) => x.name === name);
   if (!m) {
@@ -44,10 +48,10 @@ export function instrumentRoutes(runtime: Runtime): Router {
     const instruments = deck.list();
     if (wantsJson(req)) {
       return res.json({
-        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name) })),
+        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}) })),
       });
     }
-    render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} />);
+    render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} />);
   });
 
   r.get('/instruments/proxy', (req, res) => {
@@ -73,18 +77,23 @@ export function instrumentRoutes(runtime: Runtime): Router {
     requireAdmin(req);
     const body = req.body;
     const code = typeof body === 'string' ? body : body?.code;
-    const language = typeof body === 'object' && body?.language ? body.language : 'typescript';
+    const language = typeof body === 'object' && body?.language ? body.language : consoleLanguage(runtime);
     if (typeof code !== 'string' || !code.trim()) {
       throw new LabError('invalid_input', 'Send the code as the raw body (text/plain) or as { "code": "..." }.', [{ field: 'code', message: 'required' }]);
     }
-    if (language !== 'javascript' && language !== 'typescript') {
-      throw new LabError('invalid_input', `language must be "javascript" or "typescript", got ${JSON.stringify(language)}`, [{ field: 'language', message: 'javascript or typescript' }]);
+    if (!CONSOLE_LANGUAGES.includes(language)) {
+      throw new LabError('invalid_input', `language must be ${CONSOLE_LANGUAGES.map((l) => `"${l}"`).join(', ')}; got ${JSON.stringify(language)}`, [{ field: 'language', message: CONSOLE_LANGUAGES.join(', ') }]);
     }
     const userId = req.user!.id;
-    const result = await runConsole(code, {
-      language,
-      deck: { list: () => deck.list(), call: (i, m, a) => deck.call(i, m, a, { userId }) },
-    });
+    const timeoutMs = runtime.consoleTimeoutMs;
+    const result =
+      language === 'python'
+        ? await runtime.python.console(code, timeoutMs)
+        : await runConsole(code, {
+            language,
+            timeoutMs,
+            deck: { list: () => deck.list(), call: (i, m, a) => deck.call(i, m, a, { userId }) },
+          });
     await runtime.audit(userId, 'console.execute', { code, language, success: result.success, error: result.error });
     if (isHtmx(req)) return render(res, <ConsoleOutput result={result} />);
     res.json(result);

@@ -8,8 +8,10 @@ export type CallOutcome = { method: string; taskId?: number; output?: unknown; e
 
 const SAFETY_BADGE: Record<string, string> = { readonly: 'text-bg-success', idempotent: 'text-bg-secondary', hazardous: 'text-bg-danger' };
 
-export function InstrumentsPage({ ctx, instruments }: { ctx: ViewCtx; instruments: InstrumentSchema[] }) {
+export function InstrumentsPage({ ctx, instruments, language = 'typescript' }: { ctx: ViewCtx; instruments: InstrumentSchema[]; language?: string }) {
   const admin = ctx.user?.role === 'admin';
+  const first = instruments[0];
+  const pyExample = first ? `${first.name}.${first.methods.find((m) => !Object.keys((m.params.properties ?? {}) as object).length)?.name ?? first.methods[0]?.name ?? '__class__'}()` : 'print("hello")';
   return (
     <Layout ctx={ctx} title="Instruments">
       <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
@@ -32,6 +34,7 @@ export function InstrumentsPage({ ctx, instruments }: { ctx: ViewCtx; instrument
               <span className="small text-body-secondary">
                 {i.driver}
                 {i.source === 'temporary' ? <span className="badge text-bg-warning ms-1">temporary</span> : null}
+                {i.offline ? <span className="badge text-bg-danger ms-1" title={i.offline}>offline</span> : null}
               </span>
             </div>
             <div className="small text-body-secondary">
@@ -46,13 +49,22 @@ export function InstrumentsPage({ ctx, instruments }: { ctx: ViewCtx; instrument
         <section>
           <h2 className="h5">Console</h2>
           <p className="small text-body-secondary">
-            JavaScript or TypeScript against the live deck, e.g. <code>await deck.balance.weigh()</code>. Every call is
-            recorded; every use is written to the audit log.
+            {language === 'python' ? (
+              <>
+                Python in the deck&apos;s namespace, like a REPL, e.g. <code>{pyExample}</code>. Every use is written to the audit log.
+              </>
+            ) : (
+              <>
+                JavaScript or TypeScript against the live deck, e.g. <code>await deck.balance.weigh()</code>. Every call is recorded;
+                every use is written to the audit log.
+              </>
+            )}
           </p>
           <form hx-post={ctx.url('/instruments/console/execute')} hx-target="#console-out" hx-swap="innerHTML" method="post" action={ctx.url('/instruments/console/execute')}>
-            <textarea className="form-control font-monospace mb-2" name="code" rows={4} defaultValue="await deck.balance.weigh()" aria-label="Code" />
+            <textarea className="form-control font-monospace mb-2" name="code" rows={4} defaultValue={language === 'python' ? pyExample : 'await deck.balance.weigh()'} aria-label="Code" />
             <div className="d-flex gap-2">
-              <select className="form-select form-select-sm w-auto" name="language" defaultValue="typescript" aria-label="Language">
+              <select className="form-select form-select-sm w-auto" name="language" defaultValue={language} aria-label="Language">
+                <option value="python">Python</option>
                 <option value="typescript">TypeScript</option>
                 <option value="javascript">JavaScript</option>
               </select>
@@ -190,7 +202,13 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
       <h1 className="h3">
         {instrument.name} <span className="h6 text-body-secondary">{instrument.driver}</span>
         {instrument.source === 'temporary' ? <span className="badge text-bg-warning ms-2 fs-6">temporary</span> : null}
+        {instrument.offline ? <span className="badge text-bg-danger ms-2 fs-6">offline</span> : null}
       </h1>
+      {instrument.offline ? (
+        <div className="alert alert-danger" role="status">
+          Offline: {instrument.offline}. Calls answer 503 until it is back.
+        </div>
+      ) : null}
       {instrument.description ? <p>{instrument.description}</p> : null}
       {instrument.methods.some((m) => m.inferred) ? (
         <p className="small text-body-secondary">
@@ -242,6 +260,7 @@ export function stepJson(s: StepRow) {
     started_at: s.startedAt.toISOString(),
     ended_at: s.endedAt ? s.endedAt.toISOString() : null,
     duration_ms: s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : null,
+    log: s.log,
   };
 }
 
@@ -268,7 +287,17 @@ export function TaskPage({ ctx, step }: { ctx: ViewCtx; step: ReturnType<typeof 
         {step.error ? (
           <>
             <dt className="col-sm-2">Error</dt>
-            <dd className="col-sm-10 text-danger">{step.error}</dd>
+            <dd className="col-sm-10 text-danger">
+              <pre className="small text-danger">{step.error}</pre>
+            </dd>
+          </>
+        ) : null}
+        {step.log ? (
+          <>
+            <dt className="col-sm-2">Printed</dt>
+            <dd className="col-sm-10">
+              <pre className="small">{step.log}</pre>
+            </dd>
           </>
         ) : null}
         <dt className="col-sm-2">Started</dt>

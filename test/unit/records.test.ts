@@ -181,6 +181,7 @@ describe('the steps CSV rows and the log text', () => {
     userId: 1,
     startedAt: new Date('2024-05-01T10:00:00.000Z'),
     endedAt: new Date('2024-05-01T10:00:00.042Z'),
+    log: null,
     ...p,
   });
 

@@ -56,6 +56,7 @@ function step(runId: number | null, over: Partial<NewStep> = {}): NewStep {
     userId: null,
     startedAt: T0,
     endedAt: null,
+    log: null,
     ...over,
   };
 }
@@ -533,7 +534,7 @@ describe(`schema after the runs migration (${dialect})`, () => {
   it('has run both migrations and leaves nothing for TypeORM to change', async () => {
     const ds = dataSourceOf(store);
     const ran = (await ds.query('SELECT "name" FROM "migrations" ORDER BY "id"')) as { name: string }[];
-    expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000']);
+    expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000', 'StepLog1732500000000']);
     const log = await ds.driver.createSchemaBuilder().log();
     expect(log.upQueries.map((q) => q.query)).toEqual([]);
   });
@@ -558,7 +559,7 @@ describe(`schema after the runs migration (${dialect})`, () => {
       const s = await openStore({ url: db.url, dataDir });
       try {
         const ran = (await dataSourceOf(s).query('SELECT "name" FROM "migrations" ORDER BY "id"')) as { name: string }[];
-        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000']);
+        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000', 'StepLog1732500000000']);
         expect((await s.runSteps.list(7)).map((x) => [x.instrument, x.status])).toEqual([['pump', 'running']]);
         expect(await s.runSteps.markInDoubt(7)).toBe(1);
         expect(await dataSourceOf(s).driver.createSchemaBuilder().log()).toMatchObject({ upQueries: [] });

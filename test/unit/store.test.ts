@@ -36,6 +36,7 @@ function step(over: Partial<NewStep> = {}): NewStep {
     userId: null,
     startedAt: new Date('2024-03-01T10:00:00.123Z'),
     endedAt: null,
+    log: null,
     ...over,
   };
 }
@@ -218,6 +219,13 @@ describe(`method preferences (${dialect})`, () => {
 });
 
 describe(`steps (${dialect})`, () => {
+  it('keeps what the instrument printed with the call', async () => {
+    const id = await store.steps.insert(step({ status: 'ok', log: 'dosing 1 mL\nINFO lab.pump: done' }));
+    expect((await store.steps.get(id))?.log).toBe('dosing 1 mL\nINFO lab.pump: done');
+    await store.steps.update(id, { log: null });
+    expect((await store.steps.get(id))?.log).toBeNull();
+  });
+
   it('inserts and reads back a step with nested JSON, nulls and dates', async () => {
     const u = await newUser();
     const s = step({
@@ -350,7 +358,7 @@ describe(`re-opening (${dialect})`, () => {
         expect(await s2.users.byName('keeper')).toEqual(u);
         expect((await s2.steps.get(stepId))?.output).toEqual({ kept: true });
         const ran = (await dataSourceOf(s2).query('SELECT "name" FROM "migrations"')) as { name: string }[];
-        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000']);
+        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000', 'StepLog1732500000000']);
         expect(await dataSourceOf(s2).showMigrations()).toBe(false); // nothing pending
       } finally {
         await s2.close();

@@ -1,5 +1,6 @@
 /** SQLite migrations, in order. Append new ones; never edit one that has shipped. */
 import { Init1732300000000 } from './1732300000000-init.js';
 import { Runs1732400000000 } from './1732400000000-runs.js';
+import { StepLog1732500000000 } from './1732500000000-step-log.js';
 
-export const sqliteMigrations = [Init1732300000000, Runs1732400000000];
+export const sqliteMigrations = [Init1732300000000, Runs1732400000000, StepLog1732500000000];

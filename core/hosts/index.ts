@@ -1,0 +1,92 @@
+/**
+ * Python decks, driver modules and plugin files for the deck (the deck's ForeignModules): a PythonHost
+ * started on first use, whose instruments become devices, whose classes become drivers, and whose
+ * crashes and restarts take those devices offline and back online.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import type { InstrumentDriver } from '../contracts/index.js';
+import type { ConsoleAnswer } from '../contracts/host.js';
+import type { Deck, ForeignModules } from '../deck/index.js';
+import { LabError } from '../errors.js';
+import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
+import { classDriver, instanceDriver, remoteInfo } from './remote.js';
+
+export { PythonHost, HostLost, RemoteError, pythonCommand } from './python.js';
+export { remoteInfo } from './remote.js';
+
+const cannotLoad = (file: string, message: string, data: Record<string, unknown> = {}) =>
+  new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file, ...data });
+
+function checkPythonFile(file: string): string {
+  const abs = resolve(file);
+  if (!existsSync(abs)) throw cannotLoad(abs, 'no such file');
+  if (!statSync(abs).isFile()) throw cannotLoad(abs, 'not a file');
+  return abs;
+}
+
+/** A load that failed in Python → 400 with the Python error, its file and line. */
+function loadFailure(file: string, e: unknown): unknown {
+  if (!(e instanceof RemoteError)) return e;
+  const p = e.payload;
+  if (p.kind === 'conflict') {
+    return new LabError('conflict', `${file}: ${p.message}.`, (p.names ?? []).map((n) => ({ field: n, message: 'name taken' })), { names: p.names ?? [] });
+  }
+  return cannotLoad(file, p.kind === 'load_error' ? p.message : `${p.type}: ${p.message}`, {
+    ...(p.file ? { error_file: p.file } : {}),
+    ...(p.line ? { line: p.line } : {}),
+    ...(p.traceback ? { traceback: p.traceback } : {}),
+  });
+}
+
+export class PythonModules implements ForeignModules {
+  readonly host: PythonHost;
+
+  constructor(opts: PythonHostOptions = {}) {
+    this.host = new PythonHost(opts);
+  }
+
+  handles(file: string): boolean {
+    return extname(file).toLowerCase() === '.py';
+  }
+
+  /** Take the host's devices offline while it is down, and back online as it re-creates them. */
+  attach(deck: Deck): void {
+    const mine = () => deck.devicesWhere((d) => remoteInfo(d)?.host === this.host);
+    this.host.on('offline', (reason: string) => deck.setOffline(mine(), reason));
+    this.host.on('online', (names: string[]) => {
+      const back = new Set(names);
+      const all = mine();
+      deck.setOffline(all.filter((n) => back.has(n)), null);
+      deck.setOffline(all.filter((n) => !back.has(n)), 'not re-created after the Python host restarted (the server log says why)');
+    });
+  }
+
+  async loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][] }> {
+    const abs = checkPythonFile(file);
+    try {
+      const instruments = await this.host.loadDeck(abs, reserved);
+      return { file: abs, devices: instruments.map((i) => [i.name, instanceDriver(this.host, i)]) };
+    } catch (e) {
+      throw loadFailure(abs, e);
+    }
+  }
+
+  async loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }> {
+    const abs = checkPythonFile(file);
+    try {
+      const classes = await this.host.loadModule(abs);
+      return { file: abs, drivers: classes.map((c) => classDriver(this.host, c)) };
+    } catch (e) {
+      throw loadFailure(abs, e);
+    }
+  }
+
+  console(code: string, timeoutMs: number): Promise<ConsoleAnswer> {
+    return this.host.console(code, timeoutMs);
+  }
+
+  close(): Promise<void> {
+    return this.host.close();
+  }
+}

@@ -1,0 +1,188 @@
+/**
+ * Python instruments end to end over HTTP, with a real Python host process running the fixture deck (an
+ * ivoryOS deck script, unchanged) and driver module in test/fixtures/python.
+ */
+import { fileURLToPath } from 'node:url';
+import { startLab, type TestLab } from './helpers.js';
+
+const J = 'application/json';
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
+
+describe('a Python deck (ivoryOS style)', () => {
+  let lab: TestLab;
+  const logged: string[] = [];
+  beforeAll(async () => {
+    lab = await startLab({ deck: fixture('deck.py'), log: (l) => logged.push(l), consoleTimeoutMs: 1500 });
+  });
+  afterAll(() => lab.close());
+
+  it('turns the top-level instances into instruments, including those made under __main__', async () => {
+    const res = await lab.admin.get('/app/instruments/').set('Accept', J).expect(200);
+    const names = res.body.instruments.map((i: { name: string }) => i.name);
+    expect(names).toEqual(['pump', 'hotplate', 'robot']);
+    expect(res.body.instruments[0].driver).toBe('Pump');
+    expect(logged.join('\n')).toContain('deck loaded');
+  });
+
+  it('describes methods from hints and docstrings, marked inferred', async () => {
+    const pump = (await lab.admin.get('/app/instruments/pump').set('Accept', J).expect(200)).body;
+    const dose = pump.methods.find((m: { name: string }) => m.name === 'dose');
+    expect(dose.description).toBe('Dispense a volume.');
+    expect(dose.inferred).toBe(true);
+    expect(dose.params.properties.volume_ml).toMatchObject({ type: 'number', description: 'volume to dispense, in mL' });
+    expect(dose.params.properties.solvent.enum).toEqual(['water', 'ethanol']);
+    expect(dose.params.required).toEqual(['volume_ml']);
+    const volume = pump.methods.find((m: { name: string }) => m.name === 'volume');
+    expect(volume.safety).toBe('readonly');
+    const hot = (await lab.admin.get('/app/instruments/hotplate').set('Accept', J).expect(200)).body;
+    expect(hot.methods.map((m: { name: string }) => m.name)).toEqual(expect.arrayContaining(['target', 'set_target', 'heat', 'program']));
+    const heat = hot.methods.find((m: { name: string }) => m.name === 'heat');
+    expect(heat.params.properties.mode.enum).toEqual(['fast', 'gentle']);
+    expect(heat.returns.prefixItems).toHaveLength(2);
+  });
+
+  it('calls a method: output, a record with what the driver printed and logged', async () => {
+    const res = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1.5, solvent: 'ethanol' } }).expect(200);
+    expect(res.body.output).toBe(1.5);
+    const task = await lab.admin.get(`/app/instruments/task/${res.body.task_id}`).set('Accept', J).expect(200);
+    expect(task.body).toMatchObject({ instrument: 'pump', method: 'dose', status: 'ok', args: { volume_ml: 1.5, solvent: 'ethanol' } });
+    expect(task.body.log).toContain('dosing 1.5 mL of ethanol');
+    expect(task.body.log).toContain('lab.pump: pump at COM3 dosed 1.5');
+    const page = await lab.admin.get(`/app/instruments/task/${res.body.task_id}`).expect(200);
+    expect(page.text).toContain('dosing 1.5 mL of ethanol');
+  });
+
+  it('form posts are coerced by the Python schema', async () => {
+    const res = await lab.admin.post('/app/instruments/pump').type('form').send({ method: 'dose', volume_ml: '2' }).expect(200);
+    expect(res.text).toContain('3.5');
+  });
+
+  it('refuses bad arguments with 400 naming the field, before Python is asked', async () => {
+    const wrong = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 'lots' } }).expect(400);
+    expect(wrong.body.error.details).toEqual([{ field: 'volume_ml', message: 'must be a number' }]);
+    const missing = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: {} }).expect(400);
+    expect(missing.body.error.details[0]).toEqual({ field: 'volume_ml', message: 'is required' });
+    const extra = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1, speed: 3 } }).expect(400);
+    expect(extra.body.error.details.map((d: { field: string }) => d.field)).toContain('speed');
+    const enumBad = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1, solvent: 'oil' } }).expect(400);
+    expect(enumBad.body.error.details[0].field).toBe('solvent');
+  });
+
+  it('private and dunder methods are not there (404)', async () => {
+    for (const m of ['_private', '__init__', '__class__']) {
+      await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: m, args: {} }).expect(404);
+    }
+  });
+
+  it('a driver exception is a 502 with its type and message; the traceback is in the record', async () => {
+    const res = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'jam', args: {} }).expect(502);
+    expect(res.body.error.message).toBe('RuntimeError: pump jammed at COM3');
+    const task = await lab.admin.get(`/app/instruments/task/${res.body.task_id}`).set('Accept', J).expect(200);
+    expect(task.body.status).toBe('error');
+    expect(task.body.error).toContain('Traceback (most recent call last)');
+    expect(task.body.error).toContain('drivers.py');
+  });
+
+  it('async methods, properties and setters, dataclass arguments, tuple returns', async () => {
+    const heat = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'heat', args: { celsius: 80, mode: 'fast' } }).expect(200);
+    expect(heat.body.output).toEqual([80, 'fast']);
+    await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'set_target', args: { value: 120 } }).expect(200);
+    const target = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'target', args: {} }).expect(200);
+    expect(target.body.output).toBe(120);
+    const bad = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'set_target', args: { value: 999 } }).expect(502);
+    expect(bad.body.error.message).toBe('ValueError: target must be 0-300 C');
+    const prog = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'program', args: { ramp: { start: 20, end: 90 } } }).expect(200);
+    expect(prog.body.output).toEqual({ start: 20, end: 90, minutes: 10, repeats: null, tags: [] });
+    const badRamp = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'program', args: { ramp: { start: 20 } } }).expect(400);
+    expect(badRamp.body.error.details[0].field).toMatch(/^ramp/);
+  });
+
+  it('returns non-JSON values as JSON (datetimes, Enums, dataclasses) or as a repr', async () => {
+    const stamp = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'stamp', args: {} }).expect(200);
+    expect(stamp.body.output).toEqual({ at: '2026-01-02T03:04:05', solvent: 'ethanol', ramp: { start: 1, end: 2, minutes: 10 } });
+    const profile = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'profile', args: { points: 3 } }).expect(200);
+    expect(profile.body.output).toEqual({ t: [0, 0.5, 1], peak: 80.5, n: 3 });
+    const weird = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'weird', args: {} }).expect(200);
+    expect(weird.body.output).toMatch(/^<object object at/);
+  });
+
+  it('a slow call on one instrument does not hold a call on another', async () => {
+    const slow = lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 1 } });
+    const slowDone = slow.then((r) => r);
+    await new Promise((r) => setTimeout(r, 100));
+    const t0 = Date.now();
+    await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'target', args: {} }).expect(200);
+    expect(Date.now() - t0).toBeLessThan(500);
+    expect((await slowDone).status).toBe(200);
+  });
+
+  it('the console runs Python in the deck namespace, like a REPL', async () => {
+    const res = await lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: 'x = pump.volume\nprint("vol", x)\nx * 2' }).expect(200);
+    expect(res.body).toMatchObject({ success: true, stdout: expect.stringContaining('vol') });
+    expect(typeof res.body.result).toBe('number');
+    const err = await lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1/0' }).expect(200);
+    expect(err.body.success).toBe(false);
+    expect(err.body.error).toContain('ZeroDivisionError');
+    const audit = await lab.runtime.store.audit.list(5);
+    expect(audit.some((a) => a.action === 'console.execute')).toBe(true);
+  });
+
+  it('a console snippet that never returns is stopped, and nothing else waits for it', async () => {
+    const run = lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: 'while True:\n    pass' });
+    const other = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'noop', args: {} }).expect(200);
+    expect(other.body.output).toBeNull();
+    const res = await run.expect(200);
+    expect(res.body.success).toBe(false);
+    expect(res.body.error).toMatch(/TimeoutError/);
+  }, 20000);
+});
+
+describe('Python driver modules and a host that dies', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab({ deck: false, log: () => undefined, consoleTimeoutMs: 1000 });
+  });
+  afterAll(() => lab.close());
+
+  it('imports a .py module: its classes become connectable; an instrument argument takes a connected instrument', async () => {
+    await lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('drivers.py') }).expect(302);
+    const form = await lab.admin.get('/app/instruments/new/Pump').expect(200);
+    expect(form.text).toContain('name="port"');
+    await lab.admin.post('/app/instruments/new/Pump').set('Accept', J).send({ device_name: 'p1', kwargs: { port: 'COM9' } }).expect(302);
+    await lab.admin.post('/app/instruments/new/Robot').set('Accept', J).send({ device_name: 'arm', kwargs: { pump: 'p1' } }).expect(302);
+    const fed = await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: { volume_ml: 2 } }).expect(200);
+    expect(fed.body.output).toBe(2);
+    const bad = await lab.admin.post('/app/instruments/new/Robot').set('Accept', J).send({ device_name: 'arm2', kwargs: { pump: 'nobody' } }).expect(400);
+    expect(bad.body.error.details[0].field).toBe('pump');
+  });
+
+  it('a module that fails to import is a 400 with the Python error, file and line', async () => {
+    const res = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('broken_import.py') }).expect(400);
+    expect(res.body.error.message).toContain("NameError: name 'undefined_name' is not defined");
+    expect(res.body.error.message).toContain('broken_import.py, line 5');
+    const syntax = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('syntax_error.py') }).expect(400);
+    expect(syntax.body.error.message).toMatch(/SyntaxError.*syntax_error\.py, line 2/);
+  });
+
+  it('a host that dies: the call fails in-doubt, instruments go offline (503), then come back', async () => {
+    const died = await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'crash', args: {} });
+    expect(died.status).toBe(503);
+    expect(died.body.in_doubt).toBe(true);
+    const task = await lab.admin.get(`/app/instruments/task/${died.body.task_id}`).set('Accept', J).expect(200);
+    expect(task.body.status).toBe('in-doubt');
+    const off = await lab.admin.post('/app/instruments/p1').set('Accept', J).send({ method: 'noop', args: {} });
+    if (off.status !== 200) {
+      expect(off.status).toBe(503);
+      expect(off.body.error.message).toMatch(/offline/);
+    }
+    // the host is restarted and the devices re-created
+    const deadline = Date.now() + 10_000;
+    let back = 0;
+    while (Date.now() < deadline) {
+      back = (await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: {} })).status;
+      if (back === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(back).toBe(200);
+  }, 20000);
+});
