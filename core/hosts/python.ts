@@ -180,7 +180,12 @@ export class PythonHost extends EventEmitter {
       });
       child.stdin.on('error', () => undefined); // EPIPE when it died: reported by 'exit'
       child.on('error', (e) => {
-        if (!greeted) reject(this.noPython(e));
+        // the process could not be started (no such interpreter): there will be no 'exit'
+        if (child.pid === undefined && this.child === child) this.child = null;
+        if (!greeted) {
+          greeted = true;
+          reject(this.noPython(e));
+        }
       });
       child.on('exit', (code, signal) => {
         if (this.child === child) this.child = null;

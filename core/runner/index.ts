@@ -835,7 +835,8 @@ export class Runner extends EventEmitter {
       this.emitStep(c, at, 'ok', { instrument, method, output, step_id: id });
       return output;
     } catch (e) {
-      if (!(isLabError(e) && e.code === 'instrument_error')) {
+      // the deck recorded the call itself (an instrument error, or a host lost mid-call: in-doubt)
+      if (!(isLabError(e) && e.data?.task_id !== undefined)) {
         await this.store.steps.update(id, { status: 'error', error: message(e), endedAt: now() });
       }
       this.emitStep(c, at, 'error', { instrument, method, error: message(e), step_id: id });

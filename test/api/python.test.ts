@@ -2,11 +2,25 @@
  * Python instruments end to end over HTTP, with a real Python host process running the fixture deck (an
  * ivoryOS deck script, unchanged) and driver module in test/fixtures/python.
  */
+import { copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createRuntime } from '../../core/runtime.js';
 import { startLab, type TestLab } from './helpers.js';
 
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
+
+async function until<T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 10_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await get();
+    if (ok(v)) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
 
 describe('a Python deck (ivoryOS style)', () => {
   let lab: TestLab;
@@ -127,6 +141,55 @@ describe('a Python deck (ivoryOS style)', () => {
     expect(audit.some((a) => a.action === 'console.execute')).toBe(true);
   });
 
+  it('workflows run over Python instruments, and the generated clients and API document list them', async () => {
+    const wf = {
+      name: 'py-dose',
+      parameters: [{ name: 'volume', type: 'number', default: 1 }],
+      outputs: ['total'],
+      main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } }, save_as: 'total' }],
+    };
+    await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
+    const bad = await lab.admin.post('/app/workflows').set('Accept', J).send({ ...wf, name: 'py-bad', main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { value: 'x' } } }] });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('main[0].args.volume_ml');
+    const run = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'py-dose', config: [{ volume: 0.5 }, { volume: 0.25 }] }).expect(200);
+    const record = await until(
+      async () => (await lab.admin.get('/app/executions/records').set('Accept', J).expect(200)).body.records[0],
+      (r: { id: number; status: string } | undefined) => r?.status === 'completed',
+      'the run to complete',
+    );
+    const detail = (await lab.admin.get(`/app/executions/records/${record!.id}`).set('Accept', J).expect(200)).body;
+    expect(detail.phases.filter((p: { phase: string }) => p.phase === 'main').map((p: { outputs: { total: number } }) => p.outputs.total)).toHaveLength(2);
+    expect(detail.logs.map((l: { message: string }) => l.message).join('\n')).toContain('dosing 0.5 mL of water');
+    expect(run.body.task_id).toBeGreaterThan(0);
+    const proxy = await lab.admin.get('/app/instruments/proxy?lang=python').expect(200);
+    expect(proxy.text).toContain('def dose(');
+    const api = await lab.admin.get('/app/openapi.json').expect(200);
+    expect(JSON.stringify(api.body)).toContain('volume_ml');
+  });
+
+  it('imports another Python deck at run time (deck-python); a name it reuses is refused', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-pydeck-'));
+    try {
+      await copyFile(fixture('drivers.py'), join(dir, 'drivers.py'));
+      await writeFile(join(dir, 'extra.py'), 'from drivers import Pump\npump2 = Pump(port="COM7")\n');
+      await writeFile(join(dir, 'clash.py'), 'from drivers import Pump\npump = Pump(port="COM8")\n');
+      await writeFile(join(dir, 'reserved.py'), 'from drivers import Pump\nconsole = Pump()\n');
+      await lab.admin.post('/app/instruments/new/deck-python').type('form').send({ filepath: join(dir, 'extra.py') }).expect(302);
+      const list = (await lab.admin.get('/app/instruments/').set('Accept', J).expect(200)).body.instruments;
+      expect(list.find((i: { name: string }) => i.name === 'pump2')).toMatchObject({ source: 'temporary', driver: 'Pump' });
+      const clash = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: join(dir, 'clash.py') }).expect(409);
+      expect(clash.body.error.message).toContain('already has pump');
+      const reserved = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: join(dir, 'reserved.py') }).expect(400);
+      expect(reserved.body.error.message).toContain('console is a name the web app uses');
+      // the deck's own pump is still the one it was
+      const v = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
+      expect(v.body.output).toBe('done');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a console snippet that never returns is stopped, and nothing else waits for it', async () => {
     const run = lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: 'while True:\n    pass' });
     const other = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'noop', args: {} }).expect(200);
@@ -164,6 +227,23 @@ describe('Python driver modules and a host that dies', () => {
     expect(syntax.body.error.message).toMatch(/SyntaxError.*syntax_error\.py, line 2/);
   });
 
+  it('a workflow step whose host dies is failed in-doubt and never re-run by itself', async () => {
+    await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'py-crash', main: [{ kind: 'call', instrument: 'arm', method: 'crash' }] }).expect(201);
+    await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'py-crash', repeat: 1 }).expect(200);
+    const status = await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body, (s: { state: string }) => s.state === 'failed', 'the run to fail');
+    expect(status.state).toBe('failed');
+    const records = (await lab.admin.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
+    const detail = (await lab.admin.get(`/app/executions/records/${records[0].id}`).set('Accept', J).expect(200)).body;
+    const steps = detail.phases.flatMap((p: { steps: { status: string; method: string }[] }) => p.steps);
+    expect(steps.filter((x: { method: string }) => x.method === 'crash').map((x: { status: string }) => x.status)).toEqual(['in-doubt']);
+    // the host comes back; the step stays failed until a person decides
+    await until(async () => (await lab.admin.get('/app/instruments/arm').set('Accept', J)).body.offline, (o) => o === undefined, 'arm back online');
+    expect((await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.state).toBe('failed');
+    await lab.admin.post('/app/executions/abort/next-task').set('Accept', J).expect(200);
+    await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.state, (s) => s === 'idle', 'idle');
+    await lab.admin.post('/app/executions/pause-resume').set('Accept', J); // release the held queue
+  }, 20000);
+
   it('a host that dies: the call fails in-doubt, instruments go offline (503), then come back', async () => {
     const died = await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'crash', args: {} });
     expect(died.status).toBe(503);
@@ -185,4 +265,55 @@ describe('Python driver modules and a host that dies', () => {
     }
     expect(back).toBe(200);
   }, 20000);
+});
+
+describe('Python plugins hot-reload', () => {
+  it('loads .py plugins, disposes old instances first on change, and keeps the last good version of a broken file', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-pyplug-'));
+    const plugins = join(dir, 'plugins');
+    await import('node:fs/promises').then((fs) => fs.mkdir(plugins));
+    const file = join(plugins, 'shaker.py');
+    const marker = join(dir, 'closed.txt');
+    const version = (n: number) =>
+      `class Shaker:\n    def __init__(self, rpm: int = 100):\n        self.rpm = rpm\n    def version(self) -> int:\n        return ${n}\n` +
+      `    def close(self):\n        open(${JSON.stringify(marker)}, "a").write("closed v${n}\\n")\n`;
+    await writeFile(file, version(1));
+    const logged: string[] = [];
+    const runtime = await createRuntime({ dataDir: join(dir, 'data'), deck: false, pluginDirs: [plugins], watch: false, log: (l) => logged.push(l) });
+    try {
+      expect(runtime.plugins.list()).toContainEqual({ file, kind: 'instrument', name: 'Shaker' });
+      await runtime.deck.connect('Shaker', 's1', { rpm: 200 });
+      expect((await runtime.deck.call('s1', 'version', {}, { userId: null })).output).toBe(1);
+      await writeFile(file, version(2));
+      await runtime.plugins.reload(file);
+      expect((await runtime.deck.call('s1', 'version', {}, { userId: null })).output).toBe(2);
+      const fs = await import('node:fs/promises');
+      expect(await fs.readFile(marker, 'utf8')).toBe('closed v1\n');
+      // held by a task: left alone until it is free
+      runtime.deck.lock(['s1'], 'task:7');
+      await writeFile(file, version(3));
+      await runtime.plugins.reload(file);
+      expect((await runtime.deck.call('s1', 'version', {}, { userId: null, owner: 'task:7' })).output).toBe(2);
+      runtime.deck.unlock('task:7');
+      await runtime.deck.settled();
+      expect((await runtime.deck.call('s1', 'version', {}, { userId: null })).output).toBe(3);
+      // a broken edit: reported with file and line, the last good version stays
+      await writeFile(file, 'class Shaker:\n    def version(self):\n        return undefined_thing\n    x = nope\n');
+      await runtime.plugins.reload(file);
+      expect(runtime.plugins.errors()).toEqual([{ file, message: expect.stringContaining("NameError: name 'nope' is not defined (shaker.py, line 4)") }]);
+      expect((await runtime.deck.call('s1', 'version', {}, { userId: null })).output).toBe(3);
+    } finally {
+      await runtime.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 20000);
+
+  it('names --python when there is no Python to run a Python deck', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-nopy-'));
+    try {
+      await expect(createRuntime({ dataDir: dir, deck: fixture('deck.py'), python: '/no/such/python3', watch: false, pluginDirs: [] })).rejects.toThrow(/--python PATH/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
