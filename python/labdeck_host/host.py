@@ -33,6 +33,7 @@ MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
 MAX_LINE = 8000
 SHIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "shims")
 HOST_FILE = os.path.abspath(__file__)
+HOST_DIR = os.path.dirname(HOST_FILE)
 
 
 class HostError(Exception):
@@ -205,10 +206,22 @@ def take_over_stdio():
     sys.stdout = RoutedStream("stdout")
     sys.stderr = RoutedStream("stderr")
     root = logging.getLogger()
-    root.addHandler(RoutedLogHandler())
+    handler = RoutedLogHandler()
+    root.addHandler(handler)
     if root.level == logging.WARNING:
         root.setLevel(logging.INFO)
+    logging.basicConfig = _basic_config(handler)
     return Channel(rfile, wfile)
+
+
+def _basic_config(handler):
+    """A deck's logging.basicConfig(...) keeps our routing but still sets its level and format."""
+    def basic_config(**kwargs):
+        if "level" in kwargs:
+            logging.getLogger().setLevel(kwargs["level"])
+        if "format" in kwargs:
+            handler.setFormatter(logging.Formatter(kwargs["format"], kwargs.get("datefmt"), kwargs.get("style", "%")))
+    return basic_config
 
 
 # ----------------------------------------------------------------------------------------------- host
@@ -221,8 +234,23 @@ def _error_payload(exc, kind="exception"):
     elif isinstance(exc, schema.ArgError):
         payload.update(kind="invalid_args", field=exc.field, message=exc.message)
     else:
-        payload["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        payload["traceback"] = _user_traceback(exc)
     return payload
+
+
+def _user_traceback(exc):
+    """The traceback as the lab needs it: its own frames (and chained exceptions), not this host's."""
+    top = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+    todo, seen = [top], set()
+    while todo:
+        te = todo.pop()
+        if id(te) in seen:
+            continue
+        seen.add(id(te))
+        te.stack = traceback.StackSummary.from_list(
+            [f for f in te.stack if not os.path.abspath(f.filename).startswith(HOST_DIR + os.sep)])
+        todo.extend(c for c in (te.__cause__, te.__context__) if c is not None)
+    return "".join(top.format())
 
 
 def _where(exc, files):

@@ -460,12 +460,16 @@ def _class_doc(cls) -> str:
     return ""
 
 
+LIFECYCLE = ("close", "disconnect")
+
+
 def _desc(name: str, description: str, params: dict, inferred: list, returns, *, kind: str, target: str,
           is_async: bool = False, safety: str = "idempotent") -> dict:
     desc = {"name": name, "description": description, "params": params}
     if returns is not None:
         desc["returns"] = returns
-    desc.update({"safety": safety, "hidden": False, "order": 0, "inferred": True, "inferredFields": inferred,
+    # the lifecycle hooks labdeck calls itself are still callable, but collapsed on the page
+    desc.update({"safety": safety, "hidden": name in LIFECYCLE, "order": 0, "inferred": True, "inferredFields": inferred,
                  "async": is_async, "kind": kind, "target": target})
     return desc
 

@@ -194,6 +194,24 @@ class HostTest(unittest.TestCase):
         self.assertEqual(reply["value"], {"disposed": ["m"]})
         self.assertEqual(self.host.proc.wait(5), 0)
 
+    def test_a_driver_exception_has_the_labs_traceback_not_the_hosts(self):
+        failing = self.write("failing.py", '''
+            class Pump:
+                def jam(self):
+                    try:
+                        {}["valve"]
+                    except KeyError as e:
+                        raise RuntimeError("pump jammed") from e
+        ''')
+        reply, _ = self.host.request({"type": "load_module", "file": failing})
+        self.host.request({"type": "connect", "class": reply["value"]["classes"][0]["id"], "name": "p", "kwargs": {}})
+        reply, _ = self.host.request({"type": "call", "instrument": "p", "method": "jam", "args": {}})
+        err = reply["error"]
+        self.assertEqual((err["kind"], err["type"], err["message"]), ("exception", "RuntimeError", "pump jammed"))
+        self.assertIn("failing.py", err["traceback"])
+        self.assertIn("KeyError: 'valve'", err["traceback"])  # the chained cause is kept
+        self.assertNotIn("labdeck_host", err["traceback"])
+
     def test_unknown_arguments_and_bad_types_are_refused_by_name(self):
         reply, _ = self.host.request({"type": "load_module", "file": self.driver})
         cid = reply["value"]["classes"][0]["id"]

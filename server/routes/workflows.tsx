@@ -98,7 +98,8 @@ export function workflowRoutes(runtime: Runtime): Router {
     if (!extra.length && wf) return wf;
     const details = [...extra, ...problems.filter((p) => !extra.some((x) => x.field === p.field))];
     const first = extra.map((d) => `${d.field} ${d.message}`).join('; ');
-    throw new LabError('invalid_input', message ? `${first}; ${message}` : `The workflow has a problem: ${first}`, details);
+    const text = !message ? `The workflow has a problem: ${first}` : first ? `${first}; ${message}` : message;
+    throw new LabError('invalid_input', text, details);
   };
 
   const builderData = (req: Request, doc: unknown, row: WorkflowRow | null): BuilderData => ({

@@ -41,17 +41,17 @@ export function NewDevicePage({ ctx, drivers, error, filepath }: { ctx: ViewCtx;
         <div className="row g-4">
           <div className="col-md-6">
             <h2 className="h6">Import a driver module</h2>
-            <p className="small text-body-secondary">A .ts or .js file on this machine; its classes and drivers become connectable.</p>
+            <p className="small text-body-secondary">A .py, .ts or .js file on this machine; its classes and drivers become connectable.</p>
             <form method="post" action={ctx.url('/instruments/new/module')} className="d-flex gap-2">
-              <input className="form-control form-control-sm" name="filepath" placeholder="/home/lab/drivers/stirrer.ts" defaultValue={filepath} aria-label="Module path" required />
+              <input className="form-control form-control-sm" name="filepath" placeholder="/home/lab/drivers/stirrer.py" defaultValue={filepath} aria-label="Module path" required />
               <button className="btn btn-sm btn-primary">Import</button>
             </form>
           </div>
           <div className="col-md-6">
             <h2 className="h6">Import a deck module</h2>
-            <p className="small text-body-secondary">Its exported devices join the deck at once.</p>
+            <p className="small text-body-secondary">A Python deck script (its top-level instruments), or a .ts/.js module (its exported devices): they join the deck at once.</p>
             <form method="post" action={ctx.url('/instruments/new/deck-python')} className="d-flex gap-2">
-              <input className="form-control form-control-sm" name="filepath" placeholder="/home/lab/decks/bench2.ts" aria-label="Deck path" required />
+              <input className="form-control form-control-sm" name="filepath" placeholder="/home/lab/decks/bench2.py" aria-label="Deck path" required />
               <button className="btn btn-sm btn-primary">Import</button>
             </form>
           </div>

@@ -183,7 +183,7 @@ export function RecentCalls({ ctx, steps }: { ctx: ViewCtx; steps: StepRow[] }) 
             <td>
               <code>{s.method}</code> <span className="text-body-secondary">{short(s.args)}</span>
             </td>
-            <td>{s.status === 'ok' ? short(s.output) : s.error}</td>
+            <td>{s.status === 'ok' ? short(s.output) : firstLine(s.error)}</td>
             <td>{s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : ''}</td>
           </tr>
         ))}
@@ -210,7 +210,7 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
         </div>
       ) : null}
       {instrument.description ? <p>{instrument.description}</p> : null}
-      {instrument.methods.some((m) => m.inferred) ? (
+      {instrument.methods.some((m) => m.inferredFields.length > 0) ? (
         <p className="small text-body-secondary">
           Fields marked <span className="badge text-bg-info">inferred</span> come from plain code: their types were
           guessed from default values, or they take JSON.
@@ -245,6 +245,9 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
     </Layout>
   );
 }
+
+/** An error's headline (a Python traceback follows it in the record). */
+const firstLine = (text: string | null) => (text ?? '').split('\n', 1)[0];
 
 export function stepJson(s: StepRow) {
   return {

@@ -46,6 +46,7 @@ describe('a Python deck (ivoryOS style)', () => {
     expect(dose.params.properties.volume_ml).toMatchObject({ type: 'number', description: 'volume to dispense, in mL' });
     expect(dose.params.properties.solvent.enum).toEqual(['water', 'ethanol']);
     expect(dose.params.required).toEqual(['volume_ml']);
+    expect(pump.methods.find((m: { name: string }) => m.name === 'close').hidden).toBe(true);
     const volume = pump.methods.find((m: { name: string }) => m.name === 'volume');
     expect(volume.safety).toBe('readonly');
     const hot = (await lab.admin.get('/app/instruments/hotplate').set('Accept', J).expect(200)).body;
@@ -152,6 +153,7 @@ describe('a Python deck (ivoryOS style)', () => {
     const bad = await lab.admin.post('/app/workflows').set('Accept', J).send({ ...wf, name: 'py-bad', main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { value: 'x' } } }] });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('main[0].args.volume_ml');
+    expect(bad.body.error.message).toMatch(/^Workflow "py-bad"/);
     const run = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'py-dose', config: [{ volume: 0.5 }, { volume: 0.25 }] }).expect(200);
     const record = await until(
       async () => (await lab.admin.get('/app/executions/records').set('Accept', J).expect(200)).body.records[0],
