@@ -310,6 +310,25 @@ describe('Python plugins hot-reload', () => {
     }
   }, 20000);
 
+  it("the README's example Python lab loads and answers", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-example-'));
+    const example = fileURLToPath(new URL('../../examples/python/deck.py', import.meta.url));
+    const runtime = await createRuntime({ dataDir: dir, deck: example, watch: false, pluginDirs: [], log: () => undefined });
+    try {
+      expect(runtime.deck.list().map((i) => i.name)).toEqual(['pump', 'balance', 'reactor']);
+      await runtime.deck.call('balance', 'tare', {}, { userId: null });
+      expect((await runtime.deck.call('pump', 'dose', { volume_ml: 0.1, rate_ml_min: 60 }, { userId: null })).output).toBeCloseTo(0.1);
+      const [y] = (await runtime.deck.call('reactor', 'run', { temperature_c: 78, minutes: 25 }, { userId: null })).output as number[];
+      expect(y).toBeCloseTo(0.9);
+      const jam = runtime.deck.call('pump', 'dose', { volume_ml: 50 }, { userId: null });
+      await expect(jam).rejects.toMatchObject({ code: 'instrument_error' });
+      await expect(jam).rejects.toThrow('ValueError: volume_ml must be in (0, 10.0], got 50');
+    } finally {
+      await runtime.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('names --python when there is no Python to run a Python deck', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'labdeck-nopy-'));
     try {
