@@ -171,10 +171,10 @@ const REQUEST = {
   OrderBody: z.object({ order: z.array(z.string()).describe('Method names, each at most once, in display order') }),
   HiddenBody: z.object({ hidden: z.boolean() }),
   ConsoleBody: z.object({
-    code: z.string().min(1).describe('A snippet; `deck.<instrument>.<method>(args)` calls the deck'),
-    language: z.enum(['javascript', 'typescript']).default('typescript'),
+    code: z.string().min(1).describe('A snippet. Python runs in the deck namespace (instruments by name); JavaScript/TypeScript get `deck.<instrument>.<method>(args)`'),
+    language: z.enum(['python', 'typescript', 'javascript']).optional().describe('Default: python when the deck is a Python script, else typescript'),
   }),
-  ImportBody: z.object({ filepath: z.string().min(1).describe('Path of a .ts or .js module on the server machine') }),
+  ImportBody: z.object({ filepath: z.string().min(1).describe('Path of a .py, .ts or .js module on the server machine') }),
   ConnectBody: z.object({
     device_name: NAME.describe('The new device\'s name; not new, task, console or proxy'),
     kwargs: z.record(z.string(), z.unknown()).optional().describe("The driver's options (its JSON Schema: GET /app/instruments/new/{instrument})"),
@@ -737,6 +737,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       404: error('No such instrument or method'),
       409: error('The instrument is held by a running task'),
       502: error('The instrument raised: the message, and task_id of the failed call'),
+      503: error('The instrument is offline (its host process is down); in_doubt when it went during this call'),
     },
   },
   'POST /instruments/': {
@@ -750,6 +751,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       404: error('No such instrument or method'),
       409: error('The instrument is held by a running task'),
       502: error('The instrument raised: the message, and task_id of the failed call'),
+      503: error('The instrument is offline (its host process is down); in_doubt when it went during this call'),
     },
   },
   'POST /instruments/{instrument}/actions/order': {
@@ -783,9 +785,9 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'POST /instruments/console/execute': {
     operationId: 'consoleExecute',
-    description: 'Runs a JavaScript or TypeScript snippet with `deck` in scope. Every use is audit-logged.',
+    description: 'Runs a Python snippet in the deck namespace (like a REPL), or a JavaScript/TypeScript one with `deck` in scope, within the console time limit. Admins only; every use is audit-logged.',
     parameters: [HX_REQUEST],
-    requestBody: body({ text: { type: 'string', description: 'The code (TypeScript)' }, json: 'ConsoleBody' }),
+    requestBody: body({ text: { type: 'string', description: 'The code (in the deck\'s language)' }, json: 'ConsoleBody' }),
     responses: {
       200: {
         description: 'Ran (success false when the snippet threw); an HTML fragment for htmx',
