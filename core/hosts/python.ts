@@ -192,7 +192,7 @@ export class PythonHost extends EventEmitter {
         const reason = this.exitReason(code, signal);
         if (!greeted) {
           greeted = true;
-          reject(new LabError('unavailable', `The Python host did not start (${this.python}): ${reason}`));
+          reject(new LabError('invalid_input', `The Python host did not start (${this.python}): ${reason}. Name another interpreter with --python PATH (or LABDECK_PYTHON).`, [{ field: 'python', message: reason }]));
           return;
         }
         this.onExit(reason);

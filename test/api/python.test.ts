@@ -146,8 +146,11 @@ describe('a Python deck (ivoryOS style)', () => {
     const wf = {
       name: 'py-dose',
       parameters: [{ name: 'volume', type: 'number', default: 1 }],
-      outputs: ['total'],
-      main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } }, save_as: 'total' }],
+      outputs: ['total', 'heated.0'],
+      main: [
+        { kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } }, save_as: 'total' },
+        { kind: 'call', instrument: 'hotplate', method: 'heat', args: { celsius: { value: 60 } }, save_as: 'heated' },
+      ],
     };
     await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
     const bad = await lab.admin.post('/app/workflows').set('Accept', J).send({ ...wf, name: 'py-bad', main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { value: 'x' } } }] });
@@ -161,7 +164,8 @@ describe('a Python deck (ivoryOS style)', () => {
       'the run to complete',
     );
     const detail = (await lab.admin.get(`/app/executions/records/${record!.id}`).set('Accept', J).expect(200)).body;
-    expect(detail.phases.filter((p: { phase: string }) => p.phase === 'main').map((p: { outputs: { total: number } }) => p.outputs.total)).toHaveLength(2);
+    const mains = detail.phases.filter((p: { phase: string }) => p.phase === 'main');
+    expect(mains.map((p: { outputs: Record<string, unknown> }) => p.outputs['heated.0'])).toEqual([60, 60]); // one output per tuple position
     expect(detail.logs.map((l: { message: string }) => l.message).join('\n')).toContain('dosing 0.5 mL of water');
     expect(run.body.task_id).toBeGreaterThan(0);
     const proxy = await lab.admin.get('/app/instruments/proxy?lang=python').expect(200);
