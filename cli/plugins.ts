@@ -5,12 +5,13 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type { InstrumentDriver } from '../core/contracts/index.js';
 import { Deck, type DriverOrigin } from '../core/deck/index.js';
 import { firstPartyPluginsDir, projectRoot } from '../core/paths.js';
 import { checkModuleFile, discoverPlugins, PluginHost, type PluginItem } from '../core/plugins/index.js';
+import { PythonModules } from '../core/hosts/index.js';
 import { EXIT, guard, println, processIO, table, UsageError, type CliIO, type ExitCode } from './io.js';
 import { installPluginAliases, jitiRegisterUrl } from './plugin-env.js';
 
@@ -26,8 +27,9 @@ class CountingDeck extends Deck {
 
 /** A PluginHost over `dirs` with watching off; close() when done. */
 async function loadPlugins(dirs: string[]) {
-  const deck = new CountingDeck({ recordStep: async () => 0 });
-  const host = new PluginHost({ deck, dirs, watch: false });
+  const python = new PythonModules({ log: () => undefined }); // started only when a .py file is loaded
+  const deck = new CountingDeck({ recordStep: async () => 0, foreign: python });
+  const host = new PluginHost({ deck, dirs, watch: false, foreign: python });
   await host.start();
   return {
     deck,
@@ -35,6 +37,7 @@ async function loadPlugins(dirs: string[]) {
     async close() {
       await host.close();
       await deck.close();
+      await python.close();
     },
   };
 }
@@ -125,9 +128,9 @@ export function pluginsCheck(target: string | undefined, opts: { json?: boolean 
   return guard(io, async () => {
     const path = resolve(target ?? 'lab-plugins');
     if (!existsSync(path)) throw new UsageError(`no such file or folder: ${shown(path)}`);
-    const files = statSync(path).isDirectory() ? discoverPlugins(path) : [checkModuleFile(path)];
+    const files = statSync(path).isDirectory() ? discoverPlugins(path) : [extname(path) === '.py' ? path : checkModuleFile(path)];
     if (files.length === 0) {
-      println(io.stdout, `no plugin modules in ${shown(path)} (*.ts, *.js, *.mjs, or folders with an index file)`);
+      println(io.stdout, `no plugin modules in ${shown(path)} (*.py, *.ts, *.js, *.mjs, or folders with an index file)`);
       return EXIT.ok;
     }
     // First-party plugins are loaded first, as by `lab serve`, so a driver name clashing with one of ours

@@ -684,20 +684,17 @@ export class Deck extends EventEmitter {
     }
     const created: Device[] = [];
     try {
-      if (loaded.devices.length === 0) {
+      for (const [name, driver] of loaded.devices) {
+        created.push(await this.createDevice(name, source, this.compile(driver, 'deck', loaded.file), null, {}, false));
+      }
+      if (created.length === 0) {
         throw new LabError('invalid_input', `No instruments found in ${loaded.file}: create instances of your driver classes at the top level of the script.`, [
           { field: 'filepath', message: 'no instruments found' },
         ], { file: loaded.file });
       }
-      this.checkNewNames(loaded.devices.map(([n]) => n), loaded.file);
-      for (const [name, driver] of loaded.devices) {
-        created.push(await this.createDevice(name, source, this.compile(driver, 'deck', loaded.file), null, {}, false));
-      }
+      this.checkNewNames(created.map((d) => d.name), loaded.file);
     } catch (e) {
-      // the host keeps what the script made; forget the instances this deck will not show
-      for (const [name, driver] of loaded.devices) {
-        if (!this.devices.has(name)) await Promise.resolve(driver.dispose?.(driver.create({}, { name }))).catch(() => undefined);
-      }
+      for (const d of created) await this.disposeInstance(d); // the host made them: forget them there too
       throw e;
     }
     return this.addDevices(created);
@@ -722,7 +719,6 @@ export class Deck extends EventEmitter {
       throw new LabError('conflict', `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${file}.`, taken.map((n) => ({ field: n, message: 'name taken' })));
     }
   }
-
 
   private async createDevice(
     name: string,

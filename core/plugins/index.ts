@@ -233,6 +233,11 @@ export class PluginHost extends EventEmitter {
     } catch (e) {
       return this.fail(file, e);
     }
+    await this.commit(file, loaded);
+  }
+
+  /** A file loaded: it is no longer in error, and its devices are replaced before anyone hears of it. */
+  private async commit(file: string, loaded: Loaded): Promise<void> {
     this.errs.delete(file);
     this.loaded.set(file, loaded);
     await this.deck.settled();
@@ -249,11 +254,7 @@ export class PluginHost extends EventEmitter {
     } catch (e) {
       return this.fail(file, e);
     }
-    const loaded = { items: drivers.map((name) => ({ file, kind: 'instrument', name })), drivers };
-    this.errs.delete(file);
-    this.loaded.set(file, loaded);
-    await this.deck.settled();
-    this.emit('reload', { file, drivers: loaded.drivers, items: loaded.items } satisfies ReloadEvent);
+    await this.commit(file, { items: drivers.map((name) => ({ file, kind: 'instrument', name })), drivers });
   }
 
   private applyKind(k: PluginKind, file: string, list: { name: string; value: unknown }[]): void {

@@ -235,6 +235,17 @@ describe('lab plugins', () => {
     expect(c.out()).toMatch(/"sim-pump" is already provided by/);
   });
 
+  test('check Python plugin files: their classes, or the Python error with its line', async () => {
+    const py = tempDir('py');
+    writeFileSync(join(py, 'valve.py'), 'class Valve:\n    def open(self, seconds: float = 1.0) -> bool:\n        return True\n');
+    writeFileSync(join(py, 'broken.py'), 'import os\nraise OSError("no valve on COM4")\n');
+    const t = fakeIO();
+    expect(await pluginsCheck(py, {}, t.io)).toBe(1);
+    expect(t.out()).toMatch(/^ok {4}\S*valve\.py: instrument Valve \(1 method\)$/m);
+    expect(t.out()).toMatch(/^FAIL {2}\S*broken\.py\n {6}OSError: no valve on COM4 \(broken\.py, line 2\)$/m);
+    expect(await pluginsCheck(join(py, 'valve.py'), {}, fakeIO().io)).toBe(0);
+  }, 20000);
+
   test('check a missing path or a non-module: exit 2', async () => {
     const t = fakeIO();
     expect(await pluginsCheck(join(dir, 'nope'), {}, t.io)).toBe(2);
