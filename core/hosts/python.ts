@@ -288,12 +288,14 @@ export class PythonHost extends EventEmitter {
 
   /** Send one request and wait for its reply. */
   private async send(req: HostRequest, timeoutMs?: number, onEvent?: CallEvents['onEvent']): Promise<unknown> {
+    // not sent at all (the host is down): unavailable, never in-doubt
+    const down = () => new LabError('unavailable', `The Python host is down: ${this.offlineReason ?? 'not running'}.`);
     if (!this.child) {
-      if (this.offlineReason) throw new HostLost(this.offlineReason);
+      if (this.offlineReason) throw down();
       await this.start();
     }
     const child = this.child;
-    if (!child) throw new HostLost(this.offlineReason ?? 'the Python host is not running');
+    if (!child) throw down();
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
