@@ -6,18 +6,21 @@ import { join } from 'node:path';
 import { chromium } from 'playwright-core';
 
 const dir = await mkdtemp(join(tmpdir(), 'labdeck-shots-'));
-const proc = spawn(process.execPath, ['bin/lab', 'serve', '--port', '0', '--data-dir', dir, '--plugins', join(dir, 'p')], { stdio: ['ignore', 'pipe', 'inherit'] });
-const base = await new Promise((resolve) => {
-  let out = '';
-  proc.stdout.on('data', (b) => {
-    out += b;
-    const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
-    if (m) resolve(m[1]);
+/** `lab serve` on a free port with its own data folder under `dir`; resolves with the process and base URL. */
+function serve(name, extra = []) {
+  const data = join(dir, name);
+  const proc = spawn(process.execPath, ['bin/lab', 'serve', '--port', '0', '--data-dir', data, '--plugins', join(data, 'p'), ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve) => {
+    let out = '';
+    proc.stdout.on('data', (b) => {
+      out += b;
+      const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ proc, base: m[1] });
+    });
   });
-});
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-try {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+}
+/** Sign up the first account (the admin) and log in. */
+async function signIn(page, base) {
   await page.goto(`${base}/auth/signup`);
   for (const path of ['signup', 'login']) {
     if (path === 'login') await page.goto(`${base}/auth/login`);
@@ -26,6 +29,14 @@ try {
     await page.click('button[type=submit]');
     await page.waitForLoadState();
   }
+}
+const demo = await serve('demo');
+const { proc, base } = demo;
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+const servers = [demo];
+try {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await signIn(page, base);
   await page.goto(`${base}/instruments/pump`);
   const card = page.locator('#method-dose');
   await card.locator('input[name=volume_ml]').fill('2.5');
@@ -81,9 +92,21 @@ try {
   await phone.context().addCookies(await page.context().cookies());
   await phone.goto(`${base}/instruments/pump`);
   await phone.screenshot({ path: 'docs/screenshots/phone.png' });
-  console.log('wrote docs/screenshots/{instrument,inferred,home,builder,run,record,campaign,phone}.png');
+  // a Python deck (examples/python): the page generated from type hints and docstrings, after a dose
+  const py = await serve('python', ['--deck', 'examples/python/deck.py']);
+  servers.push(py);
+  const pyPage = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await signIn(pyPage, py.base);
+  await pyPage.goto(`${py.base}/instruments/pump`);
+  const dose = pyPage.locator('#method-dose');
+  await dose.locator('input[name=volume_ml]').fill('1.5');
+  await dose.locator('select[name=solvent]').selectOption('ethanol');
+  await dose.locator('button[type=submit]').click();
+  await dose.locator('[data-testid=call-result]').waitFor();
+  await pyPage.screenshot({ path: 'docs/screenshots/python.png' });
+  console.log('wrote docs/screenshots/{instrument,inferred,home,builder,run,record,campaign,phone,python}.png');
 } finally {
   await browser.close();
-  proc.kill('SIGTERM');
+  for (const s of servers) s.proc.kill('SIGTERM');
   await rm(dir, { recursive: true, force: true });
 }
