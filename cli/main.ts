@@ -42,6 +42,7 @@ common(program.command('serve').description('serve the web app'))
   .option('--port <port>', 'port to listen on', port, 8000)
   .option('--no-watch', 'do not watch plugin folders')
   .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
+  .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
   .action(async (o) => {
     const { serve } = await import('./serve.js');
     const s = await serve({
@@ -54,6 +55,7 @@ common(program.command('serve').description('serve the web app'))
       watch: o.watch,
       python: o.python,
       consoleTimeoutMs: o.consoleTimeout * 1000,
+      allowedHosts: o.allowedHosts,
     });
     const stop = () => {
       console.log('labdeck stopping');

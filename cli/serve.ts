@@ -6,12 +6,14 @@ import { createRuntime, type RuntimeOptions } from '../core/runtime.js';
 export interface ServeOptions extends RuntimeOptions {
   host: string;
   port: number;
+  /** More names the lab reaches labdeck by (besides IP addresses, localhost and this machine's name). */
+  allowedHosts?: string[];
 }
 
 export async function serve(opts: ServeOptions, log: (line: string) => void = console.log) {
   const t0 = performance.now();
   const runtime = await createRuntime(opts);
-  const app = await createApp(runtime);
+  const app = await createApp(runtime, { listen: opts.host, allowedHosts: opts.allowedHosts });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(opts.port, opts.host, () => resolve(s));
     s.once('error', reject);

@@ -22,13 +22,17 @@ import { homeRoutes, publicRoutes } from './routes/home.js';
 import { instrumentRoutes } from './routes/instruments.js';
 import { recordRoutes } from './routes/records.js';
 import { workflowRoutes } from './routes/workflows.js';
-import { authenticate, csrfGuard, requireLogin } from './security.js';
+import { authenticate, csrfGuard, hostGuard, requireLogin } from './security.js';
 import { DbSessionStore } from './session-store.js';
 import { ErrorPage } from './views/layout.js';
 
 export interface AppOptions {
   /** Largest JSON or form body accepted (default 1 MB). */
   bodyLimit?: string;
+  /** The address labdeck listens on (`--host`): a name given there is answered to. */
+  listen?: string;
+  /** More host names the lab reaches labdeck by (`--allowed-hosts`); `.example.org` allows its sub-names. */
+  allowedHosts?: string[];
 }
 
 /** The session secret: made on first run, kept in the data directory, readable by its owner only. */
@@ -105,6 +109,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
 
   const limit = opts.bodyLimit ?? '1mb';
   const router = Router();
+  router.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
   router.use(publicRoutes(runtime));
   router.use(express.json({ limit }));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));

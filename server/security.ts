@@ -3,6 +3,8 @@
  * login gate (pages → 302 to the login form, JSON → 401).
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { isIP } from 'node:net';
+import { hostname } from 'node:os';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { url, wantsJson } from './http.js';
@@ -64,6 +66,36 @@ export function csrfGuard(): RequestHandler {
       if (host !== req.headers.host) return next(new LabError('forbidden', `Cross-site request refused (Origin ${origin}).`));
     }
     next();
+  };
+}
+
+/** The host name of a Host header: lower case, without the port or an IPv6 literal's brackets. */
+export function hostNameOf(header: string): string {
+  const h = header.trim().toLowerCase();
+  if (h.startsWith('[')) return h.slice(1, h.indexOf(']') > 0 ? h.indexOf(']') : undefined);
+  const colon = h.lastIndexOf(':');
+  return colon > 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
+}
+
+/**
+ * DNS rebinding: a web page can point its own name at the lab PC's address, but its requests still carry
+ * its own name in `Host`. Only the names labdeck serves are answered: IP addresses, localhost names, this
+ * machine's name, the `--host` name, and `--allowed-hosts` (a leading dot allows a domain's sub-names).
+ */
+export function hostGuard(opts: { listen?: string; allowed?: string[] } = {}): RequestHandler {
+  const machine = hostname().toLowerCase();
+  const exact = new Set(['localhost', machine, `${machine}.local`]);
+  const suffixes: string[] = ['.localhost'];
+  for (const n of [opts.listen ?? '', ...(opts.allowed ?? [])].map((x) => x.trim().toLowerCase()).filter(Boolean)) {
+    if (n.startsWith('.')) suffixes.push(n);
+    else exact.add(hostNameOf(n));
+  }
+  return (req, _res, next) => {
+    const header = req.headers.host;
+    if (!header) return next(); // HTTP/1.0 without Host: not a browser
+    const name = hostNameOf(header);
+    if (isIP(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s))) return next();
+    next(new LabError('forbidden', `This lab does not answer to the name "${name}". If that is how your lab reaches it, start labdeck with --allowed-hosts ${name}.`, [{ field: 'Host', message: 'not an allowed host name' }]));
   };
 }
 

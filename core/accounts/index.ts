@@ -35,6 +35,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 export const USERNAME_RE = /^[A-Za-z0-9_.@-]{1,64}$/;
 export const MIN_PASSWORD = 8;
+/** Most username+address pairs the failed-login throttle remembers; the oldest are forgotten first. */
+const MAX_FAILURE_KEYS = 10_000;
 
 export function checkCredentials(username: unknown, password: unknown, passwordField = 'password') {
   const details = [];
@@ -92,7 +94,8 @@ export class Accounts {
         { field: 'username', message: 'already taken' },
       ]);
     }
-    const role: Role = opts.role ?? (count === 0 ? 'admin' : 'operator');
+    // the first account is the admin: of many sign-ups racing on an empty lab (in any process), one claims it
+    const role: Role = opts.role ?? (count === 0 && (await this.store.settings.claim('first_admin', creds.username)) ? 'admin' : 'operator');
     const user = await this.store.users.create({
       username: creds.username,
       passwordHash: await hashPassword(creds.password),
@@ -111,8 +114,11 @@ export class Accounts {
 
   /** Check a login. Throws 429 after too many failures for this username from this address. */
   async login(username: unknown, password: unknown, address = 'unknown'): Promise<PublicUser> {
-    const key = `${String(username)}\u0000${address}`;
+    // a name no account can have is refused before anything is kept about it
+    if (typeof username !== 'string' || !USERNAME_RE.test(username)) throw new LabError('unauthenticated', 'Wrong username or password.');
+    const key = `${username}\u0000${address}`;
     const now = Date.now();
+    this.forgetOldFailures(now);
     const f = this.failures.get(key);
     if (f && now - f.first < this.windowMs && f.count >= this.maxFailures) {
       const retry = Math.ceil((f.first + this.windowMs - now) / 1000);
@@ -125,11 +131,25 @@ export class Accounts {
     if (!user || !ok) {
       const entry = f && now - f.first < this.windowMs ? f : { count: 0, first: now };
       entry.count += 1;
+      this.failures.delete(key); // re-inserted last: the map stays in age order for forgetOldFailures
       this.failures.set(key, entry);
       throw new LabError('unauthenticated', 'Wrong username or password.');
     }
     this.failures.delete(key);
     return publicUser(user);
+  }
+
+  /** Failed-login memory is bounded in time (the window) and in size (MAX_FAILURE_KEYS, oldest first). */
+  private forgetOldFailures(now: number): void {
+    for (const [k, f] of this.failures) {
+      if (now - f.first < this.windowMs && this.failures.size < MAX_FAILURE_KEYS) break; // room for one more
+      this.failures.delete(k);
+    }
+  }
+
+  /** How many username+address pairs the throttle remembers (for tests and the bench). */
+  get throttled(): number {
+    return this.failures.size;
   }
 
   async changePassword(userId: number, oldPassword: unknown, newPassword: unknown) {

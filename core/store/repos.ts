@@ -308,6 +308,11 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
         [key, encodeJson(value, 'value') ?? 'null'],
       );
     },
+    async claim(key, value) {
+      // one INSERT: the primary key lets exactly one of any number of concurrent claims (any process) win
+      const n = await sql.run(`INSERT INTO "settings" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO NOTHING`, [key, encodeJson(value, 'value') ?? 'null']);
+      return n === 1;
+    },
   };
 
   return { users, sessions, tokens, prefs, steps, audit, settings };

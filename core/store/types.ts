@@ -102,6 +102,8 @@ export interface Store extends RunStore {
   settings: {
     get<T = unknown>(key: string): Promise<T | null>;
     set(key: string, value: unknown): Promise<void>;
+    /** Set `key` only if it has never been set; true for the one caller that set it. */
+    claim(key: string, value: unknown): Promise<boolean>;
   };
   close(): Promise<void>;
 }
