@@ -31,7 +31,7 @@ async function signIn(page, base) {
   }
 }
 const demo = await serve('demo');
-const { proc, base } = demo;
+const { base } = demo;
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
 const servers = [demo];
 try {
