@@ -311,8 +311,17 @@ export class PythonHost extends EventEmitter {
           child.kill('SIGKILL');
         }, timeoutMs);
       }
-      child.stdin.write(`${JSON.stringify({ ...req, id })}\n`);
+      this.write(child, `${JSON.stringify({ ...req, id })}\n`);
     });
+  }
+
+  /** Requests made in one turn of the event loop go to the host in one write (one pipe write per burst). */
+  private write(child: ChildProcessWithoutNullStreams, line: string): void {
+    if (!child.stdin.writableCorked) {
+      child.stdin.cork();
+      process.nextTick(() => child.stdin.uncork());
+    }
+    child.stdin.write(line);
   }
 
   /* -------------------------------------------------------------- operations */
