@@ -1,22 +1,20 @@
 /**
  * The admin console: run a JavaScript or TypeScript snippet against the live deck.
  *
- * SECURITY: node:vm is NOT a security boundary. A snippet can reach the host process (e.g. through the
- * constructor of any object handed in) and do anything the server can do. That is why the console is
- * admin-only and every use is audit-logged — both are the caller's job (the HTTP route). The vm context
- * only gives snippets a clean global scope, a captured console, and a timeout.
+ * Each run happens in a worker thread of its own, which is terminated when the time limit passes: a
+ * runaway snippet (`while (true) {}`, or `await null; while (true) {}`) is stopped and never holds the
+ * server, and `process.exit()` inside a snippet ends only its worker. The snippet reaches the deck through
+ * messages: `deck.<instrument>.<method>(...)` is a call the main thread makes on the real deck (validated,
+ * locked and recorded like any call). Once a run has ended, nothing it started can reach the deck.
  *
- * Limitations: the timeout stops synchronous loops (vm's `timeout`) and abandons asynchronous work (a race
- * against a timer); it cannot preempt a loop that starts after an `await` inside the snippet (`await x;
- * while (true) {}` or `while (true) await null`): that blocks the server's event loop. (vm's
- * `microtaskMode: 'afterEvaluate'` would cover it but then host promises — deck calls — never resume the
- * snippet; a worker thread that can be terminated would be the fix if this matters.) Line numbers in stack
- * traces are the user's for JavaScript, those of the type-stripped code for TypeScript. Once a
- * run has ended (done, failed or timed out), the snippet's `deck` methods reject and its `sleep` timers are
- * cleared, so an abandoned snippet cannot keep driving instruments.
+ * SECURITY: a worker is not a sandbox: a snippet can still `require` node modules and act as the server's
+ * user. That is why the console is admin-only and every use is audit-logged (the caller's job: the HTTP
+ * route writes the audit line before the run). Line numbers in stack traces are the user's for JavaScript,
+ * those of the type-stripped code for TypeScript.
  */
 import vm from 'node:vm';
-import { format, inspect, types } from 'node:util';
+import { inspect, types } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import type { InstrumentSchema, JSONSchema } from './contracts/index.js';
 
 /** What the console sees of the deck (the runtime wires the real Deck in). */
@@ -38,16 +36,21 @@ export interface ConsoleOptions {
   deck: ConsoleDeck;
   /** Wall-clock limit for the whole run, synchronous and asynchronous parts together. */
   timeoutMs?: number;
-  /** Extra globals for the snippet; they may shadow the built-in ones (deck, instruments, console, sleep). */
+  /** Extra globals for the snippet (structured-cloneable); they may shadow the built-in ones. */
   globals?: Record<string, unknown>;
 }
 
 const FILENAME = '<console>';
 const MAX_STDOUT = 1_000_000;
 
+/** Messages from a console worker. */
+type FromWorker =
+  | { type: 'stdout'; text: string }
+  | { type: 'call'; id: number; instrument: string; method: string; args: unknown[] }
+  | { type: 'done'; success: boolean; result: unknown; error: string | null };
+
 export async function runConsole(code: string, opts: ConsoleOptions): Promise<ConsoleResult> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
-  const started = Date.now();
   let stdout = '';
   const write = (text: string) => {
     if (stdout.length >= MAX_STDOUT) return;
@@ -70,73 +73,119 @@ export async function runConsole(code: string, opts: ConsoleOptions): Promise<Co
   const { body, tail } = splitLastExpression(js);
   const source = `(async () => {\n${body}${tail === null ? '\n' : `return (${tail}\n);`}})()`;
 
-  // 3. A fresh context per run.
-  let live = true;
-  const timers = new Set<NodeJS.Timeout>();
-  const log = (...args: unknown[]) => write(`${format(...args)}\n`);
-  const sandbox: Record<string, unknown> = {
-    deck: deckFacade(opts.deck, () => live),
-    instruments: structuredClone(opts.deck.list()),
-    console: { log, info: log, warn: log, error: log, debug: log, dir: (x: unknown) => write(`${inspect(x)}\n`) },
-    sleep: (ms: number) =>
-      new Promise<void>((resolve) => {
-        if (!live) return;
-        const t = setTimeout(() => (timers.delete(t), resolve()), Math.max(0, Number(ms) || 0));
-        timers.add(t);
-      }),
-    ...opts.globals,
-  };
-  const context = vm.createContext(sandbox, { name: 'labdeck console' });
-
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const script = new vm.Script(source, { filename: FILENAME, lineOffset: -1 });
-    const promise = script.runInContext(context, { timeout: timeoutMs }) as Promise<unknown>;
-    const remaining = Math.max(0, timeoutMs - (Date.now() - started));
-    const timedOut = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new TimeoutError(timeoutMs)), remaining);
+  // 3. A worker per run, terminated at the time limit.
+  const instruments = opts.deck.list();
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { source, instruments, globals: opts.globals ?? {}, filename: FILENAME },
+    resourceLimits: { maxOldGenerationSizeMb: 256 },
+    stdout: true,
+    stderr: true,
+  });
+  return new Promise<ConsoleResult>((resolve) => {
+    let settled = false;
+    const finish = (r: ConsoleResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void worker.terminate();
+      resolve(r);
+    };
+    const timer = setTimeout(() => finish(fail(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    worker.on('message', (m: FromWorker) => {
+      if (m.type === 'stdout') return write(m.text);
+      if (m.type === 'done') return finish(m.success ? { success: true, result: m.result, stdout, error: null } : fail(m.error ?? 'failed'));
+      // a deck call: made here, on the real deck, while the run lasts
+      if (settled) return;
+      const label = `${m.instrument}.${m.method}`;
+      const inst = instruments.find((i) => i.name === m.instrument);
+      const schema = inst?.methods.find((x) => x.name === m.method);
+      const props = (schema?.params.properties ?? {}) as Record<string, JSONSchema>;
+      Promise.resolve()
+        .then(() => opts.deck.call(m.instrument, m.method, toArgs(label, Object.keys(props), props, m.args)))
+        .then(
+          ({ output }) => !settled && worker.postMessage({ type: 'reply', id: m.id, ok: true, output }),
+          (e: unknown) => !settled && worker.postMessage({ type: 'reply', id: m.id, ok: false, error: errorData(e) }),
+        );
     });
-    const value = await Promise.race([promise, timedOut]);
-    return { success: true, result: jsonSafe(value), stdout, error: null };
-  } catch (e) {
-    if ((e as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT' || e instanceof TimeoutError) {
-      return fail(`timed out after ${timeoutMs} ms`);
-    }
-    return fail(errorMessage(e));
-  } finally {
-    live = false;
-    clearTimeout(timer);
-    for (const t of timers) clearTimeout(t);
-  }
+    worker.on('error', (e) => finish(fail(errorMessage(e))));
+    worker.on('exit', (code) => finish(fail(`the snippet ended the console run (exit code ${code})`)));
+  });
 }
 
-class TimeoutError extends Error {
-  constructor(ms: number) {
-    super(`timed out after ${ms} ms`);
-  }
+/** An error sent to the worker: enough to rebuild its name, code, message and details there. */
+function errorData(e: unknown) {
+  const err = e as { name?: string; message?: string; code?: unknown; details?: unknown };
+  return { name: err?.name ?? 'Error', message: err?.message ?? String(e), code: typeof err?.code === 'string' ? err.code : undefined, details: err?.details };
 }
 
 /**
- * `deck.<instrument>.<method>(...)`: accepts one args object (`dose({ volume_ml: 1 })`) or positional
- * arguments in the order of the method's JSON Schema properties (`dose(1)`); resolves to the call's output.
+ * The worker's program: a clean vm context with the captured console, `sleep`, `instruments`, extra
+ * globals and a `deck` facade whose methods are messages to the main thread. Built from the functions
+ * below (their source is the worker's), so the console's rules are written once.
  */
-function deckFacade(deck: ConsoleDeck, live: () => boolean): Record<string, Record<string, unknown>> {
-  const facade: Record<string, Record<string, unknown>> = {};
-  for (const inst of deck.list()) {
+function workerMain() {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const vmw = require('node:vm') as typeof vm;
+  const util = require('node:util') as typeof import('node:util');
+  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const port = parentPort!;
+  const data = workerData as { source: string; instruments: InstrumentSchema[]; globals: Record<string, unknown>; filename: string };
+  const pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void }>();
+  let nextId = 1;
+  port.on('message', (m: { id: number; ok: boolean; output?: unknown; error?: { name: string; message: string; code?: string; details?: unknown } }) => {
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (m.ok) p.resolve(m.output);
+    else p.reject(Object.assign(new Error(m.error!.message), { name: m.error!.name, code: m.error!.code, details: m.error!.details }));
+  });
+  const print = (text: string) => {
+    port.postMessage({ type: 'stdout', text });
+  };
+  const log = (...args: unknown[]) => print(`${util.format(...args)}\n`);
+  const deck: Record<string, Record<string, unknown>> = {};
+  for (const inst of data.instruments) {
     const methods: Record<string, unknown> = {};
     for (const m of inst.methods) {
-      const props = (m.params.properties ?? {}) as Record<string, JSONSchema>;
-      const names = Object.keys(props);
-      methods[m.name] = async (...args: unknown[]) => {
-        if (!live()) throw new Error('this console run has ended');
-        const { output } = await deck.call(inst.name, m.name, toArgs(`${inst.name}.${m.name}`, names, props, args));
-        return output;
-      };
+      methods[m.name] = (...args: unknown[]) =>
+        new Promise((resolve, reject) => {
+          const id = nextId++;
+          pending.set(id, { resolve, reject });
+          port.postMessage({ type: 'call', id, instrument: inst.name, method: m.name, args });
+        });
     }
-    facade[inst.name] = Object.freeze(methods);
+    deck[inst.name] = Object.freeze(methods);
   }
-  return Object.freeze(facade);
+  const sandbox: Record<string, unknown> = {
+    deck: Object.freeze(deck),
+    instruments: data.instruments,
+    console: { log, info: log, warn: log, error: log, debug: log, dir: (x: unknown) => print(`${util.inspect(x)}\n`) },
+    sleep: (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, Number(ms) || 0))),
+    ...data.globals,
+  };
+  const context = vmw.createContext(sandbox, { name: 'labdeck console' });
+  const done = (success: boolean, result: unknown, error: string | null) => port.postMessage({ type: 'done', success, result, error });
+  try {
+    const script = new vmw.Script(data.source, { filename: data.filename, lineOffset: -1 });
+    Promise.resolve(script.runInContext(context)).then(
+      (v) => done(true, jsonSafe(v), null),
+      (e) => done(false, null, errorMessage(e)),
+    );
+  } catch (e) {
+    done(false, null, errorMessage(e));
+  }
 }
+
+/** The worker's source: its helpers, then its program (see workerMain). */
+const WORKER_SOURCE = [
+  `const FILENAME = ${JSON.stringify(FILENAME)};`,
+  `const { inspect, types } = require('node:util');`,
+  jsonSafe.toString(),
+  errorMessage.toString(),
+  `(${workerMain.toString()})();`,
+].join('\n');
 
 function isPlainObject(x: unknown): x is Record<string, unknown> {
   if (x === null || typeof x !== 'object' || Array.isArray(x)) return false;
@@ -145,6 +194,10 @@ function isPlainObject(x: unknown): x is Record<string, unknown> {
   return proto === null || Object.getPrototypeOf(proto) === null;
 }
 
+/**
+ * A console call's arguments: one args object (`dose({ volume_ml: 1 })`) or positional arguments in the
+ * order of the method's JSON Schema properties (`dose(1)`).
+ */
 function toArgs(label: string, names: string[], props: Record<string, JSONSchema>, args: unknown[]): Record<string, unknown> {
   if (args.length === 0) return {};
   if (args.length === 1 && isPlainObject(args[0])) {

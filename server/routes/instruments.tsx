@@ -86,6 +86,8 @@ export function instrumentRoutes(runtime: Runtime): Router {
     }
     const userId = req.user!.id;
     const timeoutMs = runtime.consoleTimeoutMs;
+    // written before the snippet runs: whatever it does, the audit log has it
+    await runtime.audit(userId, 'console.execute', { code, language });
     const result =
       language === 'python'
         ? await runtime.python.console(code, timeoutMs)
@@ -94,7 +96,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
             timeoutMs,
             deck: { list: () => deck.list(), call: (i, m, a) => deck.call(i, m, a, { userId }) },
           });
-    await runtime.audit(userId, 'console.execute', { code, language, success: result.success, error: result.error });
+    await runtime.audit(userId, 'console.result', { success: result.success, error: result.error });
     if (isHtmx(req)) return render(res, <ConsoleOutput result={result} />);
     res.json(result);
   });

@@ -170,6 +170,16 @@ describe('direct control', () => {
     await operator.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1' }).expect(403);
     const audit = await lab.runtime.store.audit.list(100);
     expect(audit.filter((a) => a.action === 'console.execute').length).toBeGreaterThanOrEqual(3);
+    expect(audit.filter((a) => a.action === 'console.result').length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('audits a snippet before it runs, so one that ends its own run still leaves a trace; the server goes on', async () => {
+    const code = 'deck.constructor.constructor("return process")().exit(1)';
+    const res = await lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code }).expect(200);
+    expect(res.body.success).toBe(false);
+    const audit = await lab.runtime.store.audit.list(10);
+    expect(audit.some((a) => a.action === 'console.execute' && (a.detail as { code: string }).code === code)).toBe(true);
+    await lab.admin.get('/app/healthz').expect(200);
   });
 
   it('downloads a Python and a TypeScript client generated from the live deck', async () => {

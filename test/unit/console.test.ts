@@ -136,6 +136,29 @@ describe('runConsole', () => {
     expect(Date.now() - t0).toBeLessThan(3000);
   });
 
+  it('stops a loop that starts after an await, and the server goes on', async () => {
+    const { deck } = fakeDeck();
+    const t0 = Date.now();
+    const r = await runConsole('await null; while (true) {}', { deck, timeoutMs: 300 });
+    expect(r.error).toBe('timed out after 300 ms');
+    expect(Date.now() - t0).toBeLessThan(3000);
+    // this event loop was never blocked: a timer set now fires on time
+    const late = await new Promise<number>((res) => {
+      const t = Date.now();
+      setTimeout(() => res(Date.now() - t - 20), 20);
+    });
+    expect(late).toBeLessThan(200);
+  });
+
+  it('a snippet that calls process.exit ends only its own run', async () => {
+    const { deck } = fakeDeck();
+    // the vm context has no `process`, but the sandbox object's constructor leads out of it
+    const r = await runConsole('console.log("bye"); deck.constructor.constructor("return process")().exit(3)', { deck, timeoutMs: 2000 });
+    expect(r.success).toBe(false);
+    expect(r.error).toMatch(/exit code 3/);
+    expect((await runConsole('1 + 1', { deck })).result).toBe(2);
+  });
+
   it('abandons slow asynchronous work and stops its deck calls', async () => {
     const { deck, calls } = fakeDeck();
     const r = await runConsole('await sleep(100_000); await deck.balance.weigh()', { deck, timeoutMs: 200 });
