@@ -329,7 +329,15 @@ export class Deck extends EventEmitter {
       endedAt,
       log: printed.text(),
     };
-    const taskId = await (opts.record ?? this.recordStep)(step);
+    let taskId: number;
+    try {
+      taskId = await (opts.record ?? this.recordStep)(step);
+    } catch (e) {
+      // the instrument acted, but its record is not stored: say so, and give no id for it
+      if (!(e instanceof LabError && e.code === 'insufficient_storage')) throw e;
+      const what = ok ? `ran (output ${JSON.stringify(output)?.slice(0, 200)})` : `failed (${errorMessage(failure)})`;
+      throw new LabError('insufficient_storage', `${instrument}.${method} ${what}, but its record could not be written. ${e.message}`, undefined, { instrument, method, ...e.data });
+    }
     if (inDoubt) {
       throw new LabError(
         'unavailable',

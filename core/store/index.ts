@@ -116,7 +116,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     throw new LabError('internal', `Cannot open the database ${where}: ${msg}`, [{ field: 'db', message: msg }]);
   }
 
-  const sql = new Sql(ds, dialect);
+  const sql = new Sql(ds, dialect, where);
   const store: Store = {
     dialect,
     ...createRepositories(sql),

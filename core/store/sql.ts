@@ -26,6 +26,8 @@ export class Sql {
   constructor(
     readonly ds: DataSource,
     readonly dialect: Dialect,
+    /** Where the data lives (the SQLite file, or the PostgreSQL URL without password), for error messages. */
+    readonly where = 'the database',
   ) {}
 
   /** Runs a statement; returns the rows it produced (SELECT, or any statement with RETURNING). */
@@ -72,15 +74,18 @@ export class Sql {
       if (!st) this.statements.set(text, (st = db.prepare(text)));
       return st;
     };
+    const insert = (i: (typeof items)[number]) => Number((stmt(i.sql).get(...i.values) as { id: unknown }).id);
     try {
-      const ids = db.transaction(() => items.map((i) => Number((stmt(i.sql).get(...i.values) as { id: unknown }).id)))();
+      const ids = db.transaction(() => items.map(insert))();
       items.forEach((i, n) => i.resolve(ids[n]));
     } catch {
       for (const i of items) {
         try {
-          i.resolve(Number((stmt(i.sql).get(...i.values) as { id: unknown }).id));
+          // each in a transaction of its own: an id is handed out only once its commit succeeded (outside
+          // one, a RETURNING row comes back even when the commit then fails, e.g. on a full disk)
+          i.resolve(db.transaction(() => insert(i))());
         } catch (e) {
-          i.reject(e);
+          i.reject(storageFailure(e, this.where));
         }
       }
     }
@@ -95,6 +100,8 @@ export class Sql {
     try {
       const res = await qr.query(text, values, true);
       return { records: Array.isArray(res.records) ? res.records : [], affected: res.affected };
+    } catch (e) {
+      throw storageFailure(e, this.where);
     } finally {
       await qr.release();
     }
@@ -117,6 +124,24 @@ export class Sql {
     if (this.dialect === 'postgres') return d;
     return d.toISOString().replace('T', ' ').slice(0, 23);
   }
+}
+
+/** Error codes of a database that cannot write: SQLite's, PostgreSQL's (disk full, read-only), the OS's. */
+const FULL = /^(SQLITE_FULL|53100|ENOSPC)$/;
+const READ_ONLY = /^(SQLITE_READONLY.*|SQLITE_IOERR.*|SQLITE_CANTOPEN|25006|EROFS|EACCES|EPERM)$/;
+
+/** A write refused by a full or read-only disk → 507 naming where the data lives; anything else unchanged. */
+export function storageFailure(e: unknown, where: string): unknown {
+  const err = e as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = String(err?.driverError?.code ?? err?.code ?? '');
+  const full = FULL.test(code);
+  if (!full && !READ_ONLY.test(code)) return e;
+  return new LabError(
+    'insufficient_storage',
+    `The record could not be stored: ${where} ${full ? 'has no space left' : 'cannot be written (read-only, or no permission)'} (${code}). Free space or fix the data folder; nothing was written.`,
+    undefined,
+    { storage: code },
+  );
 }
 
 /** A Date from whatever the driver returned: a Date (pg), UTC text (SQLite), or epoch milliseconds. */

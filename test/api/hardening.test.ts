@@ -8,9 +8,12 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import { createApp, type App } from '../../server/app.js';
+import { fileURLToPath } from 'node:url';
+import { dataSourceOf } from '../../core/store/index.js';
 import { testDbUrl } from '../helpers/db.js';
 
 const J = 'application/json';
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
 
 async function emptyLab(appOpts: Parameters<typeof createApp>[1] = {}) {
   const dir = await mkdtemp(join(tmpdir(), 'labdeck-hard-'));
@@ -84,4 +87,50 @@ describe('failed logins', () => {
       await lab.close();
     }
   });
+});
+
+describe('a full disk', () => {
+  it('a direct call whose record cannot be stored answers 507 without an id; every id given is a stored record', async () => {
+    const lab = await emptyLab();
+    try {
+      if (lab.runtime.store.dialect !== 'sqlite') return; // the SQLite file's disk: PostgreSQL keeps its own
+      const agent = request.agent(lab.app);
+      await agent.post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      await agent.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      await lab.runtime.deck.importModule(fixture('drivers.py'));
+      await lab.runtime.deck.connect('Pump', 'pump', {});
+      // the database may not grow any more: SQLite answers SQLITE_FULL, as on a full disk
+      type Db = { pragma(s: string, o?: object): unknown; prepare(s: string): { run(...v: unknown[]): unknown } };
+      const db = (dataSourceOf(lab.runtime.store).driver as unknown as { databaseConnection: Db }).databaseConnection;
+      const pages = db.pragma('page_count', { simple: true }) as number;
+      db.pragma(`max_page_count = ${pages}`);
+      const filler = db.prepare('INSERT INTO "settings" ("key", "value") VALUES (?, ?)');
+      for (let i = 0; ; i++) {
+        try {
+          filler.run(`filler-${i}`, JSON.stringify('x'.repeat(i < 1000 ? 2000 : 50)));
+        } catch {
+          if (i >= 1000) break; // big rows, then small ones, until not even those fit
+          i = 999;
+        }
+      }
+      const answers: { status: number; task_id?: number; message?: string }[] = [];
+      // the table's last pages still take a few rows; then the disk is full
+      while (answers.length < 500 && answers.filter((a) => a.status === 507).length < 3) {
+        const res = await agent.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } });
+        answers.push({ status: res.status, task_id: res.body.task_id, message: res.body.error?.message });
+      }
+      const refused = answers.filter((a) => a.status === 507);
+      expect(refused.length).toBeGreaterThan(0);
+      expect(refused[0].task_id).toBeUndefined();
+      expect(refused[0].message).toMatch(/pump\.slow ran .*record could not be written.*labdeck\.db has no space left \(SQLITE_FULL\)/);
+      for (const a of answers.filter((x) => x.status === 200)) {
+        expect((await lab.runtime.store.steps.get(a.task_id!))?.method).toBe('slow');
+      }
+      db.pragma(`max_page_count = ${pages * 10}`);
+      const after = await agent.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
+      expect((await lab.runtime.store.steps.get(after.body.task_id))?.method).toBe('slow');
+    } finally {
+      await lab.close();
+    }
+  }, 30000);
 });
