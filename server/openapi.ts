@@ -333,6 +333,7 @@ const RESPONSE = {
     queue_held: z.boolean(),
     current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
     progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
+    store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
   }),
   CurrentTask: z.looseObject({ current_task: z.looseObject({ id: z.int() }).nullable(), state: z.string() }),
   Deleted: z.looseObject({ deleted: z.union([z.int(), z.string()]) }),

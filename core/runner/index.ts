@@ -70,6 +70,8 @@ export interface RunnerStatus {
   waiting: null | { path: string; message: string };
   /** A task whose run was cut off by a crash, waiting (held) for the operator. */
   interrupted: null | { task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null };
+  /** Why no task can start now: the database cannot be written (a full or read-only disk). */
+  store_error: string | null;
 }
 
 export type RunnerEvent =
@@ -139,6 +141,8 @@ interface Current {
 
 const now = () => new Date();
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+/** How long the loop waits before trying the store again after it failed (unless woken sooner). */
+const STORE_RETRY_MS = 2_000;
 
 export interface RunnerOptions {
   store: Store;
@@ -249,6 +253,7 @@ export class Runner extends EventEmitter {
       failed_step: this.failed ? { phase: this.failed.at.phase, iteration: this.failed.at.iteration, path: this.failed.at.path, error: this.failed.error } : null,
       waiting: this.waitingPause ? { path: this.waitingPause.at.path, message: this.waitingPause.message } : null,
       interrupted: this.interrupted,
+      store_error: this.storeFault,
     };
   }
 
@@ -528,13 +533,20 @@ export class Runner extends EventEmitter {
     while (!this.closed) {
       const wake = this.wake.promise;
       let next: { task: QueueTaskRow; resume?: Resume } | null = null;
-      if (this.pendingResume) {
-        const { taskId, resume } = this.pendingResume;
-        this.pendingResume = null;
-        next = { task: await this.task(taskId), resume };
-      } else if (!this.paused && !this.held) {
-        const task = await this.serial(() => this.claim());
-        if (task) next = { task };
+      try {
+        next = await this.nextTask();
+      } catch (e) {
+        // the store failed before a task could start (a full or read-only disk): the runner stays up, says
+        // why, and tries again when woken or after a while
+        if (this.storeFault === null) this.reportFault(e);
+        this.storeFault = message(e);
+        this.emitStatus();
+        await Promise.race([wake, new Promise((r) => setTimeout(r, STORE_RETRY_MS).unref())]);
+        continue;
+      }
+      if (this.storeFault !== null) {
+        this.storeFault = null;
+        this.emitStatus();
       }
       if (!next) {
         await wake;
@@ -546,6 +558,27 @@ export class Runner extends EventEmitter {
         if (!(e instanceof Shutdown)) await this.fault(next.task, e);
       }
     }
+  }
+
+  /** What the loop runs next: a resumed interrupted task, else the next pending one (unless paused or held). */
+  private async nextTask(): Promise<{ task: QueueTaskRow; resume?: Resume } | null> {
+    if (this.pendingResume) {
+      const { taskId, resume } = this.pendingResume;
+      this.pendingResume = null;
+      return { task: await this.task(taskId), resume };
+    }
+    if (this.paused || this.held) return null;
+    const task = await this.serial(() => this.claim());
+    return task ? { task } : null;
+  }
+
+  /** The last store failure that kept the loop from starting a task, while it lasts. */
+  private storeFault: string | null = null;
+
+  /** An 'error' event with no listener would throw (and end the loop), so it goes to listeners or stderr. */
+  private reportFault(e: unknown, context = ''): void {
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+    else console.error(`labdeck runner: ${context}${message(e)}`);
   }
 
   private async execute(task: QueueTaskRow, resume?: Resume): Promise<void> {
@@ -665,8 +698,7 @@ export class Runner extends EventEmitter {
 
   /**
    * A fault outside any step (the database failed, a bug): the task is recorded failed where the store still
-   * answers, its locks are freed and the loop goes on. An 'error' event with no listener would throw here
-   * and end the loop (and the process, as an unhandled rejection), so it is emitted only to listeners.
+   * answers, its locks are freed and the loop goes on.
    */
   private async fault(task: QueueTaskRow, e: unknown) {
     const c = this.current;
@@ -679,8 +711,7 @@ export class Runner extends EventEmitter {
     } catch {
       // the store itself failed: the task keeps its status (a `running` one is interrupted at the next start)
     }
-    if (this.listenerCount('error') > 0) this.emit('error', e);
-    else console.error(`labdeck runner: task ${task.id} failed outside its steps:`, e);
+    this.reportFault(e, `task ${task.id} failed outside its steps: `);
     this.emitQueue();
     this.emitStatus();
   }

@@ -6,6 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
+import { LabError } from '../../core/errors.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import { createApp, type App } from '../../server/app.js';
 import { fileURLToPath } from 'node:url';
@@ -15,10 +16,10 @@ import { testDbUrl } from '../helpers/db.js';
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
 
-async function emptyLab(appOpts: Parameters<typeof createApp>[1] = {}) {
+async function emptyLab(appOpts: Parameters<typeof createApp>[1] = {}, deck: string | false = false) {
   const dir = await mkdtemp(join(tmpdir(), 'labdeck-hard-'));
   const db = await testDbUrl();
-  const runtime: Runtime = await createRuntime({ dataDir: dir, db: db.url, deck: false, pluginDirs: [], watch: false });
+  const runtime: Runtime = await createRuntime({ dataDir: dir, db: db.url, deck: deck === false ? false : undefined, pluginDirs: [], watch: false });
   const app: App = await createApp(runtime, appOpts);
   return {
     app,
@@ -89,6 +90,32 @@ describe('failed logins', () => {
   });
 });
 
+/**
+ * Make the SQLite database full, as its disk would be: it may not grow (max_page_count) and what room its
+ * pages had is taken. `free()` gives the room back.
+ */
+function fillDisk(runtime: Runtime) {
+  type Db = { pragma(s: string, o?: object): unknown; prepare(s: string): { run(...v: unknown[]): unknown } };
+  const db = (dataSourceOf(runtime.store).driver as unknown as { databaseConnection: Db }).databaseConnection;
+  const pages = db.pragma('page_count', { simple: true }) as number;
+  db.pragma(`max_page_count = ${pages}`);
+  const filler = db.prepare('INSERT INTO "settings" ("key", "value") VALUES (?, ?)');
+  for (let i = 0; ; i++) {
+    try {
+      filler.run(`filler-${i}`, JSON.stringify('x'.repeat(i < 1000 ? 2000 : 50)));
+    } catch {
+      if (i >= 1000) break; // big rows, then small ones, until not even those fit
+      i = 999;
+    }
+  }
+  return {
+    free() {
+      db.pragma(`max_page_count = ${pages * 100}`);
+      db.prepare(`DELETE FROM "settings" WHERE "key" LIKE 'filler-%'`).run();
+    },
+  };
+}
+
 describe('a full disk', () => {
   it('a direct call whose record cannot be stored answers 507 without an id; every id given is a stored record', async () => {
     const lab = await emptyLab();
@@ -100,19 +127,7 @@ describe('a full disk', () => {
       await lab.runtime.deck.importModule(fixture('drivers.py'));
       await lab.runtime.deck.connect('Pump', 'pump', {});
       // the database may not grow any more: SQLite answers SQLITE_FULL, as on a full disk
-      type Db = { pragma(s: string, o?: object): unknown; prepare(s: string): { run(...v: unknown[]): unknown } };
-      const db = (dataSourceOf(lab.runtime.store).driver as unknown as { databaseConnection: Db }).databaseConnection;
-      const pages = db.pragma('page_count', { simple: true }) as number;
-      db.pragma(`max_page_count = ${pages}`);
-      const filler = db.prepare('INSERT INTO "settings" ("key", "value") VALUES (?, ?)');
-      for (let i = 0; ; i++) {
-        try {
-          filler.run(`filler-${i}`, JSON.stringify('x'.repeat(i < 1000 ? 2000 : 50)));
-        } catch {
-          if (i >= 1000) break; // big rows, then small ones, until not even those fit
-          i = 999;
-        }
-      }
+      const disk = fillDisk(lab.runtime);
       const answers: { status: number; task_id?: number; message?: string }[] = [];
       // the table's last pages still take a few rows; then the disk is full
       while (answers.length < 500 && answers.filter((a) => a.status === 507).length < 3) {
@@ -126,10 +141,106 @@ describe('a full disk', () => {
       for (const a of answers.filter((x) => x.status === 200)) {
         expect((await lab.runtime.store.steps.get(a.task_id!))?.method).toBe('slow');
       }
-      db.pragma(`max_page_count = ${pages * 10}`);
+      disk.free();
       const after = await agent.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
       expect((await lab.runtime.store.steps.get(after.body.task_id))?.method).toBe('slow');
     } finally {
+      await lab.close();
+    }
+  }, 30000);
+});
+
+describe('a full disk during a run', () => {
+  it('fails or holds the run, keeps the server up and says why; once there is room the runner goes on', async () => {
+    const lab = await emptyLab({}, 'demo');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const errors: unknown[] = [];
+    lab.runtime.runner.on('error', (e) => errors.push(e));
+    try {
+      if (lab.runtime.store.dialect !== 'sqlite') return; // the SQLite file's disk: PostgreSQL keeps its own
+      const agent = request.agent(lab.app);
+      await agent.post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      await agent.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      await agent.post('/app/workflows').set('Accept', J).send({ name: 'pings', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }, { kind: 'wait', seconds: 0.01 }] }).expect(201);
+      await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2000 }).expect(200);
+      const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
+      while ((await status()).progress.iteration < 3) await new Promise((r) => setTimeout(r, 10));
+      const disk = fillDisk(lab.runtime);
+      // the run cannot record its steps: it stops (failed, waiting for a person) instead of going on unrecorded
+      let s = await status();
+      for (let i = 0; i < 300 && s.state === 'running'; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        s = await status();
+      }
+      expect(['failed', 'idle']).toContain(s.state);
+      if (s.state === 'failed') expect(s.failed_step.error).toMatch(/no space left/);
+      await agent.get('/app/healthz').expect(200);
+      // ended while the disk is still full: its end cannot be written either, and the runner stays up
+      if (s.state === 'failed') await agent.post('/app/executions/abort/next-iteration').set('Accept', J).expect(200);
+      await new Promise((r) => setTimeout(r, 300));
+      await agent.get('/app/healthz').expect(200);
+      await status();
+      // room again: the next run completes
+      disk.free();
+      while ((await status()).busy) await new Promise((r) => setTimeout(r, 10));
+      if ((await status()).queue_held) await agent.post('/app/executions/pause-resume').set('Accept', J).expect(200);
+      await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2 }).expect(200);
+      let runs: { status: string }[] = [];
+      for (let i = 0; i < 300; i++) {
+        runs = (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
+        if (runs[0]?.status === 'completed') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(runs[0].status).toBe('completed');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await lab.close();
+    }
+  }, 30000);
+});
+
+describe('the store failing before a task starts', () => {
+  it('leaves the runner up, reports it in the status, and the task starts once the store answers', async () => {
+    const lab = await emptyLab({}, 'demo');
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const errors: unknown[] = [];
+    lab.runtime.runner.on('error', (e) => errors.push(e));
+    const queue = lab.runtime.store.queue;
+    const update = queue.update.bind(queue);
+    let full = true;
+    try {
+      const agent = request.agent(lab.app);
+      await agent.post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      await agent.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      await agent.post('/app/workflows').set('Accept', J).send({ name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
+      // the disk fills just as the runner claims the task (its status cannot be written)
+      queue.update = (id, patch) =>
+        full && patch.status === 'running' ? Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: labdeck.db has no space left (SQLITE_FULL).')) : update(id, patch);
+      await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'ping', repeat: 1 }).expect(200);
+      const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
+      let s = await status();
+      for (let i = 0; i < 200 && !s.store_error; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+        s = await status();
+      }
+      expect(s.store_error).toMatch(/no space left/);
+      expect(errors).toHaveLength(1);
+      full = false;
+      for (let i = 0; i < 400 && ((s = await status()).store_error || s.busy || (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).total === 0); i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(s.store_error).toBeNull();
+      const runs = (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
+      expect(runs[0]).toMatchObject({ status: 'completed' });
+      expect(unhandled).toEqual([]);
+    } finally {
+      queue.update = update;
+      process.off('unhandledRejection', onUnhandled);
       await lab.close();
     }
   }, 30000);

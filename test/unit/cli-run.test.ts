@@ -297,6 +297,7 @@ describe('the live view (rendered to a string)', () => {
     failed_step: null,
     waiting: null,
     interrupted: null,
+    store_error: null,
     ...over,
   });
   const base = () => initialState({ workflow: 'dose', version: 2, file: null, iterations: 3, interactive: true, taskId: 4 });
