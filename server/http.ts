@@ -62,6 +62,10 @@ export function asLabError(err: unknown): LabError {
     return new LabError('payload_too_large', 'The request body or file is too large.');
   }
   if (e?.type === 'entity.parse.failed') return new LabError('invalid_input', `The JSON body is malformed: ${e.message}`);
+  // multer hands on the parser's own errors (a malformed multipart body) with `storageErrors` attached
+  if (Array.isArray((err as { storageErrors?: unknown } | null)?.storageErrors) && e?.name !== 'MulterError') {
+    return new LabError('invalid_input', `The upload is not a well-formed multipart form: ${e.message}.`);
+  }
   if (e?.name === 'MulterError') {
     return new LabError('invalid_input', `Bad upload: ${e.message}${e.field ? ` (field "${e.field}")` : ''}.`, e.field ? [{ field: e.field, message: e.message ?? 'bad upload' }] : undefined);
   }

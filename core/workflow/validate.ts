@@ -430,7 +430,28 @@ function workflowError(doc: unknown, details: ErrorDetail[]): LabError {
  * throws one LabError('invalid_input') listing every problem. `deck` null checks the document alone (names,
  * parameters, variables, outputs) without instruments.
  */
+/** How deep `repeat` and `if` blocks may nest: deeper documents are refused before anything walks them. */
+export const MAX_NESTING = 32;
+
+/** The path of the first block nested deeper than MAX_NESTING, or null. Iterative: any depth is safe. */
+function tooDeep(doc: unknown): string | null {
+  const todo: { v: unknown; path: string; depth: number }[] = [];
+  if (isObject(doc)) for (const p of ['prep', 'main', 'cleanup']) todo.push({ v: doc[p], path: p, depth: 0 });
+  while (todo.length) {
+    const { v, path, depth } = todo.pop()!;
+    if (!Array.isArray(v)) continue;
+    if (depth > MAX_NESTING) return path;
+    v.forEach((step, i) => {
+      if (!isObject(step)) return;
+      for (const key of ['steps', 'then', 'else']) if (key in step) todo.push({ v: step[key], path: `${path}[${i}].${key}`, depth: depth + 1 });
+    });
+  }
+  return null;
+}
+
 export function validateWorkflow(doc: unknown, deck: DeckSchemas | null): Workflow {
+  const deep = tooDeep(doc);
+  if (deep) throw workflowError(doc, [{ field: deep, message: `nests blocks more than ${MAX_NESTING} deep` }]);
   const parsed = Workflow.safeParse(doc);
   if (!isObject(doc)) throw workflowError(doc, parsed.success ? [] : zodDetails(parsed.error.issues, doc));
   const zodProblems = parsed.success ? [] : zodDetails(parsed.error.issues, doc);

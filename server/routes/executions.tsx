@@ -153,10 +153,12 @@ export function executionRoutes(runtime: Runtime): Router {
 
   /** Server-sent events: status, step start/end, log lines, queue changes, iterations. */
   r.get('/executions/events', async (req, res) => {
+    const headers = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
+    if (req.method === 'HEAD') return void res.writeHead(200, headers).end(); // a HEAD has no stream to wait for
     const status = runner.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed
     const { log, steps } = await runTail(store, status.current_task?.run_id);
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, headers);
     const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[]; steps: unknown[] }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     send({ type: 'hello', status, log, steps });
     runner.on('event', send);

@@ -1,5 +1,5 @@
 /** Home, help, health, the logo setting and the static assets (all served from our own origin). */
-import express, { Router } from 'express';
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
 import multer from 'multer';
 import { join } from 'node:path';
 import { LOGO_MAX_BYTES } from '../../core/branding.js';
@@ -32,7 +32,7 @@ export function publicRoutes(runtime: Runtime): Router {
     res.json({ ok: true, instruments: runtime.deck.list().length });
   });
   r.get('/static/vendor/:file', (req, res, next) => {
-    const rel = VENDOR[req.params.file];
+    const rel = Object.hasOwn(VENDOR, req.params.file) ? VENDOR[req.params.file] : undefined; // not `constructor`
     if (!rel) return next();
     res.sendFile(join(modules, rel), cache);
   });
@@ -62,8 +62,9 @@ export function homeRoutes(runtime: Runtime): Router {
     render(res, <HomePage ctx={await ctxOf(req)} routes={ROUTES} instruments={runtime.deck.list()} />);
   });
 
-  r.post('/customize-logo', requireLogin, upload.single('logo'), async (req, res) => {
-    requireAdmin(req);
+  // who may send it is checked before the body is parsed
+  const adminOnly = (req: Request, _res: Response, next: NextFunction) => (requireAdmin(req), next());
+  r.post('/customize-logo', requireLogin, adminOnly, upload.single('logo'), async (req, res) => {
     const branding = await runtime.branding.update(req.body?.mode, req.file?.buffer);
     await runtime.audit(req.user!.id, 'customize-logo', { mode: branding.mode, logo: !!req.file });
     res.redirect(302, url(req, '/'));

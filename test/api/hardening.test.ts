@@ -245,3 +245,52 @@ describe('the store failing before a task starts', () => {
     }
   }, 30000);
 });
+
+describe('the requests a fuzzer found answered with 500 (or never)', () => {
+  let lab: Awaited<ReturnType<typeof emptyLab>>;
+  let admin: ReturnType<typeof request.agent>;
+  let operator: ReturnType<typeof request.agent>;
+  beforeAll(async () => {
+    lab = await emptyLab({}, 'demo');
+    const agent = async (username: string) => {
+      const a = request.agent(lab.app);
+      await a.post('/app/auth/signup').type('form').send({ username, password: 'correct horse' }).expect(302);
+      await a.post('/app/auth/login').type('form').send({ username, password: 'correct horse' }).expect(302);
+      return a;
+    };
+    admin = await agent('ada');
+    operator = await agent('olga');
+  });
+  afterAll(() => lab.close());
+
+  it('an asset named like an Object.prototype member is a 404', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      await request(lab.app).get(`/app/static/vendor/${name}`).expect(404);
+    }
+  });
+
+  it('a malformed multipart body is a 400, and only an admin gets as far as sending one', async () => {
+    const broken = '--XYZ\r\nContent-Disposition: form-data; name="logo"; filename="a.png"\r\n\r\nabc';
+    const res = await admin.post('/app/customize-logo').set('Accept', J).set('Content-Type', 'multipart/form-data; boundary=XYZ').send(broken).expect(400);
+    expect(res.body.error.message).toMatch(/not a well-formed multipart form/);
+    await operator.post('/app/customize-logo').set('Accept', J).set('Content-Type', 'multipart/form-data; boundary=XYZ').send(broken).expect(403);
+    for (const path of ['/app/files/batch-configs', '/app/files/execution-data']) {
+      await admin.post(path).set('Accept', J).set('Content-Type', 'multipart/form-data; boundary=XYZ').send('--XYZ\r\nbroken').expect(400);
+    }
+  });
+
+  it('a workflow nested 1,000 levels deep is a 400 naming where', async () => {
+    let steps: unknown = [{ kind: 'wait', seconds: 0 }];
+    for (let i = 0; i < 1000; i++) steps = [{ kind: 'repeat', times: 1, steps }];
+    const res = await admin.post('/app/workflows').set('Accept', J).send({ name: 'deep', main: steps }).expect(400);
+    expect(res.body.error.details[0]).toMatchObject({ field: expect.stringMatching(/^main\[0\]\.steps\[0\]/), message: 'nests blocks more than 32 deep' });
+    let ok: unknown = [{ kind: 'wait', seconds: 0 }];
+    for (let i = 0; i < 10; i++) ok = [{ kind: 'if', condition: { left: { value: 1 }, op: '==', right: { value: 1 } }, then: ok }];
+    await admin.post('/app/workflows').set('Accept', J).send({ name: 'nested-ten', main: ok }).expect(201);
+  });
+
+  it('HEAD of the live event stream answers at once', async () => {
+    const res = await admin.head('/app/executions/events').timeout(2000).expect(200);
+    expect(res.headers['content-type']).toMatch(/text\/event-stream/);
+  });
+});
