@@ -50,9 +50,9 @@ export class BrandingService {
           { field: 'logo', message: 'not a PNG, JPEG, GIF or WebP image' },
         ]);
       }
-      await mkdir(this.dir, { recursive: true });
+      await mkdir(this.dir, { recursive: true, mode: 0o700 });
       const file = `logo-${randomBytes(8).toString('hex')}.${sig.ext}`;
-      await writeFile(join(this.dir, `${file}.part`), logo);
+      await writeFile(join(this.dir, `${file}.part`), logo, { mode: 0o600 });
       await rename(join(this.dir, `${file}.part`), join(this.dir, file));
       if (current.logo) await unlink(join(this.dir, current.logo.file)).catch(() => undefined);
       next.logo = { file, type: sig.type };

@@ -61,7 +61,7 @@ export interface Runtime {
 
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const dataDir = resolve(options.dataDir ?? 'lab-data');
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 }); // a new data folder is its owner's only
   const store = await openStore({ url: options.db, dataDir });
   const python = new PythonModules({ python: options.python, log: options.log });
   const deck = new Deck({ recordStep: (step) => store.steps.insert(step), foreign: python });

@@ -139,10 +139,10 @@ export class FileStore {
     }
 
     const dir = this.folder(kind);
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     const storedName = `${PREFIX[kind]}-${randomBytes(8).toString('hex')}.csv`;
     const path = join(dir, storedName);
-    await writeFile(`${path}.part`, data, { flag: 'wx', mode: 0o640 });
+    await writeFile(`${path}.part`, data, { flag: 'wx', mode: 0o600 });
     try {
       await rename(`${path}.part`, path);
       const file = await this.store.files.add({

@@ -102,7 +102,7 @@ export function dataSourceOf(store: Store): DataSource {
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
-  fs.mkdirSync(opts.dataDir, { recursive: true });
+  fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const target = parseDbUrl(opts.url, opts.dataDir);
   const dialect: Dialect = target.dialect;
   const ds = new DataSource(dataSourceOptions(target, opts.logging ?? false));
@@ -110,6 +110,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   try {
     await ds.initialize();
     await ds.runMigrations({ transaction: 'all' });
+    // the database holds password hashes and every record: readable by labdeck's own user only
+    if (target.dialect === 'sqlite' && target.database !== ':memory:') {
+      for (const f of [target.database, `${target.database}-wal`, `${target.database}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
+    }
   } catch (e) {
     if (ds.isInitialized) await ds.destroy().catch(() => undefined);
     const msg = e instanceof Error ? e.message : String(e);

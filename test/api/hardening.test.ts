@@ -294,3 +294,20 @@ describe('the requests a fuzzer found answered with 500 (or never)', () => {
     expect(res.headers['content-type']).toMatch(/text\/event-stream/);
   });
 });
+
+describe('the data folder', () => {
+  it("is its owner's only: the folder 0700, the database files 0600", async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), 'labdeck-perm-')), 'lab-data');
+    const runtime = await createRuntime({ dataDir: dir, deck: false, pluginDirs: [], watch: false });
+    try {
+      const { stat } = await import('node:fs/promises');
+      expect((await stat(dir)).mode & 0o777).toBe(0o700);
+      expect((await stat(join(dir, 'labdeck.db'))).mode & 0o777).toBe(0o600);
+      await runtime.store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument: 'x', method: 'y', args: {}, output: null, status: 'ok', error: null, userId: null, startedAt: new Date(), endedAt: new Date() });
+      for (const f of ['labdeck.db-wal', 'labdeck.db-shm']) expect([f, (await stat(join(dir, f))).mode & 0o077]).toEqual([f, 0]);
+    } finally {
+      await runtime.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
