@@ -957,7 +957,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'DELETE /workflows/{name}': {
     operationId: 'deleteWorkflow',
     description: 'Deletes every version. Runs keep their own copy of the workflow. Audit-logged.',
-    responses: { 200: wfJson('Deleted: { "deleted": name }', 'Deleted'), 404: error('No such workflow') },
+    responses: { 200: wfJson('Deleted: { "deleted": name }', 'Deleted'), 403: error('Created by another user: only they or an admin may delete it'), 404: error('No such workflow') },
   },
   'GET /workflows/{name}/builder': {
     operationId: 'workflowBuilder',
@@ -1017,7 +1017,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /executions/queue/delete': {
     operationId: 'deleteTask',
     requestBody: body({ json: 'QueueIdBody' }),
-    responses: { 200: json('Deleted', 'Deleted'), 400: error('id is not a positive integer'), 404: error('No such task'), 409: error('The task is running, interrupted or finished') },
+    responses: { 200: json('Deleted', 'Deleted'), 400: error('id is not a positive integer'), 403: error('Queued by another user: only they or an admin may delete it'), 404: error('No such task'), 409: error('The task is running, interrupted or finished') },
   },
   'POST /executions/queue/reorder': {
     operationId: 'reorderTask',
@@ -1027,7 +1027,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /executions/queue/task/rename': {
     operationId: 'renameTask',
     requestBody: body({ json: 'RenameBody' }),
-    responses: { 200: json('The renamed task', 'QueueTask'), 400: error('Bad id, or new_name empty or over 200 characters'), 404: error('No such task') },
+    responses: { 200: json('The renamed task', 'QueueTask'), 400: error('Bad id, or new_name empty or over 200 characters'), 403: error('Queued by another user: only they or an admin may rename it'), 404: error('No such task') },
   },
   'POST /executions/pause-resume': {
     operationId: 'pauseResume',

@@ -60,6 +60,14 @@ export interface PublicUser {
 
 export const publicUser = (u: UserRow): PublicUser => ({ id: u.id, username: u.username, role: u.role });
 
+/**
+ * The one rule for what belongs to someone (a record, a queued task, a workflow): its owner or an admin may
+ * change or delete it. Things made headless (no owner) are admins'.
+ */
+export function ownerOrAdmin(ownerId: number | null, user: Pick<PublicUser, 'id' | 'role'>): boolean {
+  return user.role === 'admin' || (ownerId !== null && ownerId === user.id);
+}
+
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export interface AccountsOptions {

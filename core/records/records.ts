@@ -7,7 +7,7 @@
  * delete. The run in progress, and an interrupted run waiting for the operator, cannot be deleted (conflict):
  * the runner still writes to (or will resume) them.
  */
-import type { PublicUser } from '../accounts/index.js';
+import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import { LabError } from '../errors.js';
 import type { RunnerStatus } from '../runner/index.js';
 import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
@@ -268,7 +268,7 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
 
 /** May this user delete this record? Its owner or an admin. */
 export function mayDelete(run: Pick<RunRow, 'userId'>, user: Pick<PublicUser, 'id' | 'role'>): boolean {
-  return user.role === 'admin' || (run.userId !== null && run.userId === user.id);
+  return ownerOrAdmin(run.userId, user);
 }
 
 /**

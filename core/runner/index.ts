@@ -14,6 +14,7 @@
  * Events (`on('event')`): status, step, log, queue, run. Nothing here knows about HTTP or terminals.
  */
 import { EventEmitter } from 'node:events';
+import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
@@ -343,8 +344,16 @@ export class Runner extends EventEmitter {
     return task;
   }
 
-  private async pendingTask(id: number, what: string): Promise<QueueTaskRow> {
+  private checkOwner(task: QueueTaskRow, by: Pick<PublicUser, 'id' | 'role'> | undefined, what: string): void {
+    if (by && !ownerOrAdmin(task.createdBy, by)) {
+      throw new LabError('forbidden', `Task ${task.id} was queued by another user: only they or an admin may ${what} it.`, [{ field: 'id', message: 'not yours' }]);
+    }
+  }
+
+  /** A task that may still be changed: not_found, then forbidden (`by` is not its owner or an admin), then conflict. */
+  private async pendingTask(id: number, what: string, by?: Pick<PublicUser, 'id' | 'role'>): Promise<QueueTaskRow> {
     const task = await this.task(id);
+    this.checkOwner(task, by, what === 'deleted' ? 'delete' : 'change');
     if (task.status === 'running' || task.status === 'interrupted') {
       throw new LabError('conflict', `Task ${id} is ${task.status === 'running' ? 'running' : 'interrupted'}: it cannot be ${what}. Abort it first.`, undefined, { state: this.status().state });
     }
@@ -352,9 +361,10 @@ export class Runner extends EventEmitter {
     return task;
   }
 
-  async deleteTask(id: number): Promise<void> {
+  /** Delete a pending task; `by`: the user asking (its owner or an admin may), none for the lab itself. */
+  async deleteTask(id: number, by?: Pick<PublicUser, 'id' | 'role'>): Promise<void> {
     await this.serial(async () => {
-      await this.pendingTask(id, 'deleted');
+      await this.pendingTask(id, 'deleted', by);
       await this.store.queue.delete(id);
     });
     this.emitQueue();
@@ -388,11 +398,11 @@ export class Runner extends EventEmitter {
     this.emitQueue();
   }
 
-  async renameTask(id: number, name: unknown): Promise<void> {
+  async renameTask(id: number, name: unknown, by?: Pick<PublicUser, 'id' | 'role'>): Promise<void> {
     if (typeof name !== 'string' || !name.trim() || name.length > 200) {
       throw new LabError('invalid_input', 'new_name must be 1-200 characters of text.', [{ field: 'new_name', message: 'required, at most 200 characters' }]);
     }
-    await this.task(id);
+    this.checkOwner(await this.task(id), by, 'rename');
     await this.store.queue.update(id, { name: name.trim() });
     if (this.current?.task.id === id) this.current.task = { ...this.current.task, name: name.trim() };
     this.emitQueue();

@@ -124,7 +124,7 @@ export function executionRoutes(runtime: Runtime): Router {
 
   r.post('/executions/queue/delete', async (req, res) => {
     const id = intParam(req.body?.id, 'id');
-    await runner.deleteTask(id);
+    await runner.deleteTask(id, req.user!);
     res.json({ deleted: id });
   });
 
@@ -137,7 +137,7 @@ export function executionRoutes(runtime: Runtime): Router {
 
   r.post('/executions/queue/task/rename', async (req, res) => {
     const id = intParam(req.body?.id, 'id');
-    await runner.renameTask(id, req.body?.new_name);
+    await runner.renameTask(id, req.body?.new_name, req.user!);
     res.json(taskJson(await runner.task(id)));
   });
 

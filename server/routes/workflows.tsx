@@ -11,6 +11,7 @@
  */
 import { Router, type Request } from 'express';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
+import { ownerOrAdmin } from '../../core/accounts/index.js';
 import { LabError, isLabError, type ErrorDetail } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { WorkflowRow } from '../../core/store/types.js';
@@ -158,6 +159,10 @@ export function workflowRoutes(runtime: Runtime): Router {
   r.delete('/workflows/:name', async (req, res) => {
     const name = req.params.name;
     const row = await find(name);
+    const first = await store.workflows.get(name, 1);
+    if (!ownerOrAdmin(first?.createdBy ?? row.createdBy, req.user!)) {
+      throw new LabError('forbidden', `The workflow "${name}" was created by another user: only they or an admin may delete it.`, [{ field: 'name', message: 'not yours' }]);
+    }
     if (!(await store.workflows.delete(name))) throw new LabError('not_found', `There is no workflow "${name}".`);
     await runtime.audit(req.user!.id, 'workflow.delete', { name, versions: row.version });
     res.json({ deleted: name });

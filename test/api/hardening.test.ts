@@ -311,3 +311,35 @@ describe('the data folder', () => {
     }
   });
 });
+
+describe('what belongs to someone: its owner or an admin may change it', () => {
+  it("an operator cannot delete or rename another's queued task, nor delete another's workflow", async () => {
+    const lab = await emptyLab({}, 'demo');
+    try {
+      const agent = async (username: string) => {
+        const a = request.agent(lab.app);
+        await a.post('/app/auth/signup').type('form').send({ username, password: 'correct horse' }).expect(302);
+        await a.post('/app/auth/login').type('form').send({ username, password: 'correct horse' }).expect(302);
+        return a;
+      };
+      const ada = await agent('ada'); // admin
+      const olga = await agent('olga');
+      const otto = await agent('otto');
+      await ada.post('/app/executions/pause-resume').set('Accept', J).expect(200); // hold the queue: tasks stay pending
+      await olga.post('/app/workflows').set('Accept', J).send({ name: 'olgas', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
+      const task = (await olga.post('/app/executions/config').set('Accept', J).send({ workflow: 'olgas', repeat: 1 }).expect(200)).body.task_id;
+      const rename = await otto.post('/app/executions/queue/task/rename').set('Accept', J).send({ id: task, new_name: 'mine now' }).expect(403);
+      expect(rename.body.error.message).toContain('queued by another user');
+      await otto.post('/app/executions/queue/delete').set('Accept', J).send({ id: task }).expect(403);
+      const wf = await otto.delete('/app/workflows/olgas').set('Accept', J).expect(403);
+      expect(wf.body.error.message).toContain('created by another user');
+      // the owner may; an admin may
+      await olga.post('/app/executions/queue/task/rename').set('Accept', J).send({ id: task, new_name: 'renamed' }).expect(200);
+      await ada.post('/app/executions/queue/delete').set('Accept', J).send({ id: task }).expect(200);
+      await olga.delete('/app/workflows/olgas').set('Accept', J).expect(200);
+      await ada.post('/app/executions/pause-resume').set('Accept', J).expect(200);
+    } finally {
+      await lab.close();
+    }
+  });
+});
