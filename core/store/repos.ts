@@ -145,6 +145,22 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
     async prune(now = new Date()) {
       return sql.run(`DELETE FROM "sessions" WHERE "expires_at" <= ?`, [now]);
     },
+    async destroyForUser(userId, exceptSid) {
+      // sessions are express-session JSON; the live ones of one lab are few, so they are read and matched here
+      const rows = await sql.rows(`SELECT "sid", "data" FROM "sessions" WHERE "expires_at" > ?`, [new Date()]);
+      let n = 0;
+      for (const r of rows) {
+        if (r.sid === exceptSid) continue;
+        let owner: unknown;
+        try {
+          owner = (JSON.parse(String(r.data)) as { userId?: unknown }).userId;
+        } catch {
+          continue;
+        }
+        if (owner === userId) n += await sql.run(`DELETE FROM "sessions" WHERE "sid" = ?`, [String(r.sid)]);
+      }
+      return n;
+    },
   };
 
   const tokens: Store['tokens'] = {

@@ -75,6 +75,8 @@ export interface Store extends RunStore {
     destroy(sid: string): Promise<void>;
     /** Delete expired sessions; returns how many. */
     prune(now?: Date): Promise<number>;
+    /** End every session of a user but `exceptSid` (after a password change); returns how many. */
+    destroyForUser(userId: number, exceptSid?: string): Promise<number>;
   };
   tokens: {
     create(t: { userId: number; name: string; tokenHash: string; prefix: string }): Promise<TokenRow>;

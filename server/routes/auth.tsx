@@ -58,6 +58,10 @@ export function authRoutes(runtime: Runtime): Router {
   });
 
   const logout = (req: Request, res: Response) => {
+    // a GET from another site (an <img src=…/logout>) must not log anyone out
+    if (req.method === 'GET' && req.get('Sec-Fetch-Site') === 'cross-site') {
+      throw new LabError('forbidden', 'Log out from labdeck itself (a link or a form on another site cannot).');
+    }
     req.session?.destroy(() => undefined);
     res.clearCookie('labdeck.sid');
     res.redirect(302, url(req, '/auth/login'));
@@ -73,6 +77,9 @@ export function authRoutes(runtime: Runtime): Router {
   r.post('/auth/change-password', requireLogin, async (req, res) => {
     try {
       await accounts.changePassword(req.user!.id, req.body?.old_password, req.body?.new_password);
+      // whoever knew the old password is logged out everywhere else; this session goes on
+      const ended = await runtime.store.sessions.destroyForUser(req.user!.id, req.sessionID);
+      await runtime.audit(req.user!.id, 'password.change', { other_sessions_ended: ended });
       res.redirect(302, url(req, '/'));
     } catch (e) {
       const err = asLabError(e);

@@ -40,6 +40,10 @@ export function formRows(body: Record<string, unknown>): Record<string, unknown>
   return rows.filter(Boolean);
 }
 
+/** Live event streams one user may hold open, and the whole lab. */
+export const MAX_STREAMS_PER_USER = 16;
+export const MAX_STREAMS = 128;
+
 export function executionRoutes(runtime: Runtime): Router {
   const r = Router();
   const { runner, store } = runtime;
@@ -152,9 +156,21 @@ export function executionRoutes(runtime: Runtime): Router {
   r.post('/executions/abort/next-task', control(() => runner.abortNextTask()));
 
   /** Server-sent events: status, step start/end, log lines, queue changes, iterations. */
+  /** Live event streams open, per user and in all: each holds a connection and a listener. */
+  const streams = new Map<number, number>();
+  let total = 0;
   r.get('/executions/events', async (req, res) => {
     const headers = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
     if (req.method === 'HEAD') return void res.writeHead(200, headers).end(); // a HEAD has no stream to wait for
+    const userId = req.user!.id;
+    const mine = streams.get(userId) ?? 0;
+    if (mine >= MAX_STREAMS_PER_USER || total >= MAX_STREAMS) {
+      throw new LabError('too_many_requests', mine >= MAX_STREAMS_PER_USER
+        ? `You have ${mine} live views open (at most ${MAX_STREAMS_PER_USER}): close some pages or tabs.`
+        : `The lab has ${total} live views open (at most ${MAX_STREAMS}); try again when some close.`);
+    }
+    streams.set(userId, mine + 1);
+    total++;
     const status = runner.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed
     const { log, steps } = await runTail(store, status.current_task?.run_id);
@@ -166,6 +182,10 @@ export function executionRoutes(runtime: Runtime): Router {
     req.on('close', () => {
       clearInterval(ping);
       runner.off('event', send);
+      total--;
+      const n = (streams.get(userId) ?? 1) - 1;
+      if (n > 0) streams.set(userId, n);
+      else streams.delete(userId);
     });
   });
 

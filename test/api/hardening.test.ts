@@ -343,3 +343,75 @@ describe('what belongs to someone: its owner or an admin may change it', () => {
     }
   });
 });
+
+describe('sessions and live views', () => {
+  let lab: Awaited<ReturnType<typeof emptyLab>>;
+  beforeAll(async () => {
+    lab = await emptyLab({}, 'demo');
+  });
+  afterAll(() => lab.close());
+  const login = async () => {
+    const a = request.agent(lab.app);
+    await a.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+    return a;
+  };
+
+  it('a password change ends the other sessions of that user, not the one that changed it', async () => {
+    await request(lab.app).post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+    const here = await login();
+    const elsewhere = await login();
+    await elsewhere.get('/app/account').set('Accept', J).expect(200);
+    await here.post('/app/auth/change-password').type('form').send({ old_password: 'correct horse', new_password: 'battery staple' }).expect(302);
+    await here.get('/app/account').set('Accept', J).expect(200);
+    await elsewhere.get('/app/account').set('Accept', J).expect(401);
+    await here.post('/app/auth/change-password').type('form').send({ old_password: 'battery staple', new_password: 'correct horse' }).expect(302);
+  });
+
+  it('another site cannot log you out with a GET', async () => {
+    const a = await login();
+    await a.get('/app/auth/logout').set('Sec-Fetch-Site', 'cross-site').expect(403);
+    await a.get('/app/account').set('Accept', J).expect(200);
+    await a.get('/app/auth/logout').set('Sec-Fetch-Site', 'same-origin').expect(302);
+    await a.get('/app/account').set('Accept', J).expect(401);
+  });
+
+  it('live event streams are bounded per user, with a clear refusal', async () => {
+    const { MAX_STREAMS_PER_USER } = await import('../../server/routes/executions.js');
+    const a = await login();
+    const token = (await a.post('/app/account/tokens').set('Accept', J).send({ name: 'sse' }).expect(201)).body.token as string;
+    const server = lab.app.listen(0);
+    const port = (server.address() as { port: number }).port;
+    const http = await import('node:http');
+    const open = () =>
+      new Promise<{ status: number; req: import('node:http').ClientRequest; body: Promise<string> }>((resolve, reject) => {
+        const req = http.get({ port, path: '/app/executions/events', headers: { Authorization: `Bearer ${token}`, Accept: 'text/event-stream' } }, (res) => {
+          let text = '';
+          const body = new Promise<string>((r) => {
+            res.on('data', (c) => (text += c));
+            res.on('end', () => r(text));
+          });
+          resolve({ status: res.statusCode ?? 0, req, body });
+        });
+        req.on('error', reject);
+      });
+    const held: import('node:http').ClientRequest[] = [];
+    try {
+      for (let i = 0; i < MAX_STREAMS_PER_USER; i++) {
+        const s = await open();
+        expect(s.status).toBe(200);
+        held.push(s.req);
+      }
+      const refused = await open();
+      expect(refused.status).toBe(429);
+      expect(await refused.body).toContain('live views open');
+      held.pop()!.destroy(); // one closes: there is room again
+      await new Promise((r) => setTimeout(r, 100));
+      const again = await open();
+      expect(again.status).toBe(200);
+      held.push(again.req);
+    } finally {
+      for (const r of held) r.destroy();
+      await new Promise((r) => server.close(r));
+    }
+  });
+});
