@@ -12,6 +12,7 @@ import { createApp, type App } from '../../server/app.js';
 import { fileURLToPath } from 'node:url';
 import { dataSourceOf } from '../../core/store/index.js';
 import { testDbUrl } from '../helpers/db.js';
+import { signupAndLogin } from './helpers.js';
 
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
@@ -31,6 +32,14 @@ async function emptyLab(appOpts: Parameters<typeof createApp>[1] = {}, deck: str
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Unhandled promise rejections while it watches (each would end a real server). */
+function watchUnhandled() {
+  const seen: unknown[] = [];
+  const on = (e: unknown) => seen.push(e);
+  process.on('unhandledRejection', on);
+  return { seen, stop: () => process.off('unhandledRejection', on) };
 }
 
 describe('DNS rebinding: only the names labdeck serves are answered', () => {
@@ -121,9 +130,7 @@ describe('a full disk', () => {
     const lab = await emptyLab();
     try {
       if (lab.runtime.store.dialect !== 'sqlite') return; // the SQLite file's disk: PostgreSQL keeps its own
-      const agent = request.agent(lab.app);
-      await agent.post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
-      await agent.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      const agent = await signupAndLogin(lab.app, 'ada');
       await lab.runtime.deck.importModule(fixture('drivers.py'));
       await lab.runtime.deck.connect('Pump', 'pump', {});
       // the database may not grow any more: SQLite answers SQLITE_FULL, as on a full disk
@@ -153,16 +160,12 @@ describe('a full disk', () => {
 describe('a full disk during a run', () => {
   it('fails or holds the run, keeps the server up and says why; once there is room the runner goes on', async () => {
     const lab = await emptyLab({}, 'demo');
-    const unhandled: unknown[] = [];
-    const onUnhandled = (e: unknown) => unhandled.push(e);
-    process.on('unhandledRejection', onUnhandled);
+    const unhandled = watchUnhandled();
     const errors: unknown[] = [];
     lab.runtime.runner.on('error', (e) => errors.push(e));
     try {
       if (lab.runtime.store.dialect !== 'sqlite') return; // the SQLite file's disk: PostgreSQL keeps its own
-      const agent = request.agent(lab.app);
-      await agent.post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
-      await agent.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      const agent = await signupAndLogin(lab.app, 'ada');
       await agent.post('/app/workflows').set('Accept', J).send({ name: 'pings', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }, { kind: 'wait', seconds: 0.01 }] }).expect(201);
       await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2000 }).expect(200);
       const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
@@ -194,9 +197,9 @@ describe('a full disk during a run', () => {
         await new Promise((r) => setTimeout(r, 10));
       }
       expect(runs[0].status).toBe('completed');
-      expect(unhandled).toEqual([]);
+      expect(unhandled.seen).toEqual([]);
     } finally {
-      process.off('unhandledRejection', onUnhandled);
+      unhandled.stop();
       await lab.close();
     }
   }, 30000);
@@ -205,18 +208,14 @@ describe('a full disk during a run', () => {
 describe('the store failing before a task starts', () => {
   it('leaves the runner up, reports it in the status, and the task starts once the store answers', async () => {
     const lab = await emptyLab({}, 'demo');
-    const unhandled: unknown[] = [];
-    const onUnhandled = (e: unknown) => unhandled.push(e);
-    process.on('unhandledRejection', onUnhandled);
+    const unhandled = watchUnhandled();
     const errors: unknown[] = [];
     lab.runtime.runner.on('error', (e) => errors.push(e));
     const queue = lab.runtime.store.queue;
     const update = queue.update.bind(queue);
     let full = true;
     try {
-      const agent = request.agent(lab.app);
-      await agent.post('/app/auth/signup').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
-      await agent.post('/app/auth/login').type('form').send({ username: 'ada', password: 'correct horse' }).expect(302);
+      const agent = await signupAndLogin(lab.app, 'ada');
       await agent.post('/app/workflows').set('Accept', J).send({ name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
       // the disk fills just as the runner claims the task (its status cannot be written)
       queue.update = (id, patch) =>
@@ -237,10 +236,10 @@ describe('the store failing before a task starts', () => {
       expect(s.store_error).toBeNull();
       const runs = (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
       expect(runs[0]).toMatchObject({ status: 'completed' });
-      expect(unhandled).toEqual([]);
+      expect(unhandled.seen).toEqual([]);
     } finally {
       queue.update = update;
-      process.off('unhandledRejection', onUnhandled);
+      unhandled.stop();
       await lab.close();
     }
   }, 30000);
@@ -252,14 +251,8 @@ describe('the requests a fuzzer found answered with 500 (or never)', () => {
   let operator: ReturnType<typeof request.agent>;
   beforeAll(async () => {
     lab = await emptyLab({}, 'demo');
-    const agent = async (username: string) => {
-      const a = request.agent(lab.app);
-      await a.post('/app/auth/signup').type('form').send({ username, password: 'correct horse' }).expect(302);
-      await a.post('/app/auth/login').type('form').send({ username, password: 'correct horse' }).expect(302);
-      return a;
-    };
-    admin = await agent('ada');
-    operator = await agent('olga');
+    admin = await signupAndLogin(lab.app, 'ada');
+    operator = await signupAndLogin(lab.app, 'olga');
   });
   afterAll(() => lab.close());
 
@@ -316,15 +309,9 @@ describe('what belongs to someone: its owner or an admin may change it', () => {
   it("an operator cannot delete or rename another's queued task, nor delete another's workflow", async () => {
     const lab = await emptyLab({}, 'demo');
     try {
-      const agent = async (username: string) => {
-        const a = request.agent(lab.app);
-        await a.post('/app/auth/signup').type('form').send({ username, password: 'correct horse' }).expect(302);
-        await a.post('/app/auth/login').type('form').send({ username, password: 'correct horse' }).expect(302);
-        return a;
-      };
-      const ada = await agent('ada'); // admin
-      const olga = await agent('olga');
-      const otto = await agent('otto');
+      const ada = await signupAndLogin(lab.app, 'ada'); // admin
+      const olga = await signupAndLogin(lab.app, 'olga');
+      const otto = await signupAndLogin(lab.app, 'otto');
       await ada.post('/app/executions/pause-resume').set('Accept', J).expect(200); // hold the queue: tasks stay pending
       await olga.post('/app/workflows').set('Accept', J).send({ name: 'olgas', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
       const task = (await olga.post('/app/executions/config').set('Accept', J).send({ workflow: 'olgas', repeat: 1 }).expect(200)).body.task_id;
