@@ -10,7 +10,7 @@ import { DEVICE_TAG, INSTRUMENT_TAG, z, type CallContext, type DeviceSpec, type 
 import type { HostClass, HostInstrument, HostMethod } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { checkValue } from '../workflow/jsonschema.js';
-import { HostLost, RemoteError, type PythonHost } from './python.js';
+import { RemoteError, type PythonHost } from './python.js';
 
 /** Marks a driver whose instances live in a host process. Read by the deck. */
 export const REMOTE = Symbol.for('labdeck.remote');
@@ -68,7 +68,7 @@ function hostFailure(e: unknown, label: string): unknown {
   return e;
 }
 
-function methodsOf(host: PythonHost, methods: HostMethod[], label: (handle: RemoteHandle) => string) {
+function methodsOf(host: PythonHost, methods: HostMethod[]) {
   const defs: Record<string, MethodDefinition<RemoteHandle>> = {};
   const info: RemoteInfo['methods'] = {};
   for (const m of methods) {
@@ -82,7 +82,7 @@ function methodsOf(host: PythonHost, methods: HostMethod[], label: (handle: Remo
         try {
           return await host.call(h.name, m.name, args, { onEvent: (ev) => ctx.log(ev.level && ev.level !== 'info' ? `${ev.level.toUpperCase()} ${ev.text}` : ev.text) });
         } catch (e) {
-          throw hostFailure(e, `${label(h)}.${m.name}`);
+          throw hostFailure(e, `${h.name}.${m.name}`);
         }
       },
     };
@@ -120,13 +120,13 @@ function driverOf(
 
 /** A live instrument of a Python deck: its "driver" only reaches that one instance. */
 export function instanceDriver(host: PythonHost, inst: HostInstrument): InstrumentDriver {
-  const { defs, info } = methodsOf(host, inst.methods, (h) => h.name);
+  const { defs, info } = methodsOf(host, inst.methods);
   return driverOf(inst.class, inst.description, { host, options: { type: 'object', properties: {} }, optionsFields: [], methods: info }, defs, z.object({}).strict(), () => ({ host, name: inst.name }));
 }
 
 /** A Python class: connecting a device instantiates it in the host under the device's name. */
 export function classDriver(host: PythonHost, cls: HostClass): InstrumentDriver {
-  const { defs, info } = methodsOf(host, cls.methods, (h) => h.name);
+  const { defs, info } = methodsOf(host, cls.methods);
   return driverOf(
     cls.name,
     cls.description,
@@ -144,5 +144,3 @@ export function classDriver(host: PythonHost, cls: HostClass): InstrumentDriver 
     },
   );
 }
-
-export { HostLost };

@@ -385,27 +385,27 @@ class Host:
         return module
 
     def prepare_ivoryos(self, handoff):
-        """`import ivoryos` finds the real package when installed (its run() is replaced while a deck loads),
-        else labdeck's stand-in; either way ivoryos.run(__name__) hands the module over and returns."""
+        """`import ivoryos` finds the real package when the lab has it (its run() is replaced), else labdeck's
+        stand-in; either way ivoryos.run(__name__) hands the module over and returns."""
         self.handoff = handoff
-
-        def run(module=None, *args, **kwargs):
-            if self.handoff:
-                self.handoff(module, kwargs)
-
         mod = sys.modules.get("ivoryos")
         if mod is None:
-            if importlib.util.find_spec("ivoryos") is None and SHIM_DIR not in sys.path:
-                sys.path.append(SHIM_DIR)
             try:
-                import ivoryos as mod  # noqa: F811
-            except Exception:
-                sys.path.append(SHIM_DIR) if SHIM_DIR not in sys.path else None
-                return
+                import ivoryos as mod  # noqa: F811 - the real package
+            except Exception:  # not installed, or broken: the stand-in
+                spec = importlib.util.spec_from_file_location("ivoryos", os.path.join(SHIM_DIR, "ivoryos", "__init__.py"))
+                mod = importlib.util.module_from_spec(spec)
+                sys.modules["ivoryos"] = mod
+                spec.loader.exec_module(mod)
         if getattr(mod, "__version__", "") == "labdeck-stand-in":
-            mod._handoff = lambda module, kwargs: self.handoff and self.handoff(module, kwargs)
+            mod._handoff = self.hand_over
         else:
-            mod.run = run
+            mod.run = lambda module=None, *args, **kwargs: self.hand_over(module, kwargs)
+
+    def hand_over(self, module, kwargs):
+        """What ivoryos.run(...) does under labdeck: tell the deck being loaded which module it is."""
+        if self.handoff:
+            self.handoff(module, kwargs)
 
     def load_error(self, path, exc, files):
         file, line = _where(exc, set(files))

@@ -149,6 +149,24 @@ class HostTest(unittest.TestCase):
         self.assertEqual(again["error"]["kind"], "conflict")
         self.assertIn("late", again["error"]["names"])
 
+    def test_with_the_real_ivoryos_installed_its_run_hands_over_instead_of_serving(self):
+        os.makedirs(os.path.join(self.dir.name, "ivoryos"))
+        self.write(os.path.join("ivoryos", "__init__.py"), '''
+            def run(module=None, **kwargs):
+                raise SystemExit("the real ivoryOS server would start here")
+        ''')
+        self.write("instruments.py", DRIVER)
+        deck = self.write("deck.py", '''
+            import ivoryos
+            from instruments import Noisy
+            if __name__ == "__main__":
+                pump = Noisy()
+                ivoryos.run(__name__)
+        ''')
+        reply, _ = self.host.request({"type": "load_deck", "file": deck})
+        self.assertEqual(reply["type"], "result", reply)
+        self.assertEqual([i["name"] for i in reply["value"]["instruments"]], ["pump"])
+
     def test_load_errors_name_file_and_line(self):
         bad = self.write("bad.py", '''
             x = 1
