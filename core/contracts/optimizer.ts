@@ -264,8 +264,11 @@ export function checkObjectives(
     if (!isObj(o)) return details.push({ field: at, message: 'must be an object { name, minimize }' });
     for (const k of Object.keys(o)) if (k !== 'name' && k !== 'minimize') details.push({ field: `${at}.${k}`, message: 'unknown key (expected name, minimize)' });
     const { name, minimize } = o;
-    // an objective names a workflow output, which may pick a field of a saved value: `run.yield`
-    if (typeof name !== 'string' || !name.split('.').every((part) => NAME_RE.test(part))) details.push({ field: `${at}.name`, message: 'must be a name made of letters, digits, _ and - (a.b for a field)' });
+    // an objective names a workflow output, which may pick a field of a saved value (`run.yield`) or a
+    // position of a list (`run.0`, a Python method's tuple)
+    if (typeof name !== 'string' || !name.split('.').every((part, i) => NAME_RE.test(part) || (i > 0 && /^\d+$/.test(part)))) {
+      details.push({ field: `${at}.name`, message: 'must be a name made of letters, digits, _ and - (a.b for a field, a.0 for a position)' });
+    }
     else if (seen.has(name)) details.push({ field: `${at}.name`, message: `"${name}" is used twice` });
     else if (params.has(name)) details.push({ field: `${at}.name`, message: `"${name}" is also a parameter` });
     else seen.add(name);

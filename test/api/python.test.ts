@@ -333,6 +333,37 @@ describe('Python plugins hot-reload', () => {
     }
   });
 
+  it('a campaign drives a Python instrument: bounds, a tuple output as the objective, the plot', async () => {
+    const example = fileURLToPath(new URL('../../examples/python/deck.py', import.meta.url));
+    const lab = await startLab({ deck: example, log: () => undefined });
+    try {
+      await lab.admin.post('/app/workflows').set('Accept', J).send({
+        name: 'py-react',
+        parameters: [{ name: 't', type: 'number', default: 60 }, { name: 'm', type: 'number', default: 10 }],
+        outputs: ['r.0'],
+        main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature_c: { param: 't' }, minutes: { param: 'm' } }, save_as: 'r' }],
+      }).expect(201);
+      await lab.admin.post('/app/executions/campaign').type('form')
+        .send({ workflow: 'py-react', repeat: '4', optimizer_type: 'sobol', seed: '3', parameters: 't: 20..120, m: 1..60', objectives: 'r.0:max' })
+        .expect(302);
+      const plot = await until(
+        async () => (await lab.admin.get('/app/executions/latest_plot').set('Accept', J)).body,
+        (p: { campaign?: { status: string }; points: { params: { t: number }; values: Record<string, unknown> }[]; best_so_far: unknown[] }) => p.campaign?.status === 'done',
+        'the campaign to finish',
+        20_000,
+      );
+      expect(plot.points).toHaveLength(4);
+      for (const p of plot.points) {
+        expect(p.params.t).toBeGreaterThanOrEqual(20);
+        expect(p.params.t).toBeLessThanOrEqual(120);
+        expect(typeof p.values['r.0']).toBe('number'); // the yield, position 0 of the tuple the method returned
+      }
+      expect(plot.best_so_far).toHaveLength(4);
+    } finally {
+      await lab.close();
+    }
+  }, 30000);
+
   it('names --python when there is no Python to run a Python deck', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'labdeck-nopy-'));
     try {
