@@ -28,7 +28,7 @@ import { errorText } from '../core/deck/util.js';
 import { LabError, isLabError } from '../core/errors.js';
 import { parseCsv, type CsvTable } from '../core/files/csv.js';
 import { configRowsOf } from '../core/files/store.js';
-import type { RunnerEvent } from '../core/runner/index.js';
+import { workflowIterations, type RunnerEvent, type WorkflowPayload } from '../core/runner/index.js';
 import type { Runtime } from '../core/runtime.js';
 import { openStore } from '../core/store/index.js';
 import type { RunStatus } from '../core/store/types.js';
@@ -393,7 +393,7 @@ async function execute(
   try {
     const task = await runner.submit({ workflow: loaded.definition.name, ...rows, userId: null });
     taskId = task.id;
-    const iterations = (task.payload as { rows: unknown[] }).rows.length;
+    const iterations = workflowIterations(task.payload as WorkflowPayload).total;
     const start: StartInfo = { workflow: loaded.definition.name, version: loaded.version, file: loaded.file, savedNow: loaded.savedNow, taskId: task.id, iterations };
     const view = await import('./run-view.js');
     sink = mode === 'json' ? jsonSink(io, start) : mode === 'plain' ? plainSink(io, start, view) : await inkSink(io, start, onAction, view);

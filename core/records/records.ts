@@ -92,8 +92,14 @@ export function recordSummary(run: RunRow, user: string | null): RecordSummary {
     started_at: run.startedAt.toISOString(),
     ended_at: iso(run.endedAt),
     duration_ms: duration(run.startedAt, run.endedAt),
-    iterations: Array.isArray(run.parameters) ? run.parameters.length : null,
+    iterations: Array.isArray(run.parameters) ? run.parameters.length : (repeatOf(run.parameters)?.repeat ?? null),
   };
+}
+
+/** A run's parameters when it is a repeat: `{ repeat, row }` (see runParameters in core/runner). */
+function repeatOf(p: unknown): { repeat: number; row: Record<string, unknown> } | null {
+  const r = p as { repeat?: unknown; row?: unknown } | null;
+  return r && typeof r === 'object' && typeof r.repeat === 'number' && r.row && typeof r.row === 'object' ? { repeat: r.repeat, row: r.row as Record<string, unknown> } : null;
 }
 
 /** Usernames of the given user ids (one lookup per distinct id). */
@@ -169,8 +175,10 @@ export interface RecordLog {
 export interface RecordDetail extends RecordSummary {
   /** The workflow document as it was when the run started. */
   definition: unknown;
-  /** The parameter rows, one per iteration. */
+  /** The parameter rows, one per iteration (a repeat: its one row, and `repeat`). */
   parameters: unknown;
+  /** How many times a repeat ran its row; null for a run over config rows. */
+  repeat: number | null;
   phases: RecordPhase[];
   logs: RecordLog[];
   /** Step records included in `phases` (at most `DETAIL_STEP_LIMIT`). */
@@ -258,7 +266,9 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
   return {
     ...recordSummary(run, run.userId === null ? null : (names.get(run.userId) ?? null)),
     definition: run.workflow,
-    parameters: run.parameters,
+    // a repeat's one row; `repeat` says how many times
+    parameters: repeatOf(run.parameters) ? [repeatOf(run.parameters)!.row] : run.parameters,
+    repeat: repeatOf(run.parameters)?.repeat ?? null,
     phases: out,
     logs: logs.map((l) => ({ at: l.at.toISOString(), level: l.level, message: l.message })),
     steps_shown: steps.length,

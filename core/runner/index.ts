@@ -18,7 +18,7 @@ import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
-import { checkConfigRows, repeatRows, type RowOptions } from '../workflow/config.js';
+import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
 import type { Phase, Step, Workflow } from '../workflow/model.js';
 import { countSteps, instrumentsOf, validateWorkflow } from '../workflow/validate.js';
@@ -37,7 +37,24 @@ export interface TaskPayload {
 
 /** A workflow task: one row of parameters per iteration. */
 export interface WorkflowPayload extends TaskPayload {
-  rows: Record<string, unknown>[];
+  /** One parameter row per iteration (a config), or */
+  rows?: Record<string, unknown>[];
+  /** the same row `times` times (a repeat: stored as a count, whatever its size). */
+  repeat?: { times: number; row: Record<string, unknown> };
+}
+
+/** The iterations of a workflow task: its config rows, or its repeat. */
+export function workflowIterations(p: WorkflowPayload): IterationSource {
+  if (p.repeat) {
+    const { times, row } = p.repeat;
+    return { total: times, params: async () => ({ ...row }) };
+  }
+  return rowsSource(p.rows ?? []);
+}
+
+/** What a run record keeps of its parameters: the config rows, or a repeat's row and count. */
+export function runParameters(p: WorkflowPayload): unknown {
+  return p.repeat ? { repeat: p.repeat.times, row: p.repeat.row } : (p.rows ?? []);
 }
 
 /**
@@ -306,14 +323,16 @@ export class Runner extends EventEmitter {
         { field: hasConfig ? 'repeat' : 'config', message: hasConfig ? 'give config or repeat, not both' : 'config or repeat is required' },
       ]);
     }
-    const rows = hasConfig
-      ? checkConfigRows(definition, input.config, { label: input.rowLabel })
-      : repeatRows(definition, typeof input.repeat === 'string' ? Number(input.repeat) : (input.repeat as number));
+    const times = hasConfig ? 0 : typeof input.repeat === 'string' ? Number(input.repeat) : (input.repeat as number);
+    const iterations: Pick<WorkflowPayload, 'rows' | 'repeat'> = hasConfig
+      ? { rows: checkConfigRows(definition, input.config, { label: input.rowLabel }) }
+      : { repeat: { times, row: repeatRow(definition, times) } };
     if (input.name !== undefined && (typeof input.name !== 'string' || input.name.length > 200)) {
       throw new LabError('invalid_input', 'name must be text of at most 200 characters.', [{ field: 'name', message: 'invalid' }]);
     }
-    const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${rows.length}`;
-    const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, rows };
+    const count = iterations.rows?.length ?? times;
+    const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${count}`;
+    const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, ...iterations };
     return this.enqueue({ name, kind: 'workflow', payload, createdBy: input.userId });
   }
 
@@ -603,7 +622,7 @@ export class Runner extends EventEmitter {
         workflowName: payload.workflow,
         workflowVersion: payload.version,
         workflow: wf,
-        parameters: (payload as WorkflowPayload).rows ?? [],
+        parameters: runParameters(payload as WorkflowPayload),
         status: 'running',
         userId: task.createdBy,
         startedAt: now(),
@@ -728,7 +747,7 @@ export class Runner extends EventEmitter {
 
   /** The iterations of a task: its rows, or (campaigns) what the registered factory for its kind makes. */
   private async sourceOf(task: QueueTaskRow, runId: number, payload: TaskPayload, phases: PhaseRow[]): Promise<IterationSource> {
-    if (task.kind === 'workflow') return rowsSource((payload as WorkflowPayload).rows);
+    if (task.kind === 'workflow') return workflowIterations(payload as WorkflowPayload);
     const factory = this.sources[task.kind];
     if (!factory) throw new LabError('invalid_input', `This labdeck cannot run tasks of kind "${task.kind}".`);
     const done = phases.filter((p) => p.phase === 'main' && p.status === 'ok');

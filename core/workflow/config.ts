@@ -115,7 +115,8 @@ export function checkConfigRows(
 }
 
 /** `n` parameter sets of the defaults; every parameter needs a default. */
-export function repeatRows(workflow: Pick<Workflow, 'name' | 'parameters'>, n: number): Record<string, unknown>[] {
+/** The one parameter row every iteration of a repeat uses (the defaults); `n` is checked, never expanded. */
+export function repeatRow(workflow: Pick<Workflow, 'name' | 'parameters'>, n: number): Record<string, unknown> {
   if (!Number.isInteger(n) || n < 1 || n > MAX_REPEAT) {
     throw configError(workflow, [{ field: 'repeat', message: `must be a whole number from 1 to ${MAX_REPEAT} (got ${show(n)})` }]);
   }
@@ -130,7 +131,7 @@ export function repeatRows(workflow: Pick<Workflow, 'name' | 'parameters'>, n: n
     } else defaults[p.name] = p.default;
   });
   if (details.length) throw configError(workflow, details);
-  return Array.from({ length: n }, () => ({ ...defaults }));
+  return defaults;
 }
 
 const TYPE_NAMES = new Set(['number', 'float', 'double', 'real', 'int', 'integer', 'str', 'string', 'text', 'bool', 'boolean']);

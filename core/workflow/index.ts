@@ -1,7 +1,7 @@
 /** Workflows: the model, validation against the deck, config rows, and the interpreter (DESIGN.md §4). */
 export * from './model.js';
 export { validateWorkflow, stepPaths, walkSteps, instrumentsOf, countSteps, formatPath, type DeckSchemas, type StepVisit } from './validate.js';
-export { checkConfigRows, repeatRows, coerceValue, isTypeRow, MAX_REPEAT, type RowOptions } from './config.js';
+export { checkConfigRows, repeatRow, coerceValue, isTypeRow, MAX_REPEAT, type RowOptions } from './config.js';
 export {
   runSteps,
   outputsOf,

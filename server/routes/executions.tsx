@@ -12,7 +12,7 @@ import { ExecutionPage } from '../views/executions.js';
 
 /** A queued task as the API shows it; `payload` only when asked for (it can be large). */
 export function taskJson(t: QueueTaskRow, withPayload = false) {
-  const p = t.payload as { workflow?: string; rows?: unknown[] } | null;
+  const p = t.payload as { workflow?: string; rows?: unknown[]; repeat?: { times: number } } | null;
   return {
     id: t.id,
     name: t.name,
@@ -20,7 +20,7 @@ export function taskJson(t: QueueTaskRow, withPayload = false) {
     status: t.status,
     position: t.position,
     workflow: p?.workflow ?? null,
-    iterations: p?.rows?.length ?? null,
+    iterations: p?.rows?.length ?? p?.repeat?.times ?? null,
     run_id: t.runId,
     created_by: t.createdBy,
     created_at: t.createdAt.toISOString(),

@@ -255,12 +255,20 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
   );
 }
 
-function ParametersTable({ rows }: { rows: unknown }) {
+function ParametersTable({ rows, repeat }: { rows: unknown; repeat: number | null }) {
   const list = Array.isArray(rows) ? (rows as unknown[]) : [];
   if (list.length === 0) return <p className="small text-body-secondary">This workflow takes no parameter rows.</p>;
   const records = list.map((r) => (r && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : {}));
   const columns = [...new Set(records.flatMap((r) => Object.keys(r)))];
-  if (columns.length === 0) return <p className="small text-body-secondary">{list.length.toLocaleString('en')} iterations, without parameters.</p>;
+  const count = (repeat ?? list.length).toLocaleString('en');
+  if (columns.length === 0) return <p className="small text-body-secondary">{count} iterations, without parameters.</p>;
+  if (repeat !== null) {
+    return (
+      <p className="small" id="record-parameters">
+        {count} iterations of the defaults: {columns.map((c) => `${c} = ${JSON.stringify(records[0][c])}`).join(', ')}
+      </p>
+    );
+  }
   const shown = records.slice(0, PARAM_ROWS);
   return (
     <>
@@ -400,7 +408,7 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
 
       <section className="mb-4">
         <h2 className="h5">Parameters</h2>
-        <ParametersTable rows={r.parameters} />
+        <ParametersTable rows={r.parameters} repeat={r.repeat} />
       </section>
 
       <section className="mb-4">

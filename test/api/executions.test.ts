@@ -100,7 +100,7 @@ describe('POST /executions/config', () => {
     const res = await api.submit({ workflow: 'ping', repeat: 3 }).expect(200);
     await ended(res.body.task_id);
     const task = (await lab.admin.get(`/app/executions/queue/task/${res.body.task_id}`).expect(200)).body;
-    expect(task.payload.rows).toEqual([{ v: 1 }, { v: 1 }, { v: 1 }]);
+    expect(task.payload.repeat).toEqual({ times: 3, row: { v: 1 } }); // a count, not three rows
   });
 
   it("the page's form: typed rows (rows[i][param]) or a repeat count; errors re-render the page with 400", async () => {
@@ -114,7 +114,7 @@ describe('POST /executions/config', () => {
     const repeat = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', repeat: '2', 'rows[0][v]': '9' }).expect(200);
     const rid = Number(/Task (\d+)/.exec(repeat.text)?.[1]);
     await ended(rid);
-    expect((await lab.admin.get(`/app/executions/queue/task/${rid}`).expect(200)).body.payload.rows).toEqual([{ v: 1 }, { v: 1 }]);
+    expect((await lab.admin.get(`/app/executions/queue/task/${rid}`).expect(200)).body.payload.repeat).toEqual({ times: 2, row: { v: 1 } });
 
     const bad = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', 'rows[0][v]': 'lots' }).expect(400);
     expect(bad.type).toBe('text/html');
@@ -147,7 +147,7 @@ describe('the queue', () => {
     ]);
     expect(q.tasks[0]).not.toHaveProperty('payload');
     const one = (await lab.admin.get(`/app/executions/queue/task/${more[0]}`).set('Accept', J).expect(200)).body;
-    expect(one).toMatchObject({ id: more[0], name: 'p0', status: 'pending', payload: { workflow: 'ping', version: 1, rows: [{ v: 1 }] } });
+    expect(one).toMatchObject({ id: more[0], name: 'p0', status: 'pending', payload: { workflow: 'ping', version: 1, repeat: { times: 1, row: { v: 1 } } } });
     expect((await lab.admin.get('/app/executions/queue/task/999999').set('Accept', J).expect(404)).body.error.code).toBe('not_found');
     expect((await lab.admin.get('/app/executions/queue/task/abc').set('Accept', J).expect(400)).body.error.details[0].field).toBe('task_id');
   });
@@ -206,7 +206,7 @@ describe('status and current task', () => {
     expect(s).toMatchObject({ busy: true, state: 'paused', current_task: { id, name: 'hold × 1', workflow: 'hold', run_id: expect.any(Number) }, waiting: { path: 'main[1]', message: 'Check the vial' } });
     expect(s.progress).toMatchObject({ phase: 'main', iteration: 1, iterations: 1, step: 1, steps: 2 });
     const cur = (await lab.admin.get('/app/executions/current_task').set('Accept', J).expect(200)).body;
-    expect(cur).toMatchObject({ state: 'paused', current_task: { id, status: 'running', payload: { workflow: 'hold', rows: [{ v: 1 }] } }, waiting: { message: 'Check the vial' } });
+    expect(cur).toMatchObject({ state: 'paused', current_task: { id, status: 'running', payload: { workflow: 'hold', repeat: { times: 1, row: { v: 1 } } } }, waiting: { message: 'Check the vial' } });
   });
 
   it('GET /executions/config as JSON lists the workflows and the status', async () => {

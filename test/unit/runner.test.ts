@@ -207,8 +207,12 @@ describe('submit', () => {
     expect(task.payload).toMatchObject({ workflow: 'basic', version: 1, rows: [{ x: 2 }, { x: 3 }, { x: 1 }] });
     const named = await submit(l, 'basic', { repeat: '2', name: '  my run ' });
     expect(named.name).toBe('my run');
-    expect((named.payload as { rows: unknown[] }).rows).toEqual([{ x: 1 }, { x: 1 }]);
-    expect(l.events.filter((e) => e.type === 'queue')).toHaveLength(2);
+    // a repeat is stored as a count, whatever its size
+    expect((named.payload as { repeat: unknown }).repeat).toEqual({ times: 2, row: { x: 1 } });
+    const big = await submit(l, 'basic', { repeat: 1_000_000 });
+    expect(big.name).toBe('basic × 1000000');
+    expect(JSON.stringify(big.payload).length).toBeLessThan(2_000);
+    expect(l.events.filter((e) => e.type === 'queue')).toHaveLength(3);
   });
 
   it('refuses an unknown workflow (404), a missing one, config and repeat both or neither, bad rows (400 naming row and column)', async () => {

@@ -1,5 +1,5 @@
 import { LabError, type ErrorDetail } from '../../core/errors.js';
-import { checkConfigRows, coerceValue, isTypeRow, repeatRows } from '../../core/workflow/config.js';
+import { checkConfigRows, coerceValue, isTypeRow, repeatRow } from '../../core/workflow/config.js';
 import { Workflow } from '../../core/workflow/model.js';
 
 const wf = Workflow.parse({
@@ -97,25 +97,22 @@ describe('checkConfigRows', () => {
   });
 });
 
-describe('repeatRows', () => {
+describe('repeatRow', () => {
   const defaults = Workflow.parse({ name: 'r', parameters: [{ name: 'a', default: 1 }, { name: 'b', type: 'string', default: 'x' }] });
 
-  test('n sets of the defaults, each its own object', () => {
-    const rows = repeatRows(defaults, 3);
-    expect(rows).toEqual([{ a: 1, b: 'x' }, { a: 1, b: 'x' }, { a: 1, b: 'x' }]);
-    rows[0].a = 5;
-    expect(rows[1].a).toBe(1);
-    expect(repeatRows(Workflow.parse({ name: 'none' }), 2)).toEqual([{}, {}]);
+  test('the row of defaults every iteration uses', () => {
+    expect(repeatRow(defaults, 3)).toEqual({ a: 1, b: 'x' });
+    expect(repeatRow(Workflow.parse({ name: 'none' }), 2)).toEqual({});
   });
 
   test('names the parameters without defaults', () => {
-    expect(details(() => repeatRows(wf, 2))).toEqual([
+    expect(details(() => repeatRow(wf, 2))).toEqual([
       { field: 'parameters[0].default', message: expect.stringMatching(/^the parameter "volume" has no default, so a repeat cannot supply it/) },
     ]);
   });
 
   test('n must be a whole number of at least 1', () => {
-    for (const n of [0, -1, 1.5, Number.NaN]) expect(details(() => repeatRows(defaults, n))[0].field).toBe('repeat');
+    for (const n of [0, -1, 1.5, Number.NaN, 1_000_001]) expect(details(() => repeatRow(defaults, n))[0].field).toBe('repeat');
   });
 });
 
