@@ -49,7 +49,7 @@ async function tokenFor(base) {
   const fh = { 'content-type': 'application/x-www-form-urlencoded' };
   await http('POST', `${base}/auth/signup`, { body: form({ username: 'bench', password: PASSWORD }), headers: fh });
   const login = await http('POST', `${base}/auth/login`, { body: form({ username: 'bench', password: PASSWORD }), headers: fh });
-  const cookie = login.headers['set-cookie'][0].split(';')[0];
+  const cookie = login.headers['set-cookie'].find((c) => c.startsWith('labdeck.sid=')).split(';')[0];
   const t = await http('POST', `${base}/account/tokens`, { body: { name: 'bench' }, headers: { cookie, accept: 'application/json' } });
   return JSON.parse(t.text).token;
 }

@@ -71,11 +71,12 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   app.set('trust proxy', false);
   app.set('etag', false);
 
+  const secret = await sessionSecret(runtime.dataDir);
   const sessionStore = new DbSessionStore(runtime.store);
   app.locals.sessionStore = sessionStore;
   const sessionMw = session({
     name: 'labdeck.sid',
-    secret: await sessionSecret(runtime.dataDir),
+    secret,
     store: sessionStore,
     resave: false,
     saveUninitialized: false,
@@ -116,7 +117,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(express.text({ type: 'text/plain', limit }));
   router.use(authenticate(runtime, sessionMw));
   router.use(csrfGuard());
-  router.use(authRoutes(runtime));
+  router.use(authRoutes(runtime, { secret }));
   router.use(homeRoutes(runtime));
   router.use(apiDocRoutes(runtime));
   router.use(requireLogin);

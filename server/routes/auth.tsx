@@ -1,4 +1,5 @@
 /** Accounts: login, sign-up, password change, logout, and the account page (API tokens, sign-up switch). */
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
@@ -17,7 +18,27 @@ function safeNext(req: Request): string {
 const regenerate = (req: Request) =>
   new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
 
-export function authRoutes(runtime: Runtime): Router {
+/**
+ * A browser a user has logged in from before carries a signed `labdeck.device` cookie naming them. The
+ * failed-login throttle stops an attacker guessing a password; it must not lock the scientist out of a PC
+ * shared with them: a known browser with the right password still gets in.
+ */
+const DEVICE_COOKIE = 'labdeck.device';
+const deviceSig = (secret: string, username: string) => createHmac('sha256', secret).update(`device:${username}`).digest('base64url');
+
+function knownDevice(req: Request, secret: string, username: unknown): boolean {
+  if (typeof username !== 'string') return false;
+  const raw = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${DEVICE_COOKIE}=`));
+  if (!raw) return false;
+  const value = decodeURIComponent(raw.slice(DEVICE_COOKIE.length + 1));
+  const dot = value.lastIndexOf('.');
+  if (dot < 0 || value.slice(0, dot) !== username) return false;
+  const expected = Buffer.from(deviceSig(secret, username));
+  const given = Buffer.from(value.slice(dot + 1));
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   const r = Router();
   const { accounts } = runtime;
 
@@ -28,9 +49,10 @@ export function authRoutes(runtime: Runtime): Router {
   r.post('/auth/login', async (req, res) => {
     const { username, password } = req.body ?? {};
     try {
-      const user = await accounts.login(username, password, req.ip);
+      const user = await accounts.login(username, password, req.ip, { knownDevice: knownDevice(req, opts.secret, username) });
       await regenerate(req);
       req.session.userId = user.id;
+      res.cookie(DEVICE_COOKIE, `${user.username}.${deviceSig(opts.secret, user.username)}`, { httpOnly: true, sameSite: 'lax', maxAge: 365 * 24 * 3600_000 });
       res.redirect(302, safeNext(req));
     } catch (e) {
       const err = asLabError(e);

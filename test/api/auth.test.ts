@@ -39,7 +39,8 @@ describe('accounts', () => {
     const ok = await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD });
     expect(ok.status).toBe(302);
     expect(ok.headers.location).toBe('/app/');
-    expect(ok.headers['set-cookie']?.[0]).toMatch(/labdeck\.sid=.*HttpOnly.*SameSite=Lax/i);
+    const cookies = ok.headers['set-cookie'] as unknown as string[];
+    expect(cookies.find((c) => c.startsWith('labdeck.sid='))).toMatch(/labdeck\.sid=.*HttpOnly.*SameSite=Lax/i);
     const bad = await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: 'nope-nope' });
     expect(bad.status).toBe(401);
     expect(bad.text).toContain('Wrong username or password');
@@ -61,6 +62,23 @@ describe('accounts', () => {
     const res = await request(lab.app).post('/app/auth/login').type('form').send({ username: 'carol', password: PASSWORD });
     expect(res.status).toBe(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('the throttle stops the one guessing, not the scientist on the same PC: a browser they logged in from gets in', async () => {
+    const dora = await signupAndLogin(lab.app, 'dora'); // dora's own browser: it logged in before
+    for (let i = 0; i < 3; i++) {
+      await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dora', password: 'guess-guess' }).expect(401);
+    }
+    // a stranger's browser behind the same address is held off, even with the right password
+    await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dora', password: PASSWORD }).expect(429);
+    // dora's browser is not; a forged or another user's device cookie does not help
+    await dora.post('/app/auth/login').type('form').send({ username: 'dora', password: PASSWORD }).expect(302);
+    await request(lab.app).post('/app/auth/login').set('Cookie', 'labdeck.device=dora.forged').type('form').send({ username: 'dora', password: PASSWORD }).expect(429);
+    const adaCookies = (await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD }).expect(302)).headers['set-cookie'] as unknown as string[];
+    const adaDevice = adaCookies.find((c) => c.startsWith('labdeck.device='))!.split(';')[0];
+    await request(lab.app).post('/app/auth/login').set('Cookie', adaDevice).type('form').send({ username: 'dora', password: PASSWORD }).expect(429);
+    // and the guesser still gets nothing from dora's login
+    await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dora', password: 'guess-again' }).expect(429);
   });
 
   it('requires login: pages redirect with next=, JSON gets 401', async () => {

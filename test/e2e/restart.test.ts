@@ -76,7 +76,7 @@ describe('a server killed mid-run', () => {
     expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
     const login = await form('login', { username: 'ada', password: 'correct horse' });
     expect(login.status).toBe(302);
-    const cookie = login.headers.get('set-cookie')!.split(';')[0];
+    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
     const tokenRes = await fetch(`${base}/app/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: 'restart' }) });
     expect(tokenRes.status).toBe(201);
     const auth = { Authorization: `Bearer ${(await tokenRes.json()).token}` };
