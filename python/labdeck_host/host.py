@@ -187,11 +187,17 @@ class Channel:
             except (BrokenPipeError, ValueError, OSError):
                 os._exit(0)  # the runtime is gone
 
-    def messages(self):
-        for line in self.rfile:
+    def next_message(self):
+        """The next request, or None when the runtime has closed the channel."""
+        for line in iter(self.rfile.readline, b""):
             line = line.strip()
-            if line:
-                yield json.loads(line.decode("utf-8"))
+            if not line:
+                continue
+            try:
+                return json.loads(line.decode("utf-8"))
+            except ValueError:
+                _write_fd(2, "labdeck host: an unreadable request was ignored: %r\n" % line[:200])
+        return None
 
 
 def take_over_stdio():
@@ -272,7 +278,10 @@ class Host:
         self.classes = {}  # class id ("file::Name") -> class
         self.module_classes = {}  # file -> [class ids]
         self.namespace = {"__name__": "__console__", "__builtins__": builtins}
-        self.calls = ThreadPoolExecutor(max_workers=64, thread_name_prefix="labdeck-call")
+        self.read_lock = threading.Lock()
+        self.readers_lock = threading.Lock()
+        self.readers = 0
+        self.idle = 0
         self.control = ThreadPoolExecutor(max_workers=1, thread_name_prefix="labdeck-control")
         self.loop = None
         self.loop_ready = threading.Lock()
@@ -284,24 +293,58 @@ class Host:
         self.channel.send({"type": "hello", "protocol": PROTOCOL, "host": "python", "language": "python",
                            "version": platform.python_version(), "executable": sys.executable,
                            "pid": os.getpid()})
-        for msg in self.channel.messages():
-            kind = msg.get("type")
-            if kind == "call":
-                self.calls.submit(self.call, msg)
-            elif kind == "console":
-                threading.Thread(target=self.console, args=(msg,), name="labdeck-console", daemon=True).start()
-            elif kind == "ping":
-                self.reply(msg, "pong")
-            elif kind == "shutdown":
-                self.control.submit(self.shutdown, msg)
-            elif kind in ("load_deck", "load_module", "connect", "dispose", "describe"):
-                self.control.submit(self.control_op, msg)
-            else:
-                self.fail(msg, HostError("invalid", "unknown message type %r (protocol %d)" % (kind, PROTOCOL)))
-        # the runtime closed the channel: finish what was asked, dispose everything, exit (in 10 s at most)
+        self.spawn_reader()
+        threading.Event().wait()  # the readers run the host; the last one exits the process
+
+    # Calls run on the thread that read them (leader/follower): one reader at a time holds `read_lock`; having
+    # read a call, it hands reading to an idle thread (starting one when none is idle) and runs the call
+    # itself. A call never waits for another thread to wake up, and a slow one never holds reading.
+    MAX_READERS = 64
+
+    def spawn_reader(self):
+        with self.readers_lock:
+            self.readers += 1
+            self.idle += 1
+        threading.Thread(target=self.reader, name="labdeck-call", daemon=True).start()
+
+    def reader(self):
+        while True:
+            with self.read_lock:
+                msg = self.channel.next_message()
+                if msg is None:
+                    return self.channel_closed()
+                with self.readers_lock:
+                    self.idle -= 1
+                    more = self.idle == 0 and self.readers < self.MAX_READERS
+            if more:
+                self.spawn_reader()
+            try:
+                self.dispatch(msg)
+            except Exception as exc:  # a reader must survive anything one message does
+                _write_fd(2, "labdeck host: %s failed: %s: %s\n" % (msg.get("type"), type(exc).__name__, exc))
+            finally:
+                with self.readers_lock:
+                    self.idle += 1
+
+    def dispatch(self, msg):
+        kind = msg.get("type")
+        if kind == "call":
+            self.call(msg)
+        elif kind == "console":
+            threading.Thread(target=self.console, args=(msg,), name="labdeck-console", daemon=True).start()
+        elif kind == "ping":
+            self.reply(msg, "pong")
+        elif kind == "shutdown":
+            self.control.submit(self.shutdown, msg)
+        elif kind in ("load_deck", "load_module", "connect", "dispose", "describe"):
+            self.control.submit(self.control_op, msg)
+        else:
+            self.fail(msg, HostError("invalid", "unknown message type %r (protocol %d)" % (kind, PROTOCOL)))
+
+    def channel_closed(self):
+        """The runtime closed the channel: finish what was asked, dispose everything, exit (in 10 s at most)."""
         threading.Timer(10.0, os._exit, (0,)).start()
         self.control.submit(self.shutdown, None)
-        threading.Event().wait()
 
     def reply(self, msg, value, **extra):
         out = {"id": msg.get("id"), "type": "result", "value": value}

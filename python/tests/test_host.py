@@ -57,16 +57,16 @@ class HostProcess:
         return json.loads(line)
 
     def until_reply(self, msg_id):
-        """Messages up to and including the reply to msg_id (events included)."""
-        seen = []
-        for m in self.buffered:
-            seen.append(m)
-        self.buffered = []
-        while not any(m.get("id") == msg_id and m["type"] in ("result", "error") for m in seen):
-            seen.append(self.read())
-        reply = [m for m in seen if m.get("id") == msg_id and m["type"] in ("result", "error")][0]
-        self.buffered = [m for m in seen[seen.index(reply) + 1:]]
-        return reply, [m for m in seen[:seen.index(reply)]]
+        """The reply to msg_id, and the events of that request that came before it. Other messages (replies
+        to other requests, their events) stay buffered for later: replies come in any order."""
+        def is_reply(m):
+            return m.get("id") == msg_id and m["type"] in ("result", "error")
+        while not any(is_reply(m) for m in self.buffered):
+            self.buffered.append(self.read())
+        reply = next(m for m in self.buffered if is_reply(m))
+        events = [m for m in self.buffered if m["type"] == "event" and m.get("call") == msg_id]
+        self.buffered = [m for m in self.buffered if m is not reply and m not in events]
+        return reply, events
 
     def request(self, msg):
         return self.until_reply(self.send(msg))
@@ -130,6 +130,23 @@ class HostTest(unittest.TestCase):
         self.assertLess(time.monotonic() - t0, 0.4)
         reply, _ = self.host.until_reply(slow)
         self.assertEqual(reply["value"], "awake")
+
+    def test_many_slow_calls_at_once_each_get_a_thread_and_garbage_is_ignored(self):
+        reply, _ = self.host.request({"type": "load_module", "file": self.driver})
+        cid = reply["value"]["classes"][0]["id"]
+        for i in range(12):
+            self.host.request({"type": "connect", "class": cid, "name": "n%d" % i, "kwargs": {}})
+        self.host.proc.stdin.write(b"this is not json\n")
+        self.host.proc.stdin.flush()
+        t0 = time.monotonic()
+        ids = [self.host.send({"type": "call", "instrument": "n%d" % i, "method": "sleepy", "args": {"seconds": 0.4}})
+               for i in range(12)]
+        for i in ids:
+            reply, _ = self.host.until_reply(i)
+            self.assertEqual(reply["value"], "awake")
+        self.assertLess(time.monotonic() - t0, 1.5)  # side by side, not 12 x 0.4 s
+        ping, _ = self.host.request({"type": "ping"})
+        self.assertEqual(ping["value"], "pong")
 
     def test_a_deck_runs_as_main_and_ivoryos_run_hands_it_over(self):
         self.write("instruments.py", DRIVER)
