@@ -5,7 +5,7 @@
  * One host per runtime holds every Python deck, driver module and plugin file: instances live in one
  * process, so a robot's constructor can take the pump instance, and the console sees the whole deck.
  *
- * Requests run concurrently (the host answers calls from a thread pool). When the process dies (a segfault
+ * Requests run concurrently (each call on a thread of the host). When the process dies (a segfault
  * in a vendor library, `os._exit`), every request in flight fails with HostLost, the host emits `offline`,
  * and it is started again with back-off; the decks, modules and connected devices it had are re-created in
  * their original order (`history`), then it emits `online` with the instruments that came back. A call is
