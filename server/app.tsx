@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
-import { asLabError, errorBody, render, statusOf, wantsJson } from './http.js';
+import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from './http.js';
 import { apiDocRoutes } from './routes/api-docs.js';
 import { authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
@@ -51,7 +51,7 @@ async function sessionSecret(dataDir: string): Promise<string> {
 async function onError(e: unknown, req: Request, res: Response, _next: NextFunction) {
   const err = asLabError(e);
   const status = statusOf(err);
-  if (err.code === 'internal') console.error(e);
+  logInternal(err);
   if (res.headersSent) return;
   if (err.code === 'too_many_requests' && err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
   if (wantsJson(req)) return res.status(status).json(errorBody(err));

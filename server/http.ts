@@ -63,7 +63,8 @@ export function asLabError(err: unknown): LabError {
   }
   if (e?.type === 'entity.parse.failed') return new LabError('invalid_input', `The JSON body is malformed: ${e.message}`);
   // multer hands on the parser's own errors (a malformed multipart body) with `storageErrors` attached
-  if (Array.isArray((err as { storageErrors?: unknown } | null)?.storageErrors) && e?.name !== 'MulterError') {
+  const multipart = /^(Multipart: |Unexpected end of (form|multipart)|Malformed part header)/.test(String(e?.message ?? ''));
+  if ((multipart || Array.isArray((err as { storageErrors?: unknown } | null)?.storageErrors)) && e?.name !== 'MulterError') {
     return new LabError('invalid_input', `The upload is not a well-formed multipart form: ${e.message}.`);
   }
   if (e?.name === 'MulterError') {
@@ -72,7 +73,18 @@ export function asLabError(err: unknown): LabError {
   const status = e?.status ?? e?.statusCode;
   if (status === 404) return new LabError('not_found', 'Not found.');
   if (status && status >= 400 && status < 500) return new LabError('invalid_input', e.message ?? 'Bad request.');
-  return new LabError('internal', 'Something went wrong inside labdeck; the error is in the server log.');
+  // the original goes to the server log now, whatever the route then does with the 500
+  const internal = Object.assign(new LabError('internal', 'Something went wrong inside labdeck; the error is in the server log.'), { cause: err });
+  logInternal(internal);
+  return internal;
+}
+
+const logged = new WeakSet<LabError>();
+/** Write an internal error to the server log once: the original error when it was wrapped. */
+export function logInternal(err: LabError): void {
+  if (err.code !== 'internal' || logged.has(err)) return;
+  logged.add(err);
+  console.error((err as { cause?: unknown }).cause ?? err);
 }
 
 export const wrap =
@@ -81,11 +93,14 @@ export const wrap =
     Promise.resolve(fn(req, res, next)).catch(next);
 
 /** Parse a path or body value as a positive integer id, or answer 400 naming the field. */
-export function intParam(value: unknown, field: string): number {
+/** The largest id a table gives out (PostgreSQL `integer`; the steps table's bigint ids pass a larger `max`). */
+export const MAX_ID = 2_147_483_647;
+
+export function intParam(value: unknown, field: string, max = MAX_ID): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isSafeInteger(n) || n < 1) {
-    throw new LabError('invalid_input', `${field} must be a positive integer, got ${JSON.stringify(value)}`, [
-      { field, message: 'must be a positive integer' },
+  if (!Number.isSafeInteger(n) || n < 1 || n > max) {
+    throw new LabError('invalid_input', `${field} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`, [
+      { field, message: `must be a whole number from 1 to ${max}` },
     ]);
   }
   return n;

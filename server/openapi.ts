@@ -176,7 +176,7 @@ const REQUEST = {
   }),
   ImportBody: z.object({ filepath: z.string().min(1).describe('Path of a .py, .ts or .js module on the server machine') }),
   ConnectBody: z.object({
-    device_name: NAME.describe('The new device\'s name; not new, task, console or proxy'),
+    device_name: NAME.max(64).describe('The new device\'s name (at most 64 characters); not new, task, console or proxy'),
     kwargs: z.record(z.string(), z.unknown()).optional().describe("The driver's options (its JSON Schema: GET /app/instruments/new/{instrument})"),
   }),
   ConnectForm: z.looseObject({ device_name: NAME }).describe('device_name plus one field per driver option, as text'),

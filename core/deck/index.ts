@@ -45,6 +45,8 @@ export const DEFAULT_SAFETY: Safety = 'idempotent';
 export const DEFAULT_BUSY_TIMEOUT_MS = 30_000;
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** The longest device name: it goes into paths and headers. */
+export const MAX_NAME = 64;
 
 export type DriverOrigin = 'plugin' | 'imported';
 
@@ -772,8 +774,8 @@ export class Deck extends EventEmitter {
         { field: 'driver', message: 'unknown driver' },
       ]);
     }
-    if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName)) {
-      throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -), got ${JSON.stringify(deviceName)}.`, [
+    if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName) || deviceName.length > MAX_NAME) {
+      throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -, at most ${MAX_NAME}), got ${JSON.stringify(deviceName.slice?.(0, 80) ?? deviceName)}.`, [
         { field: 'device_name', message: 'invalid name' },
       ]);
     }

@@ -25,7 +25,7 @@ export function runIdOfFileName(name: string): number | null {
   const m = /^run-([1-9]\d{0,15})\.csv$/.exec(name);
   if (!m) return null;
   const id = Number(m[1]);
-  return Number.isSafeInteger(id) ? id : null;
+  return id <= 2_147_483_647 ? id : null; // ids are 32-bit: a larger one names no run
 }
 
 export const runDataFileName = (runId: number) => `run-${runId}.csv`;

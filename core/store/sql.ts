@@ -55,6 +55,7 @@ export class Sql {
    */
   insertId(sql: string, params: Param[]): Promise<number> {
     if (this.dialect !== 'sqlite') return this.one<{ id: unknown }>(sql, params).then((r) => Number(r!.id));
+    refuseNul(params);
     return new Promise((resolve, reject) => {
       this.batch.push({ sql, values: params.map((p) => (p instanceof Date ? this.encodeDate(p) : p)), resolve, reject });
       if (this.batch.length === 1) setImmediate(() => this.flush());
@@ -92,6 +93,7 @@ export class Sql {
   }
 
   private async exec(sql: string, params: Param[]): Promise<{ records: unknown[]; affected?: number }> {
+    refuseNul(params);
     const text = this.text(sql);
     const values = params.map((p) => (p instanceof Date ? this.encodeDate(p) : p));
     // On SQLite this is the driver's single shared runner (release only clears its schema cache); on
@@ -123,6 +125,16 @@ export class Sql {
     if (Number.isNaN(d.getTime())) throw new LabError('invalid_input', 'Invalid date.');
     if (this.dialect === 'postgres') return d;
     return d.toISOString().replace('T', ' ').slice(0, 23);
+  }
+}
+
+/**
+ * Text may not hold the NUL character: PostgreSQL refuses it, and no name, note or search needs it (JSON
+ * values carry it escaped). Refused the same way on both databases, with a 400.
+ */
+function refuseNul(params: Param[]): void {
+  for (const p of params) {
+    if (typeof p === 'string' && p.includes('\u0000')) throw new LabError('invalid_input', 'Text may not contain the NUL character (\\u0000).');
   }
 }
 

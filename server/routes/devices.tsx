@@ -1,6 +1,6 @@
 /** Temporary devices: import a driver module or a deck module from a server path, connect new devices. */
 import { Router, type Request } from 'express';
-import { coerceFormArgs } from '../../core/deck/index.js';
+import { MAX_NAME, coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
@@ -77,8 +77,8 @@ export function deviceRoutes(runtime: Runtime): Router {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const deviceName = body.device_name;
     try {
-      if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName)) {
-        throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -).`, [
+      if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName) || deviceName.length > MAX_NAME) {
+        throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -, at most ${MAX_NAME} characters).`, [
           { field: 'device_name', message: 'invalid name' },
         ]);
       }

@@ -65,7 +65,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
   });
 
   r.get('/instruments/task/:task_id', async (req, res) => {
-    const id = intParam(req.params.task_id, 'task_id');
+    const id = intParam(req.params.task_id, 'task_id', Number.MAX_SAFE_INTEGER); // steps ids are 64-bit
     const step = await store.steps.get(id);
     if (!step) throw new LabError('not_found', `There is no task ${id}.`);
     const json = stepJson(step);
