@@ -32,6 +32,7 @@
  * (working through what the fuzzer queued) also changes. FUZZ_DEBUG=1 prints the time and statuses of each
  * operation; FUZZ_TRACE=<part of an operation> prints each of its requests with the answer.
  */
+import { mulberry32 } from '../../plugins/sim/bench.js';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
@@ -64,18 +65,8 @@ const ADMIN_ONLY = new Set([
 ]);
 
 // ---------------------------------------------------------------------------------------------------------
-// A tiny seeded PRNG (mulberry32) and helpers
+// The seeded PRNG the simulated instruments use (mulberry32), and helpers
 
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FNV-1a: a per-operation seed, so adding an operation does not change the requests of the others. */
 function hash(s: string): number {
