@@ -92,10 +92,10 @@ export const wrap =
   (req: Request, res: Response, next: NextFunction) =>
     Promise.resolve(fn(req, res, next)).catch(next);
 
-/** Parse a path or body value as a positive integer id, or answer 400 naming the field. */
 /** The largest id a table gives out (PostgreSQL `integer`; the steps table's bigint ids pass a larger `max`). */
 export const MAX_ID = 2_147_483_647;
 
+/** Parse a path or body value as an id from 1 to `max`, or answer 400 naming the field. */
 export function intParam(value: unknown, field: string, max = MAX_ID): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 1 || n > max) {

@@ -9,7 +9,7 @@
  */
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import { LabError } from '../errors.js';
-import type { RunnerStatus } from '../runner/index.js';
+import { repeatOfRun, type RunnerStatus } from '../runner/index.js';
 import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';
 
@@ -92,14 +92,8 @@ export function recordSummary(run: RunRow, user: string | null): RecordSummary {
     started_at: run.startedAt.toISOString(),
     ended_at: iso(run.endedAt),
     duration_ms: duration(run.startedAt, run.endedAt),
-    iterations: Array.isArray(run.parameters) ? run.parameters.length : (repeatOf(run.parameters)?.repeat ?? null),
+    iterations: Array.isArray(run.parameters) ? run.parameters.length : (repeatOfRun(run.parameters)?.repeat ?? null),
   };
-}
-
-/** A run's parameters when it is a repeat: `{ repeat, row }` (see runParameters in core/runner). */
-function repeatOf(p: unknown): { repeat: number; row: Record<string, unknown> } | null {
-  const r = p as { repeat?: unknown; row?: unknown } | null;
-  return r && typeof r === 'object' && typeof r.repeat === 'number' && r.row && typeof r.row === 'object' ? { repeat: r.repeat, row: r.row as Record<string, unknown> } : null;
 }
 
 /** Usernames of the given user ids (one lookup per distinct id). */
@@ -263,12 +257,13 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
     const from = out.indexOf(byKey.get(key(last.phase, last.iteration))!);
     for (let i = Math.max(0, from); i < out.length; i++) out[i]!.steps_complete = false;
   } else if (more) for (const p of out) p.steps_complete = false;
+  const repeat = repeatOfRun(run.parameters);
   return {
     ...recordSummary(run, run.userId === null ? null : (names.get(run.userId) ?? null)),
     definition: run.workflow,
     // a repeat's one row; `repeat` says how many times
-    parameters: repeatOf(run.parameters) ? [repeatOf(run.parameters)!.row] : run.parameters,
-    repeat: repeatOf(run.parameters)?.repeat ?? null,
+    parameters: repeat ? [repeat.row] : run.parameters,
+    repeat: repeat?.repeat ?? null,
     phases: out,
     logs: logs.map((l) => ({ at: l.at.toISOString(), level: l.level, message: l.message })),
     steps_shown: steps.length,

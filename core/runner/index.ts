@@ -57,6 +57,12 @@ export function runParameters(p: WorkflowPayload): unknown {
   return p.repeat ? { repeat: p.repeat.times, row: p.repeat.row } : (p.rows ?? []);
 }
 
+/** A run record's parameters read back: a repeat's count and row, or null for config rows. */
+export function repeatOfRun(parameters: unknown): { repeat: number; row: Record<string, unknown> } | null {
+  const r = parameters as { repeat?: unknown; row?: unknown } | null;
+  return r && typeof r === 'object' && typeof r.repeat === 'number' && r.row && typeof r.row === 'object' ? { repeat: r.repeat, row: r.row as Record<string, unknown> } : null;
+}
+
 /**
  * Where a task's iterations come from: a list of rows, or an optimizer that suggests each next one. The
  * runner asks for iteration i's parameters in order and reports each finished iteration's outputs.

@@ -30,7 +30,12 @@ function knownDevice(req: Request, secret: string, username: unknown): boolean {
   if (typeof username !== 'string') return false;
   const raw = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${DEVICE_COOKIE}=`));
   if (!raw) return false;
-  const value = decodeURIComponent(raw.slice(DEVICE_COOKIE.length + 1));
+  let value: string;
+  try {
+    value = decodeURIComponent(raw.slice(DEVICE_COOKIE.length + 1));
+  } catch {
+    return false; // a malformed cookie vouches for nobody
+  }
   const dot = value.lastIndexOf('.');
   if (dot < 0 || value.slice(0, dot) !== username) return false;
   const expected = Buffer.from(deviceSig(secret, username));

@@ -155,10 +155,10 @@ export function executionRoutes(runtime: Runtime): Router {
   r.post('/executions/abort/next-iteration', control(() => runner.abortNextIteration()));
   r.post('/executions/abort/next-task', control(() => runner.abortNextTask()));
 
-  /** Server-sent events: status, step start/end, log lines, queue changes, iterations. */
   /** Live event streams open, per user and in all: each holds a connection and a listener. */
   const streams = new Map<number, number>();
   let total = 0;
+  /** Server-sent events: status, step start/end, log lines, queue changes, iterations. */
   r.get('/executions/events', async (req, res) => {
     const headers = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
     if (req.method === 'HEAD') return void res.writeHead(200, headers).end(); // a HEAD has no stream to wait for
@@ -169,11 +169,11 @@ export function executionRoutes(runtime: Runtime): Router {
         ? `You have ${mine} live views open (at most ${MAX_STREAMS_PER_USER}): close some pages or tabs.`
         : `The lab has ${total} live views open (at most ${MAX_STREAMS}); try again when some close.`);
     }
-    streams.set(userId, mine + 1);
-    total++;
     const status = runner.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed
     const { log, steps } = await runTail(store, status.current_task?.run_id);
+    streams.set(userId, (streams.get(userId) ?? 0) + 1); // counted once the stream is sure to open
+    total++;
     res.writeHead(200, headers);
     const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[]; steps: unknown[] }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     send({ type: 'hello', status, log, steps });

@@ -77,6 +77,8 @@ describe('accounts', () => {
     const adaCookies = (await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD }).expect(302)).headers['set-cookie'] as unknown as string[];
     const adaDevice = adaCookies.find((c) => c.startsWith('labdeck.device='))!.split(';')[0];
     await request(lab.app).post('/app/auth/login').set('Cookie', adaDevice).type('form').send({ username: 'dora', password: PASSWORD }).expect(429);
+    // a malformed device cookie vouches for nobody, and is no reason for a 500
+    await request(lab.app).post('/app/auth/login').set('Cookie', 'labdeck.device=%E0%A4%A').type('form').send({ username: 'dora', password: PASSWORD }).expect(429);
     // and the guesser still gets nothing from dora's login
     await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dora', password: 'guess-again' }).expect(429);
   });
