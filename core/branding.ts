@@ -1,8 +1,9 @@
 /** The lab's logo and display mode (light/dark): a file in the data directory plus a setting. */
-import { mkdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { LabError } from './errors.js';
+import { privateDir } from './paths.js';
+import { LabError, storageFailure } from './errors.js';
 import type { Store } from './store/types.js';
 
 export type Mode = 'light' | 'dark';
@@ -50,10 +51,15 @@ export class BrandingService {
           { field: 'logo', message: 'not a PNG, JPEG, GIF or WebP image' },
         ]);
       }
-      await mkdir(this.dir, { recursive: true, mode: 0o700 });
       const file = `logo-${randomBytes(8).toString('hex')}.${sig.ext}`;
-      await writeFile(join(this.dir, `${file}.part`), logo, { mode: 0o600 });
-      await rename(join(this.dir, `${file}.part`), join(this.dir, file));
+      try {
+        await privateDir(this.dir);
+        await writeFile(join(this.dir, `${file}.part`), logo, { mode: 0o600 });
+        await rename(join(this.dir, `${file}.part`), join(this.dir, file));
+      } catch (e) {
+        await unlink(join(this.dir, `${file}.part`)).catch(() => undefined);
+        throw storageFailure(e, this.dir, 'The logo');
+      }
       if (current.logo) await unlink(join(this.dir, current.logo.file)).catch(() => undefined);
       next.logo = { file, type: sig.type };
     }

@@ -1,5 +1,6 @@
 /** Where labdeck's own files are, whether it runs from the TypeScript sources or from dist/. */
 import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,3 +20,17 @@ export function ownModule(rel: string): string {
 
 export const demoDeckPath = () => ownModule('examples/demo-deck');
 export const firstPartyPluginsDir = () => join(codeRoot, 'plugins');
+
+/**
+ * Make a private folder (0700) and its parents. Node's recursive mkdir reports ENOENT when a parent cannot
+ * be written (a read-only disk): then it is asked once more, without recursion, for the real reason (EROFS,
+ * EACCES).
+ */
+export async function privateDir(dir: string): Promise<void> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
+    await mkdir(dir, { mode: 0o700 });
+  }
+}

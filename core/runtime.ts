@@ -3,7 +3,6 @@
  * the deck, and wires accounts, branding and the audit log together. Nothing here knows about HTTP or
  * terminals.
  */
-import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Accounts, type AccountsOptions } from './accounts/index.js';
 import { BrandingService } from './branding.js';
@@ -13,7 +12,7 @@ import { PluginHost } from './plugins/index.js';
 import { Runner } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
-import { demoDeckPath, firstPartyPluginsDir } from './paths.js';
+import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -61,7 +60,7 @@ export interface Runtime {
 
 export async function createRuntime(options: RuntimeOptions = {}): Promise<Runtime> {
   const dataDir = resolve(options.dataDir ?? 'lab-data');
-  await mkdir(dataDir, { recursive: true, mode: 0o700 }); // a new data folder is its owner's only
+  await privateDir(dataDir); // a new data folder is its owner's only
   const store = await openStore({ url: options.db, dataDir });
   const python = new PythonModules({ python: options.python, log: options.log });
   const deck = new Deck({ recordStep: (step) => store.steps.insert(step), foreign: python });

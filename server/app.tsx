@@ -53,7 +53,7 @@ async function onError(e: unknown, req: Request, res: Response, _next: NextFunct
   const status = statusOf(err);
   logInternal(err);
   if (res.headersSent) return;
-  if (err.code === 'too_many_requests' && err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
+  if (err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
   if (wantsJson(req)) return res.status(status).json(errorBody(err));
   try {
     render(res, <ErrorPage ctx={await ctxOf(req)} status={status} error={err} />, status);

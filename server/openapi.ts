@@ -518,6 +518,9 @@ const UPLOAD_BODY = body({
     required: ['file'],
   },
 });
+/** Every route that reads a CSV file can be turned away while others are read (core/files/store.ts). */
+const BUSY_READING = error('Ten CSV files are being read already: try again after Retry-After seconds');
+
 const UPLOAD_RESPONSES = (what: string): Record<string, ResponseObject> => ({
   201: {
     description: `Stored (clients that do not ask for HTML): use \`filename\` in later requests`,
@@ -544,6 +547,8 @@ const UPLOAD_RESPONSES = (what: string): Record<string, ResponseObject> => ({
   400: error(`No file, a malformed CSV, or ${what} (details name the line and column)`),
   404: error('No workflow of that name'),
   413: error('The file is over the upload limit (10 MB by default; runtime option uploadLimitBytes)'),
+  503: BUSY_READING,
+  507: error('The file could not be written: the data folder is full or read-only (the message names the folder); nothing was stored'),
 });
 
 /**
@@ -618,6 +623,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       302: redirect('Saved: to the home page (JSON clients too)'),
       400: error('Not an image, or mode not light/dark (details name the field)'),
       413: error('The logo is over 1 MB'),
+      507: error('The logo could not be written: the data folder is full or read-only (the message names the folder); the old logo stays'),
     },
   },
   'GET /logo': {
@@ -903,6 +909,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
         },
       },
       404: error('No uploaded file of that name'),
+      503: BUSY_READING,
     },
   },
   'GET /files/execution-data/{filename}': {
@@ -911,6 +918,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     responses: {
       200: CSV_DOWNLOAD('The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run\'s parameter and output columns, one row per main iteration'),
       404: error('No uploaded file or run of that name'),
+      503: BUSY_READING,
     },
   },
   'GET /workflows': {

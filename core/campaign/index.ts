@@ -224,36 +224,48 @@ export class Campaigns {
 
   /** Observations from an uploaded history CSV: its columns must cover the space and the objectives. */
   private async warmStart(file: string, space: ParameterSpec[], objectives: ObjectiveSpec[]): Promise<Observation[]> {
-    const { table } = await this.opts.files.read(file, 'history');
-    const missing = [...space.map((s) => s.name), ...objectives.map((o) => o.name)].filter((c) => !table.columns.includes(c));
-    if (missing.length) {
-      throw new LabError('invalid_input', `The history file ${file} has no column ${missing.map((m) => `"${m}"`).join(', ')}.`, missing.map((m) => ({ field: 'existing_data', message: `no column ${m}` })));
-    }
     const rows: Observation[] = [];
     const details: ErrorDetail[] = [];
-    table.rows.forEach((r, i) => {
-      const where = `line ${table.lines[i] ?? i + 2}`;
-      const params: Record<string, number | string> = {};
-      for (const s of space) {
-        const raw = r[s.name];
-        if (s.type === 'choice') {
-          if (!s.choices!.includes(raw)) details.push({ field: `${where}, column ${s.name}`, message: `"${raw}" is not one of ${s.choices!.join(', ')}` });
-          params[s.name] = raw;
-        } else {
-          const n = Number(raw);
-          if (raw === '' || !Number.isFinite(n)) details.push({ field: `${where}, column ${s.name}`, message: `"${raw}" is not a number` });
-          params[s.name] = n;
+    let bad = 0;
+    const problem = (d: ErrorDetail) => {
+      if (bad++ < 100) details.push(d);
+    };
+    /** The column index of each searched parameter and objective, once the header is read. */
+    let at: Map<string, number> = new Map();
+    await this.opts.files.scan(file, 'history', {
+      onHead: ({ columns }) => {
+        const missing = [...space.map((s) => s.name), ...objectives.map((o) => o.name)].filter((c) => !columns.includes(c));
+        if (missing.length) {
+          throw new LabError('invalid_input', `The history file ${file} has no column ${missing.map((m) => `"${m}"`).join(', ')}.`, missing.map((m) => ({ field: 'existing_data', message: `no column ${m}` })));
         }
-      }
-      const values: Record<string, number> = {};
-      for (const o of objectives) {
-        const n = Number(r[o.name]);
-        if (r[o.name] === '' || !Number.isFinite(n)) details.push({ field: `${where}, column ${o.name}`, message: `"${r[o.name]}" is not a number` });
-        values[o.name] = n;
-      }
-      rows.push({ params, values });
+        at = new Map(columns.map((c, i) => [c, i]));
+      },
+      // only the searched and measured columns are kept, however wide the file
+      onRow: (cells, line) => {
+        const where = `line ${line}`;
+        const params: Record<string, number | string> = {};
+        for (const s of space) {
+          const raw = cells[at.get(s.name)!]!;
+          if (s.type === 'choice') {
+            if (!s.choices!.includes(raw)) problem({ field: `${where}, column ${s.name}`, message: `"${raw}" is not one of ${s.choices!.join(', ')}` });
+            params[s.name] = raw;
+          } else {
+            const n = Number(raw);
+            if (raw === '' || !Number.isFinite(n)) problem({ field: `${where}, column ${s.name}`, message: `"${raw}" is not a number` });
+            params[s.name] = n;
+          }
+        }
+        const values: Record<string, number> = {};
+        for (const o of objectives) {
+          const raw = cells[at.get(o.name)!]!;
+          const n = Number(raw);
+          if (raw === '' || !Number.isFinite(n)) problem({ field: `${where}, column ${o.name}`, message: `"${raw}" is not a number` });
+          values[o.name] = n;
+        }
+        rows.push({ params, values });
+      },
     });
-    if (details.length) throw new LabError('invalid_input', `The history file ${file} has ${details.length} bad value(s): ${details.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ')}.`, details.slice(0, 100));
+    if (bad) throw new LabError('invalid_input', `The history file ${file} has ${bad} bad value(s): ${details.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ')}.`, details);
     return rows;
   }
 

@@ -10,6 +10,7 @@
  * - the separator is `,`, or `;` / tab when the header line has no comma (European spreadsheets);
  * - blank lines and rows of empty cells (`,,,` as spreadsheets write them) are skipped, anywhere;
  * - spaces around a separator are dropped (`1, water` → `water`); quoted cells keep theirs;
+ * - a quote inside a cell that does not start with one is text (`5" tube`);
  * - every other row must have exactly as many cells as the header.
  *
  * Writing rule (formula injection): a text cell that begins with `=`, `+`, `-`, `@`, a tab or a carriage
@@ -19,11 +20,11 @@
  * upload of `'=x` keeps the quote.
  */
 import { parse as parseStream } from 'csv-parse';
-import { CsvError, parse as parseSync } from 'csv-parse/sync';
+import { parse as parseSync } from 'csv-parse/sync';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { LabError, type ErrorDetail } from '../errors.js';
-import { isTypeRow } from '../workflow/config.js';
+import { TYPE_NAMES } from '../workflow/config.js';
 
 export interface CsvTable {
   /** The header, trimmed. */
@@ -48,24 +49,29 @@ export const MAX_COLUMNS = 1_000;
 /** At most this many problems are listed in `details`. */
 const MAX_DETAILS = 100;
 
-/** Text of a Buffer: UTF-8 when it is valid UTF-8, else Latin-1. Binary files (NUL bytes) are refused. */
-function decode(input: Buffer | string): string {
-  if (typeof input === 'string') return input;
+/**
+ * The UTF-8 bytes of an input: a Buffer as it is when it is valid UTF-8, else read as Latin-1 (old Excel
+ * exports) and encoded again. Binary files (NUL bytes) are refused.
+ */
+function utf8(input: Buffer | string): Buffer {
+  if (typeof input === 'string') return Buffer.from(input, 'utf8');
   if (input.includes(0)) {
     throw new LabError('invalid_input', 'This is not a CSV text file (it has binary content: an Excel .xlsx? Save it as CSV).', [
       { field: 'file', message: 'not a text file' },
     ]);
   }
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(input);
+    new TextDecoder('utf-8', { fatal: true }).decode(input);
+    return input;
   } catch {
-    return input.toString('latin1');
+    return Buffer.from(input.toString('latin1'), 'utf8');
   }
 }
 
 /** The separator: `,` unless the header line has none and has a `;` or a tab. */
-function sniffDelimiter(text: string): string {
-  const first = text.slice(0, text.search(/\r|\n|$/));
+function sniffDelimiter(bytes: Buffer): string {
+  const ends = [bytes.indexOf(0x0a), bytes.indexOf(0x0d)].filter((i) => i >= 0);
+  const first = bytes.subarray(0, ends.length ? Math.min(...ends) : bytes.length).toString('utf8');
   if (first.includes(',')) return ',';
   if (first.includes(';')) return ';';
   if (first.includes('\t')) return '\t';
@@ -85,23 +91,42 @@ function problems(details: ErrorDetail[]): LabError {
 const tooManyRows = (max: number, line: number) =>
   invalid(`The CSV file has more than ${max.toLocaleString('en')} rows; split it into smaller files.`, [{ field: `line ${line}`, message: `row ${max + 1}: more than ${max} rows` }]);
 
-interface RawRecord {
-  cells: string[];
-  /** The line the record starts on. */
-  line: number;
+/** The head of a CSV: its columns and, when the file had one, its type row. */
+export interface CsvHead {
+  columns: string[];
+  types?: string[];
 }
 
+export interface ScanOptions extends ParseOptions {
+  /** Stop after this many data rows (a preview): the rest of the file is neither read nor checked. */
+  limit?: number;
+  /** Called once the header (and a type row) are read, before any row: throw to stop reading. */
+  onHead?: (head: CsvHead) => void;
+  /** Called for each data row as it is read (cells by column index; the line it starts on). Nothing is kept. */
+  onRow?: (cells: string[], line: number) => void;
+}
+
+export interface CsvScan extends CsvHead {
+  /** Data rows read. */
+  rows: number;
+  /** `limit` stopped the reading before the end of the file. */
+  truncated: boolean;
+}
+
+/** Thrown inside csv-parse's callback when `limit` rows were read: the reading stops there. */
+const ENOUGH = Symbol('enough rows');
+
 /**
- * The reading machinery shared by the sync and the async parser: csv-parse options whose `on_record` keeps
- * every non-blank record with the line it starts on, a mapper from csv-parse errors to LabErrors, and the
- * checks that turn the records into a table.
+ * The reading machinery shared by the sync and the async scan: csv-parse options whose `on_record` takes
+ * the header, the type row and each data row in turn (kept nowhere: memory stays flat whatever the file),
+ * a mapper from csv-parse errors to LabErrors, and the end checks.
  */
-function reader(text: string, options: ParseOptions) {
+function reader(bytes: Buffer, options: ScanOptions) {
   const maxRows = options.maxRows ?? MAX_ROWS;
   const maxColumns = options.maxColumns ?? MAX_COLUMNS;
-  // csv-parse is given these bytes, and says where each record ends in them (`bytes`). Lines are counted
-  // here, as an editor counts them (\r\n, \n or \r), because csv-parse counts \r\n inside quotes twice.
-  const bytes = Buffer.from(text, 'utf8');
+  const limit = options.limit ?? Infinity;
+  // csv-parse says where each record ends in the bytes (`ctx.bytes`). Lines are counted here, as an editor
+  // counts them (\r\n, \n or \r), because csv-parse counts \r\n inside quotes twice.
   let scanned = 0;
   let lineNo = 1;
   /** The line of a byte offset (offsets only grow). */
@@ -112,109 +137,130 @@ function reader(text: string, options: ParseOptions) {
     }
     return lineNo;
   };
-  const records: RawRecord[] = [];
+
+  let head: (CsvHead & { line: number }) | null = null;
+  /** The header is read and the next record may be a type row. */
+  let typeRowNext = false;
+  let rows = 0;
+  let truncated = false;
+  const widthProblems: ErrorDetail[] = [];
+
+  function header(cells: string[], line: number) {
+    const columns = cells.map((c) => c.trim());
+    if (columns.length > maxColumns) {
+      throw invalid(`The CSV file has ${columns.length} columns; at most ${maxColumns} are allowed.`, [{ field: `line ${line}`, message: `more than ${maxColumns} columns` }]);
+    }
+    const details: ErrorDetail[] = [];
+    const seen = new Map<string, number>();
+    columns.forEach((c, i) => {
+      if (!c) details.push({ field: `line ${line}, column ${i + 1}`, message: 'the column has no name: name it or delete the column' });
+      else if (seen.has(c)) details.push({ field: `line ${line}, column ${i + 1}`, message: `"${c}" is also the name of column ${seen.get(c)! + 1}: column names must differ` });
+      else seen.set(c, i);
+    });
+    if (details.length) throw problems(details);
+    head = { columns, line };
+    typeRowNext = true;
+  }
+
+  /** The head is complete: tell the caller. */
+  function headDone() {
+    typeRowNext = false;
+    const { columns, types } = head!;
+    options.onHead?.(types ? { columns, types } : { columns });
+  }
+
+  function record(cells: string[], line: number) {
+    if (!head) return header(cells, line);
+    const width = head.columns.length;
+    if (typeRowNext) {
+      if (cells.length === width && cells.every((c) => TYPE_NAMES.has(c.trim().toLowerCase()))) {
+        head.types = cells.map((c) => c.trim().toLowerCase());
+        return headDone();
+      }
+      headDone();
+    }
+    if (rows >= maxRows) throw tooManyRows(maxRows, line);
+    if (cells.length !== width) {
+      widthProblems.push({ field: `line ${line}`, message: `has ${cells.length} ${cells.length === 1 ? 'cell' : 'cells'}, but the header has ${width} columns` });
+      return;
+    }
+    rows++;
+    options.onRow?.(cells, line);
+    if (rows >= limit) {
+      truncated = true;
+      throw ENOUGH;
+    }
+  }
+
   let lastEnd = 0; // the byte offset where the previous record ended (and this one starts)
   const csvOptions = {
     bom: true,
-    delimiter: sniffDelimiter(text.replace(/^\uFEFF/, '')),
+    delimiter: sniffDelimiter(bytes),
     record_delimiter: ['\r\n', '\n', '\r'],
-    relax_column_count: true, // counted in table(), to name the line the row starts on
+    relax_column_count: true, // counted here, to name the line the row starts on
+    relax_quotes: true, // a quote inside an unquoted cell (`5" tube`) is text
     skip_empty_lines: false, // kept so every line is counted; dropped here
     trim: true,
     on_record: (cells: string[], ctx: { bytes: number }) => {
       const line = lineAt(lastEnd);
       lastEnd = ctx.bytes;
-      if (cells.every((c) => c === '')) return null; // blank line or a row of empty cells
-      // header + type row + maxRows rows at most: stop reading a huge file early
-      if (records.length > maxRows + 1) throw tooManyRows(maxRows, line);
-      records.push({ cells, line });
+      if (!cells.every((c) => c === '')) record(cells, line); // else a blank line or a row of empty cells
       return null; // nothing is collected by csv-parse itself
     },
   };
 
-  /** A csv-parse error as a LabError naming the line the broken row starts on. */
+  /** A csv-parse error as a LabError naming the line the broken row starts on; null when `limit` stopped it. */
   function failure(e: unknown): unknown {
-    if (e instanceof LabError || !(e instanceof CsvError)) return e;
+    const cause = (e as { cause?: unknown } | null)?.cause;
+    if (e === ENOUGH || cause === ENOUGH) return null;
+    // by its code (CSV_QUOTE_NOT_CLOSED, INVALID_OPENING_QUOTE, …): the stream and the sync parser each have
+    // their own CsvError class, and nothing else thrown inside the parser has a code
+    const code = (e as { code?: unknown } | null)?.code;
+    if (e instanceof LabError || !(e instanceof Error) || typeof code !== 'string') return e;
     const line = lineAt(lastEnd);
     const message =
-      e.code === 'CSV_QUOTE_NOT_CLOSED'
+      code === 'CSV_QUOTE_NOT_CLOSED'
         ? 'a quoted cell is never closed (a " is missing)'
-        : e.code === 'CSV_INVALID_CLOSING_QUOTE'
+        : code === 'CSV_INVALID_CLOSING_QUOTE'
           ? 'a quoted cell has text after its closing quote (write a " inside quotes as "")'
-          : e.message;
+          : (e as Error).message;
     return invalid(`The CSV file is malformed at line ${line}: ${message}.`, [{ field: `line ${line}`, message }]);
   }
 
-  function table(): CsvTable {
-    const head = records.shift();
-    if (!head) {
-      throw invalid('The CSV file is empty: its first line must name the columns.', [{ field: 'line 1', message: 'no header row' }]);
-    }
-    const columns = head.cells.map((c) => c.trim());
-    if (columns.length > maxColumns) {
-      throw invalid(`The CSV file has ${columns.length} columns; at most ${maxColumns} are allowed.`, [{ field: `line ${head.line}`, message: `more than ${maxColumns} columns` }]);
-    }
-    const details: ErrorDetail[] = [];
-    const seen = new Map<string, number>();
-    columns.forEach((c, i) => {
-      if (!c) details.push({ field: `line ${head.line}, column ${i + 1}`, message: 'the column has no name: name it or delete the column' });
-      else if (seen.has(c)) details.push({ field: `line ${head.line}, column ${i + 1}`, message: `"${c}" is also the name of column ${seen.get(c)! + 1}: column names must differ` });
-      else seen.set(c, i);
-    });
-    if (details.length) throw problems(details);
-
-    let types: string[] | undefined;
-    const first = records[0];
-    if (first && first.cells.length === columns.length && isTypeRow(Object.fromEntries(first.cells.map((c, i) => [String(i), c])))) {
-      types = first.cells.map((c) => c.trim().toLowerCase());
-      records.shift();
-    }
-
-    if (records.length > maxRows) throw tooManyRows(maxRows, records[maxRows]!.line);
-    const rows: Record<string, string>[] = [];
-    const lines: number[] = [];
-    for (const r of records) {
-      if (r.cells.length !== columns.length) {
-        details.push({
-          field: `line ${r.line}`,
-          message: `has ${r.cells.length} ${r.cells.length === 1 ? 'cell' : 'cells'}, but the header has ${columns.length} columns`,
-        });
-        continue;
-      }
-      // fromEntries defines own properties, so a column named __proto__ stays a plain key
-      rows.push(Object.fromEntries(columns.map((c, i) => [c, r.cells[i]!])));
-      lines.push(r.line);
-    }
-    if (details.length) throw problems(details);
-    return types ? { columns, rows, types, lines } : { columns, rows, lines };
+  /** The end of the reading: the head and the count, or the rows of the wrong width, each by its line. */
+  function result(): CsvScan {
+    if (!head) throw invalid('The CSV file is empty: its first line must name the columns.', [{ field: 'line 1', message: 'no header row' }]);
+    if (typeRowNext) headDone();
+    if (widthProblems.length) throw problems(widthProblems);
+    const { columns, types } = head;
+    return types ? { columns, types, rows, truncated } : { columns, rows, truncated };
   }
 
-  return { bytes, csvOptions, failure, table };
+  return { bytes, csvOptions, failure, result };
 }
 
-/** Parse a CSV (small inputs: it holds the event loop while it reads). Throws LabError invalid_input naming the line. */
-export function parseCsv(input: Buffer | string, options: ParseOptions = {}): CsvTable {
-  const text = decode(input);
-  const r = reader(text, options);
+/** Read a CSV record by record (small inputs: it holds the event loop while it reads). */
+export function scanCsv(input: Buffer | string, options: ScanOptions = {}): CsvScan {
+  const r = reader(utf8(input), options);
   try {
     parseSync(r.bytes, r.csvOptions);
   } catch (e) {
-    throw r.failure(e);
+    const f = r.failure(e);
+    if (f) throw f;
   }
-  return r.table();
+  return r.result();
 }
 
 /** Bytes fed to the parser between two turns of the event loop. */
 const CHUNK = 64 * 1024;
 
 /**
- * Parse a CSV in chunks, letting the event loop run between them (an upload of 100,000 rows takes a few
- * hundred milliseconds of parsing; a run in progress must not stall meanwhile). Same result and errors as
- * `parseCsv`.
+ * Read a CSV record by record, in chunks, letting the event loop run between them (a 10 MB upload takes a
+ * second or two of parsing; a run in progress and every other user must not stall meanwhile). Same result
+ * and errors as `scanCsv`.
  */
-export async function parseCsvAsync(input: Buffer | string, options: ParseOptions = {}): Promise<CsvTable> {
-  const text = decode(input);
-  const r = reader(text, options);
+export async function scanCsvAsync(input: Buffer | string, options: ScanOptions = {}): Promise<CsvScan> {
+  const r = reader(utf8(input), options);
   const parser = parseStream(r.csvOptions);
   let failed: unknown = null;
   const done = new Promise<void>((resolve) => {
@@ -231,8 +277,43 @@ export async function parseCsvAsync(input: Buffer | string, options: ParseOption
   }
   if (!failed) parser.end();
   await done;
-  if (failed) throw r.failure(failed);
-  return r.table();
+  if (failed) {
+    const f = r.failure(failed);
+    if (f) throw f;
+  }
+  return r.result();
+}
+
+/** A scan that also keeps the rows, as objects by column name: for files known to be small enough to hold. */
+function collecting(options: ParseOptions): { options: ScanOptions; table: (scan: CsvScan) => CsvTable } {
+  const cells: string[][] = [];
+  const lines: number[] = [];
+  return {
+    options: {
+      ...options,
+      onRow: (c, line) => {
+        cells.push(c);
+        lines.push(line);
+      },
+    },
+    table: ({ columns, types }) => {
+      // fromEntries defines own properties, so a column named __proto__ stays a plain key
+      const rows = cells.map((c) => Object.fromEntries(columns.map((name, i) => [name, c[i]!])));
+      return types ? { columns, rows, types, lines } : { columns, rows, lines };
+    },
+  };
+}
+
+/** Parse a whole CSV into a table (small inputs: it holds the event loop). Throws LabError invalid_input naming the line. */
+export function parseCsv(input: Buffer | string, options: ParseOptions = {}): CsvTable {
+  const c = collecting(options);
+  return c.table(scanCsv(input, c.options));
+}
+
+/** Parse a whole CSV into a table, in chunks (see `scanCsvAsync`). Same result and errors as `parseCsv`. */
+export async function parseCsvAsync(input: Buffer | string, options: ParseOptions = {}): Promise<CsvTable> {
+  const c = collecting(options);
+  return c.table(await scanCsvAsync(input, c.options));
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -7,7 +7,7 @@
  */
 import { QueryFailedError } from 'typeorm';
 import type { DataSource } from 'typeorm';
-import { LabError } from '../errors.js';
+import { LabError, storageFailure } from '../errors.js';
 import type { Dialect } from './entities.js';
 
 export type Param = string | number | null | Date;
@@ -136,24 +136,6 @@ function refuseNul(params: Param[]): void {
   for (const p of params) {
     if (typeof p === 'string' && p.includes('\u0000')) throw new LabError('invalid_input', 'Text may not contain the NUL character (\\u0000).');
   }
-}
-
-/** Error codes of a database that cannot write: SQLite's, PostgreSQL's (disk full, read-only), the OS's. */
-const FULL = /^(SQLITE_FULL|53100|ENOSPC)$/;
-const READ_ONLY = /^(SQLITE_READONLY.*|SQLITE_IOERR.*|SQLITE_CANTOPEN|25006|EROFS|EACCES|EPERM)$/;
-
-/** A write refused by a full or read-only disk → 507 naming where the data lives; anything else unchanged. */
-export function storageFailure(e: unknown, where: string): unknown {
-  const err = e as { code?: unknown; driverError?: { code?: unknown } } | null;
-  const code = String(err?.driverError?.code ?? err?.code ?? '');
-  const full = FULL.test(code);
-  if (!full && !READ_ONLY.test(code)) return e;
-  return new LabError(
-    'insufficient_storage',
-    `The record could not be stored: ${where} ${full ? 'has no space left' : 'cannot be written (read-only, or no permission)'} (${code}). Free space or fix the data folder; nothing was written.`,
-    undefined,
-    { storage: code },
-  );
 }
 
 /** A Date from whatever the driver returned: a Date (pg), UTC text (SQLite), or epoch milliseconds. */

@@ -134,7 +134,7 @@ export function repeatRow(workflow: Pick<Workflow, 'name' | 'parameters'>, n: nu
   return defaults;
 }
 
-const TYPE_NAMES = new Set(['number', 'float', 'double', 'real', 'int', 'integer', 'str', 'string', 'text', 'bool', 'boolean']);
+export const TYPE_NAMES = new Set(['number', 'float', 'double', 'real', 'int', 'integer', 'str', 'string', 'text', 'bool', 'boolean']);
 
 /** True for the optional second CSV row of type names (`number, string, …`) some older tools write. */
 export function isTypeRow(row: Record<string, unknown>): boolean {

@@ -54,6 +54,12 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   r.post('/auth/login', async (req, res) => {
     const { username, password } = req.body ?? {};
     try {
+      // a token-authenticated request has no session to log in (it was a 500)
+      if (!req.session) {
+        throw new LabError('invalid_input', 'This request carries an API token (Authorization: Bearer …), which needs no log-in; to log a browser in, send the form without that header.', [
+          { field: 'Authorization', message: 'not with a log-in' },
+        ]);
+      }
       const user = await accounts.login(username, password, req.ip, { knownDevice: knownDevice(req, opts.secret, username) });
       await regenerate(req);
       req.session.userId = user.id;

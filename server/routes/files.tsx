@@ -147,22 +147,22 @@ export function fileRoutes(runtime: Runtime): Router {
   r.post('/files/execution-data', uploadRoute('history'));
 
   r.get('/files/preview/:filename', async (req, res) => {
-    const { file, table } = await files.read(req.params.filename);
-    const rows = table.rows.slice(0, PREVIEW_ROWS);
+    // only the rows shown are read; the total was counted when the file was uploaded
+    const { file, head, rows } = await files.preview(req.params.filename, PREVIEW_ROWS);
     if (wantsJson(req)) {
       return res.json({
         filename: file.storedName,
         original_name: file.originalName,
         kind: file.kind,
         workflow: file.workflow,
-        columns: table.columns,
-        ...(table.types ? { types: table.types } : {}),
+        columns: head.columns,
+        ...(head.types ? { types: head.types } : {}),
         rows,
-        total: table.rows.length,
+        total: file.rows,
         uploaded_at: file.createdAt.toISOString(),
       });
     }
-    render(res, <FilePreviewPage ctx={await ctxOf(req)} file={file} columns={table.columns} types={table.types} rows={rows} total={table.rows.length} />);
+    render(res, <FilePreviewPage ctx={await ctxOf(req)} file={file} columns={head.columns} types={head.types} rows={rows} total={file.rows} />);
   });
 
   r.get('/files/execution-data/:filename', async (req, res) => {
@@ -172,8 +172,8 @@ export function fileRoutes(runtime: Runtime): Router {
       const data = await runData(store, runId);
       return sendCsv(res, runDataFileName(runId), toCsv(data.rows, data.columns));
     }
-    const { file, table } = await files.read(name);
-    sendCsv(res, file.originalName, toCsv(table.rows, table.columns));
+    const { file, text } = await files.csvText(name);
+    sendCsv(res, file.originalName, text);
   });
 
   return r;

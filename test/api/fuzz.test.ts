@@ -43,10 +43,19 @@ import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
 // ---------------------------------------------------------------------------------------------------------
 // Knobs
 
-const SEED = 0x1ab_dec;
+/** `npm run bench` runs a longer fuzz: FUZZ_SCALE times the cases, from FUZZ_SEED (the suite: 1, the default). */
+const knob = (name: string, fallback: number) => {
+  const v = process.env[name];
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number, got ${JSON.stringify(v)}`);
+  return n;
+};
+const SEED = knob('FUZZ_SEED', 0x1ab_dec);
+const SCALE = knob('FUZZ_SCALE', 1);
 /** Fuzz cases per operation (besides the identity sweep); operations with a body get the larger number. */
-const CASES_WITH_BODY = 18;
-const CASES_WITHOUT_BODY = 8;
+const CASES_WITH_BODY = 18 * SCALE;
+const CASES_WITHOUT_BODY = 8 * SCALE;
 /** The API document and page are built whole for every request (~200 ms): a few cases suffice. */
 const FEW_CASES = new Set(['GET /app/api', 'GET /app/openapi.json']);
 /** Every answer must come within this. */
@@ -1355,5 +1364,5 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       // stop whatever the fuzzer queued before the lab closes
       await runtime.runner.abortNextTask().catch(() => undefined);
     }
-  }, 120_000);
+  }, 120_000 * SCALE);
 });

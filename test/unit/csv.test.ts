@@ -1,7 +1,8 @@
 /** CSV reading (line numbers a person counts, the type row, BOM, quotes) and writing (formula neutralisation). */
+import { jest } from '@jest/globals';
 import { PassThrough } from 'node:stream';
 import { LabError } from '../../core/errors.js';
-import { cellText, csvChunks, csvLine, neutralise, parseCsv, parseCsvAsync, toCsv, writeCsv, type CsvTable, type ParseOptions } from '../../core/files/csv.js';
+import { cellText, csvChunks, csvLine, neutralise, parseCsv, parseCsvAsync, scanCsv, scanCsvAsync, toCsv, writeCsv, type CsvTable, type ParseOptions } from '../../core/files/csv.js';
 
 /** The LabError a call throws or rejects with (fails the test when there is none). */
 async function errorOf(fn: () => unknown): Promise<LabError> {
@@ -102,6 +103,8 @@ describe.each(PARSERS)('%s', (_name, parse) => {
     expect(open.details).toEqual([{ field: 'line 3', message: expect.stringContaining('never closed') }]);
     const after = await errorOf(() => parse('a,b\n1,2\n3,4\n5,"x"y\n'));
     expect(after.details?.[0]?.field).toBe('line 4');
+    // a quote inside a cell that does not start with one is text (the fuzzer's formula cell was a 500)
+    expect((await parse('x,y\n=cmd|"/c calc"!A1,5" tube\n')).rows).toEqual([{ x: '=cmd|"/c calc"!A1', y: '5" tube' }]);
   });
 
   it('refuses empty and duplicate column names, naming line 1 and the column', async () => {
@@ -131,6 +134,40 @@ describe.each(PARSERS)('%s', (_name, parse) => {
     const t = await parse('__proto__,a\n1,2\n');
     expect(Object.getPrototypeOf(t.rows[0])).toBe(Object.prototype);
     expect(Object.keys(t.rows[0]!)).toEqual(['__proto__', 'a']);
+  });
+});
+
+describe.each([
+  ['scanCsv', async (input: string, options: Parameters<typeof scanCsv>[1]) => scanCsv(input, options)],
+  ['scanCsvAsync', scanCsvAsync],
+])('%s', (_name, scan) => {
+  it('hands each row to onRow as it is read, after onHead, keeping none of them', async () => {
+    const seen: unknown[] = [];
+    const r = await scan('volume,solvent\nnumber,string\n1,water\n\n2,ethanol\n', {
+      onHead: (h) => seen.push(h),
+      onRow: (cells, line) => seen.push([cells, line]),
+    });
+    expect(seen).toEqual([{ columns: ['volume', 'solvent'], types: ['number', 'string'] }, [['1', 'water'], 3], [['2', 'ethanol'], 5]]);
+    expect(r).toEqual({ columns: ['volume', 'solvent'], types: ['number', 'string'], rows: 2, truncated: false });
+    // a header alone: onHead still comes, with no rows
+    const head: unknown[] = [];
+    expect(await scan('a,b\n', { onHead: (h) => head.push(h) })).toMatchObject({ rows: 0 });
+    expect(head).toEqual([{ columns: ['a', 'b'] }]);
+  });
+
+  it('stops at limit rows: what follows is neither read nor checked (a preview of a huge or broken file)', async () => {
+    const rows: string[][] = [];
+    const text = `a,b\n1,2\n3,4\n5,6\nbroken row with "quote\n${'7,8\n'.repeat(1000)}`;
+    const r = await scan(text, { limit: 2, onRow: (c) => rows.push(c) });
+    expect(rows).toEqual([['1', '2'], ['3', '4']]);
+    expect(r).toMatchObject({ rows: 2, truncated: true });
+    expect(await scan('a\n1\n', { limit: 5 })).toMatchObject({ rows: 1, truncated: false });
+  });
+
+  it('an error thrown by onHead stops the reading before any row', async () => {
+    const onRow = jest.fn();
+    await expect(scan('a,b\n1,2\n', { onHead: () => { throw new LabError('invalid_input', 'not these columns'); }, onRow })).rejects.toThrow('not these columns');
+    expect(onRow).not.toHaveBeenCalled();
   });
 });
 

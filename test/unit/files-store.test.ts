@@ -36,7 +36,7 @@ describe('FileStore.save', () => {
     const { file, table } = await files.save('config', data, 'C:\\Users\\me\\my config.csv', { workflow: dose });
     expect(file.storedName).toMatch(/^cfg-[0-9a-f]{16}\.csv$/);
     expect(file).toMatchObject({ kind: 'config', originalName: 'my config.csv', workflow: 'dose', rows: 2, columns: ['volume', 'solvent'], size: data.length });
-    expect(table.rows).toHaveLength(2);
+    expect(table).toEqual({ columns: ['volume', 'solvent'], rows: 2, truncated: false });
     const dir = path.join(dataDir, 'files', 'config');
     expect(fs.readFileSync(path.join(dir, file.storedName))).toEqual(data);
     expect(fs.readdirSync(dir).filter((n) => n.endsWith('.part'))).toEqual([]);
@@ -133,6 +133,28 @@ describe('FileStore.open and read', () => {
     }
     expect((await labError(files.open(file.storedName, 'config'))).code).toBe('not_found');
     expect((await labError(files.configRows(file.storedName, dose))).code).toBe('not_found');
+  });
+
+  it('previews only the first rows, and writes a file out again neutralised, without its type row', async () => {
+    const { file } = await files.save('history', Buffer.from(`volume,note\nnumber,string\n${'1,=cmd\n'.repeat(500)}`), 'h.csv');
+    const p = await files.preview(file.storedName, 3);
+    expect(p.head).toEqual({ columns: ['volume', 'note'], types: ['number', 'string'] });
+    expect(p.rows).toEqual([{ volume: '1', note: '=cmd' }, { volume: '1', note: '=cmd' }, { volume: '1', note: '=cmd' }]);
+    expect(p.file.rows).toBe(500);
+    const { text } = await files.csvText(file.storedName);
+    expect(text).toBe(`volume,note\r\n${"1,'=cmd\r\n".repeat(500)}`);
+  });
+
+  it('reads at most two files at once, lets eight wait, and refuses the rest with 503 and a time to retry', async () => {
+    const { file } = await files.save('config', Buffer.from(`volume,solvent,count\n${'1.25,water,3\n'.repeat(50_000)}`), 'big.csv');
+    const reads = Array.from({ length: 12 }, () => files.csvText(file.storedName).then(() => 'ok', (e: unknown) => e));
+    const results = await Promise.all(reads);
+    const refused = results.filter((r) => r !== 'ok') as { code?: string; data?: { retry_after?: number } }[];
+    expect(results.filter((r) => r === 'ok')).toHaveLength(10);
+    expect(refused).toHaveLength(2);
+    expect(refused[0]).toMatchObject({ code: 'unavailable', data: { retry_after: 2 } });
+    // the turns were all given back
+    expect(await files.csvText(file.storedName)).toMatchObject({ file: { rows: 50_000 } });
   });
 
   it('says not_found when a recorded file is gone from disk', async () => {
