@@ -170,16 +170,21 @@ interface Signature {
   call: CallShape;
 }
 
-function buildField(p: ParamInfo, doc: MemberDoc | undefined, typeText: string | undefined): Field {
+/**
+ * One form field from a parameter as the running code shows it (`p`: name, literal default), its JSDoc,
+ * and the same parameter as the module's source writes it (`src`: TypeScript type and `?`, which compiled
+ * code no longer has).
+ */
+function buildField(p: ParamInfo, doc: MemberDoc | undefined, src: ParamInfo | undefined): Field {
   const d = doc?.params.get(p.name);
-  let type = typeFromText(d?.type) ?? typeFromText(typeText);
+  let type = typeFromText(d?.type) ?? typeFromText(src?.typeText);
   const def: Literal | undefined = p.defaultOk ? p.default : d?.default;
   if (!type && def !== undefined) type = typeOfLiteral(def);
   if (p.rest) type = { kind: 'array', items: type && type.kind === 'array' ? type.items : ANY };
   const untyped = !type || type.kind === 'any';
   let schema = zodFor(type ?? ANY);
   if (def !== undefined) schema = schema.default(def as never);
-  else if (p.hasDefault || p.optional || d?.optional || p.rest) schema = schema.optional();
+  else if (p.hasDefault || p.optional || src?.optional || d?.optional || p.rest) schema = schema.optional();
   if (d?.description) schema = schema.describe(d.description);
   return { name: p.name, schema, untyped };
 }
@@ -195,14 +200,13 @@ function signatureOf(params: ParamInfo[], doc: MemberDoc | undefined): Signature
   // a single destructured parameter `{ rate = 2, volume }`: its keys are the fields; call with one object
   if (params.length === 1 && params[0].fields && !params[0].rest) {
     const srcFields = src?.[0]?.fields;
-    for (const f of params[0].fields) add(buildField(f, doc, srcFields?.find((s) => s.name === f.name)?.typeText));
+    for (const f of params[0].fields) add(buildField(f, doc, srcFields?.find((s) => s.name === f.name)));
     return { shape, untyped, call: { mode: 'object' } };
   }
   const names: string[] = [];
   let rest: string | null = null;
   for (const p of params) {
-    const typeText = src?.find((s) => s.name === p.name)?.typeText;
-    add(buildField(p, doc, typeText));
+    add(buildField(p, doc, src?.find((s) => s.name === p.name)));
     if (p.rest) rest = p.name;
     else names.push(p.name);
   }

@@ -207,6 +207,25 @@ describe('introspectClass', () => {
     expect(z.toJSONSchema(d.methods.program.params, { io: 'input' }).properties).toEqual({ rpm: { type: 'number' }, minutes: { type: 'number' } });
     expect(inferredInfo(d)?.methods.program.fields).toEqual([]);
   });
+
+  it('makes a parameter optional when the TypeScript source marks it `name?`, though the compiled code has lost the `?`', async () => {
+    // what jiti (or swc, here) runs has no `?`; the module's source, which the loader passes in, still has it
+    class Mono {
+      scan(start_nm: number, end_nm: number, step_nm?: number) {
+        return [start_nm, end_nm, step_nm ?? 1];
+      }
+    }
+    expect(Function.prototype.toString.call(Mono.prototype.scan)).not.toContain('?:');
+    const source = 'export class Mono {\n  scan(start_nm: number, end_nm: number, step_nm?: number) {\n    return 1;\n  }\n}\n';
+    const d = introspectClass(Mono, { source });
+    const scan = d.methods.scan;
+    const schema = z.toJSONSchema(scan.params, { io: 'input' });
+    expect(schema.properties).toEqual({ start_nm: { type: 'number' }, end_nm: { type: 'number' }, step_nm: { type: 'number' } });
+    expect(schema.required).toEqual(['start_nm', 'end_nm']);
+    const ctx = { signal: new AbortController().signal, log: () => undefined };
+    expect(await scan.run(new Mono(), scan.params.parse({ start_nm: 400, end_nm: 700 }), ctx)).toEqual([400, 700, 1]);
+    expect(scan.params.safeParse({ start_nm: 400, end_nm: 700, step_nm: 'fine' }).success).toBe(false);
+  });
 });
 
 describe('introspectObject', () => {
