@@ -32,7 +32,7 @@ const seconds = (v: string) => {
 const common = (c: Command) =>
   c
     .option('--deck <file>', 'deck module (default: the demo deck)')
-    .option('--plugins <dir>', 'plugin folder (lab serve watches it for changes)', 'lab-plugins')
+    .option('--plugins <dir>', 'plugin folder (lab serve creates it if missing, and watches it for changes)', 'lab-plugins')
     .option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data')
     .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)')
     .option('--python <path>', 'Python interpreter for Python decks and drivers, e.g. your lab\'s venv (default: LABDECK_PYTHON, then python3)');

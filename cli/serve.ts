@@ -1,6 +1,11 @@
 /** `lab serve`: the web app on the shared runtime. */
+import { existsSync, statSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
+import { resolve } from 'node:path';
 import { createApp } from '../server/app.js';
+import { LabError } from '../core/errors.js';
+import { errorText } from '../core/deck/util.js';
 import { createRuntime, type RuntimeOptions } from '../core/runtime.js';
 
 export interface ServeOptions extends RuntimeOptions {
@@ -10,9 +15,38 @@ export interface ServeOptions extends RuntimeOptions {
   allowedHosts?: string[];
 }
 
+/**
+ * The user's plugin folders, ready to be watched: a folder that does not exist yet is created (with its
+ * parents, as the data folder is), so that a driver saved there after start-up is loaded without a restart.
+ * Returns each folder's absolute path and whether it was just created. A path that is a file, or that
+ * cannot be created, is a LabError('invalid_input') naming it.
+ */
+export async function preparePluginDirs(dirs: string[]): Promise<{ dir: string; created: boolean }[]> {
+  const out: { dir: string; created: boolean }[] = [];
+  for (const dir of dirs.map((d) => resolve(d))) {
+    if (existsSync(dir)) {
+      if (!statSync(dir).isDirectory()) throw new LabError('invalid_input', `The plugin folder ${dir} is a file: name the folder that holds your drivers (--plugins DIR).`);
+      out.push({ dir, created: false });
+      continue;
+    }
+    try {
+      await mkdir(dir, { recursive: true });
+    } catch (e) {
+      throw new LabError('invalid_input', `Cannot create the plugin folder ${dir}: ${errorText(e)}. Check the --plugins path, or create the folder yourself.`);
+    }
+    out.push({ dir, created: true });
+  }
+  return out;
+}
+
+/**
+ * Start the web app: the runtime, then the HTTP server. `log` gets the start-up line (the address, the deck,
+ * the data folder and the plugin folders it watches) and, while it runs, plugin reloads and errors.
+ */
 export async function serve(opts: ServeOptions, log: (line: string) => void = console.log) {
   const t0 = performance.now();
-  const runtime = await createRuntime(opts);
+  const pluginDirs = await preparePluginDirs(opts.pluginDirs ?? ['lab-plugins']);
+  const runtime = await createRuntime({ ...opts, pluginDirs: pluginDirs.map((p) => p.dir) });
   const app = await createApp(runtime, { listen: opts.host, allowedHosts: opts.allowedHosts });
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(opts.port, opts.host, () => resolve(s));
@@ -26,7 +60,13 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   runtime.plugins.on('error', (e: { file: string; message: string }) => log(`plugin error: ${e.file}: ${e.message} (the last good version stays)`));
   runtime.plugins.on('reload', (e: { file: string; removed?: boolean }) => log(`plugin ${e.removed ? 'removed' : 'reloaded'}: ${e.file}`));
   runtime.deck.on('warning', (w: { device?: string; driver?: string; message: string }) => log(`deck: ${w.device ?? w.driver ?? ''}: ${w.message}`));
-  log(`labdeck ready in ${Math.round(performance.now() - t0)} ms: http://${host}:${port}/app (deck: ${runtime.deckFile ?? 'none'}, data: ${runtime.dataDir})`);
+  for (const p of pluginDirs.filter((d) => d.created)) {
+    const init = p.dir === resolve('lab-plugins') ? 'lab init plugin NAME' : `lab init plugin NAME --dir ${p.dir}`;
+    log(`plugin folder created: ${p.dir} (empty: save your drivers there, or scaffold one with \`${init}\`)`);
+  }
+  const watched = opts.watch === false ? 'not watched' : 'watched';
+  const plugins = pluginDirs.length ? `${pluginDirs.map((p) => p.dir).join(', ')} (${watched})` : 'none';
+  log(`labdeck ready in ${Math.round(performance.now() - t0)} ms: http://${host}:${port}/app (deck: ${runtime.deckFile ?? 'none'}, data: ${runtime.dataDir}, plugins: ${plugins})`);
 
   let closing = false;
   const close = async () => {

@@ -15,6 +15,7 @@ import { driverIdentifier, initPlugin } from '../../cli/init.js';
 import { table, type CliIO } from '../../cli/io.js';
 import { pluginsCheck, pluginsList, pluginsTest } from '../../cli/plugins.js';
 import { readFirstLine, userAdd, userList, userPasswd } from '../../cli/user.js';
+import { preparePluginDirs, serve } from '../../cli/serve.js';
 
 const savedAlias = process.env.JITI_ALIAS;
 const roots: string[] = [];
@@ -341,6 +342,71 @@ describe('lab init plugin', () => {
     const none = fakeIO();
     expect(await pluginsTest([tempDir('empty')], none.io)).toBe(2);
     expect(none.err()).toMatch(/no test files/);
+  });
+});
+
+describe('lab serve', () => {
+  /** The plugin event a test waits for: a log line that matches, or a time-out naming what was logged. */
+  function waitForLine(lines: string[], re: RegExp, ms = 10_000): Promise<string> {
+    return new Promise((res, rej) => {
+      const t0 = Date.now();
+      const poll = setInterval(() => {
+        const hit = lines.find((l) => re.test(l));
+        if (hit || Date.now() - t0 > ms) {
+          clearInterval(poll);
+          if (hit) res(hit);
+          else rej(new Error(`no line matching ${re} in:\n${lines.join('\n')}`));
+        }
+      }, 20);
+    });
+  }
+
+  test('creates a missing plugin folder, names it in the start-up line, and loads a driver scaffolded after start-up', async () => {
+    const root = tempDir('serve');
+    const dir = join(root, 'lab-plugins');
+    const lines: string[] = [];
+    const s = await serve({ host: '127.0.0.1', port: 0, deck: false, dataDir: join(root, 'data'), pluginDirs: [dir] }, (l) => lines.push(l));
+    try {
+      expect(existsSync(dir)).toBe(true);
+      expect(lines).toContain(`plugin folder created: ${dir} (empty: save your drivers there, or scaffold one with \`lab init plugin NAME --dir ${dir}\`)`);
+      expect(lines.find((l) => l.startsWith('labdeck ready'))).toMatch(new RegExp(`^labdeck ready in \\d+ ms: http://127\\.0\\.0\\.1:\\d+/app \\(deck: none, data: .*, plugins: ${dir.replace(/[.\\]/g, '\\$&')} \\(watched\\)\\)$`));
+      expect(s.runtime.deck.drivers().some((d) => d.name === 'my-stage')).toBe(false);
+
+      expect(await initPlugin('my-stage', { dir }, fakeIO().io)).toBe(0);
+      await waitForLine(lines, /^plugin reloaded: .*my-stage\.ts$/);
+      expect(s.runtime.deck.drivers().find((d) => d.name === 'my-stage')).toMatchObject({ origin: 'plugin', file: join(dir, 'my-stage.ts') });
+    } finally {
+      await s.close();
+    }
+
+    // the second start finds the folder: nothing created, and --no-watch says so
+    const again: string[] = [];
+    const s2 = await serve({ host: '127.0.0.1', port: 0, deck: false, dataDir: join(root, 'data'), pluginDirs: [dir], watch: false }, (l) => again.push(l));
+    try {
+      expect(again.some((l) => l.startsWith('plugin folder created'))).toBe(false);
+      expect(again.find((l) => l.startsWith('labdeck ready'))).toMatch(/, plugins: .*lab-plugins \(not watched\)\)$/);
+      expect(s2.runtime.deck.drivers().some((d) => d.name === 'my-stage')).toBe(true);
+    } finally {
+      await s2.close();
+    }
+  }, 30_000);
+
+  test('creates a missing folder with its parents; refuses a file, and a folder that cannot be made', async () => {
+    const root = tempDir('serve-dirs');
+    const deep = join(root, 'lab', 'drivers');
+    expect(await preparePluginDirs([deep, root])).toEqual([
+      { dir: deep, created: true },
+      { dir: root, created: false },
+    ]);
+    expect(existsSync(deep)).toBe(true);
+    const file = join(root, 'drivers.ts');
+    writeFileSync(file, '// a module, not a folder\n');
+    await expect(preparePluginDirs([file])).rejects.toMatchObject({ code: 'invalid_input', message: `The plugin folder ${file} is a file: name the folder that holds your drivers (--plugins DIR).` });
+    const under = join(file, 'lab-plugins');
+    await expect(preparePluginDirs([under])).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringMatching(new RegExp(`^Cannot create the plugin folder ${under.replace(/[.\\]/g, '\\$&')}: .*ENOTDIR.*\\. Check the --plugins path, or create the folder yourself\\.$`)),
+    });
   });
 });
 

@@ -113,6 +113,8 @@ describe('docs/plugins.md', () => {
       // a working call, and ctx.log as an event
       expect((await deck.call('bath_a', 'set_temperature', { celsius: 40 }, user)).output).toBe(40);
       expect(logs).toEqual([{ instrument: 'bath_a', method: 'set_temperature', message: 'set point 20 → 40 °C' }]);
+      // ... and kept with the direct call's record
+      expect(rows.at(-1)).toMatchObject({ instrument: 'bath_a', method: 'set_temperature', log: 'set point 20 → 40 °C' });
       expect((await deck.call('bath_a', 'temperature', {}, user)).output).toBe(40);
 
       // the validation messages quoted in the guide
@@ -210,6 +212,16 @@ describe('docs/plugins.md', () => {
     const view = readFileSync(join(root, 'server', 'views', 'instruments.tsx'), 'utf8');
     expect(view).toContain('is marked hazardous. Run it?');
     expect(guide).toContain('set_temperature is marked hazardous. Run it?');
+  });
+
+  it('gives `npm start` options that reach lab serve', () => {
+    // npm appends what follows `--` to the script: the script must end with `lab serve` for it to get them
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(pkg.scripts.start).toMatch(/ bin\/lab serve$/);
+    const main = readFileSync(join(root, 'cli', 'main.ts'), 'utf8');
+    const uses = [...guide.matchAll(/`npm start -- ([^`]+)`/g)].map((m) => m[1]);
+    expect(uses.length).toBeGreaterThan(0);
+    for (const use of uses) for (const flag of use.match(/--[a-z-]+/g) ?? []) expect(main).toContain(`.option('${flag} `);
   });
 
   it("has a driver test that passes under lab plugins test", async () => {
