@@ -29,7 +29,7 @@ export interface RunViewState {
   /** Iterations finished so far. */
   done: number;
   /** The last few iterations, oldest first. */
-  last: { iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown> }[];
+  last: { iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown>; skipped?: true }[];
   log: { level: 'info' | 'warn' | 'error'; message: string; at: string }[];
   /** Set when the operator asked to quit: the run is being aborted, its cleanup runs. */
   quitting: boolean;
@@ -37,6 +37,8 @@ export interface RunViewState {
   notice: string | null;
   outcome: RunStatus | null;
   error: string | null;
+  /** Failed steps skipped in this run (a completed run with some is not a clean success). */
+  skipped: number;
 }
 
 /** Events of this view that do not come from the runner. */
@@ -48,7 +50,7 @@ export type LocalEvent =
 export type ViewEvent = RunnerEvent | LocalEvent;
 
 export function initialState(init: Pick<RunViewState, 'workflow' | 'version' | 'file' | 'iterations' | 'interactive'> & Partial<RunViewState>): RunViewState {
-  return { taskId: null, runId: null, status: null, step: null, done: 0, last: [], log: [], quitting: false, notice: null, outcome: null, error: null, ...init };
+  return { taskId: null, runId: null, status: null, step: null, done: 0, last: [], log: [], quitting: false, notice: null, outcome: null, error: null, skipped: 0, ...init };
 }
 
 const keepLast = <T,>(list: T[], item: T, n: number) => [...list, item].slice(-n);
@@ -63,9 +65,9 @@ export function reduceRun(s: RunViewState, e: ViewEvent): RunViewState {
     case 'log':
       return { ...s, log: keepLast(s.log, { level: e.level, message: e.message, at: e.at }, KEEP_LOG) };
     case 'iteration':
-      return { ...s, done: s.done + 1, last: keepLast(s.last, { iteration: e.iteration, params: e.params, outputs: e.outputs }, KEEP_ITERATIONS) };
+      return { ...s, done: s.done + 1, last: keepLast(s.last, { iteration: e.iteration, params: e.params, outputs: e.outputs, ...(e.skipped ? { skipped: true as const } : {}) }, KEEP_ITERATIONS) };
     case 'run':
-      return { ...s, runId: e.run_id, taskId: e.task_id, outcome: e.status === 'running' ? s.outcome : e.status };
+      return { ...s, runId: e.run_id, taskId: e.task_id, outcome: e.status === 'running' ? s.outcome : e.status, skipped: e.skipped ?? s.skipped };
     case 'queue':
       return s;
     case 'notice':
@@ -198,7 +200,7 @@ export function Outputs({ last }: { last: RunViewState['last'] }) {
       {last.map((it) => (
         <Text key={it.iteration}>
           {`  #${it.iteration + 1}  `}
-          {Object.keys(it.outputs).length ? pairs(it.outputs) : <Text color="gray">(no outputs)</Text>}
+          {it.skipped ? <Text color="yellow">skipped (a failed step was skipped: not data)</Text> : Object.keys(it.outputs).length ? pairs(it.outputs) : <Text color="gray">(no outputs)</Text>}
           {Object.keys(it.params).length ? <Text color="gray">{`   (${pairs(it.params)})`}</Text> : null}
         </Text>
       ))}
@@ -234,8 +236,8 @@ export function keyHelp(s: Pick<RunViewState, 'status' | 'quitting'>): string {
 export function Prompt({ s }: { s: RunViewState }) {
   if (s.outcome) {
     return (
-      <Text color={OUTCOME_COLOR[s.outcome]} bold>
-        {`Run ${s.outcome}${s.error ? `: ${s.error}` : ''}`}
+      <Text color={s.skipped ? 'yellow' : OUTCOME_COLOR[s.outcome]} bold>
+        {`Run ${s.outcome}${s.skipped ? ` with ${s.skipped} skipped step${s.skipped === 1 ? '' : 's'}` : ''}${s.error ? `: ${s.error}` : ''}`}
       </Text>
     );
   }

@@ -222,6 +222,8 @@ interface EndInfo {
   exit: ExitCode;
   /** The operator quit before the run ended: it is left to be resumed or ended in the web app. */
   forced: boolean;
+  /** Failed steps the operator skipped. */
+  skipped: number;
 }
 
 /** Where the run's story goes: the live view, JSON lines, or plain lines. */
@@ -239,7 +241,7 @@ function jsonSink(io: CliIO, start: StartInfo): Sink {
     event: line,
     note: (message) => line({ type: 'note', message }),
     async end(i) {
-      line({ type: 'end', task_id: i.taskId, run_id: i.runId, status: i.status, error: i.error, iterations: i.iterations, iterations_done: i.done, seconds: i.seconds, exit_code: i.exit });
+      line({ type: 'end', task_id: i.taskId, run_id: i.runId, status: i.status, skipped_steps: i.skipped, error: i.error, iterations: i.iterations, iterations_done: i.done, seconds: i.seconds, exit_code: i.exit });
     },
   };
 }
@@ -252,7 +254,7 @@ function plainSink(io: CliIO, start: StartInfo, { pairs }: View): Sink {
   return {
     event(e) {
       if (e.type === 'iteration') {
-        const outputs = Object.keys(e.outputs).length ? pairs(e.outputs) : '(no outputs)';
+        const outputs = e.skipped ? 'skipped (a failed step was skipped: not data)' : Object.keys(e.outputs).length ? pairs(e.outputs) : '(no outputs)';
         out(`iteration ${e.iteration + 1}/${start.iterations}: ${outputs}${Object.keys(e.params).length ? `  (${pairs(e.params)})` : ''}`);
       } else if (e.type === 'status' && e.status.failed_step) {
         const f = e.status.failed_step;
@@ -266,7 +268,8 @@ function plainSink(io: CliIO, start: StartInfo, { pairs }: View): Sink {
     note: out,
     async end(i) {
       const what = i.status === 'completed' ? `${i.done} iteration(s)` : `after ${i.done} of ${i.iterations} iteration(s)`;
-      out(`run ${i.runId ?? '-'} ${i.forced ? 'left unfinished (quit)' : i.status}: ${what} in ${i.seconds} s${i.error ? `: ${i.error}` : ''}`);
+      const skipped = i.skipped ? ` with ${i.skipped} skipped step${i.skipped === 1 ? '' : 's'}` : '';
+      out(`run ${i.runId ?? '-'} ${i.forced ? 'left unfinished (quit)' : i.status}${skipped}: ${what} in ${i.seconds} s${i.error ? `: ${i.error}` : ''}`);
     },
   };
 }
@@ -414,6 +417,7 @@ async function execute(
       seconds: Math.round((performance.now() - t0) / 100) / 10,
       exit,
       forced: result.forced ?? false,
+      skipped: record?.skipped ?? 0,
     });
     return exit;
   } finally {

@@ -25,7 +25,9 @@ import type { FileStore } from '../files/store.js';
 import type { IterationSource, Runner, SourceFactory, TaskPayload } from '../runner/index.js';
 import type { PhaseRow, QueueTaskRow, Store } from '../store/types.js';
 import type { Workflow } from '../workflow/model.js';
-import { validateWorkflow } from '../workflow/validate.js';
+import { outputValue } from '../workflow/interpreter.js';
+import { acceptedTypes } from '../workflow/jsonschema.js';
+import { outputSchema, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
 
 export interface CampaignPayload extends TaskPayload {
   optimizer: string;
@@ -150,6 +152,24 @@ export interface CampaignsOptions {
   optimizers: () => ReadonlyMap<string, { value: unknown; file: string }>;
 }
 
+/**
+ * Why an output cannot be an objective, from what the deck declares it returns (`run` is an object
+ * { yield }: choose `run.yield`), or null when it is a number or nothing is declared (checked when it comes).
+ */
+function notNumeric(wf: Workflow, deck: DeckSchemas, output: string): string | null {
+  const declared = outputSchema(wf, deck, output);
+  const types = declared ? acceptedTypes(declared.schema) : null;
+  if (!declared || !types || types.has('number') || types.has('integer')) return null;
+  const fields = Object.entries((declared.schema as { properties?: Record<string, unknown> }).properties ?? {})
+    .filter(([, f]) => {
+      const t = acceptedTypes(f);
+      return !t || t.has('number') || t.has('integer');
+    })
+    .map(([k]) => `${output}.${k}`);
+  const what = types.has('object') ? `an object${fields.length ? '' : ' with no numeric field'}` : `${[...types].join(' or ')}`;
+  return `"${output}" is ${what} (the declared result of ${declared.method}), and an objective must be a number${fields.length ? `: choose ${fields.join(' or ')}, and add it to the workflow's outputs` : ''}`;
+}
+
 export class Campaigns {
   private live: Live | null = null;
 
@@ -204,7 +224,12 @@ export class Campaigns {
       }
     });
     objectives.forEach((o, i) => {
-      if (!wf.outputs.includes(o.name)) details.push({ field: `objectives[${i}].name`, message: `"${o.name}" is not an output of ${wf.name} (its outputs: ${wf.outputs.join(', ') || 'none'})` });
+      if (!wf.outputs.includes(o.name)) {
+        details.push({ field: `objectives[${i}].name`, message: `"${o.name}" is not an output of ${wf.name} (its outputs: ${wf.outputs.join(', ') || 'none'})` });
+        return;
+      }
+      const problem = notNumeric(wf, this.opts.deck, o.name);
+      if (problem) details.push({ field: `objectives[${i}].name`, message: problem });
     });
     const fixed: Record<string, unknown> = {};
     for (const p of wf.parameters) {
@@ -232,6 +257,8 @@ export class Campaigns {
     };
     /** The column index of each searched parameter and objective, once the header is read. */
     let at: Map<string, number> = new Map();
+    /** A run data CSV's status column: its rows that did not end `ok` (skipped, failed) are not observations. */
+    let statusAt = -1;
     await this.opts.files.scan(file, 'history', {
       onHead: ({ columns }) => {
         const missing = [...space.map((s) => s.name), ...objectives.map((o) => o.name)].filter((c) => !columns.includes(c));
@@ -239,9 +266,12 @@ export class Campaigns {
           throw new LabError('invalid_input', `The history file ${file} has no column ${missing.map((m) => `"${m}"`).join(', ')}.`, missing.map((m) => ({ field: 'existing_data', message: `no column ${m}` })));
         }
         at = new Map(columns.map((c, i) => [c, i]));
+        const used = new Set([...space.map((x) => x.name), ...objectives.map((o) => o.name)]);
+        statusAt = columns.findIndex((c) => (c === 'status' || c === 'run_status') && !used.has(c));
       },
       // only the searched and measured columns are kept, however wide the file
       onRow: (cells, line) => {
+        if (statusAt >= 0 && cells[statusAt] !== '' && cells[statusAt] !== 'ok') return;
         const where = `line ${line}`;
         const params: Record<string, number | string> = {};
         for (const s of space) {
@@ -302,6 +332,17 @@ export class Campaigns {
         const obs = this.observation(p, params, outputs);
         if (obs) await instance.observe([obs]);
         else await log(`Iteration ${i + 1} gave no numeric ${p.objectives.map((o) => o.name).join('/')}: not told to the optimizer.`);
+      },
+      // an objective that is not a number fails the step that saved it: the operator retries, skips or aborts
+      checkSaved: (name, value) => {
+        for (const o of p.objectives) {
+          if (o.name.split('.')[0] !== name) continue;
+          const v = outputValue({ [name]: value }, o.name);
+          if (typeof v !== 'number' || !Number.isFinite(v)) {
+            return `the campaign's objective "${o.name}" must be a number, and it is ${v === null ? 'missing' : JSON.stringify(v).slice(0, 100)}`;
+          }
+        }
+        return null;
       },
     };
     return source;

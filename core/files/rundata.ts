@@ -4,8 +4,12 @@
  * run can be uploaded again as a history file of the same workflow.
  *
  * Every main iteration that started is a row, in iteration order; an iteration that failed or was stopped
- * before an output was saved has that cell empty. Columns come from the workflow snapshot of the run, plus
- * any key a phase recorded that the snapshot does not name (kept in the order first seen).
+ * before an output was saved has that cell empty. The first two columns say which iteration a row is
+ * (counted from 1, as every page shows them) and how it ended (`ok`, `skipped` — a failed step was skipped,
+ * so its outputs are not data —, `error`, `stopped`, `running`); they are named `run_iteration` and
+ * `run_status` instead when the workflow has a parameter or output called `iteration` or `status`. Then
+ * come the workflow snapshot's parameters and outputs, plus any key a phase recorded that the snapshot does
+ * not name (kept in the order first seen). Read back as a history file, only `ok` rows are observations.
  */
 import { LabError } from '../errors.js';
 import type { RunRow, Store } from '../store/types.js';
@@ -15,10 +19,19 @@ export interface RunData {
   run: RunRow;
   parameters: string[];
   outputs: string[];
-  /** parameters then outputs */
+  /** the iteration and status columns, then parameters, then outputs */
   columns: string[];
   rows: Record<string, unknown>[];
 }
+
+/** The data CSV's own columns, clear of the workflow's names: `iteration` and `status`, else `run_…`. */
+export function bookkeepingColumns(names: readonly string[]): { iteration: string; status: string } {
+  const pick = (n: string) => (names.includes(n) ? `run_${n}` : n);
+  return { iteration: pick('iteration'), status: pick('status') };
+}
+
+/** Column names a history file may carry besides parameters and outputs: a data CSV's own. */
+export const BOOKKEEPING_NAMES: ReadonlySet<string> = new Set(['iteration', 'status', 'run_iteration', 'run_status']);
 
 /** `run-12.csv` → 12; anything else → null. */
 export function runIdOfFileName(name: string): number | null {
@@ -35,6 +48,7 @@ export async function runData(store: Store, runId: number): Promise<RunData> {
   if (!run) throw new LabError('not_found', `No run record ${runId}.`, [{ field: 'run', message: 'unknown run' }]);
   // the same columns and iterations as the run's plot data: one row per iteration of main
   const plot = plotData(run, await store.phases.list(runId));
-  const rows = plot.iterations.map((it) => ({ ...it.params, ...it.outputs }));
-  return { run, parameters: plot.parameters, outputs: plot.outputs, columns: [...plot.parameters, ...plot.outputs], rows };
+  const own = bookkeepingColumns([...plot.parameters, ...plot.outputs]);
+  const rows = plot.iterations.map((it) => ({ [own.iteration]: it.iteration + 1, [own.status]: it.status, ...it.params, ...it.outputs }));
+  return { run, parameters: plot.parameters, outputs: plot.outputs, columns: [own.iteration, own.status, ...plot.parameters, ...plot.outputs], rows };
 }

@@ -12,6 +12,7 @@ import { LabError, storageFailure, type ErrorDetail } from '../errors.js';
 import type { FileKind, FileRow, Store } from '../store/types.js';
 import { checkConfigRows, coerceValue } from '../workflow/config.js';
 import type { Workflow } from '../workflow/model.js';
+import { BOOKKEEPING_NAMES } from './rundata.js';
 import { csvLine, parseCsvAsync, scanCsvAsync, type CsvHead, type CsvScan, type CsvTable, type ParseOptions, type ScanOptions } from './csv.js';
 
 export const DEFAULT_UPLOAD_LIMIT = 10 * 1024 * 1024;
@@ -100,7 +101,7 @@ function configCheck(workflow: Pick<Workflow, 'name' | 'parameters'>): Check & {
 }
 
 /**
- * The history check: every column is a parameter or an output, and a parameter's cells hold values of its
+ * The history check: every column is a parameter or an output (or a run data CSV's iteration and status), and a parameter's cells hold values of its
  * type (an empty cell is allowed: an iteration that did not get that far).
  */
 function historyCheck(workflow: WorkflowShape): Check {
@@ -116,7 +117,7 @@ function historyCheck(workflow: WorkflowShape): Check {
     onHead: (head) => {
       columns = head.columns;
       for (const c of columns) {
-        if (params.has(c) || outputs.has(c)) continue;
+        if (params.has(c) || outputs.has(c) || BOOKKEEPING_NAMES.has(c)) continue;
         const known = [...params.keys(), ...outputs];
         problem({
           field: `line 1, column ${c}`,

@@ -5,7 +5,10 @@
  */
 import type { LogRow, StepRow } from '../store/types.js';
 
-/** The steps CSV's columns, in order. `iteration` and `step_index` count from 0, as recorded. */
+/**
+ * The steps CSV's columns, in order. `iteration` counts from 1, as every page and the run's data CSV show
+ * it; `step_index` counts from 0, as recorded (the index of the step within its phase run).
+ */
 export const STEPS_CSV_COLUMNS = [
   'phase',
   'iteration',
@@ -30,7 +33,7 @@ const jsonCell = (v: unknown): string => (v === undefined || v === null ? '' : (
 export function stepsCsvRow(s: StepRow): StepsCsvRow {
   return {
     phase: s.phase ?? '',
-    iteration: s.iteration ?? '',
+    iteration: s.iteration === null ? '' : s.iteration + 1,
     step_index: s.stepIndex ?? '',
     instrument: s.instrument,
     method: s.method,

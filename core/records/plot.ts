@@ -3,7 +3,8 @@
  * `main` that started (in iteration order; the last phase record wins should an iteration have two), and
  * one series per parameter and output, aligned with `iterations` (`series[name][i]` belongs to
  * `iterations[i]`). Series hold finite numbers only: anything else (a string, a boolean, a missing value,
- * NaN) is null, which a plot draws as a gap.
+ * NaN) is null, which a plot draws as a gap. The outputs of an iteration with a skipped step are null too:
+ * they are not data (the iteration is listed, with its status).
  *
  * Names: the parameters and outputs of the run's workflow snapshot, then any other key a phase recorded
  * (in the order first seen); the run's data CSV (core/files/rundata.ts) is built from this. A name that is an
@@ -64,7 +65,7 @@ export function plotData(run: Pick<RunRow, 'id' | 'workflowName' | 'workflow'>, 
   // fromEntries defines own properties: a name like __proto__ stays a plain key
   const series = Object.fromEntries([
     ...paramList.map((n) => [n, iterations.map((it) => plotValue(it.params[n]))] as const),
-    ...outList.map((n) => [n, iterations.map((it) => plotValue(it.outputs[n]))] as const),
+    ...outList.map((n) => [n, iterations.map((it) => (it.status === 'skipped' ? null : plotValue(it.outputs[n])))] as const),
   ]);
   return { run_id: run.id, workflow: run.workflowName, parameters: paramList, outputs: outList, iterations, series };
 }

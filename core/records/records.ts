@@ -66,6 +66,8 @@ export interface RecordSummary {
   workflow: string;
   workflow_version: number | null;
   status: RunRow['status'];
+  /** Failed steps the operator skipped (a completed run with skipped steps is not a clean one). */
+  skipped_steps: number;
   error: string | null;
   task_id: number | null;
   user_id: number | null;
@@ -85,6 +87,7 @@ export function recordSummary(run: RunRow, user: string | null): RecordSummary {
     workflow: run.workflowName,
     workflow_version: run.workflowVersion,
     status: run.status,
+    skipped_steps: run.skipped,
     error: run.error,
     task_id: run.taskId,
     user_id: run.userId,

@@ -74,6 +74,11 @@ export interface IterationSource {
   params(i: number, recorded: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
   /** Iteration i finished; outputs are the workflow's outputs. */
   measured?(i: number, params: Record<string, unknown>, outputs: Record<string, unknown>): Promise<void>;
+  /**
+   * A problem with the value a main step saved as `name`, or null. With a problem the step fails (its record
+   * says why) and the operator decides, as for any failed step: a campaign's objective that is not a number.
+   */
+  checkSaved?(name: string, value: unknown): string | null;
 }
 
 /** Makes the iteration source of a task kind other than `workflow` (campaigns); `done`: finished iterations of a resumed run. */
@@ -101,7 +106,7 @@ export interface RunnerStatus {
 export type RunnerEvent =
   | { type: 'status'; status: RunnerStatus }
   | { type: 'queue' }
-  | { type: 'run'; run_id: number; task_id: number; status: RunStatus }
+  | { type: 'run'; run_id: number; task_id: number; status: RunStatus; /** failed steps skipped so far */ skipped?: number }
   | { type: 'log'; run_id: number; level: 'info' | 'warn' | 'error'; message: string; at: string }
   | {
       type: 'step';
@@ -118,7 +123,7 @@ export type RunnerEvent =
       error?: string;
       step_id?: number;
     }
-  | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown> };
+  | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown>; /** a step of it was skipped: not data */ skipped?: true };
 
 /** Thrown into a running phase by the operator's abort; `iteration` ends the current iteration only. */
 class Abort extends Error {
@@ -161,6 +166,12 @@ interface Current {
   steps: number;
   /** Set once the run is being wound up (stopped, aborted or failed): its cleanup is running. */
   stopping: boolean;
+  /** The iteration source's check of saved values (see IterationSource.checkSaved). */
+  checkSaved?: IterationSource['checkSaved'];
+  /** Failed steps the operator skipped in this run (stored in the run record as they happen). */
+  skipped: number;
+  /** The record of the call that failed last (null when the failure was not a call's). */
+  failedStep: number | null;
 }
 
 const now = () => new Date();
@@ -638,7 +649,7 @@ export class Runner extends EventEmitter {
     if (resume) await this.store.runs.update(run.id, { status: 'running', error: null });
     await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now() });
     const phases = resume ? await this.store.phases.list(run.id) : [];
-    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false };
+    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false, skipped: run.skipped ?? 0, failedStep: null };
     this.current = c;
     if (!ending) this.abortRequest = null;
     const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
@@ -653,6 +664,7 @@ export class Runner extends EventEmitter {
       return;
     }
     c.total = source.total;
+    c.checkSaved = source.checkSaved?.bind(source);
     this.emitQueue();
     this.emitStatus();
     this.emit('event', { type: 'run', run_id: run.id, task_id: task.id, status: 'running' } satisfies RunnerEvent);
@@ -689,8 +701,9 @@ export class Runner extends EventEmitter {
         const before = phases.find((p) => p.phase === 'main' && p.iteration === i);
         const scope: Scope = { params: await source.params(i, before?.params as Record<string, unknown> | undefined), vars: { ...vars } };
         try {
-          const outputs = await this.phase(c, 'main', i, wf.main, scope, replayPlan('main', i));
-          if (before?.status !== 'ok') await source.measured?.(i, scope.params, outputs);
+          const { outputs, skipped } = await this.phase(c, 'main', i, wf.main, scope, replayPlan('main', i));
+          // an iteration with a skipped step is no measurement; one finished before a crash was told already
+          if (!skipped && before?.status !== 'ok' && before?.status !== 'skipped') await source.measured?.(i, scope.params, outputs);
         } catch (e) {
           if (e instanceof Abort && e.kind === 'iteration') {
             outcome = 'stopped';
@@ -770,10 +783,11 @@ export class Runner extends EventEmitter {
     this.deck.unlock(c.owner);
     await this.store.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
     await this.store.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
-    await this.log(c.run.id, outcome === 'completed' ? 'info' : 'warn', `Run ${outcome}${error ? `: ${error}` : ''}.`);
+    const skipped = c.skipped ? ` with ${skippedSteps(c.skipped)}` : '';
+    await this.log(c.run.id, outcome === 'completed' && !skipped ? 'info' : 'warn', `Run ${outcome}${skipped}${error ? `: ${error}` : ''}.`);
     this.current = null;
     this.abortRequest = null;
-    this.emit('event', { type: 'run', run_id: c.run.id, task_id: c.task.id, status: outcome } satisfies RunnerEvent);
+    this.emit('event', { type: 'run', run_id: c.run.id, task_id: c.task.id, status: outcome, skipped: c.skipped } satisfies RunnerEvent);
     this.emitQueue();
     this.emitStatus();
   }
@@ -784,10 +798,20 @@ export class Runner extends EventEmitter {
     this.emit('event', { type: 'log', run_id: runId, level, message: msg, at: at.toISOString() } satisfies RunnerEvent);
   }
 
-  /** Run one phase; with `replay`, its steps before `replay.until` come from the records (no instrument). */
-  /** Run one phase; resolves with the iteration's outputs (main) or {} (prep, cleanup). */
-  private async phase(c: Current, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined): Promise<Record<string, unknown>> {
-    if (steps.length === 0 && phase !== 'main') return {};
+  /** A failed step the operator skipped: its call's record says so, and the run counts it at once. */
+  private async markSkipped(c: Current, stepId: number | null) {
+    c.skipped++;
+    if (stepId !== null) await this.store.steps.update(stepId, { status: 'skipped' });
+    await this.store.runs.update(c.run.id, { skipped: c.skipped });
+  }
+
+  /**
+   * Run one phase; with `replay`, its steps before `replay.until` come from the records (no instrument).
+   * Resolves with the iteration's outputs (main; {} for prep and cleanup) and whether a step of it was
+   * skipped: then the phase is recorded `skipped`, and its outputs are not data.
+   */
+  private async phase(c: Current, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined): Promise<{ outputs: Record<string, unknown>; skipped: boolean }> {
+    if (steps.length === 0 && phase !== 'main') return { outputs: {}, skipped: false };
     c.phase = phase;
     if (iteration !== null) c.iteration = iteration;
     c.step = 0;
@@ -801,9 +825,11 @@ export class Runner extends EventEmitter {
     const replaying = (at: StepAt) => replay !== undefined && at.index < replay.until;
     // variables carry over from earlier iterations; an output is only what THIS phase run saved
     const saved = new Set<string>();
+    let skippedHere = 0;
     const control: RunControl = {
       beforeStep: async (at) => {
         c.step = at.index;
+        c.failedStep = null;
         if (replaying(at)) return;
         if (this.closed) throw new Shutdown();
         if (this.abortRequest === 'task') throw new Abort('task');
@@ -844,7 +870,12 @@ export class Runner extends EventEmitter {
         }
       },
       onError: async (at, e) => {
-        if (e instanceof SkipInDoubt) return 'skip';
+        if (e instanceof SkipInDoubt) {
+          skippedHere++;
+          // replayed: counted before the crash; the in-doubt step the operator chose to skip: counted now
+          if (!replaying(at)) await this.markSkipped(c, null);
+          return 'skip';
+        }
         const error = message(e);
         this.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
         await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it (pause-resume), or abort.`);
@@ -852,6 +883,10 @@ export class Runner extends EventEmitter {
         try {
           const decision = await this.failed.promise;
           await this.log(run, 'info', decision === 'retry' ? `Retrying ${at.path}.` : `Skipping ${at.path}.`);
+          if (decision === 'skip') {
+            skippedHere++;
+            await this.markSkipped(c, c.failedStep);
+          }
           return decision;
         } finally {
           this.failed = null;
@@ -873,11 +908,15 @@ export class Runner extends EventEmitter {
       throw e;
     }
     const outputs = phase === 'main' ? outputsOf(c.payload.definition, { params: scope.params, vars: Object.fromEntries([...saved].map((k) => [k, scope.vars[k]])) }) : {};
-    await this.store.phases.update(phaseId, { status: 'ok', outputs, endedAt: now() });
-    if (phase === 'main' && iteration !== null) {
-      this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs } satisfies RunnerEvent);
+    await this.store.phases.update(phaseId, { status: skippedHere ? 'skipped' : 'ok', outputs, endedAt: now() });
+    if (skippedHere) {
+      const where = iteration === null ? phase : `Iteration ${iteration + 1}`;
+      await this.log(run, 'warn', `${where} had ${skippedSteps(skippedHere)}: it is marked skipped, and its outputs are not data.`);
     }
-    return outputs;
+    if (phase === 'main' && iteration !== null) {
+      this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs, ...(skippedHere ? { skipped: true } : {}) } satisfies RunnerEvent);
+    }
+    return { outputs, skipped: skippedHere > 0 };
   }
 
   private emitStep(c: Current, at: StepAt, state: 'start' | 'ok' | 'error', extra: Partial<Extract<RunnerEvent, { type: 'step' }>> = {}) {
@@ -898,9 +937,13 @@ export class Runner extends EventEmitter {
           return id;
         },
       });
+      const saveAs = at.phase === 'main' && at.step.kind === 'call' ? at.step.save_as : undefined;
+      const problem = saveAs ? c.checkSaved?.(saveAs, output) : null;
+      if (problem) throw new LabError('instrument_error', `${instrument}.${method} returned ${(JSON.stringify(output) ?? String(output)).slice(0, 200)}: ${problem}`);
       this.emitStep(c, at, 'ok', { instrument, method, output, step_id: id });
       return output;
     } catch (e) {
+      c.failedStep = id;
       // the deck recorded the call itself (an instrument error, or a host lost mid-call: in-doubt)
       if (!(isLabError(e) && e.data?.task_id !== undefined)) {
         await this.store.steps.update(id, { status: 'error', error: message(e), endedAt: now() });
@@ -917,6 +960,9 @@ export class Runner extends EventEmitter {
     return done.promise.finally(() => this.sleeping.delete(entry));
   }
 }
+
+/** `1 skipped step`, `3 skipped steps`. */
+const skippedSteps = (n: number) => `${n} skipped step${n === 1 ? '' : 's'}`;
 
 /** The last record of each step position (phase, iteration, index): a retried or resumed step has several. */
 function latestSteps(steps: StepRow[]): StepRow[] {

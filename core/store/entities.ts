@@ -105,6 +105,7 @@ export interface RunEntity {
   userId: number | null;
   startedAt: Date;
   endedAt: Date | null;
+  skipped: number;
 }
 export interface PhaseEntity {
   id: number;
@@ -347,6 +348,7 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       userId: { type: 'integer', name: 'user_id', nullable: true },
       startedAt: { type: ts, name: 'started_at' },
       endedAt: { type: ts, name: 'ended_at', nullable: true },
+      skipped: { type: 'integer', default: 0 },
     },
     indices: [
       // Covering index of the records list: the keyword filter and the newest-first order read only this

@@ -57,7 +57,7 @@ const TASK_COLS =
   `"id", "name", "kind", "payload", "status", "position", "run_id", "created_by", "created_at", "started_at", "ended_at"`;
 const RUN_COLS =
   `"id", "task_id", "name", "workflow_name", "workflow_version", "workflow", "parameters", "status", "error", ` +
-  `"user_id", "started_at", "ended_at"`;
+  `"user_id", "started_at", "ended_at", "skipped"`;
 const PHASE_COLS = `"id", "run_id", "phase", "iteration", "params", "outputs", "status", "started_at", "ended_at"`;
 const FILE_COLS =
   `"id", "kind", "stored_name", "original_name", "workflow", "rows", "columns", "size", "created_by", "created_at"`;
@@ -116,6 +116,7 @@ function runRow(r: DbRow): RunRow {
     userId: toIntOrNull(r.user_id),
     startedAt: toDate(r.started_at),
     endedAt: toDateOrNull(r.ended_at),
+    skipped: toInt(r.skipped ?? 0),
   };
 }
 
@@ -324,6 +325,7 @@ export function createRunRepositories(sql: Sql): RunStore {
     error: ['error', same],
     endedAt: ['ended_at', same],
     parameters: ['parameters', (v) => encodeJson(v, 'parameters') ?? 'null'],
+    skipped: ['skipped', same],
   };
 
   const runs: RunStore['runs'] = {

@@ -34,7 +34,8 @@ export interface StepRow {
   method: string;
   args: unknown;
   output: unknown;
-  status: 'ok' | 'error' | 'running' | 'in-doubt';
+  /** `skipped`: the call failed and the operator skipped it (its error stays). */
+  status: 'ok' | 'error' | 'running' | 'in-doubt' | 'skipped';
   error: string | null;
   userId: number | null;
   startedAt: Date;
@@ -164,6 +165,8 @@ export interface RunRow {
   userId: number | null;
   startedAt: Date;
   endedAt: Date | null;
+  /** Failed steps the operator skipped: a `completed` run with skipped steps says so everywhere. */
+  skipped: number;
 }
 
 export interface PhaseRow {
@@ -230,8 +233,8 @@ export interface RunStore {
     move(id: number, direction: 'up' | 'down' | 'top' | 'bottom'): Promise<void>;
   };
   runs: {
-    create(r: Omit<RunRow, 'id' | 'endedAt' | 'error'>): Promise<RunRow>;
-    update(id: number, patch: Partial<Pick<RunRow, 'status' | 'error' | 'endedAt' | 'parameters'>>): Promise<void>;
+    create(r: Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped'>): Promise<RunRow>;
+    update(id: number, patch: Partial<Pick<RunRow, 'status' | 'error' | 'endedAt' | 'parameters' | 'skipped'>>): Promise<void>;
     get(id: number): Promise<RunRow | null>;
     /** Newest first; keyword matches the run name or workflow name (case-insensitive substring). */
     list(q: { keyword?: string; page: number; perPage: number }): Promise<Page<RunRow>>;

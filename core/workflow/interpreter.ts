@@ -200,11 +200,14 @@ async function runStep(step: Exclude<Step, { kind: 'repeat' }>, path: string, ru
  */
 export function outputsOf(workflow: Pick<Workflow, 'outputs'>, scope: Scope): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of workflow.outputs) {
-    const [root, ...path] = name.split('.');
-    let v: unknown = has(scope.vars, root) ? scope.vars[root] : null;
-    for (const key of path) v = v !== null && typeof v === 'object' && has(v, key) ? (v as Record<string, unknown>)[key] : null;
-    out[name] = v ?? null;
-  }
+  for (const name of workflow.outputs) out[name] = outputValue(scope.vars, name);
   return out;
+}
+
+/** The value of an output among saved variables: `run` itself, or a field of it (`run.yield`, `pos.0`); null when absent. */
+export function outputValue(vars: Record<string, unknown>, name: string): unknown {
+  const [root, ...path] = name.split('.');
+  let v: unknown = has(vars, root!) ? vars[root!] : null;
+  for (const key of path) v = v !== null && typeof v === 'object' && has(v, key) ? (v as Record<string, unknown>)[key] : null;
+  return v ?? null;
 }

@@ -40,7 +40,15 @@ export const Step: z.ZodType<Step> = z.lazy(() =>
       instrument: z.string().min(1),
       method: z.string().min(1),
       args: z.record(z.string(), Arg).optional(),
-      save_as: name().optional(),
+      save_as: z
+        .string()
+        .regex(NAME, {
+          error: (iss) =>
+            typeof iss.input === 'string' && /^[A-Za-z_][A-Za-z0-9_-]*\.[^.]/.test(iss.input)
+              ? `is a variable name, without a dot: save the whole result as "${iss.input.split('.')[0]}", and report its field as the output "${iss.input}"`
+              : 'must start with a letter or _ and use only letters, digits, _ or -',
+        })
+        .optional(),
       label,
     }),
     z.strictObject({ kind: z.literal('wait'), seconds: z.number().min(0).max(7 * 24 * 3600), label }),

@@ -72,6 +72,32 @@ export function instrumentsOf(workflow: Pick<Workflow, Phase>): string[] {
 }
 
 /**
+ * What the live deck declares about an output (`run`, `run.yield`, `pos.0`): the method of the main step that
+ * saves its variable, and the schema of the value (a field of the declared return object or tuple). Null when
+ * nothing is declared (a method without a return schema, a step the deck does not know).
+ */
+export function outputSchema(workflow: Pick<Workflow, 'main'>, deck: DeckSchemas, output: string): { method: string; schema: JSONSchema } | null {
+  const [root, ...path] = output.split('.');
+  let call: Extract<Step, { kind: 'call' }> | null = null;
+  walkSteps(workflow.main, 'main', (step) => {
+    if (!call && step.kind === 'call' && step.save_as === root) call = step;
+  });
+  if (!call) return null;
+  const { instrument, method } = call as Extract<Step, { kind: 'call' }>;
+  let schema: unknown;
+  try {
+    schema = deck.schema(instrument).methods.find((m) => m.name === method)?.returns;
+  } catch {
+    return null; // an instrument the deck does not have now: validation says so elsewhere
+  }
+  for (const key of path) {
+    const s = schema as { properties?: Record<string, unknown>; prefixItems?: unknown[] } | undefined;
+    schema = s?.properties && Object.hasOwn(s.properties, key) ? s.properties[key] : Array.isArray(s?.prefixItems) ? s.prefixItems[Number(key)] : undefined;
+  }
+  return schema && typeof schema === 'object' ? { method: `${instrument}.${method}`, schema: schema as JSONSchema } : null;
+}
+
+/**
  * How many steps one run of `steps` executes, as the interpreter counts them (call, wait, pause and if are
  * steps; a repeat multiplies its body). For an `if`, the longer branch is counted: an upper bound, for
  * progress bars.
@@ -160,7 +186,7 @@ function zodDetails(issues: readonly z.core.$ZodIssue[], doc: unknown): ErrorDet
       out.push({ field, message: argFormMessage(valueAt(doc, issue.path)) });
       continue;
     }
-    if (issue.code === 'invalid_format' && issue.message.startsWith('must')) {
+    if (issue.code === 'invalid_format' && (issue.message.startsWith('must') || issue.message.startsWith('is '))) {
       out.push({ field, message: issue.message });
       continue;
     }
@@ -405,7 +431,9 @@ class Checker {
         at,
         elsewhere
           ? `"${o}" is saved only at ${elsewhere}, outside main: outputs are the variables a main step saves`
-          : `"${o}" is not saved by any main step; add "save_as": "${o}" to a call step in main, or remove it from outputs`,
+          : root !== o
+            ? `"${o}" is the field "${o.slice(root.length + 1)}" of "${root}", which no main step saves; give the call step that returns it "save_as": "${root}", or remove it from outputs`
+            : `"${o}" is not saved by any main step; add "save_as": "${o}" to a call step in main, or remove it from outputs`,
       );
     });
   }

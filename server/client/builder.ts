@@ -28,6 +28,8 @@ import {
   placeError,
   removeStep,
   renameParam,
+  outputChoices,
+  tickNewOutputs,
   savedVars,
   setArg,
   setOutput,
@@ -108,6 +110,8 @@ class Builder {
   }
 
   private lookup = (instrument: string, method: string) => this.methods.get(`${instrument}.${method}`);
+  /** The outputs offered at the last render (a variable new since then gets ticked). */
+  private offered: string[] = [];
   private snapshot = () => JSON.stringify(toDocument(this.doc));
   private $ = <T extends Element = HTMLElement>(sel: string) => this.root.querySelector<T>(sel);
 
@@ -423,8 +427,9 @@ class Builder {
 
   private renderOutputs() {
     const box = this.$('#wf-outputs')!;
-    const saved = savedVars(this.doc, 'main');
-    const names = [...saved, ...this.doc.outputs.filter((o) => !saved.includes(o))];
+    const offered = outputChoices(this.doc, this.lookup);
+    this.offered = offered;
+    const names = [...offered, ...this.doc.outputs.filter((o) => !offered.includes(o))];
     if (!names.length) {
       box.replaceChildren(h('p', { class: 'small text-body-secondary mb-0' }, 'The values main steps save ("Save result as") can be reported as the outputs of each iteration.'));
       return;
@@ -437,7 +442,7 @@ class Builder {
           'div',
           { class: 'form-check' },
           h('input', { class: 'form-check-input', type: 'checkbox', id, 'data-output': n, checked: i >= 0 }),
-          h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), saved.includes(n) ? '' : h('span', { class: 'text-warning-emphasis' }, ' not saved in main')),
+          h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), offered.includes(n) ? '' : h('span', { class: 'text-warning-emphasis' }, ' not saved in main')),
           i >= 0 ? h('div', { class: 'wf-field-errors', 'data-errors-for': `outputs[${i}]` }) : null,
         );
       }),
@@ -551,6 +556,7 @@ class Builder {
       this.renderRefs();
       this.hintAll();
     } else if (el.dataset.prop === 'save_as') {
+      tickNewOutputs(this.doc, this.lookup, this.offered);
       this.renderOutputs();
       this.renderRefs();
       this.hintAll();

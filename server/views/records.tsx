@@ -25,6 +25,16 @@ export function StatusBadge({ status }: { status: string | null }) {
   return <span className={`badge text-bg-${STATUS_BADGE[status] ?? 'secondary'}`}>{status}</span>;
 }
 
+/** A run's status: "completed with 1 skipped step" is never the green of a clean run. */
+export function RunStatusBadge({ status, skipped }: { status: string; skipped: number }) {
+  if (!skipped) return <StatusBadge status={status} />;
+  return (
+    <span className="badge text-bg-warning" title="A failed step was skipped: the iterations marked skipped are not data">
+      {status} with {skipped} skipped step{skipped === 1 ? '' : 's'}
+    </span>
+  );
+}
+
 /** `2024-05-01 14:03:07 UTC`-style time, with the exact ISO time as the element's datetime. */
 function Time({ iso }: { iso: string | null }) {
   if (!iso) return <span className="text-body-secondary">—</span>;
@@ -157,7 +167,7 @@ export function RecordsPage(props: { ctx: ViewCtx; list: RecordList; keyword: st
                     {r.workflow_version !== null ? <span className="text-body-secondary"> v{r.workflow_version}</span> : null}
                   </td>
                   <td>
-                    <StatusBadge status={r.status} />
+                    <RunStatusBadge status={r.status} skipped={r.skipped_steps} />
                   </td>
                   <td>
                     <Time iso={r.started_at} />
@@ -194,7 +204,7 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
   const hasOutputs = phase.outputs && typeof phase.outputs === 'object' && Object.keys(phase.outputs).length > 0;
   return (
     <tbody className="phase" data-phase={phase.phase} data-iteration={phase.iteration ?? ''}>
-      <tr className={`phase-head${phase.status === 'error' ? ' table-danger' : ' table-light'}`}>
+      <tr className={`phase-head${phase.status === 'error' ? ' table-danger' : phase.status === 'skipped' ? ' table-warning' : ' table-light'}`}>
         <th colSpan={7} scope="rowgroup">
           <span className="me-2">{phaseTitle(phase)}</span>
           <StatusBadge status={phase.status} />
@@ -215,7 +225,7 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
       ) : null}
       {phase.steps.map((s) => (
         <Fragment key={s.task_id}>
-          <tr className={s.status === 'error' ? 'table-danger step-error' : s.status === 'in-doubt' || s.status === 'running' ? 'table-warning' : undefined}>
+          <tr className={s.status === 'error' ? 'table-danger step-error' : s.status === 'in-doubt' || s.status === 'running' || s.status === 'skipped' ? 'table-warning' : undefined}>
             <td className="text-body-secondary">{s.index ?? ''}</td>
             <td>{s.path ? <code className="small">{s.path}</code> : <span className="text-body-secondary">—</span>}</td>
             <td>
@@ -322,7 +332,7 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
       </nav>
       <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
         <h1 className="h3 mb-0 me-2">
-          {r.name} <StatusBadge status={r.status} />
+          {r.name} <RunStatusBadge status={r.status} skipped={r.skipped_steps} />
         </h1>
         <div className="ms-auto d-flex flex-wrap gap-1" id="record-actions">
           <a className="btn btn-sm btn-outline-secondary" href={recordUrl(ctx, r.id, '/steps_data_csv')} download>
@@ -366,6 +376,12 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
           {errors} {errors === 1 ? 'step' : 'steps'} failed: highlighted in red below.
         </Alert>
       ) : null}
+      {r.skipped_steps > 0 ? (
+        <Alert kind="warning">
+          {r.skipped_steps} failed {r.skipped_steps === 1 ? 'step was' : 'steps were'} skipped: {r.skipped_steps === 1 ? 'its iteration is' : 'their iterations are'} marked
+          skipped below, left out of the plot and marked in the data CSV (status column).
+        </Alert>
+      ) : null}
 
       <dl className="row small mb-4" id="record-summary">
         <dt className="col-sm-2">Workflow</dt>
@@ -375,7 +391,7 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
         </dd>
         <dt className="col-sm-2">Status</dt>
         <dd className="col-sm-10">
-          <StatusBadge status={r.status} />
+          <RunStatusBadge status={r.status} skipped={r.skipped_steps} />
         </dd>
         <dt className="col-sm-2">Run by</dt>
         <dd className="col-sm-10">{r.user ?? (r.user_id === null ? 'labdeck (headless)' : `user ${r.user_id}`)}</dd>

@@ -97,6 +97,48 @@ describe('optimization campaigns', () => {
     expect(String(image.text ?? image.body)).toContain('<svg');
   });
 
+  it('refuses an objective the deck declares is not a number, naming the numeric field to choose', async () => {
+    await lab.runtime.store.workflows.save('react-whole', { ...REACTOR, name: 'react-whole', outputs: ['run', 'run.yield'] }, null);
+    const res = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'react-whole', repeat: 3, optimizer_type: 'random', parameters: 'temperature: 20..120', objectives: 'run:max' })
+      .expect(400);
+    expect(res.body.error.details).toEqual([
+      { field: 'objectives[0].name', message: '"run" is an object (the declared result of reactor.run), and an objective must be a number: choose run.yield, and add it to the workflow\'s outputs' },
+    ]);
+  });
+
+  it('an objective that comes back not a number fails its step; skipped, the iteration is no observation and the run is not a clean success', async () => {
+    const { runtime } = lab;
+    // stirrer.program declares no result: only the run can tell that it is an object
+    await runtime.store.workflows.save(
+      'stir-prog',
+      { name: 'stir-prog', parameters: [{ name: 'rpm', type: 'number', default: 100 }], outputs: ['prog'], main: [{ kind: 'call', instrument: 'stirrer', method: 'program', args: { steps: { value: [] } }, save_as: 'prog' }] },
+      null,
+    );
+    const task = await runtime.campaigns.submit({ workflow: 'stir-prog', repeat: 1, optimizer_type: 'random', seed: 3, parameters: 'rpm: 0..1000', objectives: 'prog:max' }, null);
+    await until(async () => runtime.runner.status().state === 'failed');
+    expect(runtime.runner.status().failed_step?.error).toBe('stirrer.program returned {"steps":0,"last_rpm":0}: the campaign\'s objective "prog" must be a number, and it is {"steps":0,"last_rpm":0}');
+    await runtime.runner.pauseResume(); // skip it
+    await until(async () => (await runtime.store.queue.get(task.id))?.status === 'done');
+    const runId = (await runtime.store.queue.get(task.id))!.runId!;
+    expect(await runtime.store.runs.get(runId)).toMatchObject({ status: 'completed', skipped: 1 });
+    expect((await runtime.store.phases.list(runId)).find((p) => p.phase === 'main')?.status).toBe('skipped');
+    const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+    expect(plot.best_so_far).toEqual([]); // nothing was told to the optimizer
+    const page = await lab.admin.get(`/app/executions/records/${runId}`).expect(200);
+    expect(page.text).toContain('completed with 1 skipped step');
+    expect(page.text).not.toContain('text-bg-success">completed<');
+  });
+
+  it("warm-starts from a run's data CSV: only its ok rows are observations", async () => {
+    const csv = 'iteration,status,temperature,time,run.yield\n1,ok,40,10,0.1\n2,skipped,100,50,0.9\n3,error,90,20,\n';
+    const hist = await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'react').attach('file', Buffer.from(csv), 'run-3.csv').expect(201);
+    const plan = await lab.runtime.campaigns.plan({ workflow: 'react', repeat: 2, optimizer_type: 'random', parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max', existing_data: hist.body.filename });
+    expect(plan.existing).toEqual([{ params: { temperature: 40, time: 10 }, values: { 'run.yield': 0.1 } }]);
+  });
+
   it('rebuilds the optimizer from the records when a campaign resumes', async () => {
     const { runtime } = lab;
     const task = await runtime.campaigns.submit({ workflow: 'react', repeat: 3, optimizer_type: 'random', seed: 1, parameters: 'temperature: 20..120, time: 1..60', objectives: [{ name: 'run.yield', minimize: false }] }, null);

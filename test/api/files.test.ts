@@ -213,7 +213,7 @@ describe('GET /files/execution-data/{filename}', () => {
     }
     const res = await lab.admin.get(`/app/files/execution-data/run-${run.id}.csv`).expect(200);
     expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="?run-${run.id}\\.csv"?$`));
-    expect(res.text).toBe("volume,solvent,mass\r\n-1,water,0.5\r\n2,'+x,-0.25\r\n");
+    expect(res.text).toBe("iteration,status,volume,solvent,mass\r\n1,ok,-1,water,0.5\r\n2,ok,2,'+x,-0.25\r\n");
     // it is a history file of the workflow: it uploads back
     await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'dose').attach('file', Buffer.from(res.text.replace("'+x", 'x')), 'run.csv').expect(201);
   });

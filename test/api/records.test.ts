@@ -216,7 +216,7 @@ describe('GET /executions/records/{workflow_id}', () => {
     expect(all.phases.every((p) => p.steps_complete)).toBe(true);
   });
 
-  it('renders the page: summary, parameters, steps, errors highlighted, log, plot and downloads', async () => {
+  it('renders the page: summary, parameters, steps, a skipped failure marked, log, plot and downloads', async () => {
     const res = await lab.admin.get(`/app/executions/records/${failed}`).expect(200);
     const html = res.text;
     expect(html).toContain('<link rel="stylesheet" href="/app/static/vendor/uPlot.min.css"/>');
@@ -226,9 +226,13 @@ describe('GET /executions/records/{workflow_id}', () => {
     expect(html).toContain(`href="/app/executions/records/${failed}/logs"`);
     expect(html).toContain(`hx-delete="/app/executions/records/${failed}"`);
     expect(html).toMatch(/hx-confirm="Delete record \d+/);
-    expect(html).toContain('class="table-danger step-error"');
-    expect(html).toContain('<strong>Error:</strong>');
-    expect(html).toContain('1 step failed');
+    // the failed step was skipped: marked so on the step, its iteration and the run, never a green "completed"
+    expect(html).toMatch(/<tr class="table-warning">(?:(?!<\/tr>).)*pump\.dose(?:(?!<\/tr>).)*<span class="badge text-bg-secondary">skipped<\/span>/);
+    expect(html).toContain('<tr class="phase-head table-warning"><th colSpan="7" scope="rowgroup"><span class="me-2">main · iteration 1</span><span class="badge text-bg-secondary">skipped</span>');
+    expect(html).toContain('<strong>Error:</strong> pump jammed');
+    expect(html).toContain('1 failed step was skipped: its iteration is marked skipped below');
+    expect(html).toContain('>completed with 1 skipped step</span></h1>');
+    expect(html).not.toContain('text-bg-success">completed<');
     expect(html).toContain('<code>pump.dose</code>');
     expect(html).toContain('main[1]');
     // CSP 'self': every script is a file
@@ -266,7 +270,7 @@ describe('GET /executions/records/{workflow_id}/steps_data_csv', () => {
     expect(lines[0]).toBe('phase,iteration,step_index,instrument,method,args,output,status,error,started_at,ended_at,duration_ms');
     expect(lines).toHaveLength(1 + 11);
     expect(lines[1]).toMatch(/^prep,,0,noop,ping,\{\},"""pong""",ok,,\d{4}-\d\d-\d\dT[^,]+Z,\d{4}-[^,]+Z,\d+$/);
-    expect(lines[2]).toMatch(/^main,0,0,stirrer,set_speed,"\{""rpm"":100\}",100,ok,/);
+    expect(lines[2]).toMatch(/^main,1,0,stirrer,set_speed,"\{""rpm"":100\}",100,ok,/);
     expect(lines.at(-1)).toMatch(/^cleanup,,0,stirrer,stop,/);
   });
 
@@ -295,8 +299,8 @@ describe('GET /executions/records/{workflow_id}/steps_data_csv', () => {
     expect(res.headers['transfer-encoding']).toBe('chunked');
     const lines = res.text.trimEnd().split('\r\n');
     expect(lines).toHaveLength(N + 1);
-    expect(lines[1]).toMatch(/^main,0,0,noop,ping,\{\},"""pong""",ok,,/);
-    expect(lines[N]).toMatch(new RegExp(`^main,${Math.floor((N - 1) / 10)},9,noop,ping,`));
+    expect(lines[1]).toMatch(/^main,1,0,noop,ping,\{\},"""pong""",ok,,/);
+    expect(lines[N]).toMatch(new RegExp(`^main,${Math.floor((N - 1) / 10) + 1},9,noop,ping,`));
     expect(lines[N]).toMatch(/,0$/); // duration_ms
   });
 

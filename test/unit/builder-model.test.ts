@@ -11,6 +11,7 @@ import {
   newBlock,
   newCall,
   normalise,
+  outputChoices,
   paramTypeFor,
   paramUsage,
   parseArgText,
@@ -24,6 +25,7 @@ import {
   setOutput,
   stepAt,
   summary,
+  tickNewOutputs,
   toDocument,
   type MethodInfo,
   type Step,
@@ -35,6 +37,14 @@ const VOLUME = { type: 'number', exclusiveMinimum: 0, maximum: 50, description: 
 const METHODS: Record<string, MethodInfo> = {
   'pump.dose': { name: 'dose', description: '', safety: 'hazardous', params: { type: 'object', properties: { volume_ml: VOLUME }, required: ['volume_ml'] } },
   'balance.weigh': { name: 'weigh', description: '', safety: 'readonly', params: { type: 'object', properties: {} } },
+  'reactor.run': {
+    name: 'run',
+    description: '',
+    safety: 'hazardous',
+    params: { type: 'object', properties: {} },
+    returns: { type: 'object', properties: { yield: { type: 'number' }, purity: { type: 'number' } }, required: ['yield'] },
+  },
+  'stage.position': { name: 'position', description: '', safety: 'readonly', params: { type: 'object', properties: {} }, returns: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }] } },
   'stirrer.set_speed': {
     name: 'set_speed',
     description: '',
@@ -43,6 +53,19 @@ const METHODS: Record<string, MethodInfo> = {
   },
 };
 const lookup = (i: string, m: string) => METHODS[`${i}.${m}`];
+
+/** A deck of METHODS, as the server's validation sees one. */
+const deckOf = () => ({
+  schema: (name: string) => ({
+    name,
+    driver: name,
+    description: '',
+    source: 'deck' as const,
+    methods: Object.entries(METHODS)
+      .filter(([k]) => k.startsWith(`${name}.`))
+      .map(([, m], order) => ({ ...m, safety: m.safety as 'readonly', hidden: false, order, inferred: false, inferredFields: [] })),
+  }),
+});
 
 /** main: [repeat 2× [dose, weigh→mass], if mass > 1 then [dose] else []]; cleanup: [wait 1] */
 function sample(): Workflow {
@@ -258,6 +281,32 @@ describe('parameters, variables and outputs', () => {
     setOutput(doc, 'dosed', false);
     expect(doc.outputs).toEqual(['mass']);
   });
+
+  it("offers the fields of a method's declared return object or tuple as outputs, and the server accepts them", () => {
+    const doc = sample();
+    insertStep(doc, 'main', 0, { kind: 'call', instrument: 'reactor', method: 'run', args: {}, save_as: 'run' });
+    insertStep(doc, 'main', 1, { kind: 'call', instrument: 'stage', method: 'position', args: {}, save_as: 'pos' });
+    insertStep(doc, 'prep', 0, { kind: 'call', instrument: 'reactor', method: 'run', args: {}, save_as: 'warmup' });
+    expect(outputChoices(doc, lookup)).toEqual(['run', 'run.yield', 'run.purity', 'pos', 'pos.0', 'pos.1', 'mass']);
+    setOutput(doc, 'mass', true);
+    setOutput(doc, 'run.yield', true);
+    setOutput(doc, 'pos.1', true);
+    expect(doc.outputs).toEqual(['run.yield', 'pos.1', 'mass']);
+    for (const p of ['main[2].steps[0]', 'main[3].then[0]']) setArg(stepAt(doc, p), 'volume_ml', { value: 1 });
+    expect(validateWorkflow(toDocument(doc), deckOf()).outputs).toEqual(['run.yield', 'pos.1', 'mass']);
+  });
+
+  it('ticks the outputs of a newly saved variable: its return fields when it has them, else the variable', () => {
+    const doc = sample();
+    const before = outputChoices(doc, lookup); // ['mass'], saved before: not ticked again
+    insertStep(doc, 'main', 0, { kind: 'call', instrument: 'reactor', method: 'run', args: {}, save_as: 'run' });
+    insertStep(doc, 'main', 1, { kind: 'call', instrument: 'balance', method: 'weigh', args: {}, save_as: 'tare' });
+    expect(tickNewOutputs(doc, lookup, before)).toEqual(['run.yield', 'run.purity', 'tare']);
+    expect(doc.outputs).toEqual(['run.yield', 'run.purity', 'tare']);
+    // unticked by hand, it stays unticked while the variable stays saved
+    setOutput(doc, 'run.purity', false);
+    expect(tickNewOutputs(doc, lookup, outputChoices(doc, lookup))).toEqual([]);
+  });
 });
 
 describe('the document the builder saves', () => {
@@ -281,17 +330,7 @@ describe('the document the builder saves', () => {
     (stepAt(doc, 'main[1]') as { save_as?: string }).save_as = 'mass';
     declareMissingParams(doc, lookup);
     setOutput(doc, 'mass', true);
-    const deck = {
-      schema: (name: string) => ({
-        name,
-        driver: name,
-        description: '',
-        source: 'deck' as const,
-        methods: Object.entries(METHODS)
-          .filter(([k]) => k.startsWith(`${name}.`))
-          .map(([, m], order) => ({ ...m, safety: m.safety as 'readonly', hidden: false, order, inferred: false, inferredFields: [] })),
-      }),
-    };
+    const deck = deckOf();
     const wf = validateWorkflow(toDocument(doc), deck);
     expect(wf).toMatchObject({ parameters: [{ name: 'volume', type: 'number' }], outputs: ['mass'], main: [{ args: { volume_ml: { param: 'volume' } } }, { save_as: 'mass' }] });
   });

@@ -334,6 +334,16 @@ describe('the live view (rendered to a string)', () => {
     expect(quitting).not.toContain('r retry');
   });
 
+  test('a skipped step: its iteration says skipped, and the run ends "completed with 1 skipped step", not green', () => {
+    let s = base();
+    s = reduceRun(s, { type: 'iteration', run_id: 7, iteration: 0, params: { volume: 1 }, outputs: { mass: 0.5 }, skipped: true });
+    s = reduceRun(s, { type: 'run', run_id: 7, task_id: 4, status: 'completed', skipped: 1 });
+    const text = view(s);
+    expect(text).toContain('#1  skipped (a failed step was skipped: not data)');
+    expect(text).not.toContain('mass=0.5');
+    expect(text).toContain('Run completed with 1 skipped step');
+  });
+
   test('ended: the outcome replaces the keys', () => {
     const s = reduceRun(base(), { type: 'end', status: 'aborted', error: 'aborted by the operator' });
     const text = view(s);

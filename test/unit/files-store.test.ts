@@ -173,7 +173,7 @@ describe('FileStore.open and read', () => {
 });
 
 describe('runData', () => {
-  it('is one row per main iteration: parameter columns then output columns, in iteration order', async () => {
+  it('is one row per main iteration: its number (from 1) and status, parameter columns then output columns, in iteration order', async () => {
     const run = await store.runs.create({
       taskId: null,
       name: 'dose run',
@@ -185,24 +185,36 @@ describe('runData', () => {
       userId: null,
       startedAt: new Date(),
     });
-    const phase = async (phase: 'prep' | 'main' | 'cleanup', iteration: number | null, params: unknown, outputs: unknown) => {
+    const phase = async (phase: 'prep' | 'main' | 'cleanup', iteration: number | null, params: unknown, outputs: unknown, status: 'ok' | 'skipped' = 'ok') => {
       const id = await store.phases.create({ runId: run.id, phase, iteration, params, startedAt: new Date() });
-      if (outputs !== undefined) await store.phases.update(id, { outputs, status: 'ok' });
+      if (outputs !== undefined) await store.phases.update(id, { outputs, status });
     };
     await phase('prep', null, {}, {});
     await phase('main', 1, { volume: 2, count: 1, solvent: 'water' }, { mass: 1.98 });
     await phase('main', 0, { volume: 1, count: 1, solvent: '=evil' }, { mass: 0.99, extra: 'x' });
     await phase('main', 2, { volume: 3, count: 1, solvent: 'water' }, undefined); // failed before outputs
+    await phase('main', 3, { volume: 4, count: 1, solvent: 'water' }, { mass: 0.01 }, 'skipped'); // the dose was skipped
     await phase('cleanup', null, {}, {});
     const data = await runData(store, run.id);
-    expect(data.columns).toEqual(['volume', 'count', 'solvent', 'mass', 'extra']);
+    expect(data.columns).toEqual(['iteration', 'status', 'volume', 'count', 'solvent', 'mass', 'extra']);
     expect(data.parameters).toEqual(['volume', 'count', 'solvent']);
     expect(data.rows).toEqual([
-      { volume: 1, count: 1, solvent: '=evil', mass: 0.99, extra: 'x' },
-      { volume: 2, count: 1, solvent: 'water', mass: 1.98 },
-      { volume: 3, count: 1, solvent: 'water' },
+      { iteration: 1, status: 'ok', volume: 1, count: 1, solvent: '=evil', mass: 0.99, extra: 'x' },
+      { iteration: 2, status: 'ok', volume: 2, count: 1, solvent: 'water', mass: 1.98 },
+      { iteration: 3, status: 'running', volume: 3, count: 1, solvent: 'water' },
+      { iteration: 4, status: 'skipped', volume: 4, count: 1, solvent: 'water', mass: 0.01 },
     ]);
     expect((await labError(runData(store, 999999))).code).toBe('not_found');
+  });
+
+  it('names its own columns run_iteration and run_status when the workflow has a parameter or output called so', async () => {
+    const wf = Workflow.parse({ name: 'st', parameters: [{ name: 'status', type: 'string' }], outputs: ['iteration'] });
+    const run = await store.runs.create({ taskId: null, name: 'r', workflowName: 'st', workflowVersion: 1, workflow: wf, parameters: [], status: 'completed', userId: null, startedAt: new Date() });
+    const id = await store.phases.create({ runId: run.id, phase: 'main', iteration: 0, params: { status: 'fine' }, startedAt: new Date() });
+    await store.phases.update(id, { outputs: { iteration: 7 }, status: 'ok' });
+    const data = await runData(store, run.id);
+    expect(data.columns).toEqual(['run_iteration', 'run_status', 'status', 'iteration']);
+    expect(data.rows).toEqual([{ run_iteration: 1, run_status: 'ok', status: 'fine', iteration: 7 }]);
   });
 
   it('reads run-<id>.csv names and nothing else', () => {

@@ -142,6 +142,15 @@ describe('plotData', () => {
     expect(data.series).toEqual({ volume: [1, 2, 3, null], mass: [1.1, 2.05, 2.9, null], label: [null, null, null, null] });
   });
 
+  it('leaves the outputs of an iteration with a skipped step out of the series (not data), and lists it with its status', () => {
+    const data = plotData(run, [phase({ iteration: 0, params: { volume: 1 }, outputs: { mass: 1.1 } }), phase({ iteration: 1, params: { volume: 2 }, outputs: { mass: 0.01 }, status: 'skipped' })]);
+    expect(data.iterations.map((i) => [i.iteration, i.status])).toEqual([
+      [0, 'ok'],
+      [1, 'skipped'],
+    ]);
+    expect(data.series).toEqual({ volume: [1, 2], mass: [1.1, null], label: [null, null] });
+  });
+
   it('adds names a phase recorded that the snapshot lacks; a name in both stays a parameter', () => {
     const data = plotData({ id: 1, workflowName: 'w', workflow: { parameters: [{ name: 'x' }, { nope: 1 }], outputs: ['x', 'y', 3] } }, [
       phase({ iteration: 0, params: { x: 1, extra: 5, __proto__: 9 } as Record<string, unknown>, outputs: { y: 2, z: 4 } }),
@@ -189,7 +198,7 @@ describe('the steps CSV rows and the log text', () => {
     expect(STEPS_CSV_COLUMNS).toEqual(['phase', 'iteration', 'step_index', 'instrument', 'method', 'args', 'output', 'status', 'error', 'started_at', 'ended_at', 'duration_ms']);
     expect(stepsCsvRow(step({}))).toEqual({
       phase: 'main',
-      iteration: 1,
+      iteration: 2, // recorded 1: counted from 1, as pages show it
       step_index: 0,
       instrument: 'pump',
       method: 'dose',

@@ -675,6 +675,24 @@ describe('a step throws', () => {
     expect((await l.store.phases.list(runId)).find((p) => p.phase === 'main')!.outputs).toEqual({ p: null, n: 1 });
   });
 
+  it('a skipped step is marked skipped everywhere: its record, its iteration, the run (completed with 1 skipped step), the log', async () => {
+    const { l, task, runId } = await failing(1, 2);
+    await l.runner.pauseResume();
+    expect(await outcome(l, task.id)).toBe('completed');
+    const steps = await l.store.runSteps.list(runId);
+    expect(steps.filter((s) => s.method === 'poke').map((s) => [s.iteration, s.status, s.error])).toEqual([
+      [0, 'skipped', 'flaky failure 1'],
+      [1, 'ok', null],
+    ]);
+    expect((await l.store.phases.list(runId)).filter((p) => p.phase === 'main').map((p) => p.status)).toEqual(['skipped', 'ok']);
+    expect(await l.store.runs.get(runId)).toMatchObject({ status: 'completed', skipped: 1 });
+    const logs = (await l.store.logs.list(runId)).map((x) => x.message);
+    expect(logs).toContain('Iteration 1 had 1 skipped step: it is marked skipped, and its outputs are not data.');
+    expect(logs.at(-1)).toBe('Run completed with 1 skipped step.');
+    expect(l.events.filter((e) => e.type === 'iteration').map((e) => e.type === 'iteration' && e.skipped)).toEqual([true, undefined]);
+    expect(l.events.find((e) => e.type === 'run' && e.status === 'completed')).toMatchObject({ skipped: 1 });
+  });
+
   it("a skipped step's output is null for its iteration, not the value of an earlier one", async () => {
     const l = await lab();
     await l.store.workflows.save('gateFlaky', { name: 'gateFlaky', outputs: ['p'], main: [call('gate', 'pass'), call('flaky', 'poke', {}, 'p')] }, null);

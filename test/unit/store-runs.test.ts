@@ -8,12 +8,17 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DataSource } from 'typeorm';
+import { postgresMigrations } from '../../core/store/migrations/postgres/index.js';
+import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, SQLITE_FILE } from '../../core/store/index.js';
 import { Init1732300000000 as InitPostgres } from '../../core/store/migrations/postgres/1732300000000-init.js';
 import { Init1732300000000 as InitSqlite } from '../../core/store/migrations/sqlite/1732300000000-init.js';
 import type { NewStep, QueueTaskRow, RunRow, Store } from '../../core/store/types.js';
 import { testDbUrl, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
+
+/** Every migration, by name, in order: the same list for both dialects. */
+const MIGRATIONS = sqliteMigrations.map((M) => new M().name);
 
 const dialect = usingPostgres() ? 'postgres' : 'sqlite';
 
@@ -26,7 +31,7 @@ const newUser = () => store.users.create({ username: uniq('user'), passwordHash:
 
 const T0 = new Date('2024-05-01T08:00:00.250Z');
 
-function newRun(over: Partial<Omit<RunRow, 'id' | 'endedAt' | 'error'>> = {}): Omit<RunRow, 'id' | 'endedAt' | 'error'> {
+function newRun(over: Partial<Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped'>> = {}): Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped'> {
   return {
     taskId: null,
     name: 'run',
@@ -266,7 +271,7 @@ describe(`runs (${dialect})`, () => {
     const u = await newUser();
     const task = await store.queue.add({ name: 'job', kind: 'workflow', payload: {}, createdBy: u.id });
     const r = await store.runs.create(newRun({ taskId: task.id, userId: u.id, name: 'first' }));
-    expect(r).toEqual({ id: expect.any(Number), ...newRun({ taskId: task.id, userId: u.id, name: 'first' }), error: null, endedAt: null });
+    expect(r).toEqual({ id: expect.any(Number), ...newRun({ taskId: task.id, userId: u.id, name: 'first' }), error: null, endedAt: null, skipped: 0 });
     expect(await store.runs.get(r.id)).toEqual(r);
     expect(await store.runs.get(999_999)).toBeNull();
 
@@ -531,10 +536,11 @@ describe(`files (${dialect})`, () => {
 });
 
 describe(`schema after the runs migration (${dialect})`, () => {
-  it('has run both migrations and leaves nothing for TypeORM to change', async () => {
+  it('has run every migration, the same for both dialects, and leaves nothing for TypeORM to change', async () => {
+    expect(postgresMigrations.map((M) => new M().name)).toEqual(MIGRATIONS);
     const ds = dataSourceOf(store);
     const ran = (await ds.query('SELECT "name" FROM "migrations" ORDER BY "id"')) as { name: string }[];
-    expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000', 'StepLog1732500000000']);
+    expect(ran.map((r) => r.name)).toEqual(MIGRATIONS);
     const log = await ds.driver.createSchemaBuilder().log();
     expect(log.upQueries.map((q) => q.query)).toEqual([]);
   });
@@ -559,7 +565,7 @@ describe(`schema after the runs migration (${dialect})`, () => {
       const s = await openStore({ url: db.url, dataDir });
       try {
         const ran = (await dataSourceOf(s).query('SELECT "name" FROM "migrations" ORDER BY "id"')) as { name: string }[];
-        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000', 'StepLog1732500000000']);
+        expect(ran.map((r) => r.name)).toEqual(MIGRATIONS);
         expect((await s.runSteps.list(7)).map((x) => [x.instrument, x.status])).toEqual([['pump', 'running']]);
         expect(await s.runSteps.markInDoubt(7)).toBe(1);
         expect(await dataSourceOf(s).driver.createSchemaBuilder().log()).toMatchObject({ upQueries: [] });

@@ -6,10 +6,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { LabError } from '../../core/errors.js';
+import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
 import type { NewStep, Store } from '../../core/store/types.js';
 import { testDbUrl, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
+
+/** Every migration, by name, in order: the same list for both dialects. */
+const MIGRATIONS = sqliteMigrations.map((M) => new M().name);
 
 const dialect = usingPostgres() ? 'postgres' : 'sqlite';
 
@@ -358,7 +362,7 @@ describe(`re-opening (${dialect})`, () => {
         expect(await s2.users.byName('keeper')).toEqual(u);
         expect((await s2.steps.get(stepId))?.output).toEqual({ kept: true });
         const ran = (await dataSourceOf(s2).query('SELECT "name" FROM "migrations"')) as { name: string }[];
-        expect(ran.map((r) => r.name)).toEqual(['Init1732300000000', 'Runs1732400000000', 'StepLog1732500000000']);
+        expect(ran.map((r) => r.name)).toEqual(MIGRATIONS);
         expect(await dataSourceOf(s2).showMigrations()).toBe(false); // nothing pending
       } finally {
         await s2.close();

@@ -150,6 +150,10 @@ describe('validateWorkflow: document problems (zod) name the path', () => {
       { field: 'name', message: 'is required' },
       { field: 'main[0].save_as', message: 'must start with a letter or _ and use only letters, digits, _ or -' },
     ]);
+    // a field of a result is an output, not a variable: the message says which is which
+    expect(problems(withMain({ kind: 'call', instrument: 'balance', method: 'weigh', save_as: 'run.yield' }))).toEqual([
+      { field: 'main[0].save_as', message: 'is a variable name, without a dot: save the whole result as "run", and report its field as the output "run.yield"' },
+    ]);
   });
 
   test('a document that is not an object', () => {
@@ -282,10 +286,11 @@ describe('validateWorkflow: deck problems', () => {
   });
 
   test('outputs must be saved by a main step', () => {
-    const doc = { ...demo(), outputs: ['mass', 'zero', 'yield'] };
+    const doc = { ...demo(), outputs: ['mass', 'zero', 'yield', 'run.yield', 'mass.value'] };
     expect(problems(doc)).toEqual([
       { field: 'outputs[1]', message: '"zero" is saved only at prep[1], outside main: outputs are the variables a main step saves' },
       { field: 'outputs[2]', message: '"yield" is not saved by any main step; add "save_as": "yield" to a call step in main, or remove it from outputs' },
+      { field: 'outputs[3]', message: '"run.yield" is the field "yield" of "run", which no main step saves; give the call step that returns it "save_as": "run", or remove it from outputs' },
     ]);
   });
 
