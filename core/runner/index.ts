@@ -933,7 +933,7 @@ export class Runner extends EventEmitter {
         ...base,
         owner: c.owner,
         record: async (s) => {
-          await this.store.steps.update(id, { args: s.args, output: s.output, status: s.status, error: s.error, startedAt: s.startedAt, endedAt: s.endedAt });
+          await this.store.steps.update(id, { args: s.args, output: s.output, status: s.status, error: s.error, startedAt: s.startedAt, endedAt: s.endedAt, log: s.log ?? null });
           return id;
         },
       });

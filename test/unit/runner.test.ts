@@ -289,6 +289,8 @@ describe('a run', () => {
     expect(log.at(-1)).toBe('Run completed.');
     // what the instrument logged while working for the run (ctx.log) is in the run's log
     expect(log).toEqual(expect.arrayContaining(['counter.inc: now at 100', 'counter.inc: now at 103']));
+    // and with the step's own record, as for a direct call
+    expect(steps.find((s) => s.phase === 'prep')?.log).toContain('now at 100');
   });
 
   it('emits status, run, step, iteration, log and queue events in order', async () => {
