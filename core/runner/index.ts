@@ -473,6 +473,9 @@ export class Runner extends EventEmitter {
         this.resumeFlag?.resolve();
         this.notify();
       }
+      // the run's log says when and why it stood still (idle, the flag only holds the queue: no run to tell)
+      const c = this.current;
+      if (c) await this.log(c.run.id, 'info', this.paused ? 'Paused by the operator: no new step starts (a call in flight finishes).' : 'Resumed by the operator.');
     }
     this.emitStatus();
     return this.status();

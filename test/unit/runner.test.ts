@@ -447,6 +447,21 @@ describe('running, a call in flight', () => {
     expect(count(l, 'counter.inc')).toBe(1);
   });
 
+  it("pause and resume are written in the run's log, in order with its steps", async () => {
+    const { l, task } = await atGate();
+    await l.runner.pauseResume();
+    l.state.release();
+    await isState(l, 'paused');
+    await l.runner.pauseResume();
+    expect(await outcome(l, task.id)).toBe('completed');
+    const log = (await l.store.logs.list((await l.store.queue.get(task.id))!.runId!)).map((x) => x.message);
+    const paused = log.indexOf('Paused by the operator: no new step starts (a call in flight finishes).');
+    const resumed = log.indexOf('Resumed by the operator.');
+    expect(paused).toBeGreaterThan(0);
+    expect(resumed).toBeGreaterThan(paused);
+    expect(log.findIndex((m) => m.startsWith('Run completed'))).toBeGreaterThan(resumed);
+  });
+
   it('the pause flag also keeps the next task from starting', async () => {
     const l = await lab();
     await save(l, 'gateOnly', 'ping');
