@@ -21,6 +21,8 @@ export interface UserEntity {
   passwordHash: string;
   role: string;
   createdAt: Date;
+  disabledAt: Date | null;
+  deletedAt: Date | null;
 }
 export interface SessionEntity {
   sid: string;
@@ -152,6 +154,8 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       passwordHash: { type: 'text', name: 'password_hash' },
       role: { type: 'text' },
       createdAt: { type: ts, name: 'created_at' },
+      disabledAt: { type: ts, name: 'disabled_at', nullable: true },
+      deletedAt: { type: ts, name: 'deleted_at', nullable: true },
     },
     uniques: [{ name: 'uq_users_username', columns: ['username'] }],
   });

@@ -16,6 +16,7 @@ import {
   toInt,
   toIntOrNull,
   type DbRow,
+  type Param,
 } from './sql.js';
 import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
 
@@ -25,7 +26,7 @@ const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', '
 /** A token's last-used time is written at most this often, so busy scripts do not write on every request. */
 const TOKEN_TOUCH_MS = 60_000;
 
-const USER_COLS = `"id", "username", "password_hash", "role", "created_at"`;
+const USER_COLS = `"id", "username", "password_hash", "role", "created_at", "disabled_at", "deleted_at"`;
 const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
 const INSERT_STEP =
   `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", ` +
@@ -59,6 +60,8 @@ function userRow(r: DbRow): UserRow {
     passwordHash: String(r.password_hash),
     role: r.role as Role,
     createdAt: toDate(r.created_at),
+    disabledAt: toDateOrNull(r.disabled_at),
+    deletedAt: toDateOrNull(r.deleted_at),
   };
 }
 
@@ -85,7 +88,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       return toInt(r?.n ?? 0);
     },
     async list() {
-      return (await sql.rows(`SELECT ${USER_COLS} FROM "users" ORDER BY "id"`)).map(userRow);
+      return (await sql.rows(`SELECT ${USER_COLS} FROM "users" WHERE "deleted_at" IS NULL ORDER BY "id"`)).map(userRow);
     },
     async byId(id) {
       const r = await sql.one(`SELECT ${USER_COLS} FROM "users" WHERE "id" = ?`, [id]);
@@ -115,8 +118,44 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       }
     },
     async setPassword(id, passwordHash) {
-      const n = await sql.run(`UPDATE "users" SET "password_hash" = ? WHERE "id" = ?`, [passwordHash, id]);
+      const n = await sql.run(`UPDATE "users" SET "password_hash" = ? WHERE "id" = ? AND "deleted_at" IS NULL`, [passwordHash, id]);
       if (n === 0) throw userNotFound(id);
+    },
+    async change(id, patch, check) {
+      // one at a time lab-wide: "is there another admin?" and the change that depends on it never interleave
+      return sql.exclusive('users.change', async (tx) => {
+        const r = await tx.one(`SELECT ${USER_COLS} FROM "users" WHERE "id" = ? AND "deleted_at" IS NULL`, [id]);
+        if (!r) return null;
+        const user = userRow(r);
+        if (check) {
+          const others = await tx.one<DbRow>(
+            `SELECT COUNT(*) AS "n" FROM "users" WHERE "role" = 'admin' AND "disabled_at" IS NULL AND "deleted_at" IS NULL AND "id" <> ?`,
+            [id],
+          );
+          check(user, toInt(others?.n ?? 0));
+        }
+        const sets: string[] = [];
+        const params: Param[] = [];
+        if (patch.role !== undefined) {
+          sets.push(`"role" = ?`);
+          params.push(oneOf(patch.role, ROLES, 'role'));
+        }
+        if (patch.disabled !== undefined) {
+          sets.push(`"disabled_at" = ?`);
+          params.push(patch.disabled ? (user.disabledAt ?? new Date()) : null);
+        }
+        if (patch.deleted) {
+          // no password hash verifies against '!': the account can never log in again
+          sets.push(`"deleted_at" = ?`, `"password_hash" = ?`);
+          params.push(new Date(), '!');
+        }
+        if (sets.length) await tx.run(`UPDATE "users" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
+        if (patch.deleted) {
+          await tx.run(`DELETE FROM "api_tokens" WHERE "user_id" = ?`, [id]);
+          await tx.run(`DELETE FROM "method_prefs" WHERE "user_id" = ?`, [id]);
+        }
+        return userRow((await tx.one(`SELECT ${USER_COLS} FROM "users" WHERE "id" = ?`, [id]))!);
+      });
     },
   };
 
@@ -185,7 +224,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
     async userFor(tokenHash) {
       const r = await sql.one(
         `SELECT t."id" AS "token_id", t."last_used_at" AS "token_last_used_at", ` +
-          `u."id", u."username", u."password_hash", u."role", u."created_at" ` +
+          `u."id", u."username", u."password_hash", u."role", u."created_at", u."disabled_at", u."deleted_at" ` +
           `FROM "api_tokens" t JOIN "users" u ON u."id" = t."user_id" WHERE t."token_hash" = ?`,
         [tokenHash],
       );

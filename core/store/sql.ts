@@ -6,7 +6,7 @@
  * prepared statements by SQL text) and a single round trip on PostgreSQL.
  */
 import { QueryFailedError } from 'typeorm';
-import type { DataSource } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { LabError, storageFailure } from '../errors.js';
 import type { Dialect } from './entities.js';
 
@@ -28,7 +28,49 @@ export class Sql {
     readonly dialect: Dialect,
     /** Where the data lives (the SQLite file, or the PostgreSQL URL without password), for error messages. */
     readonly where = 'the database',
+    /** Inside `exclusive` on PostgreSQL: the one connection (and transaction) every statement goes through. */
+    private readonly runner?: QueryRunner,
   ) {}
+
+  /** In-process queue per `exclusive` key. */
+  private readonly lockTails = new Map<string, Promise<void>>();
+
+  /**
+   * Runs `fn` holding the lab-wide lock `key`, for a read-check-write that must not interleave with another
+   * (say, "is there another admin?" then demoting this one). Within this process the callers queue up. On
+   * PostgreSQL, where several labdeck processes may share the database, `fn`'s statements also run in one
+   * transaction holding an advisory lock named by the key, so other processes wait too. SQLite is one
+   * process's database: the in-process queue is the lock, and the statements run one after another (a
+   * transaction on the shared connection would take in other requests' statements).
+   */
+  async exclusive<T>(key: string, fn: (tx: Sql) => Promise<T>): Promise<T> {
+    const prev = this.lockTails.get(key) ?? Promise.resolve();
+    let release!: () => void;
+    const tail = prev.then(() => new Promise<void>((r) => (release = r)));
+    this.lockTails.set(key, tail);
+    await prev;
+    try {
+      if (this.dialect !== 'postgres') return await fn(this);
+      const qr = this.ds.createQueryRunner();
+      try {
+        await qr.connect();
+        await qr.startTransaction();
+        const tx = new Sql(this.ds, this.dialect, this.where, qr);
+        await tx.rows(`SELECT pg_advisory_xact_lock(CAST(? AS bigint))`, [lockId(key)]);
+        const out = await fn(tx);
+        await qr.commitTransaction();
+        return out;
+      } catch (e) {
+        if (qr.isTransactionActive) await qr.rollbackTransaction().catch(() => undefined);
+        throw storageFailure(e, this.where);
+      } finally {
+        await qr.release();
+      }
+    } finally {
+      release();
+      if (this.lockTails.get(key) === tail) this.lockTails.delete(key);
+    }
+  }
 
   /** Runs a statement; returns the rows it produced (SELECT, or any statement with RETURNING). */
   async rows<T = DbRow>(sql: string, params: Param[] = []): Promise<T[]> {
@@ -97,15 +139,15 @@ export class Sql {
     const text = this.text(sql);
     const values = params.map((p) => (p instanceof Date ? this.encodeDate(p) : p));
     // On SQLite this is the driver's single shared runner (release only clears its schema cache); on
-    // PostgreSQL it borrows a pooled connection for this one statement.
-    const qr = this.ds.createQueryRunner();
+    // PostgreSQL it borrows a pooled connection for this one statement (inside `exclusive`: its own).
+    const qr = this.runner ?? this.ds.createQueryRunner();
     try {
       const res = await qr.query(text, values, true);
       return { records: Array.isArray(res.records) ? res.records : [], affected: res.affected };
     } catch (e) {
       throw storageFailure(e, this.where);
     } finally {
-      await qr.release();
+      if (!this.runner) await qr.release();
     }
   }
 
@@ -126,6 +168,13 @@ export class Sql {
     if (this.dialect === 'postgres') return d;
     return d.toISOString().replace('T', ' ').slice(0, 23);
   }
+}
+
+/** The advisory lock number of an `exclusive` key (FNV-1a: the same in every process). */
+function lockId(key: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
 }
 
 /**

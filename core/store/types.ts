@@ -11,6 +11,20 @@ export interface UserRow {
   passwordHash: string;
   role: Role;
   createdAt: Date;
+  /** When an admin disabled the account (no log-in; its sessions and tokens are refused); null: active. */
+  disabledAt: Date | null;
+  /**
+   * When an admin deleted the account. The row stays, without a password, so what the user made keeps their
+   * name and the name is not handed to someone else; it is listed nowhere and cannot log in.
+   */
+  deletedAt: Date | null;
+}
+
+/** What an admin may change about an account (`users.change`). */
+export interface UserPatch {
+  role?: Role;
+  disabled?: boolean;
+  deleted?: true;
 }
 
 export interface TokenRow {
@@ -62,12 +76,23 @@ export interface AuditRow {
 export interface Store extends RunStore {
   readonly dialect: 'sqlite' | 'postgres';
   users: {
+    /** Every account ever made, deleted ones too (the first one is the admin). */
     count(): Promise<number>;
+    /** The accounts that are not deleted, oldest first. */
     list(): Promise<UserRow[]>;
+    /** A user by id or name, deleted ones too (their names stay on what they made). */
     byId(id: number): Promise<UserRow | null>;
     byName(username: string): Promise<UserRow | null>;
     create(u: { username: string; passwordHash: string; role: Role }): Promise<UserRow>;
     setPassword(id: number, passwordHash: string): Promise<void>;
+    /**
+     * Change a user's role, disable or enable the account, or delete it, one such change at a time across the
+     * lab (every process on the database). `check` sees the user as it is and how many other admins can log
+     * in (not disabled, not deleted); it throws to refuse, and then nothing changes. Deleting keeps the row
+     * and drops its password, API tokens and method preferences (sessions: `sessions.destroyForUser`).
+     * Returns the user as changed; null when there is no such user or it was deleted.
+     */
+    change(id: number, patch: UserPatch, check?: (user: UserRow, otherActiveAdmins: number) => void): Promise<UserRow | null>;
   };
   sessions: {
     get(sid: string): Promise<{ data: string; expiresAt: Date } | null>;

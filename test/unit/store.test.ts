@@ -9,7 +9,7 @@ import { LabError } from '../../core/errors.js';
 import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
 import type { NewStep, Store } from '../../core/store/types.js';
-import { testDbUrl, usingPostgres, withTestStore } from '../helpers/db.js';
+import { testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 
 /** Every migration, by name, in order: the same list for both dialects. */
@@ -72,7 +72,7 @@ describe(`users (${dialect})`, () => {
   it('creates, counts, lists and finds users', async () => {
     const before = await store.users.count();
     const u = await store.users.create({ username: 'Alice', passwordHash: 'h1', role: 'admin' });
-    expect(u).toEqual({ id: expect.any(Number), username: 'Alice', passwordHash: 'h1', role: 'admin', createdAt: expect.any(Date) });
+    expect(u).toEqual({ id: expect.any(Number), username: 'Alice', passwordHash: 'h1', role: 'admin', createdAt: expect.any(Date), disabledAt: null, deletedAt: null });
     expect(Math.abs(u.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
     expect(await store.users.count()).toBe(before + 1);
     expect((await store.users.list()).map((x) => x.username)).toContain('Alice');
@@ -108,6 +108,63 @@ describe(`users (${dialect})`, () => {
     await store.users.setPassword(u.id, 'new-hash');
     expect((await store.users.byId(u.id))?.passwordHash).toBe('new-hash');
     expect((await labError(store.users.setPassword(999_999, 'x'))).code).toBe('not_found');
+  });
+
+  it('changes a role, disables, enables and deletes; a deleted user keeps its row and name but nothing else', async () => {
+    const u = await newUser();
+    expect(await store.users.change(u.id, { role: 'admin' })).toMatchObject({ id: u.id, role: 'admin', disabledAt: null });
+    const off = await store.users.change(u.id, { disabled: true });
+    expect(off?.disabledAt).toBeInstanceOf(Date);
+    // disabling again keeps the time it was first disabled
+    expect((await store.users.change(u.id, { disabled: true }))?.disabledAt).toEqual(off?.disabledAt);
+    expect((await store.users.change(u.id, { disabled: false }))?.disabledAt).toBeNull();
+    expect((await labError(store.users.change(u.id, { role: 'root' as 'admin' }))).details?.[0]?.field).toBe('role');
+
+    await store.tokens.create({ userId: u.id, name: 't', tokenHash: uniq('hash'), prefix: 'lab_x' });
+    await store.prefs.setOrder(u.id, 'pump', ['dose']);
+    const gone = await store.users.change(u.id, { deleted: true });
+    expect(gone).toMatchObject({ id: u.id, username: u.username, deletedAt: expect.any(Date), passwordHash: '!' });
+    expect(await store.tokens.list(u.id)).toEqual([]);
+    expect(await store.prefs.get(u.id, 'pump')).toEqual({ order: [], hidden: [] });
+    expect((await store.users.list()).map((x) => x.id)).not.toContain(u.id);
+    expect((await store.users.byId(u.id))?.username).toBe(u.username);
+    expect(await store.users.change(u.id, { disabled: false })).toBeNull();
+    expect((await labError(store.users.setPassword(u.id, 'back'))).code).toBe('not_found');
+    expect(await store.users.change(999_999, { role: 'admin' })).toBeNull();
+  });
+
+  it('runs the check of a change with the user as it is and the other admins who can log in; a refusal changes nothing', async () => {
+    const a = await newUser('admin');
+    const seen: [string, number][] = [];
+    await store.users.change(a.id, { disabled: true }, (u, others) => void seen.push([u.username, others]));
+    const before = (await store.users.list()).filter((x) => x.role === 'admin' && !x.disabledAt && !x.deletedAt && x.id !== a.id).length;
+    expect(seen).toEqual([[a.username, before]]);
+    await expect(store.users.change(a.id, { role: 'operator', disabled: false }, () => {
+      throw new LabError('conflict', 'no');
+    })).rejects.toThrow('no');
+    expect(await store.users.byId(a.id)).toMatchObject({ role: 'admin', disabledAt: expect.any(Date) });
+  });
+
+  it('keeps an admin when admins demote each other at once, in one process and (PostgreSQL) in two', async () => {
+    // a fresh database: no admins of other tests; on PostgreSQL a second store stands for a second labdeck
+    const t = await testStore();
+    const other = usingPostgres() ? await openStore({ url: t.url, dataDir: t.dataDir }) : t.store;
+    try {
+      const keepOne = (u: { role: string }, others: number) => {
+        if (u.role === 'admin' && others === 0) throw new LabError('conflict', 'the last admin');
+      };
+      const names = ['x', 'y', 'z'];
+      const ids = await Promise.all(names.map(async (n) => (await t.store.users.create({ username: n, passwordHash: 'h', role: 'admin' })).id));
+      for (let round = 0; round < 10; round++) {
+        for (const id of ids) await t.store.users.change(id, { role: 'admin' });
+        const results = await Promise.allSettled(ids.map((id, i) => (i % 2 ? other : t.store).users.change(id, { role: 'operator' }, keepOne)));
+        expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+        expect((await t.store.users.list()).filter((u) => u.role === 'admin')).toHaveLength(1);
+      }
+    } finally {
+      if (other !== t.store) await other.close();
+      await t.cleanup();
+    }
   });
 });
 
