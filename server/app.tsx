@@ -22,7 +22,7 @@ import { homeRoutes, publicRoutes } from './routes/home.js';
 import { instrumentRoutes } from './routes/instruments.js';
 import { recordRoutes } from './routes/records.js';
 import { workflowRoutes } from './routes/workflows.js';
-import { authenticate, csrfGuard, hostGuard, requireLogin } from './security.js';
+import { authenticate, csrfGuard, hostGuard, identify, requireLogin } from './security.js';
 import { DbSessionStore } from './session-store.js';
 import { ErrorPage } from './views/layout.js';
 
@@ -111,7 +111,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   const limit = opts.bodyLimit ?? '1mb';
   const router = Router();
   router.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
-  router.use(publicRoutes(runtime));
+  router.use(publicRoutes(runtime, { identify: identify(runtime, sessionMw) }));
   router.use(express.json({ limit }));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   router.use(express.text({ type: 'text/plain', limit }));

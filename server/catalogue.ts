@@ -30,7 +30,7 @@ export const ROUTES: RouteInfo[] = [
     { method: 'GET', path: '/auth/signup', summary: 'Sign-up form', public: true },
     { method: 'POST', path: '/auth/signup', summary: 'Create an account (302; 409 taken)', public: true },
     { method: 'GET', path: '/auth/change-password', summary: 'Password change form' },
-    { method: 'POST', path: '/auth/change-password', summary: 'Change the password (302)' },
+    { method: 'POST', path: '/auth/change-password', summary: 'Change the password: old_password, new_password, confirm_password (302)' },
     { method: 'POST', path: '/auth/logout', summary: 'Log out (302 to the login form; GET works too)', public: true },
     { method: 'GET', path: '/auth/logout', summary: 'Log out, for a plain link (same as POST)', public: true },
     { method: 'GET', path: '/account', summary: 'Your account: API tokens; lab settings for admins' },

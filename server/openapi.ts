@@ -143,7 +143,11 @@ const Step = z.object({
 const REQUEST = {
   LoginBody: z.object({ username: z.string(), password: z.string() }),
   SignupBody: z.object({ username: USERNAME, password: NEW_PASSWORD }),
-  ChangePasswordBody: z.object({ old_password: z.string(), new_password: NEW_PASSWORD }),
+  ChangePasswordBody: z.object({
+    old_password: z.string(),
+    new_password: NEW_PASSWORD,
+    confirm_password: z.string().optional().describe('The new password again (the form always sends it); when sent it must match'),
+  }),
   TokenBody: z.object({ name: z.string().max(64).optional().describe('A label for the token (default "token")') }),
   SignupSwitchBody: z.object({
     open: z
@@ -611,7 +615,7 @@ const wfJson = (description: string, schema: string, page?: boolean): ResponseOb
 export const OPERATIONS: Record<string, OperationSpec> = {
   'GET /': {
     operationId: 'home',
-    parameters: [FORMAT],
+    parameters: [FORMAT, query('password_changed', 'Say that the password was changed (where POST /app/auth/change-password leads)')],
     responses: { 200: pageOrJson('The home page, or every route as JSON', 'RouteList') },
   },
   'GET /help': { operationId: 'help', bare: true, responses: { 200: page('The help page') } },
@@ -637,7 +641,12 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'GET /auth/login': {
     operationId: 'loginForm',
-    parameters: [query('next', 'A path in this app to go to after login'), query('signed_up', 'Show "Account created"')],
+    parameters: [
+      query('next', 'A path in this app to go to after login'),
+      query('signed_up', 'Say "Account created" (where sign-up leads)'),
+      query('username', 'Fill in the username (where sign-up leads)'),
+      query('logged_out', 'Say "You are logged out" (where log-out leads)'),
+    ],
     responses: { 200: page('The login form') },
   },
   'POST /auth/login': {
@@ -660,7 +669,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     description: 'The first account is an admin, later ones operators.',
     requestBody: body({ form: 'SignupBody', json: 'SignupBody' }),
     responses: {
-      302: redirect('Created: to the login form (`?signed_up=1`)'),
+      302: redirect('Created: to the login form with the name filled in (`?signed_up=1&username=…`); the password is typed once more to log in'),
       400: error('Bad username or password (details name the field)'),
       403: error('Sign-up is closed'),
       409: error('The user already exists: the sign-up form with the message'),
@@ -669,15 +678,16 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'GET /auth/change-password': { operationId: 'changePasswordForm', responses: { 200: page('The password change form') } },
   'POST /auth/change-password': {
     operationId: 'changePassword',
+    description: "Ends the user's other sessions (API tokens stay). Audit-logged.",
     requestBody: body({ form: 'ChangePasswordBody', json: 'ChangePasswordBody' }),
     responses: {
-      302: redirect('Changed: to the home page'),
-      400: error('The new password is too short or too long'),
+      302: redirect('Changed: to the home page, which says so (`?password_changed=1`)'),
+      400: error('The new password is too short or too long, or confirm_password differs (details name the field)'),
       401: error('The current password is wrong'),
     },
   },
-  'POST /auth/logout': { operationId: 'logout', responses: { 302: redirect('To the login form; the session ends') } },
-  'GET /auth/logout': { operationId: 'logoutLink', responses: { 302: redirect('To the login form; the session ends') } },
+  'POST /auth/logout': { operationId: 'logout', responses: { 302: redirect('To the login form, which says so (`?logged_out=1`); the session ends') } },
+  'GET /auth/logout': { operationId: 'logoutLink', responses: { 302: redirect('To the login form, which says so (`?logged_out=1`); the session ends') } },
   'GET /account': {
     operationId: 'account',
     parameters: [FORMAT],

@@ -42,6 +42,15 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler): Reque
 }
 
 /**
+ * Who is asking, if anyone, for a public page that still shows who is logged in (the help page): as
+ * `authenticate`, but never an error: an unknown token or an unreadable session reads as nobody.
+ */
+export function identify(runtime: Runtime, sessionMw: RequestHandler): RequestHandler {
+  const auth = authenticate(runtime, sessionMw);
+  return (req, res, next) => auth(req, res, () => next());
+}
+
+/**
  * CSRF: browsers say where a request comes from. An unsafe request authenticated by cookie (or about to
  * set one, like login) whose Origin or Sec-Fetch-Site names another site is refused. Scripts send neither
  * header and use tokens anyway.

@@ -68,6 +68,18 @@ export function ownerOrAdmin(ownerId: number | null, user: Pick<PublicUser, 'id'
   return user.role === 'admin' || (ownerId !== null && ownerId === user.id);
 }
 
+/**
+ * The new password typed twice: when the second copy is sent (the forms always send it; API clients may
+ * leave it out) it must match.
+ */
+function checkConfirmation(password: string, confirm: unknown) {
+  if (confirm !== undefined && confirm !== password) {
+    throw new LabError('invalid_input', 'The two new passwords differ: type the same new password in both fields.', [
+      { field: 'confirm_password', message: 'does not match new_password' },
+    ]);
+  }
+}
+
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export interface AccountsOptions {
@@ -165,7 +177,8 @@ export class Accounts {
     return this.failures.size;
   }
 
-  async changePassword(userId: number, oldPassword: unknown, newPassword: unknown) {
+  /** A user's own password change: the current password, then the new one (and its confirmation, when sent). */
+  async changePassword(userId: number, oldPassword: unknown, newPassword: unknown, confirmPassword?: unknown) {
     const user = await this.store.users.byId(userId);
     if (!user) throw new LabError('not_found', 'This account no longer exists.');
     if (typeof oldPassword !== 'string' || !(await verifyPassword(oldPassword, user.passwordHash))) {
@@ -174,6 +187,7 @@ export class Accounts {
       ]);
     }
     const { password } = checkCredentials(user.username, newPassword, 'new_password');
+    checkConfirmation(password, confirmPassword);
     await this.store.users.setPassword(userId, await hashPassword(password));
   }
 

@@ -3,6 +3,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
+import { USERNAME_RE } from '../../core/accounts/index.js';
 import { asLabError, render, requireAdmin, statusOf, url, wantsJson, intParam } from '../http.js';
 import { ChangePasswordPage, LoginPage, SignupPage } from '../views/auth.js';
 import { AccountPage } from '../views/account.js';
@@ -48,7 +49,14 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   const { accounts } = runtime;
 
   r.get('/auth/login', async (req, res) => {
-    render(res, <LoginPage ctx={await ctxOf(req)} next={req.query.next as string | undefined} notice={req.query.signed_up ? 'Account created: log in.' : undefined} />);
+    // after sign-up the form comes with the new name filled in; after log-out it says so
+    const username = typeof req.query.username === 'string' && USERNAME_RE.test(req.query.username) ? req.query.username : undefined;
+    const notice = req.query.signed_up
+      ? `Account created${username ? ` for ${username}` : ''}: enter your password to log in.`
+      : req.query.logged_out
+        ? 'You are logged out.'
+        : undefined;
+    render(res, <LoginPage ctx={await ctxOf(req)} next={req.query.next as string | undefined} notice={notice} username={username} />);
   });
 
   r.post('/auth/login', async (req, res) => {
@@ -80,8 +88,9 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   r.post('/auth/signup', async (req, res) => {
     const { username, password } = req.body ?? {};
     try {
-      await accounts.signup(username, password);
-      res.redirect(302, `${url(req, '/auth/login')}?signed_up=1`);
+      const user = await accounts.signup(username, password);
+      // the spec's answer: the login form, here with the new name filled in (the password is typed once more)
+      res.redirect(302, `${url(req, '/auth/login')}?signed_up=1&username=${encodeURIComponent(user.username)}`);
     } catch (e) {
       const err = asLabError(e);
       if (wantsJson(req)) throw err;
@@ -97,7 +106,7 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
     }
     req.session?.destroy(() => undefined);
     res.clearCookie('labdeck.sid');
-    res.redirect(302, url(req, '/auth/login'));
+    res.redirect(302, `${url(req, '/auth/login')}?logged_out=1`);
   };
   r.post('/auth/logout', logout);
   r.get('/auth/logout', logout);
@@ -109,11 +118,11 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
 
   r.post('/auth/change-password', requireLogin, async (req, res) => {
     try {
-      await accounts.changePassword(req.user!.id, req.body?.old_password, req.body?.new_password);
+      await accounts.changePassword(req.user!.id, req.body?.old_password, req.body?.new_password, req.body?.confirm_password);
       // whoever knew the old password is logged out everywhere else; this session goes on
       const ended = await runtime.store.sessions.destroyForUser(req.user!.id, req.sessionID);
       await runtime.audit(req.user!.id, 'password.change', { other_sessions_ended: ended });
-      res.redirect(302, url(req, '/'));
+      res.redirect(302, `${url(req, '/')}?password_changed=1`);
     } catch (e) {
       const err = asLabError(e);
       if (wantsJson(req)) throw err;

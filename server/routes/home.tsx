@@ -1,5 +1,5 @@
 /** Home, help, health, the logo setting and the static assets (all served from our own origin). */
-import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
 import { join } from 'node:path';
 import { LOGO_MAX_BYTES } from '../../core/branding.js';
@@ -25,8 +25,13 @@ const VENDOR: Record<string, string> = {
   'uPlot.min.css': 'uplot/dist/uPlot.min.css',
 };
 
-export function publicRoutes(runtime: Runtime): Router {
+/**
+ * What is served before authentication and body parsing. `identify` tells the help page who is logged in
+ * (so its nav says so) without ever refusing anyone.
+ */
+export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler } = {}): Router {
   const r = Router();
+  const identify: RequestHandler = opts.identify ?? ((_req, _res, next) => next());
   const cache = { maxAge: '1h' };
   r.get('/healthz', (_req, res) => {
     res.json({ ok: true, instruments: runtime.deck.list().length });
@@ -45,7 +50,7 @@ export function publicRoutes(runtime: Runtime): Router {
     if (!logo) return res.status(404).end();
     res.type(logo.type).set('Cache-Control', 'no-cache').send(logo.data);
   });
-  r.get('/help', async (req, res) => {
+  r.get('/help', identify, async (req, res) => {
     render(res, <HelpPage ctx={await ctxOf(req)} />);
   });
   return r;
@@ -59,7 +64,8 @@ export function homeRoutes(runtime: Runtime): Router {
     if (wantsJson(req)) {
       return res.json({ routes: ROUTES.map((x) => ({ ...x, path: url(req, x.path) })) });
     }
-    render(res, <HomePage ctx={await ctxOf(req)} routes={ROUTES} instruments={runtime.deck.list()} />);
+    const notice = req.query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
+    render(res, <HomePage ctx={await ctxOf(req)} routes={ROUTES} instruments={runtime.deck.list()} notice={notice} />);
   });
 
   // who may send it is checked before the body is parsed

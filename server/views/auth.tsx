@@ -7,7 +7,7 @@ function AuthForm(props: {
   title: string;
   action: string;
   submit: string;
-  fields: { name: string; label: string; type: string; autocomplete: string; value?: string }[];
+  fields: { name: string; label: string; type: string; autocomplete: string; value?: string; autofocus?: boolean }[];
   error?: Err;
   notice?: string;
   footer?: React.ReactNode;
@@ -32,6 +32,7 @@ function AuthForm(props: {
                   type={f.type}
                   autoComplete={f.autocomplete}
                   defaultValue={f.value}
+                  autoFocus={f.autofocus}
                   required
                 />
               </div>
@@ -59,7 +60,8 @@ export function LoginPage({ ctx, next, error, username, notice }: { ctx: ViewCtx
       notice={notice}
       fields={[
         { name: 'username', label: 'Username', type: 'text', autocomplete: 'username', value: username },
-        { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' },
+        // with the name filled in (after sign-up, or a wrong password), the cursor waits in the password field
+        { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', autofocus: !!username },
       ]}
       footer={
         <>
@@ -103,6 +105,7 @@ export function ChangePasswordPage({ ctx, error }: { ctx: ViewCtx; error?: Err }
       fields={[
         { name: 'old_password', label: 'Current password', type: 'password', autocomplete: 'current-password' },
         { name: 'new_password', label: 'New password (8 characters or more)', type: 'password', autocomplete: 'new-password' },
+        { name: 'confirm_password', label: 'New password again', type: 'password', autocomplete: 'new-password' },
       ]}
     />
   );

@@ -1,11 +1,12 @@
 import type { RouteInfo } from '../catalogue.js';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
-import { Layout, type ViewCtx } from './layout.js';
+import { Alert, Layout, type ViewCtx } from './layout.js';
 
-export function HomePage({ ctx, routes, instruments }: { ctx: ViewCtx; routes: RouteInfo[]; instruments: InstrumentSchema[] }) {
+export function HomePage({ ctx, routes, instruments, notice }: { ctx: ViewCtx; routes: RouteInfo[]; instruments: InstrumentSchema[]; notice?: string }) {
   const sections = [...new Set(routes.map((r) => r.section))];
   return (
     <Layout ctx={ctx} title="Home">
+      {notice ? <Alert kind="success">{notice}</Alert> : null}
       <h1 className="h3">Your lab</h1>
       <div className="row g-3 mb-4">
         {instruments.map((i) => (

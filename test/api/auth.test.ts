@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { PASSWORD, signupAndLogin, startLab, type TestLab } from './helpers.js';
 
+const J = 'application/json';
+
 describe('accounts', () => {
   let lab: TestLab;
   beforeAll(async () => {
@@ -100,7 +102,7 @@ describe('accounts', () => {
     expect(weak.status).toBe(400);
     const ok = await dan.post('/app/auth/change-password').type('form').send({ old_password: PASSWORD, new_password: 'another secret' });
     expect(ok.status).toBe(302);
-    expect(ok.headers.location).toBe('/app/');
+    expect(ok.headers.location).toBe('/app/?password_changed=1');
     await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dan', password: PASSWORD }).expect(401);
     await request(lab.app).post('/app/auth/login').type('form').send({ username: 'dan', password: 'another secret' }).expect(302);
   });
@@ -108,7 +110,7 @@ describe('accounts', () => {
   it('logs out with POST or GET and redirects to the login form', async () => {
     const eve = await signupAndLogin(lab.app, 'eve');
     const out = await eve.post('/app/auth/logout').expect(302);
-    expect(out.headers.location).toBe('/app/auth/login');
+    expect(out.headers.location).toBe('/app/auth/login?logged_out=1');
     await eve.get('/app/instruments/').set('Accept', 'application/json').expect(401);
     const eve2 = await signupAndLogin(lab.app, 'eve2');
     await eve2.get('/auth/logout').expect(302);
@@ -162,5 +164,61 @@ describe('accounts', () => {
     const cookie = (await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ada', password: PASSWORD })).headers['set-cookie'];
     await request(app2).get('/app/account').set('Cookie', cookie).set('Accept', 'application/json').expect(200);
     (app2.locals.sessionStore as { close(): void }).close();
+  });
+});
+
+/** A scientist's first day: sign-up, the first password change, log-out and help say what happened. */
+describe("a scientist's first day", () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab();
+  });
+  afterAll(() => lab.close());
+
+  it('sign-up lands on the login form with the name filled in and says the account was made', async () => {
+    const res = await request(lab.app).post('/app/auth/signup').type('form').send({ username: 'vera', password: PASSWORD }).expect(302);
+    expect(res.headers.location).toBe('/app/auth/login?signed_up=1&username=vera');
+    const form = await request(lab.app).get(res.headers.location).expect(200);
+    expect(form.text).toContain('Account created for vera: enter your password to log in.');
+    expect(form.text).toMatch(/name="username"[^>]*value="vera"/);
+    // a name no account can have is not filled in
+    expect((await request(lab.app).get('/app/auth/login?username=%3Cb%3E').expect(200)).text).not.toContain('value="&lt;b&gt;"');
+  });
+
+  it('the password change asks for the new password twice and says when it is done', async () => {
+    const wes = await signupAndLogin(lab.app, 'wes');
+    const form = await wes.get('/app/auth/change-password').expect(200);
+    expect(form.text).toContain('name="confirm_password"');
+    const differ = await wes.post('/app/auth/change-password').type('form').send({ old_password: PASSWORD, new_password: 'a long secret', confirm_password: 'a long secreT' }).expect(400);
+    expect(differ.text).toContain('The two new passwords differ');
+    expect(differ.text).toContain('<code>confirm_password</code>');
+    // the old password is still the one
+    await request(lab.app).post('/app/auth/login').type('form').send({ username: 'wes', password: PASSWORD }).expect(302);
+    const ok = await wes.post('/app/auth/change-password').type('form').send({ old_password: PASSWORD, new_password: 'a long secret', confirm_password: 'a long secret' }).expect(302);
+    expect(ok.headers.location).toBe('/app/?password_changed=1');
+    expect((await wes.get(ok.headers.location).expect(200)).text).toContain('Your password was changed.');
+    // scripts may leave the confirmation out
+    await wes.post('/app/auth/change-password').set('Accept', J).send({ old_password: 'a long secret', new_password: 'another secret' }).expect(302);
+  });
+
+  it('log-out says so on the login form', async () => {
+    const xia = await signupAndLogin(lab.app, 'xia');
+    const out = await xia.post('/app/auth/logout').expect(302);
+    expect(out.headers.location).toBe('/app/auth/login?logged_out=1');
+    expect((await xia.get(out.headers.location).expect(200)).text).toContain('You are logged out.');
+  });
+
+  it('the help page knows who is logged in', async () => {
+    const yan = await signupAndLogin(lab.app, 'yan');
+    const mine = await yan.get('/app/help').expect(200);
+    expect(mine.text).toContain('href="/app/account">yan');
+    expect(mine.text).toContain('Log out');
+    const anon = await request(lab.app).get('/app/help').expect(200);
+    expect(anon.text).not.toContain('Log out');
+    expect(anon.text).toContain('href="/app/auth/login">Log in');
+    // a token user is known too; an unknown token is nobody, not an error
+    const token = (await yan.post('/app/account/tokens').set('Accept', J).send({ name: 'x' }).expect(201)).body.token as string;
+    expect((await request(lab.app).get('/help').set('Authorization', `Bearer ${token}`).expect(200)).text).toContain('href="/account">yan');
+    expect((await request(lab.app).get('/app/help').set('Authorization', 'Bearer lab_nope').expect(200)).text).not.toContain('Log out');
   });
 });
