@@ -17,6 +17,7 @@ import { EventEmitter } from 'node:events';
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
+import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
@@ -266,7 +267,8 @@ export class Runner extends EventEmitter {
     if (c) {
       if (this.failed) state = 'failed';
       else if (this.abortRequest || c.stopping) state = 'stopping';
-      else if (this.waitingPause || this.resumeFlag) state = 'paused';
+      // held by the flag (a resume that has not reached the loop yet is running again)
+      else if (this.waitingPause || (this.resumeFlag && this.paused)) state = 'paused';
       else state = 'running';
     }
     return {
@@ -453,30 +455,75 @@ export class Runner extends EventEmitter {
   }
 
   /**
-   * The one pause button. Failed step → skip it and go on; a `pause` step → continue; an interrupted task →
-   * go on after its in-doubt step; a held queue → release it; otherwise toggle the pause flag.
+   * The one pause button of the spec (POST /executions/pause-resume): a failed step → skip it; a `pause` step
+   * → continue; an interrupted task → go on after its in-doubt step; a held queue → release it; otherwise
+   * pause or resume (idle, the flag holds the queue). The page and `lab run` use the controls below, which
+   * each do one thing or refuse: a button named "Pause" never skips a step that failed a moment before.
    */
   async pauseResume(): Promise<RunnerStatus> {
-    if (this.failed) {
-      this.failed.resolve('skip');
-    } else if (this.waitingPause) {
-      this.waitingPause.resolve();
-    } else if (!this.current && this.interrupted) {
-      await this.resumeInterrupted('skip');
-    } else if (this.held && !this.current) {
-      await this.setHeld(false);
-      this.paused = false;
-      this.notify();
-    } else {
-      this.paused = !this.paused;
-      if (!this.paused) {
-        this.resumeFlag?.resolve();
-        this.notify();
-      }
-      // the run's log says when and why it stood still (idle, the flag only holds the queue: no run to tell)
-      const c = this.current;
-      if (c) await this.log(c.run.id, 'info', this.paused ? 'Paused by the operator: no new step starts (a call in flight finishes).' : 'Resumed by the operator.');
+    if (this.failed || (!this.current && this.interrupted)) return this.skip();
+    if (this.waitingPause) return this.continuePauseStep();
+    if (this.held && !this.current) return this.release();
+    if (this.current) return this.paused ? this.resume() : this.pause();
+    // idle: the flag alone holds the queue (DESIGN §5), and clearing it lets the queue go on
+    this.paused = !this.paused;
+    if (!this.paused) this.notify();
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** A control that does nothing in the runner's state: a conflict naming the state. */
+  private check(control: Control): void {
+    const s = this.status();
+    if (!availableControls(s)[control]) {
+      throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: the runner is ${SITUATION[situationOf(s)].label}.`, undefined, { state: s.state });
     }
+  }
+
+  /** Set the pause flag while a task runs: no new step starts (a call in flight finishes). */
+  async pause(): Promise<RunnerStatus> {
+    this.check('pause');
+    this.paused = true;
+    // the run's log says when and why it stood still
+    await this.log(this.current!.run.id, 'info', 'Paused by the operator: no new step starts (a call in flight finishes).');
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** Clear the pause flag of a running task: it goes on. */
+  async resume(): Promise<RunnerStatus> {
+    this.check('resume');
+    this.paused = false;
+    this.resumeFlag?.resolve();
+    this.notify();
+    await this.log(this.current!.run.id, 'info', 'Resumed by the operator.');
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** A `pause` step is done: go on with the next step. */
+  async continuePauseStep(): Promise<RunnerStatus> {
+    this.check('continue');
+    this.waitingPause!.resolve();
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** Leave the failed step out and go on (or go on after an interrupted task's in-doubt step). */
+  async skip(): Promise<RunnerStatus> {
+    this.check('skip');
+    if (this.failed) this.failed.resolve('skip');
+    else await this.resumeInterrupted('skip');
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** Let a held queue (after abort next-task, or the pause flag set while idle) start tasks again. */
+  async release(): Promise<RunnerStatus> {
+    this.check('release');
+    await this.setHeld(false);
+    this.paused = false;
+    this.notify();
     this.emitStatus();
     return this.status();
   }
@@ -881,7 +928,7 @@ export class Runner extends EventEmitter {
         }
         const error = message(e);
         this.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
-        await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it (pause-resume), or abort.`);
+        await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it, or abort the task.`);
         this.emitStatus();
         try {
           const decision = await this.failed.promise;

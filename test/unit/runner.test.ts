@@ -5,6 +5,7 @@
  * (and the gate instrument, which hangs until released), never by guessed sleeps.
  */
 import { Runner, type RunnerEvent, type RunnerState } from '../../core/runner/index.js';
+import { availableControls, CONTROLS, type Control } from '../../core/runner/controls.js';
 import type { Deck } from '../../core/deck/index.js';
 import type { QueueTaskRow, RunStatus, Store, TaskStatus } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
@@ -651,7 +652,7 @@ describe('a step throws', () => {
     expect(l.runner.status()).toMatchObject({ state: 'failed', busy: true, failed_step: { phase: 'main', iteration: 0, path: 'main[0]', error: 'flaky failure 1' } });
     const steps = await l.store.runSteps.list(runId);
     expect(steps).toEqual([expect.objectContaining({ phase: 'main', iteration: 0, stepIndex: 0, instrument: 'flaky', method: 'poke', status: 'error', error: 'flaky failure 1', output: null })]);
-    expect((await l.store.logs.list(runId)).find((x) => x.level === 'error')?.message).toBe('Step main[0] failed: flaky failure 1. Retry it, skip it (pause-resume), or abort.');
+    expect((await l.store.logs.list(runId)).find((x) => x.level === 'error')?.message).toBe('Step main[0] failed: flaky failure 1. Retry it, skip it, or abort the task.');
     const ev = l.events.find((e) => e.type === 'step' && e.state === 'error');
     expect(ev).toMatchObject({ instrument: 'flaky', method: 'poke', error: 'flaky failure 1', path: 'main[0]' });
     await settle();
@@ -1119,5 +1120,126 @@ describe('after a crash', () => {
     // only the in-doubt cleanup step ran again: the gate (done once after the first crash) was replayed
     expect(again.state.calls).toEqual({ 'counter.read': 1 });
     expect((await again.store.phases.list(runId)).map((p) => `${p.phase}${p.iteration ?? ''}:${p.status}`)).toEqual(['prep:ok', 'main0:ok', 'main1:ok', 'cleanup:ok']);
+  });
+});
+
+/* ------------------------------------------- the controls, one thing each */
+
+/** Each control as the runner does it (the page's buttons and `lab run`'s keys call these). */
+const op = (l: Lab, c: Control) =>
+  ({
+    pause: () => l.runner.pause(),
+    resume: () => l.runner.resume(),
+    continue: () => l.runner.continuePauseStep(),
+    retry: () => l.runner.retry(),
+    skip: () => l.runner.skip(),
+    release: () => l.runner.release(),
+    'stop-iteration': () => l.runner.abortNextIteration(),
+    'abort-task': () => l.runner.abortNextTask(),
+  })[c]();
+
+/**
+ * The controls the page enables in this state are `enabled`, and every other one is refused with a 409
+ * naming the state (and changes nothing): what the page disables really does nothing.
+ */
+async function onlyEnabled(l: Lab, enabled: Control[]) {
+  const s = l.runner.status();
+  const on = availableControls(s);
+  expect(CONTROLS.filter((c) => on[c])).toEqual(enabled);
+  for (const c of CONTROLS.filter((x) => !on[x])) {
+    const e = await labError(op(l, c));
+    expect([c, e.code, e.data]).toEqual([c, 'conflict', { state: s.state }]);
+  }
+  expect(l.runner.status()).toEqual(s);
+}
+
+describe('the controls: each does one thing, or is a 409 when it would do nothing', () => {
+  it('idle: all refused, with the state in words', async () => {
+    const l = await lab();
+    await onlyEnabled(l, []);
+    expect((await labError(l.runner.skip())).message).toBe('Skip the failed step does nothing now: the runner is idle.');
+    expect(l.runner.status().paused).toBe(false);
+  });
+
+  it("a call in flight: pause, then the run waits paused until resume (both in the run's log)", async () => {
+    const { l, task } = await atGate();
+    await onlyEnabled(l, ['pause', 'stop-iteration', 'abort-task']);
+    expect(await l.runner.pause()).toMatchObject({ paused: true, state: 'running' }); // the call in flight finishes
+    await onlyEnabled(l, ['resume', 'stop-iteration', 'abort-task']);
+    l.state.release();
+    await isState(l, 'paused');
+    await settle();
+    expect(count(l, 'counter.inc')).toBe(0);
+    await onlyEnabled(l, ['resume', 'stop-iteration', 'abort-task']);
+    expect(await l.runner.resume()).toMatchObject({ paused: false, state: 'running' });
+    expect(await outcome(l, task.id)).toBe('completed');
+    const log = (await l.store.logs.list((await l.store.queue.get(task.id))!.runId!)).map((x) => x.message);
+    expect(log).toEqual(expect.arrayContaining(['Paused by the operator: no new step starts (a call in flight finishes).', 'Resumed by the operator.']));
+  });
+
+  it('a pause step: continue goes on; nothing else but the aborts applies', async () => {
+    const { l, task } = await atPauseStep(1);
+    await onlyEnabled(l, ['continue', 'stop-iteration', 'abort-task']);
+    await l.runner.continuePauseStep();
+    expect(await outcome(l, task.id)).toBe('completed');
+    expect(count(l, 'counter.inc')).toBe(2);
+  });
+
+  it('a failed step: skip goes on without it (never pauses); retry and the aborts apply too', async () => {
+    const { l, task, runId } = await failing();
+    await onlyEnabled(l, ['retry', 'skip', 'stop-iteration', 'abort-task']);
+    expect((await l.runner.skip()).paused).toBe(false);
+    expect(await outcome(l, task.id)).toBe('completed');
+    expect(count(l, 'flaky.poke')).toBe(1);
+    expect((await l.store.runs.get(runId))!.skipped).toBe(1);
+    expect((await l.store.logs.list(runId)).map((x) => x.message)).toContain('Skipping main[0].');
+  });
+
+  it('stopping: pause, and abort the task (ends the cleanup); stop after this iteration is done already', async () => {
+    const l = await lab();
+    await save(l, 'slowCleanup');
+    const task = await submit(l, 'slowCleanup');
+    await l.state.gateWaiting();
+    await l.runner.abortNextIteration();
+    l.state.release();
+    await until(() => l.state.waiting[0]?.tag === 'cleanup', 'the cleanup gate');
+    const on = availableControls(l.runner.status());
+    expect(CONTROLS.filter((c) => on[c])).toEqual(['pause', 'abort-task']);
+    for (const c of ['resume', 'continue', 'retry', 'skip', 'release'] as const) expect((await labError(op(l, c))).data).toEqual({ state: 'stopping' });
+    l.state.release();
+    expect(await outcome(l, task.id)).toBe('stopped');
+  });
+
+  it('a held queue: release lets it go on; the flag set while idle holds it too', async () => {
+    const { l, task, more } = await atGate(1, 1);
+    await l.runner.abortNextTask();
+    l.state.release();
+    await outcome(l, task.id);
+    await onlyEnabled(l, ['release']);
+    expect(await l.runner.release()).toMatchObject({ queue_held: false, paused: false });
+    expect(await outcome(l, more[0].id)).toBe('completed');
+    await l.runner.pauseResume(); // idle: the spec's toggle holds the queue
+    await onlyEnabled(l, ['release']);
+    expect(await l.runner.release()).toMatchObject({ queue_held: false, paused: false });
+  });
+
+  it('an interrupted task: retry, skip (goes on after the in-doubt step) or abort; release waits for that decision', async () => {
+    const { l, task } = await crashed();
+    await onlyEnabled(l, ['retry', 'skip', 'abort-task']);
+    await l.runner.skip();
+    expect(await outcome(l, task.id)).toBe('completed');
+    expect(callsOf(l)).toEqual({ 'counter.inc': 1, 'counter.read': 1 });
+  });
+
+  it('pause-resume keeps its meaning (the spec\'s one button): skip, continue, release, or pause and resume', async () => {
+    const failed = await failing();
+    await failed.l.runner.pauseResume();
+    expect(await outcome(failed.l, failed.task.id)).toBe('completed');
+    expect(count(failed.l, 'flaky.poke')).toBe(1);
+    const { l, task } = await atGate();
+    expect((await l.runner.pauseResume()).paused).toBe(true);
+    expect((await l.runner.pauseResume()).paused).toBe(false);
+    l.state.release();
+    expect(await outcome(l, task.id)).toBe('completed');
   });
 });

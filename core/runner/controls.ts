@@ -1,0 +1,133 @@
+/**
+ * What the operator can do in each state of the runner, and the words for it. One answer for the runner's own
+ * checks (a control that does nothing now is a 409), the execution page (rendered by the server, then kept
+ * current in the browser from the live stream), and `lab run`'s keys. Pure: no Node, no DOM, types only from
+ * the runner, so the browser bundle carries it too.
+ */
+import type { RunnerStatus } from './index.js';
+
+/** The operator's controls, each doing one thing. */
+export type Control = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'release' | 'stop-iteration' | 'abort-task';
+export const CONTROLS: readonly Control[] = ['pause', 'resume', 'continue', 'retry', 'skip', 'release', 'stop-iteration', 'abort-task'];
+
+/** The words for each control: the page's buttons, the API's 409 messages and `lab run`'s key help. */
+export const CONTROL_LABEL: Record<Control, string> = {
+  pause: 'Pause',
+  resume: 'Resume',
+  continue: 'Continue',
+  retry: 'Retry the failed step',
+  skip: 'Skip the failed step',
+  release: 'Release the held queue',
+  'stop-iteration': 'Stop after this iteration',
+  'abort-task': 'Abort the task',
+};
+
+/** What each control does, in a sentence (a button's title, the API document). */
+export const CONTROL_HELP: Record<Control, string> = {
+  pause: 'No new step starts; the call in flight finishes. The queue waits too.',
+  resume: 'Go on from where the run was paused.',
+  continue: 'The pause step is done: go on with the next step.',
+  retry: 'Run the failed step again, then go on.',
+  skip: 'Leave the failed step out and go on: its iteration is marked skipped, its outputs are not data.',
+  release: 'Let the queue start its next task again.',
+  'stop-iteration': 'Finish this iteration, skip the rest, run cleanup: the run is recorded stopped; the queue goes on.',
+  'abort-task': 'Finish the step in flight, run no further step, run cleanup: the run is recorded aborted and the queue is held.',
+};
+
+/** The parts of the runner's status these read (what the page gets from the live stream). */
+export type ControlStatus = Pick<RunnerStatus, 'busy' | 'state' | 'paused' | 'queue_held'> & {
+  current_task: { id: number } | null;
+  failed_step: unknown;
+  waiting: unknown;
+  interrupted: unknown;
+};
+
+/**
+ * Where the runner really is, finer than `state`: `running` with the pause flag set is still finishing a step
+ * (`pausing`), `paused` is either the flag or a pause step (`waiting`), and idle is `held` (no task starts) or
+ * `interrupted` (a task cut off by a crash waits for a decision).
+ */
+export type Situation = 'idle' | 'held' | 'interrupted' | 'running' | 'pausing' | 'paused' | 'waiting' | 'failed' | 'stopping';
+
+export const SITUATION: Record<Situation, { label: string; tone: 'secondary' | 'primary' | 'warning' | 'danger' | 'dark' }> = {
+  idle: { label: 'idle', tone: 'secondary' },
+  held: { label: 'queue held', tone: 'warning' },
+  interrupted: { label: 'interrupted, waiting for a decision', tone: 'danger' },
+  running: { label: 'running', tone: 'primary' },
+  pausing: { label: 'pausing after this step', tone: 'warning' },
+  paused: { label: 'paused', tone: 'warning' },
+  waiting: { label: 'waiting at a pause step', tone: 'warning' },
+  failed: { label: 'failed step waiting for a decision', tone: 'danger' },
+  stopping: { label: 'stopping', tone: 'dark' },
+};
+
+export function situationOf(s: ControlStatus): Situation {
+  if (!s.busy) return s.interrupted ? 'interrupted' : s.queue_held ? 'held' : 'idle';
+  switch (s.state) {
+    case 'failed':
+      return 'failed';
+    case 'stopping':
+      return 'stopping';
+    case 'paused':
+      return s.waiting ? 'waiting' : 'paused';
+    default:
+      return s.paused ? 'pausing' : 'running';
+  }
+}
+
+/** Which controls do something now; the others are disabled on the page and answer 409. */
+export function availableControls(s: ControlStatus): Record<Control, boolean> {
+  const failed = s.busy && s.state === 'failed';
+  const interrupted = !s.busy && !!s.interrupted;
+  return {
+    pause: s.busy && !s.paused && (s.state === 'running' || s.state === 'stopping'),
+    resume: s.busy && s.paused,
+    continue: s.busy && !!s.waiting,
+    retry: failed || interrupted,
+    skip: failed || interrupted,
+    release: !s.busy && s.queue_held && !s.interrupted,
+    'stop-iteration': s.busy && s.state !== 'stopping',
+    'abort-task': s.busy || interrupted,
+  };
+}
+
+/** A queued task's status as the queue shows it: the running task says where the runner really is. */
+export function queueStatusLabel(task: { id: number; status: string }, s: ControlStatus): string {
+  if (task.status === 'running' && s.current_task?.id === task.id) return SITUATION[situationOf(s)].label;
+  if (task.status === 'pending' && s.queue_held) return 'pending (queue held)';
+  if (task.status === 'interrupted') return SITUATION.interrupted.label;
+  return task.status;
+}
+
+/** A task's end, in the run's words (`done` is a completed run). */
+const ENDED: Record<string, { word: string; tone: Notice['tone'] }> = {
+  done: { word: 'completed', tone: 'success' },
+  completed: { word: 'completed', tone: 'success' },
+  stopped: { word: 'stopped', tone: 'warning' },
+  failed: { word: 'failed', tone: 'danger' },
+  aborted: { word: 'aborted', tone: 'danger' },
+};
+
+export interface Notice {
+  tone: 'info' | 'success' | 'warning' | 'danger' | 'secondary' | 'primary' | 'dark';
+  text: string;
+  /** The run to link to (its record), once there is one. */
+  run_id: number | null;
+}
+
+/**
+ * The page's note about a task just queued, as it is now: queued, where the runner is while it runs, and
+ * how it ended with its record. `task.status` is the queue's (pending … done) or a run's outcome.
+ */
+export function taskNotice(task: { id: number; name: string; status: string; run_id: number | null }, s: ControlStatus): Notice {
+  const who = `Task ${task.id} (${task.name})`;
+  const ended = ENDED[task.status];
+  if (ended) return { tone: ended.tone, text: `${who} ended: ${ended.word}.`, run_id: task.run_id };
+  if (task.status === 'pending') return { tone: s.queue_held ? 'warning' : 'info', text: `${who} is queued${s.queue_held ? ': the queue is held' : ''}.`, run_id: null };
+  if (task.status === 'running' && s.current_task?.id === task.id) {
+    const where = SITUATION[situationOf(s)];
+    return { tone: where.tone === 'primary' ? 'info' : where.tone, text: `${who}: ${where.label}.`, run_id: task.run_id };
+  }
+  if (task.status === 'interrupted') return { tone: 'danger', text: `${who}: ${SITUATION.interrupted.label}.`, run_id: task.run_id };
+  return { tone: 'info', text: `${who}: ${task.status}.`, run_id: task.run_id };
+}
