@@ -21,6 +21,7 @@ import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { instrumentRoutes } from './routes/instruments.js';
 import { recordRoutes } from './routes/records.js';
+import { userRoutes } from './routes/users.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { authenticate, csrfGuard, hostGuard, identify, requireLogin } from './security.js';
 import { DbSessionStore } from './session-store.js';
@@ -121,6 +122,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(homeRoutes(runtime));
   router.use(apiDocRoutes(runtime));
   router.use(requireLogin);
+  router.use(userRoutes(runtime));
   router.use(deviceRoutes(runtime));
   router.use(instrumentRoutes(runtime));
   router.use(workflowRoutes(runtime));

@@ -37,6 +37,12 @@ export const ROUTES: RouteInfo[] = [
     { method: 'POST', path: '/account/tokens', summary: 'Make an API token (shown once)' },
     { method: 'POST', path: '/account/tokens/{id}/delete', summary: 'Revoke an API token' },
     { method: 'POST', path: '/account/signup', summary: 'Open or close sign-up', admin: true },
+    { method: 'GET', path: '/account/users', summary: 'Every account, its role and state; what an admin may do to each', admin: true },
+    { method: 'POST', path: '/account/users/{user_id}/role', summary: 'Make an account an admin or an operator: { role }', admin: true },
+    { method: 'POST', path: '/account/users/{user_id}/password', summary: "Set someone's new password: { new_password, confirm_password? }; their sessions end", admin: true },
+    { method: 'POST', path: '/account/users/{user_id}/disable', summary: 'Disable an account: no log-in; its sessions end, its API tokens are refused', admin: true },
+    { method: 'POST', path: '/account/users/{user_id}/enable', summary: 'Enable a disabled account again', admin: true },
+    { method: 'POST', path: '/account/users/{user_id}/delete', summary: 'Delete an account; what it made keeps its name', admin: true },
   ]),
   ...section('Direct control', [
     { method: 'GET', path: '/instruments/', summary: 'All instruments' },

@@ -102,6 +102,10 @@ const NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/);
 const ISO_DATE = z.string().describe('ISO 8601 date-time');
 
 const User = z.object({ id: z.int(), username: z.string(), role: z.enum(['admin', 'operator']) });
+const ManagedUser = User.extend({
+  disabled: z.boolean().describe('Cannot log in; its API tokens are refused'),
+  created_at: ISO_DATE,
+});
 const MethodSchemaZ = z.looseObject({
   name: z.string(),
   description: z.string(),
@@ -145,6 +149,11 @@ const REQUEST = {
   SignupBody: z.object({ username: USERNAME, password: NEW_PASSWORD }),
   ChangePasswordBody: z.object({
     old_password: z.string(),
+    new_password: NEW_PASSWORD,
+    confirm_password: z.string().optional().describe('The new password again (the form always sends it); when sent it must match'),
+  }),
+  RoleBody: z.object({ role: z.enum(['admin', 'operator']) }),
+  ResetPasswordBody: z.object({
     new_password: NEW_PASSWORD,
     confirm_password: z.string().optional().describe('The new password again (the form always sends it); when sent it must match'),
   }),
@@ -284,6 +293,9 @@ const RESPONSE = {
   }),
   TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>"'), id: z.int(), name: z.string() }),
   SignupState: z.object({ signup_open: z.boolean() }),
+  ManagedUser,
+  UserList: z.object({ users: z.array(ManagedUser).describe('Every account that is not deleted, oldest first') }),
+  UserChanged: z.object({ user: ManagedUser.describe('The account as it is now') }),
   InstrumentList: z.object({
     instruments: z.array(
       z.object({ name: z.string(), driver: z.string(), description: z.string(), source: z.enum(['deck', 'temporary']), methods: z.array(z.string()) }),
@@ -475,6 +487,7 @@ const PATH_PARAMS: Record<string, { description: string; schema: SchemaObject }>
   function: { description: 'A method of the instrument', schema: { type: 'string' } },
   task_id: { description: 'An integer id: of a recorded call under /instruments, of a queued task under /executions', schema: { type: 'integer', minimum: 1 } },
   id: { description: 'The integer id of an API token', schema: { type: 'integer', minimum: 1 } },
+  user_id: { description: 'The integer id of an account (GET /app/account/users)', schema: { type: 'integer', minimum: 1 } },
   file: { description: 'A file name', schema: { type: 'string' } },
   name: { description: 'A workflow name', schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' } },
   workflow_id: { description: 'The integer id of a run record (GET /app/executions/records)', schema: { type: 'integer', minimum: 1 } },
@@ -607,6 +620,15 @@ function workflowSchemas(out: Record<string, SchemaObject>) {
   };
 }
 
+/** The answers of an admin's action on an account (POST /account/users/{user_id}/…). */
+const USER_ACTION = (invalid?: string): Record<string, ResponseObject> => ({
+  200: json('Done (JSON clients): the account as it is now', 'UserChanged'),
+  302: redirect('Done (pages): back to the users page, which says what was done (`?done=<action>&user=<id>`)'),
+  400: error(invalid ? `user_id is not a positive integer, or: ${invalid}` : 'user_id is not a positive integer'),
+  404: error('No such account (or it was deleted)'),
+  409: error('Not your own account (disable, delete, reset), and not the last admin who can log in (demote, disable, delete)'),
+});
+
 const wfJson = (description: string, schema: string, page?: boolean): ResponseObject => ({
   description,
   content: { 'application/json': { schema: ref(schema) }, ...(page ? { 'text/html': HTML } : {}) },
@@ -657,6 +679,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     responses: {
       302: redirect('Logged in: to `next` or the home page, with the session cookie'),
       401: error('Wrong username or password: the login form with the message'),
+      403: error('The right password, but an admin disabled the account'),
       429: {
         ...error('Too many failed logins: wait Retry-After seconds'),
         headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
@@ -716,6 +739,44 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       302: redirect('Saved: to the account page (pages)'),
       400: error('open is missing'),
     },
+  },
+  'GET /account/users': {
+    operationId: 'listUsers',
+    parameters: [
+      FORMAT,
+      query('done', 'The action just done, for the notice: role, password, disable, enable or delete', { type: 'string', enum: ['role', 'password', 'disable', 'enable', 'delete'] }),
+      query('user', 'The id of the account it was done to', { type: 'integer', minimum: 1 }),
+    ],
+    responses: { 200: pageOrJson('The users page, or every account that is not deleted', 'UserList') },
+  },
+  'POST /account/users/{user_id}/role': {
+    operationId: 'setUserRole',
+    description: 'The last admin who can log in stays an admin. Audit-logged (`user.role`).',
+    requestBody: body({ form: 'RoleBody', json: 'RoleBody' }),
+    responses: USER_ACTION('role is not admin or operator'),
+  },
+  'POST /account/users/{user_id}/password': {
+    operationId: 'resetUserPassword',
+    description:
+      "The admin sets the new password and gives it to the user, who may change it later. The user's sessions end; their API tokens stay. Not for your own account (use POST /app/auth/change-password). Audit-logged (`user.password`, without the password).",
+    requestBody: body({ form: 'ResetPasswordBody', json: 'ResetPasswordBody' }),
+    responses: USER_ACTION('The new password is too short or too long, or confirm_password differs'),
+  },
+  'POST /account/users/{user_id}/disable': {
+    operationId: 'disableUser',
+    description: 'The account cannot log in; its sessions end and its API tokens are refused until it is enabled. Not your own account, not the last admin who can log in. Audit-logged (`user.disable`).',
+    responses: USER_ACTION(),
+  },
+  'POST /account/users/{user_id}/enable': {
+    operationId: 'enableUser',
+    description: 'The account may log in again; its API tokens work again. Audit-logged (`user.enable`).',
+    responses: USER_ACTION(),
+  },
+  'POST /account/users/{user_id}/delete': {
+    operationId: 'deleteUser',
+    description:
+      "The account's password, API tokens, sessions and method preferences go; its records, runs, queued tasks, workflows and uploads stay and keep its name, which no new account may take. Not your own account, not the last admin who can log in. Audit-logged (`user.delete`).",
+    responses: USER_ACTION(),
   },
   'GET /instruments/': {
     operationId: 'listInstruments',

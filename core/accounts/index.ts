@@ -1,10 +1,11 @@
 /**
- * Accounts: sign-up, login with throttling, password changes and API tokens. Used by the web app and by
- * `lab user`; knows nothing of HTTP. Passwords are hashed with scrypt, its parameters stored with the hash.
+ * Accounts: sign-up, login with throttling, password changes, API tokens, and what an admin does to other
+ * accounts (role, password reset, disable, delete). Used by the web app and by `lab user`; knows nothing of
+ * HTTP. Passwords are hashed with scrypt, its parameters stored with the hash.
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, createHash, type ScryptOptions } from 'node:crypto';
 import { LabError } from '../errors.js';
-import type { Role, Store, UserRow } from '../store/types.js';
+import type { Role, Store, UserPatch, UserRow } from '../store/types.js';
 
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
@@ -60,13 +61,19 @@ export interface PublicUser {
 
 export const publicUser = (u: UserRow): PublicUser => ({ id: u.id, username: u.username, role: u.role });
 
-/**
- * The one rule for what belongs to someone (a record, a queued task, a workflow): its owner or an admin may
- * change or delete it. Things made headless (no owner) are admins'.
- */
-export function ownerOrAdmin(ownerId: number | null, user: Pick<PublicUser, 'id' | 'role'>): boolean {
-  return user.role === 'admin' || (ownerId !== null && ownerId === user.id);
+/** An account as an admin manages it (the users page). */
+export interface ManagedUser extends PublicUser {
+  disabled: boolean;
+  created_at: string;
 }
+
+export const managedUser = (u: UserRow): ManagedUser => ({ ...publicUser(u), disabled: u.disabledAt !== null, created_at: u.createdAt.toISOString() });
+
+/** Whether an account may be used at all: not disabled, not deleted. */
+const active = (u: UserRow): boolean => u.disabledAt === null && u.deletedAt === null;
+
+/** The roles an admin may give (`role` of POST /account/users/{user_id}/role). */
+export const ROLES: readonly Role[] = ['admin', 'operator'];
 
 /**
  * The new password typed twice: when the second copy is sent (the forms always send it; API clients may
@@ -78,6 +85,35 @@ function checkConfirmation(password: string, confirm: unknown) {
       { field: 'confirm_password', message: 'does not match new_password' },
     ]);
   }
+}
+
+const noSuchUser = (id: number) =>
+  new LabError('not_found', `No user with id ${id} (it may have been deleted): pick one from the users list.`, [{ field: 'user_id', message: 'no such user' }]);
+
+/**
+ * The check `users.change` runs under its lock: the last admin who can log in keeps the role, stays enabled
+ * and is not deleted, so the lab always has someone who can manage it.
+ */
+const keepAnAdmin =
+  (then: string) =>
+  (u: UserRow, otherActiveAdmins: number): void => {
+    if (u.role === 'admin' && active(u) && otherActiveAdmins === 0) {
+      throw new LabError('conflict', `${u.username} is the last admin who can log in: make another account an admin first, then ${then}.`, [
+        { field: 'user_id', message: 'the last admin' },
+      ]);
+    }
+  };
+
+/**
+ * The one rule for what belongs to someone (a record, a queued task, a workflow): its owner or an admin may
+ * change or delete it. Things made headless (no owner) are admins'.
+ */
+export function ownerOrAdmin(ownerId: number | null, user: Pick<PublicUser, 'id' | 'role'>): boolean {
+  return user.role === 'admin' || (ownerId !== null && ownerId === user.id);
+}
+
+function mustBeAdmin(by: Pick<PublicUser, 'role'>) {
+  if (by.role !== 'admin') throw new LabError('forbidden', 'Only an admin may manage accounts.');
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
@@ -109,7 +145,13 @@ export class Accounts {
     if (count > 0 && !opts.bypassClosed && !(await this.signupOpen())) {
       throw new LabError('forbidden', 'Sign-up is closed on this lab; ask an admin for an account.');
     }
-    if (await this.store.users.byName(creds.username)) {
+    const existing = await this.store.users.byName(creds.username);
+    if (existing?.deletedAt) {
+      throw new LabError('conflict', `The name "${creds.username}" belonged to an account that was deleted (its records still carry it); choose another name.`, [
+        { field: 'username', message: 'already taken' },
+      ]);
+    }
+    if (existing) {
       throw new LabError('conflict', `The user "${creds.username}" already exists; log in instead.`, [
         { field: 'username', message: 'already taken' },
       ]);
@@ -159,6 +201,8 @@ export class Accounts {
       this.failures.set(key, entry);
       throw new LabError('unauthenticated', 'Wrong username or password.');
     }
+    // the right password, but an admin disabled the account (a deleted one has no password that verifies)
+    if (!active(user)) throw new LabError('forbidden', `The account "${user.username}" is disabled: ask an admin of this lab to enable it.`);
     // a known browser getting in does not give whoever else is guessing at this address fresh tries
     if (!opts.knownDevice) this.failures.delete(key);
     return publicUser(user);
@@ -180,7 +224,7 @@ export class Accounts {
   /** A user's own password change: the current password, then the new one (and its confirmation, when sent). */
   async changePassword(userId: number, oldPassword: unknown, newPassword: unknown, confirmPassword?: unknown) {
     const user = await this.store.users.byId(userId);
-    if (!user) throw new LabError('not_found', 'This account no longer exists.');
+    if (!user || user.deletedAt) throw new LabError('not_found', 'This account no longer exists.');
     if (typeof oldPassword !== 'string' || !(await verifyPassword(oldPassword, user.passwordHash))) {
       throw new LabError('unauthenticated', 'The current password is wrong.', [
         { field: 'old_password', message: 'does not match' },
@@ -194,18 +238,109 @@ export class Accounts {
   /** Set a password without the old one (the `lab user passwd` command, run by whoever owns the machine). */
   async resetPassword(username: string, newPassword: unknown) {
     const user = await this.store.users.byName(username);
-    if (!user) throw new LabError('not_found', `No user "${username}".`);
+    if (!user || user.deletedAt) throw new LabError('not_found', `No user "${username}".`);
     const { password } = checkCredentials(username, newPassword);
     await this.store.users.setPassword(user.id, await hashPassword(password));
   }
 
+  /** The user behind a session; null when the account is gone, disabled or deleted (the session is void). */
   async user(id: number): Promise<PublicUser | null> {
     const u = await this.store.users.byId(id);
-    return u ? publicUser(u) : null;
+    return u && active(u) ? publicUser(u) : null;
   }
 
+  /** Every account that is not deleted (disabled ones too). */
   async users(): Promise<PublicUser[]> {
     return (await this.store.users.list()).map(publicUser);
+  }
+
+  /** The name of any account, deleted ones too (what they made still carries it); null: no such id. */
+  async userName(id: number): Promise<string | null> {
+    return (await this.store.users.byId(id))?.username ?? null;
+  }
+
+  // ---- what an admin does to accounts. Each takes the admin acting (`by`) and the account's id. ---------
+
+  /** Every account that is not deleted, with its state, for the users page. */
+  async managedUsers(by: PublicUser): Promise<ManagedUser[]> {
+    mustBeAdmin(by);
+    return (await this.store.users.list()).map(managedUser);
+  }
+
+  /** Make an account an admin or an operator. The last admin who can log in stays one (409). */
+  async setRole(by: PublicUser, id: number, role: unknown): Promise<{ user: ManagedUser; from: Role }> {
+    mustBeAdmin(by);
+    if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
+      throw new LabError('invalid_input', `role must be "admin" or "operator", got ${JSON.stringify(role)}.`, [
+        { field: 'role', message: 'must be admin or operator' },
+      ]);
+    }
+    let from: Role = role as Role;
+    const user = await this.change(id, { role: role as Role }, (u, others) => {
+      from = u.role;
+      if (role === 'operator') keepAnAdmin('make this one an operator')(u, others);
+    });
+    return { user, from };
+  }
+
+  /**
+   * An admin sets a new password for someone who lost theirs (typed twice on the page). Their sessions end;
+   * their API tokens stay (disable the account to stop those). Your own: change it on your account page,
+   * which asks for the current one.
+   */
+  async resetPasswordOf(by: PublicUser, id: number, newPassword: unknown, confirmPassword?: unknown): Promise<{ user: ManagedUser; sessionsEnded: number }> {
+    mustBeAdmin(by);
+    if (id === by.id) {
+      throw new LabError('conflict', 'This is your own account: change your password on the Change password page (it asks for the current one).', [
+        { field: 'user_id', message: 'your own account' },
+      ]);
+    }
+    const user = await this.store.users.byId(id);
+    if (!user || user.deletedAt) throw noSuchUser(id);
+    const { password } = checkCredentials(user.username, newPassword, 'new_password');
+    checkConfirmation(password, confirmPassword);
+    await this.store.users.setPassword(id, await hashPassword(password));
+    const sessionsEnded = await this.store.sessions.destroyForUser(id);
+    return { user: managedUser(user), sessionsEnded };
+  }
+
+  /**
+   * Disable an account (it cannot log in; its sessions end and its API tokens are refused) or enable it
+   * again (its tokens work again; it logs in anew). Not your own, and not the last admin who can log in.
+   */
+  async setDisabled(by: PublicUser, id: number, disabled: boolean): Promise<{ user: ManagedUser; sessionsEnded: number }> {
+    mustBeAdmin(by);
+    if (disabled && id === by.id) {
+      throw new LabError('conflict', 'You cannot disable your own account: you would be locked out. Ask another admin.', [
+        { field: 'user_id', message: 'your own account' },
+      ]);
+    }
+    const user = await this.change(id, { disabled }, disabled ? keepAnAdmin('disable this one') : undefined);
+    const sessionsEnded = disabled ? await this.store.sessions.destroyForUser(id) : 0;
+    return { user, sessionsEnded };
+  }
+
+  /**
+   * Delete an account. What it made (records, runs, queued tasks, workflows, uploads, the audit log) stays
+   * and keeps its name, which no new account may take; the account's password, API tokens, sessions and
+   * method preferences go. Not your own, and not the last admin who can log in.
+   */
+  async deleteUser(by: PublicUser, id: number): Promise<{ user: ManagedUser; sessionsEnded: number }> {
+    mustBeAdmin(by);
+    if (id === by.id) {
+      throw new LabError('conflict', 'You cannot delete your own account. Ask another admin.', [{ field: 'user_id', message: 'your own account' }]);
+    }
+    const user = await this.change(id, { deleted: true }, keepAnAdmin('delete this one'));
+    const sessionsEnded = await this.store.sessions.destroyForUser(id);
+    return { user, sessionsEnded };
+  }
+
+  /** `users.change`, with the token cache forgotten: a token acts with its user's role and state at once. */
+  private async change(id: number, patch: UserPatch, check?: (u: UserRow, otherActiveAdmins: number) => void): Promise<ManagedUser> {
+    const user = await this.store.users.change(id, patch, check);
+    this.tokenCache.clear();
+    if (!user) throw noSuchUser(id);
+    return managedUser(user);
   }
 
   /** A new API token; the plain token is returned once and only its hash is stored. */
@@ -232,7 +367,7 @@ export class Accounts {
     const hit = this.tokenCache.get(hash);
     if (hit && Date.now() - hit.at < 30_000) return hit.user;
     const row = await this.store.tokens.userFor(hash);
-    const user = row ? publicUser(row) : null;
+    const user = row && active(row) ? publicUser(row) : null;
     if (this.tokenCache.size > 10_000) this.tokenCache.clear();
     this.tokenCache.set(hash, { user, at: Date.now() });
     return user;

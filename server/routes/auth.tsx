@@ -1,4 +1,7 @@
-/** Accounts: login, sign-up, password change, logout, and the account page (API tokens, sign-up switch). */
+/**
+ * Accounts: login, sign-up, password change, logout, and the account page (API tokens, sign-up switch). The
+ * users page (admins managing accounts) is routes/users.tsx.
+ */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { LabError } from '../../core/errors.js';

@@ -97,13 +97,10 @@ export function AccountPage(props: {
             </div>
           </form>
           <h2 className="h5">Users</h2>
-          <ul>
-            {props.users.map((x) => (
-              <li key={x.id}>
-                {x.username} <span className="text-body-secondary">({x.role})</span>
-              </li>
-            ))}
-          </ul>
+          <p>
+            {props.users.length} {props.users.length === 1 ? 'account' : 'accounts'} ({props.users.filter((x) => x.role === 'admin').length} admin).{' '}
+            <a href={u('/account/users')}>Manage users</a>: make admins or operators, reset a password, disable or delete an account.
+          </p>
         </>
       ) : null}
     </Layout>

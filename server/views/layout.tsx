@@ -64,6 +64,11 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
                     {ctx.user.username}
                     {ctx.user.role === 'admin' ? <span className="badge text-bg-secondary ms-1">admin</span> : null}
                   </a>
+                  {ctx.user.role === 'admin' ? (
+                    <a className="nav-link" href={u('/account/users')}>
+                      Users
+                    </a>
+                  ) : null}
                   <form method="post" action={u('/auth/logout')} className="m-0">
                     <button className="btn btn-sm btn-outline-secondary" type="submit">
                       Log out

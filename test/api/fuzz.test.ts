@@ -25,8 +25,9 @@
  *
  * Operations with state the fuzzer must not destroy are fuzzed in a bounded way, said where it happens: log
  * out and password changes use spare accounts (the identities under test stay logged in), the bearer token
- * used by the fuzzer is never revoked, and the live event stream (an endless response) is read up to its
- * first event and then dropped (and HEAD is sent).
+ * used by the fuzzer is never revoked, an admin's actions on accounts (role, password, disable, delete) name
+ * only disposable accounts by their real ids (junk ids never hit a real account), and the live event stream
+ * (an endless response) is read up to its first event and then dropped (and HEAD is sent).
  *
  * The requests are fixed by the seeds; the real ids they draw on come from the lab's state, which the runner
  * (working through what the fuzzer queued) also changes. FUZZ_DEBUG=1 prints the time and statuses of each
@@ -63,7 +64,10 @@ const SLOW_MS = 5000;
 /** A request that has not answered by then is reported as hanging (and the test goes on). */
 const HANG_MS = 10_000;
 const J = 'application/json';
-/** What only an admin may do (docs/security.md): the console, imports, connecting devices, the logo, sign-up. */
+/**
+ * What only an admin may do (docs/security.md): the console, imports, connecting devices, the logo, sign-up,
+ * managing accounts.
+ */
 const ADMIN_ONLY = new Set([
   'POST /app/instruments/console/execute',
   'POST /app/instruments/new/module',
@@ -71,6 +75,12 @@ const ADMIN_ONLY = new Set([
   'POST /app/instruments/new/{instrument}',
   'POST /app/customize-logo',
   'POST /app/account/signup',
+  'GET /app/account/users',
+  'POST /app/account/users/{user_id}/role',
+  'POST /app/account/users/{user_id}/password',
+  'POST /app/account/users/{user_id}/disable',
+  'POST /app/account/users/{user_id}/enable',
+  'POST /app/account/users/{user_id}/delete',
 ]);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -245,6 +255,8 @@ interface Pools {
   configFiles: string[];
   historyFiles: string[];
   tokenIds: number[];
+  /** Accounts the fuzzer may promote, demote, disable, delete: never the identities under test. */
+  userIds: number[];
   staticFiles: string[];
 }
 
@@ -422,6 +434,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       const SPARE_USER = 'fz_spare';
       let sparePassword = PASSWORD;
       await request(lab.app).post('/app/auth/signup').type('form').send({ username: SPARE_USER, password: PASSWORD }).expect(302);
+      const spareUser = (await runtime.store.users.byName(SPARE_USER))!;
+      let madeUsers = 0;
       const spareAgent = async () => {
         const a = request.agent(lab.app);
         await a.post('/app/auth/login').type('form').send({ username: SPARE_USER, password: sparePassword });
@@ -441,6 +455,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         configFiles: [],
         historyFiles: [],
         tokenIds: [],
+        userIds: [],
         staticFiles: readdirSync(here('../../server/static')),
       };
       const driverOptions = byName(driverList.map((d) => [d.name, d.options]));
@@ -468,6 +483,12 @@ describe('fuzzing every operation of the OpenAPI document', () => {
         pools.historyFiles = (await runtime.store.files.list('history')).map((f) => f.storedName).slice(-10);
         if (!pools.configFiles.length || !pools.historyFiles.length) await seedUploads();
         pools.tokenIds = (await runtime.store.tokens.list(adminUser.id)).map((t) => t.id).filter((id) => id !== tokenId);
+        // disposable accounts for the users routes (the fuzzer deletes some): three at all times
+        const kept = new Set([adminUser.id, olgaUser.id, spareUser.id]);
+        let users = (await runtime.store.users.list()).filter((u) => !kept.has(u.id) && u.username.startsWith('fz_user_'));
+        for (let i = users.length; i < 3; i++) await runtime.accounts.signup(`fz_user_${++madeUsers}`, PASSWORD, { bypassClosed: true });
+        users = (await runtime.store.users.list()).filter((u) => !kept.has(u.id) && u.username.startsWith('fz_user_'));
+        pools.userIds = users.map((u) => u.id);
         const inst = runtime.deck.list();
         pools.instruments = inst.map((i) => i.name);
         pools.methods = byName(inst.map((i) => [i.name, i.methods.map((m) => m.name)]));
@@ -783,6 +804,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
               return path.includes('/executions/') ? pools.queueIds : pools.stepIds;
             case 'id':
               return pools.tokenIds;
+            case 'user_id':
+              return pools.userIds;
             case 'name':
               return pools.workflows;
             case 'workflow_id':

@@ -154,6 +154,12 @@ async function recordIn(lab: TestLab, username: string, log = true): Promise<num
   return run.id;
 }
 
+/** The id of the account `username`, signed up first when there is none. */
+async function userIn(lab: TestLab, username: string): Promise<number> {
+  const have = await lab.runtime.store.users.byName(username);
+  return have ? have.id : (await lab.runtime.accounts.signup(username, PASSWORD, { bypassClosed: true })).id;
+}
+
 /** DELETE of the record of a run that waits at a `pause` step (409), then the run is let go. */
 async function deleteRunningRecord(lab: TestLab): Promise<{ status: number }> {
   const { runtime } = lab;
@@ -275,6 +281,33 @@ describe('the API document and the API page', () => {
       ['POST /account/signup', 400, () => lab.admin.post('/app/account/signup').set('Accept', J).send({})],
       ['POST /account/signup', 200, () => lab.admin.post('/app/account/signup').set('Accept', J).send({ open: true })],
       ['POST /account/signup', 403, () => operator.post('/app/account/signup').set('Accept', J).send({ open: true })],
+      ['POST /auth/login', 403, async () => {
+        const id = await userIn(lab, 'oa-off');
+        await lab.admin.post(`/app/account/users/${id}/disable`).set('Accept', J).expect(200);
+        return anon().post('/app/auth/login').type('form').send({ username: 'oa-off', password: PASSWORD });
+      }],
+      ['GET /account/users', 200, () => lab.admin.get('/app/account/users').set('Accept', J)],
+      ['GET /account/users', 200, () => lab.admin.get('/app/account/users?done=role&user=1')],
+      ['GET /account/users', 403, () => operator.get('/app/account/users').set('Accept', J)],
+      ['POST /account/users/{user_id}/role', 200, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).set('Accept', J).send({ role: 'admin' })],
+      ['POST /account/users/{user_id}/role', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).type('form').send({ role: 'operator' })],
+      ['POST /account/users/{user_id}/role', 400, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).set('Accept', J).send({ role: 'root' })],
+      ['POST /account/users/{user_id}/role', 403, async () => operator.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).set('Accept', J).send({ role: 'admin' })],
+      ['POST /account/users/{user_id}/role', 404, () => lab.admin.post('/app/account/users/999999/role').set('Accept', J).send({ role: 'admin' })],
+      ['POST /account/users/{user_id}/role', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/role`).set('Accept', J).send({ role: 'operator' })],
+      ['POST /account/users/{user_id}/password', 200, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`).set('Accept', J).send({ new_password: 'a new secret', confirm_password: 'a new secret' })],
+      ['POST /account/users/{user_id}/password', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`).type('form').send({ new_password: 'a new secret' })],
+      ['POST /account/users/{user_id}/password', 400, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`).set('Accept', J).send({ new_password: 'a new secret', confirm_password: 'other' })],
+      ['POST /account/users/{user_id}/password', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/password`).set('Accept', J).send({ new_password: 'a new secret' })],
+      ['POST /account/users/{user_id}/disable', 200, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-state')}/disable`).set('Accept', J)],
+      ['POST /account/users/{user_id}/disable', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/disable`).set('Accept', J)],
+      ['POST /account/users/{user_id}/disable', 400, () => lab.admin.post('/app/account/users/x/disable').set('Accept', J)],
+      ['POST /account/users/{user_id}/enable', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-state')}/enable`)],
+      ['POST /account/users/{user_id}/enable', 404, () => lab.admin.post('/app/account/users/999999/enable').set('Accept', J)],
+      ['POST /account/users/{user_id}/delete', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-gone')}/delete`)],
+      ['POST /account/users/{user_id}/delete', 404, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-gone')}/delete`).set('Accept', J)],
+      ['POST /account/users/{user_id}/delete', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/delete`).set('Accept', J)],
+      ['POST /account/users/{user_id}/delete', 403, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-state')}/delete`).set('Origin', 'http://evil.example').type('form')],
       ['GET /instruments/', 200, () => anon().get('/app/instruments/').set('Authorization', `Bearer ${token}`).set('Accept', J)],
       ['GET /instruments/{instrument}', 200, () => lab.admin.get('/app/instruments/pump')],
       ['GET /instruments/{instrument}', 404, () => lab.admin.get('/app/instruments/ghost').set('Accept', J)],
