@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
+import ts from 'typescript';
 import { z, type InstrumentSchema, type JSONSchema, type MethodSchema } from '../../core/contracts/index.js';
 import { generateProxy } from '../../server/proxy.js';
 import { methodSchema } from '../helpers/schemas.js';
@@ -57,16 +58,17 @@ interface Recorded {
   body: unknown;
 }
 
-/** A tiny labdeck stand-in: records each request and answers with `reply(body)`. */
-async function startServer(reply: (body: { method: string; args: Record<string, unknown> }) => [number, unknown]) {
+/** A tiny labdeck stand-in: records each request and answers with `reply(body, request)`. */
+async function startServer(reply: (body: { method: string; args: Record<string, unknown> }, req: Recorded) => [number, unknown]) {
   const requests: Recorded[] = [];
   const server: Server = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString('utf8')));
     req.on('end', () => {
       const body = JSON.parse(raw || 'null') as { method: string; args: Record<string, unknown> };
-      requests.push({ method: req.method!, url: req.url!, headers: req.headers, body });
-      const [status, answer] = reply(body);
+      const recorded: Recorded = { method: req.method!, url: req.url!, headers: req.headers, body };
+      requests.push(recorded);
+      const [status, answer] = reply(body, recorded);
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
     });
   });
@@ -75,11 +77,32 @@ async function startServer(reply: (body: { method: string; args: Record<string, 
   return { base, requests, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** Answers 200 with the args echoed back, or 400 when volume_ml is negative. */
-const labLike = (body: { method: string; args: Record<string, unknown> }): [number, unknown] =>
-  typeof body.args.volume_ml === 'number' && body.args.volume_ml < 0
+/** The answer labdeck gives when the instrument itself raises: the failed call's record id beside the error. */
+const JAMMED = { error: { code: 'instrument_error', message: 'pump jammed' }, task_id: 41, instrument: 'pump', method: 'dose' };
+
+/**
+ * Instrument calls: 200 with the args echoed back, 400 when volume_ml is negative, 502 when it is 99.
+ * GET /app/executions/status answers an idle runner (any other GET: 404).
+ */
+const labLike = (body: { method: string; args: Record<string, unknown> } | null, req: Recorded): [number, unknown] => {
+  if (req.method === 'GET') {
+    return req.url === '/app/executions/status' ? [200, { busy: false, state: 'idle', current_task: null }] : [404, { error: { code: 'not_found', message: 'Not found.' } }];
+  }
+  if (!body?.args) return [400, { error: { code: 'invalid_input', message: 'no args' } }];
+  if (body.args.volume_ml === 99) return [502, JAMMED];
+  return typeof body.args.volume_ml === 'number' && body.args.volume_ml < 0
     ? [400, { error: { code: 'invalid_input', message: 'volume_ml must be positive', details: [{ field: 'volume_ml', message: 'too small' }] } }]
     : [200, { task_id: 7, output: { echo: body.method, args: body.args } }];
+};
+
+/** A deck whose instrument names are Lab methods in Python (queue, wait_for_run) and in TypeScript (queue, records). */
+const clashing: InstrumentSchema[] = ['queue', 'wait_for_run', 'records'].map((name) => ({
+  name,
+  driver: 'd',
+  description: '',
+  source: 'deck',
+  methods: [method('go', z.object({}))],
+}));
 
 let dir: string;
 beforeAll(() => {
@@ -180,6 +203,52 @@ except LabError as e:
     ]);
   });
 
+  it('keeps the task id (and the rest of the answer) of a call the instrument failed: 502', async () => {
+    const { stdout } = await python(`
+import json
+from labdeck_client import Lab, LabError
+try:
+    Lab(${JSON.stringify(server.base)}, "t").pump.dose(volume_ml=99)
+    print("no error")
+except LabError as e:
+    print(json.dumps([e.status, e.code, e.message, e.task_id, e.data, str(e)]))`);
+    expect(JSON.parse(stdout)).toEqual([502, 'instrument_error', 'pump jammed', 41, { task_id: 41, instrument: 'pump', method: 'dose' }, '502 instrument_error: pump jammed (task 41)']);
+  });
+
+  it('GETs the runner status with the token; an error without a task has task_id None', async () => {
+    const { stdout } = await python(`
+import json
+from labdeck_client import Lab, LabError
+lab = Lab(${JSON.stringify(server.base)}, "t")
+out = [lab.runner_status()]
+try:
+    lab.record(5)
+except LabError as e:
+    out.append([e.status, e.task_id, e.data])
+print(json.dumps(out))`);
+    expect(JSON.parse(stdout)).toEqual([{ busy: false, state: 'idle', current_task: null }, [404, null, {}]]);
+    expect(server.requests.map((r) => [r.method, r.url, r.headers.authorization])).toEqual([
+      ['GET', '/app/executions/status', 'Bearer t'],
+      ['GET', '/app/executions/records/5', 'Bearer t'],
+    ]);
+    expect(server.requests[0].headers['content-type']).toBeUndefined(); // no body on a GET
+  });
+
+  it('an instrument named like a Lab method is lab.<name>_, and the Lab says so', async () => {
+    const { content } = generateProxy('python', clashing, { defaultBaseUrl: server.base });
+    writeFileSync(join(dir, 'clashing_client.py'), content);
+    const { stdout } = await python(`
+import inspect, json
+from clashing_client import Lab
+lab = Lab()
+print(json.dumps([callable(lab.queue), type(lab.queue_).__name__, callable(lab.wait_for_run), hasattr(lab.wait_for_run_, "go"), hasattr(lab.records, "go"), inspect.getdoc(Lab)]))`);
+    const [queueIsMethod, queueClass, waitIsMethod, waitHasGo, recordsIsInstrument, doc] = JSON.parse(stdout) as [boolean, string, boolean, boolean, boolean, string];
+    expect([queueIsMethod, queueClass, waitIsMethod, waitHasGo]).toEqual([true, '_Instrument_queue', true, true]);
+    expect(recordsIsInstrument).toBe(false); // records is a Lab method: the instrument is records_
+    expect(doc).toContain("The instrument 'queue' is lab.queue_: queue is a Lab method.");
+    expect(doc).toContain("The instrument 'wait_for_run' is lab.wait_for_run_");
+  });
+
   it('makes every name safe', () => {
     const weird: InstrumentSchema[] = [
       {
@@ -244,6 +313,79 @@ describe('generateProxy: typescript', () => {
       code: 'invalid_input',
       message: 'volume_ml must be positive',
       details: [{ field: 'volume_ml', message: 'too small' }],
+      data: {},
     });
+    expect((err as { taskId?: number }).taskId).toBeUndefined();
+
+    // the instrument raised: the error keeps the failed call's record id
+    const jammed = await lab.pump.dose({ volume_ml: 99 }).catch((e: unknown) => e);
+    expect(jammed).toBeInstanceOf(mod.LabError);
+    expect(jammed).toMatchObject({ status: 502, code: 'instrument_error', message: 'pump jammed', taskId: 41, data: { task_id: 41, instrument: 'pump', method: 'dose' } });
+
+    const runner = lab as unknown as { runnerStatus(): Promise<unknown> };
+    expect(await runner.runnerStatus()).toEqual({ busy: false, state: 'idle', current_task: null });
+    expect(server.requests.at(-1)).toMatchObject({ method: 'GET', url: '/app/executions/status', headers: { authorization: 'Bearer tok' } });
+  });
+
+  it('type-checks under strict settings, in a browser (DOM) and in Node', () => {
+    const { content } = generateProxy('typescript', [...instruments, ...clashing], { defaultBaseUrl: 'http://127.0.0.1:8000/app' });
+    const file = join(dir, 'typed-client.ts');
+    const use = join(dir, 'use-client.ts');
+    writeFileSync(file, content);
+    // a script using the runner's part as the docs show it
+    writeFileSync(
+      use,
+      [
+        "import { createLab, LabError, RunError, WaitTimeoutError, type RunRecord } from './typed-client.js';",
+        "const lab = createLab('http://127.0.0.1:8000/app', 'tok');",
+        'export async function main(): Promise<RunRecord | string> {',
+        "  const out: number = await lab['heat-block'].set({ 'temp-c': 40 });",
+        '  await lab.queue_.go();',
+        "  const task = await lab.queueRun({ workflow: 'dose-and-weigh', config: [{ volume: 1 }], name: 'first' });",
+        "  await lab.startCampaign({ workflow: 'w', repeat: 4, optimizer_type: 'sobol', parameters: 't: 20..120', objectives: [{ name: 'yield', minimize: false }] });",
+        '  try {',
+        '    return await lab.waitForRun(task, { timeoutMs: 60_000, pollMs: 100 });',
+        '  } catch (e) {',
+        '    if (e instanceof RunError) return `${e.status} ${e.error ?? ""} ${e.record?.id ?? ""} ${e.failedStep?.path ?? ""}`;',
+        '    if (e instanceof WaitTimeoutError) return e.state;',
+        '    if (e instanceof LabError && e.taskId !== undefined) return (await lab.callRecord(e.taskId)).status;',
+        '    throw e;',
+        '  } finally {',
+        "    const s = await lab.runnerStatus(); const q = await lab.queue(); const r = await lab.records({ keyword: 'x', page: 1 });",
+        '    void [s.state, q.tasks[0]?.status, r.records[0]?.status, (await lab.record(1)).phases, out];',
+        '  }',
+        '}',
+      ].join('\n'),
+    );
+    const base: ts.CompilerOptions = {
+      strict: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      exactOptionalPropertyTypes: true,
+      skipLibCheck: true,
+    };
+    const settings: [string, ts.CompilerOptions][] = [
+      ['browser', { ...base, lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'], types: [] }],
+      ['node', { ...base, lib: ['lib.es2022.d.ts'], types: ['node'], typeRoots: [join(process.cwd(), 'node_modules/@types')] }],
+    ];
+    for (const [where, options] of settings) {
+      const program = ts.createProgram([file, use], options);
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => `${where}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+      expect(problems).toEqual([]);
+    }
+  }, 60_000);
+
+  it('an instrument named like a runner method is lab.<name>_', () => {
+    const { content } = generateProxy('typescript', clashing, { defaultBaseUrl: 'http://x/app' });
+    expect(content).toContain('export interface Lab extends Runner {');
+    expect(content).toContain('  queue_: {');
+    expect(content).toContain('  records_: {');
+    expect(content).toContain('  wait_for_run: {'); // not a TypeScript method name (waitForRun is)
+    expect(content).toContain(" * The instrument 'queue' is lab.queue_: queue is a Runner method.");
+    expect(content).toMatch(/ {4}\.\.\.makeRunner\(send\),\n {4}queue_: \{\n {6}go: \(args\?: QueueGoArgs\) => call\("queue", "go", args\)/);
   });
 });
