@@ -1,7 +1,13 @@
 /**
- * Every route labdeck serves, in one list: the home page shows it, and the API document is checked against
- * it. Paths are relative to the mount (`/app` or `/`).
+ * Every route labdeck serves, in one list (`routes()`): the home page shows it, the API document is built
+ * from it. Paths are relative to the mount (`/app` or `/`).
+ *
+ * A route is declared once, beside its handler (server/route.ts, DESIGN.md §14); the routes below are the
+ * ones not moved to a declaration yet (their documentation is in server/openapi.ts's OPERATIONS), and a test
+ * fails when a route is in both places.
  */
+import { declaredRoutes } from './routes/declared.js';
+import type { Route } from './route.js';
 export interface RouteInfo {
   method: string;
   path: string;
@@ -16,7 +22,31 @@ function section(name: string, routes: Omit<RouteInfo, 'section'>[]): RouteInfo[
   return routes.map((r) => ({ section: name, ...r }));
 }
 
-export const ROUTES: RouteInfo[] = [
+/** The sections in the order the home page and the API document show them. */
+const SECTIONS = ['Home', 'Accounts', 'Direct control', 'Temporary devices', 'Workflows', 'Workflow execution', 'Workflow files', 'Workflow records and data', 'API', 'Assets'];
+
+/** A declared route as the list shows it. */
+export const routeInfo = (r: Route): RouteInfo => ({
+  method: r.method,
+  path: r.path,
+  summary: r.summary,
+  section: r.section,
+  ...(r.access === 'admin' ? { admin: true } : {}),
+  ...(r.access === 'public' ? { public: true } : {}),
+});
+
+let all: RouteInfo[] | null = null;
+/** Every route: the declared ones and the rest, by section (computed on first use, once every module is loaded). */
+export function routes(): RouteInfo[] {
+  if (all) return all;
+  const merged = [...LEGACY_ROUTES, ...declaredRoutes().map(routeInfo)];
+  const order = (s: string) => (SECTIONS.includes(s) ? SECTIONS.indexOf(s) : SECTIONS.length);
+  all = merged.map((r, i) => ({ r, i })).sort((a, b) => order(a.r.section) - order(b.r.section) || a.i - b.i).map(({ r }) => r);
+  return all;
+}
+
+/** The routes that are not declared yet (see above). */
+export const LEGACY_ROUTES: RouteInfo[] = [
   ...section('Home', [
     { method: 'GET', path: '/', summary: 'This page: every route of the app' },
     { method: 'GET', path: '/help', summary: 'How labdeck works', public: true },
@@ -87,10 +117,6 @@ export const ROUTES: RouteInfo[] = [
     { method: 'POST', path: '/executions/abort/next-iteration', summary: 'Finish this iteration, skip the rest, run cleanup' },
     { method: 'POST', path: '/executions/abort/next-task', summary: 'Stop after the in-flight step, run cleanup, hold the queue' },
     { method: 'GET', path: '/executions/events', summary: 'Live events (server-sent events)' },
-    { method: 'GET', path: '/executions/campaign', summary: 'Set up an optimization campaign' },
-    { method: 'POST', path: '/executions/campaign', summary: 'Start a campaign: workflow, repeat, optimizer_type, parameters, objectives, existing_data, batch_size (302 to the config page)' },
-    { method: 'POST', path: '/executions/optimizer_schema', summary: 'Configuration schema and capabilities of one optimizer ({ optimizer_type }) or all' },
-    { method: 'GET', path: '/executions/latest_plot', summary: 'The latest campaign: points, best so far, model (JSON; ?format=svg for an image)' },
   ]),
   ...section('Workflow files', [
     { method: 'GET', path: '/files/execution-configs', summary: 'Download the empty config CSV of a workflow (?workflow=NAME)' },
@@ -98,14 +124,6 @@ export const ROUTES: RouteInfo[] = [
     { method: 'POST', path: '/files/execution-data', summary: 'Upload a history CSV (multipart file; optional workflow to check it against)' },
     { method: 'GET', path: '/files/preview/{filename}', summary: 'Preview an uploaded CSV: the first 200 rows and the row count' },
     { method: 'GET', path: '/files/execution-data/{filename}', summary: 'Download an uploaded CSV, or run-<id>.csv: the data of a run' },
-  ]),
-  ...section('Workflow records and data', [
-    { method: 'GET', path: '/executions/records', summary: 'Past runs, newest first: ?keyword= (run or workflow name), ?page=, ?per_page= (20; at most 200)' },
-    { method: 'GET', path: '/executions/records/{workflow_id}', summary: 'One run: summary, parameters, phases with their steps, log; the page plots the outputs' },
-    { method: 'GET', path: '/executions/records/{workflow_id}/steps_data_csv', summary: 'Download the steps CSV of a run: one row per instrument call, with args, output and timing' },
-    { method: 'GET', path: '/executions/records/{workflow_id}/logs', summary: 'Download the log of a run (404 when it has no log line)' },
-    { method: 'GET', path: '/executions/data/{workflow_id}', summary: 'The parameters and outputs of each iteration, normalised for plotting' },
-    { method: 'DELETE', path: '/executions/records/{workflow_id}', summary: "Delete a run's record, steps and log: its owner or an admin; 409 while it runs" },
   ]),
   ...section('API', [
     { method: 'GET', path: '/api', summary: 'This API, readable: every route, its body and statuses', public: true },

@@ -15,71 +15,36 @@ import type { InstrumentSchema, JSONSchema } from '../core/contracts/index.js';
 import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
-import { ROUTES, type RouteInfo } from './catalogue.js';
+import { routes, type RouteInfo } from './catalogue.js';
+import type { Route } from './route.js';
+import { declaredRoutes } from './routes/declared.js';
+import {
+  FORMAT,
+  HTML,
+  HX_REQUEST,
+  LOCATION,
+  empty,
+  error,
+  json,
+  page,
+  pageOrJson,
+  query,
+  redirect,
+  ref,
+  type HttpMethod,
+  type MediaTypeObject,
+  type OpenApiDocument,
+  type OperationObject,
+  type ParameterObject,
+  type RequestBodyObject,
+  type ResponseObject,
+  type SchemaObject,
+  type SecurityRequirement,
+} from './api-doc.js';
+
+export * from './api-doc.js';
 
 export const MOUNT = '/app';
-
-// ---------------------------------------------------------------------------------------------------------
-// The parts of OpenAPI 3.1 we produce (a subset, typed so the page renderer can walk it).
-
-export type SchemaObject = Record<string, unknown>;
-export interface MediaTypeObject {
-  schema: SchemaObject;
-  example?: unknown;
-  encoding?: Record<string, { contentType?: string }>;
-}
-export interface HeaderObject {
-  description: string;
-  schema: SchemaObject;
-}
-export interface ResponseObject {
-  description: string;
-  headers?: Record<string, HeaderObject>;
-  content?: Record<string, MediaTypeObject>;
-}
-export interface ParameterObject {
-  name: string;
-  in: 'path' | 'query' | 'header';
-  required?: boolean;
-  description?: string;
-  schema: SchemaObject;
-}
-export interface RequestBodyObject {
-  description?: string;
-  required?: boolean;
-  content: Record<string, MediaTypeObject>;
-}
-export type SecurityRequirement = Record<string, string[]>;
-export interface OperationObject {
-  operationId: string;
-  summary: string;
-  description?: string;
-  tags: string[];
-  parameters?: ParameterObject[];
-  requestBody?: RequestBodyObject;
-  responses: Record<string, ResponseObject>;
-  security?: SecurityRequirement[];
-  /** Only admins may call it (403 for others). */
-  'x-labdeck-admin'?: boolean;
-  /** Made from the live deck (one operation per instrument). */
-  'x-labdeck-live'?: boolean;
-  /** Set when a ROUTES entry has no entry in OPERATIONS: the test fails on it. */
-  'x-labdeck-undocumented'?: boolean;
-}
-export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
-export type PathItemObject = Partial<Record<HttpMethod, OperationObject>>;
-export interface OpenApiDocument {
-  openapi: string;
-  info: { title: string; version: string; description: string };
-  servers: { url: string; description?: string }[];
-  tags: { name: string; description?: string }[];
-  security: SecurityRequirement[];
-  paths: Record<string, PathItemObject>;
-  components: {
-    schemas: Record<string, SchemaObject>;
-    securitySchemes: Record<string, SchemaObject>;
-  };
-}
 
 export interface BuildOptions {
   /** The live deck (`runtime.deck.list()`); one direct-call body per instrument is generated from it. */
@@ -203,24 +168,6 @@ const REQUEST = {
   RunForm: z
     .looseObject({ workflow: z.string(), repeat: z.string().optional(), name: z.string().optional(), config_file: z.string().optional() })
     .describe('The page\'s form: `rows[i][param]` fields, `repeat`, or `config_file`'),
-  CampaignBody: z.looseObject({
-    workflow: z.string().min(1),
-    repeat: z.union([z.int().min(1), z.string()]).describe('How many experiments the campaign runs'),
-    optimizer_type: z.string().min(1).describe('random, sobol, gp, or a plugin (POST /app/executions/optimizer_schema)'),
-    parameters: z
-      .union([z.array(z.looseObject({ name: z.string(), type: z.enum(['range', 'int', 'choice']), bounds: z.array(z.number()).optional(), choices: z.array(z.string()).optional() })), z.string()])
-      .optional()
-      .describe('The search space: a JSON list, or the short form "x: 0..1, n: int 1..10, solvent: water|ethanol"'),
-    objectives: z
-      .union([z.array(z.object({ name: z.string(), minimize: z.boolean() })), z.string()])
-      .optional()
-      .describe('Workflow outputs to optimize: a JSON list, or "yield:max, cost:min"'),
-    existing_data: z.string().optional().describe('An uploaded history file (POST /app/files/execution-data) to warm-start from'),
-    batch_size: z.union([z.int().min(1), z.string()]).optional(),
-    seed: z.union([z.int(), z.string()]).optional(),
-    config: z.union([z.record(z.string(), z.unknown()), z.string()]).optional().describe("The optimizer's options (its schema), or config.<key> form fields"),
-  }),
-  OptimizerSchemaBody: z.object({ optimizer_type: z.string().optional().describe('Omit for every optimizer') }),
   QueueIdBody: z.object({ id: z.int().min(1).describe('A queued task') }),
   ReorderBody: z.object({ id: z.int().min(1), direction: z.enum(['up', 'down', 'top', 'bottom']) }),
   RenameBody: z.object({ id: z.int().min(1), new_name: z.string().min(1).max(200) }),
@@ -431,28 +378,9 @@ function fixedSchemas(): Record<string, SchemaObject> {
 }
 
 export type ComponentName = keyof typeof REQUEST | keyof typeof RESPONSE;
-export const ref = (name: string): SchemaObject => ({ $ref: `#/components/schemas/${name}` });
 
 // ---------------------------------------------------------------------------------------------------------
 // Response and body helpers.
-
-const HTML: MediaTypeObject = { schema: { type: 'string', description: 'An HTML page' } };
-const LOCATION: Record<string, HeaderObject> = { Location: { description: 'Where to go next', schema: { type: 'string' } } };
-
-/** A page, or JSON with `Accept: application/json` / `?format=json`. */
-const pageOrJson = (description: string, schema: ComponentName): ResponseObject => ({
-  description,
-  content: { 'text/html': HTML, 'application/json': { schema: ref(schema) } },
-});
-const page = (description: string): ResponseObject => ({ description, content: { 'text/html': HTML } });
-const json = (description: string, schema: ComponentName): ResponseObject => ({ description, content: { 'application/json': { schema: ref(schema) } } });
-const redirect = (description: string): ResponseObject => ({ description, headers: { ...LOCATION } });
-const empty = (description: string): ResponseObject => ({ description });
-/** An error: the JSON error body, or a page (the error page, or the form again with the message). */
-const error = (description: string): ResponseObject => ({
-  description,
-  content: { 'application/json': { schema: ref('Error') }, 'text/html': HTML },
-});
 
 type BodyKind = 'json' | 'form' | 'multipart' | 'text';
 const MEDIA: Record<BodyKind, string> = {
@@ -468,19 +396,6 @@ function body(parts: Partial<Record<BodyKind, ComponentName | SchemaObject>>, re
   }
   return { required, content, ...(description ? { description } : {}) };
 }
-
-const query = (name: string, description: string, schema: SchemaObject = { type: 'string' }): ParameterObject => ({
-  name,
-  in: 'query',
-  description,
-  schema,
-});
-const HX_REQUEST: ParameterObject = {
-  name: 'HX-Request',
-  in: 'header',
-  description: '"true" (htmx): answer an HTML fragment instead of a whole page',
-  schema: { type: 'string', enum: ['true'] },
-};
 
 const PATH_PARAMS: Record<string, { description: string; schema: SchemaObject }> = {
   instrument: { description: 'A device of the deck (or, under /instruments/new/, a driver)', schema: { type: 'string' } },
@@ -510,7 +425,6 @@ export interface OperationSpec {
   optionalLogin?: boolean;
 }
 
-const FORMAT = query('format', 'json or html: overrides the Accept header', { type: 'string', enum: ['json', 'html'] });
 
 /**
  * An asset that does not exist falls through to the rest of the app like any unknown path: behind the
@@ -1126,101 +1040,10 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     operationId: 'abortNextTask',
     responses: { 200: json('Aborting after the in-flight step; the queue is held', 'RunnerStatus'), 409: error('Nothing is running') },
   },
-  'GET /executions/campaign': { operationId: 'campaignPage', parameters: [query('workflow', 'The workflow to set up')], responses: { 200: page('The campaign set-up page') } },
-  'POST /executions/campaign': {
-    operationId: 'startCampaign',
-    description: 'Checked against the workflow (parameters, outputs), the optimizer (types, batch) and the warm-start file before it is queued.',
-    requestBody: body({ form: 'CampaignBody', json: 'CampaignBody' }),
-    responses: {
-      302: redirect('Queued: to the execution config page (forms)'),
-      200: json('Queued (JSON clients)', 'RunStarted'),
-      400: error('A bad field: details name it (parameters[0].bounds, objectives[0].name, line 3, column yield, …)'),
-      404: error('No such workflow, optimizer or history file'),
-    },
-  },
-  'POST /executions/optimizer_schema': {
-    operationId: 'optimizerSchema',
-    requestBody: body({ json: 'OptimizerSchemaBody' }, false),
-    responses: { 200: json('The schema and capabilities', 'OptimizerSchemas'), 404: error('No such optimizer') },
-  },
-  'GET /executions/latest_plot': {
-    operationId: 'latestPlot',
-    parameters: [query('format', 'svg for an image', { type: 'string', enum: ['svg'] })],
-    responses: {
-      200: { description: 'The latest campaign as data, or an SVG image', content: { 'application/json': { schema: ref('LatestPlot') }, 'image/svg+xml': { schema: { type: 'string' } } } },
-      404: error('No campaign has run yet'),
-    },
-  },
   'GET /executions/events': {
     operationId: 'events',
     description: 'Server-sent events: hello (the status), status, step, iteration, log, queue, run. Each `data` is JSON.',
     responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
-  },
-  'GET /executions/records': {
-    operationId: 'listRecords',
-    parameters: [
-      FORMAT,
-      query('keyword', 'Part of the run name or the workflow name (case-insensitive)'),
-      query('page', 'Page number, from 1 (default 1)', { type: 'integer', minimum: 1 }),
-      query('per_page', 'Records per page (default 20, at most 200)', { type: 'integer', minimum: 1, maximum: 200 }),
-    ],
-    responses: {
-      200: pageOrJson('The list page (search box, table, pager), or JSON', 'RecordList'),
-      400: error('page or per_page is not a positive integer, per_page is over 200, or keyword is over 200 characters (details name the field)'),
-    },
-  },
-  'GET /executions/records/{workflow_id}': {
-    operationId: 'getRecord',
-    description: 'The page shows up to 1,000 steps and plots each output per iteration; JSON has up to 10,000 steps (`steps_truncated` says when there are more: the steps CSV has all).',
-    parameters: [FORMAT],
-    responses: {
-      200: pageOrJson('The record page, or the record with its phases, steps and log', 'Record'),
-      400: error('workflow_id is not a positive integer'),
-      404: error('No such record'),
-    },
-  },
-  'GET /executions/records/{workflow_id}/steps_data_csv': {
-    operationId: 'downloadStepsCsv',
-    description:
-      'Columns: phase, iteration, step_index (both from 0), instrument, method, args (JSON), output (JSON), status, error, started_at, ended_at, duration_ms. ' +
-      "Streamed (any size, flat memory). Cells a spreadsheet would run as a formula (= + - @ at the start, except plain numbers) are prefixed with '.",
-    responses: {
-      200: CSV_DOWNLOAD('The steps of the run, one row per instrument call, in order'),
-      400: error('workflow_id is not a positive integer'),
-      404: error('No such record'),
-    },
-  },
-  'GET /executions/records/{workflow_id}/logs': {
-    operationId: 'downloadRunLog',
-    responses: {
-      200: {
-        description: 'The log as text, one line per entry: ISO time, level, message (line breaks in a message written as \\n)',
-        headers: { 'Content-Disposition': { description: 'attachment; filename="run-<id>.log"', schema: { type: 'string' } } },
-        content: { 'text/plain': { schema: { type: 'string' } } },
-      },
-      400: error('workflow_id is not a positive integer'),
-      404: error('No such record, or the log file does not exist (the run wrote no log line)'),
-    },
-  },
-  'GET /executions/data/{workflow_id}': {
-    operationId: 'recordPlotData',
-    description: 'One entry per iteration of main that started, and one series per parameter and output aligned with it.',
-    responses: {
-      200: json('The plot data', 'PlotData'),
-      400: error('workflow_id is not a positive integer'),
-      404: error('No such record'),
-    },
-  },
-  'DELETE /executions/records/{workflow_id}': {
-    operationId: 'deleteRecord',
-    description: "Permanent. The record's owner (who queued the run) or an admin may delete it; audit-logged. With HX-Request (the page's form), answers with HX-Redirect to the list.",
-    responses: {
-      200: json('Deleted', 'Deleted'),
-      400: error('workflow_id is not a positive integer'),
-      403: error('The record is another user\'s (and you are not an admin)'),
-      404: error('No such record'),
-      409: error('The run is in progress, or interrupted and waiting for the operator'),
-    },
   },
   'GET /static/vendor/{file}': {
     operationId: 'vendorFile',
@@ -1407,8 +1230,46 @@ function description(opts: BuildOptions): string {
   ].join('\n');
 }
 
-/** The OpenAPI 3.1 document for every route of `ROUTES`, plus the live deck unless `public`. */
+/** A zod object's fields as documented query parameters. */
+function queryParameters(schema: z.ZodObject<z.ZodRawShape>): ParameterObject[] {
+  return Object.entries(schema.shape).map(([name, field]) => {
+    const { description, ...rest } = jsonSchema(field as z.ZodType, 'input') as SchemaObject & { description?: string };
+    return { name, in: 'query', ...((field as z.ZodType).safeParse(undefined).success ? {} : { required: true }), ...(description ? { description } : {}), schema: rest };
+  });
+}
+
+/** The component name of a declared route's body. */
+const bodyName = (r: Route) => r.body?.name ?? `${r.operationId[0]!.toUpperCase()}${r.operationId.slice(1)}Body`;
+
+/** What a declared route says about itself, in the shape the legacy OPERATIONS entries have. */
+function declaredSpec(r: Route, schemas: Record<string, SchemaObject>): OperationSpec {
+  const parameters = [...(r.query ? queryParameters(r.query) : []), ...(r.docParameters ?? [])];
+  let requestBody: RequestBodyObject | undefined;
+  if (r.body) {
+    const name = bodyName(r);
+    const schema = jsonSchema(r.body.schema.strict(), 'input');
+    // fields the route passes on: allowed by name pattern, every other unknown field still refused
+    if (r.body.extra) schema.patternProperties = { [r.body.extra.source]: {} };
+    schemas[name] = schema;
+    const kinds = r.body.kinds ?? ['json', 'form'];
+    const optional = r.body.optional ?? r.body.schema.safeParse({}).success;
+    requestBody = body(Object.fromEntries(kinds.map((k) => [k, name])), !optional, r.body.description);
+  }
+  return {
+    operationId: r.operationId,
+    ...(r.description ? { description: r.description } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses: r.responses,
+    ...(r.bare ? { bare: true } : {}),
+    ...(r.optionalLogin ? { optionalLogin: true } : {}),
+  };
+}
+
+/** The OpenAPI 3.1 document for every route (`routes()`), plus the live deck unless `public`. */
 export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
+  const ROUTES = routes();
+  const declared = new Map(declaredRoutes().map((r) => [r.key, r]));
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
     info: { title: 'labdeck HTTP API', version: version(), description: description(opts) },
@@ -1427,7 +1288,8 @@ export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
   for (const route of ROUTES) {
     const path = `${MOUNT}${route.path}`;
     const item = (doc.paths[path] ??= {});
-    item[route.method.toLowerCase() as HttpMethod] = operation(route, OPERATIONS[routeKey(route)]);
+    const own = declared.get(routeKey(route));
+    item[route.method.toLowerCase() as HttpMethod] = operation(route, own ? declaredSpec(own, doc.components.schemas) : OPERATIONS[routeKey(route)]);
   }
   if (!opts.public) liveDeck(opts.instruments, doc);
   return doc;

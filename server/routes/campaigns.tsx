@@ -1,11 +1,14 @@
 /** Optimization campaigns: optimizer schemas, starting a campaign, and the latest campaign's plot. */
 import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
 import type { CampaignInput } from '../../core/campaign/index.js';
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
+import { error, json, page as pageAnswer, redirect, ref } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { handle, route } from '../route.js';
 import { CampaignPage } from '../views/campaign.js';
 import { plotSvg } from '../views/plot-svg.js';
 
@@ -47,6 +50,83 @@ export function campaignInput(body: Fields, configSchema: (optimizer: unknown) =
   return input;
 }
 
+const SECTION = 'Workflow execution';
+
+/** A count: a whole number (JSON), or its text (a form; the campaign checks it and names the field). */
+const count = z.union([z.int(), z.string()]);
+
+export const CAMPAIGN_ROUTES = {
+  page: route({
+    method: 'GET',
+    path: '/executions/campaign',
+    section: SECTION,
+    summary: 'Set up an optimization campaign',
+    operationId: 'campaignPage',
+    query: z.object({ workflow: z.string().optional().describe('The workflow to set up'), uploaded: z.string().optional().describe('A history file just uploaded (preselected)') }),
+    responses: { 200: pageAnswer('The campaign set-up page') },
+  }),
+  start: route({
+    method: 'POST',
+    path: '/executions/campaign',
+    section: SECTION,
+    summary: 'Start a campaign: workflow, repeat, optimizer_type, parameters, objectives, existing_data, batch_size (302 to the config page)',
+    operationId: 'startCampaign',
+    description:
+      'Checked against the workflow (parameters, outputs), the optimizer (types, batch) and the warm-start file before it is queued. ' +
+      'The page sends `param.<name>.use|type|low|high|choices`, `objective.<name>` (max or min) and `config.<key>` fields instead of the lists.',
+    body: {
+      name: 'CampaignBody',
+      schema: z.object({
+        workflow: z.string().min(1),
+        repeat: count.describe('How many experiments the campaign runs'),
+        optimizer_type: z.string().min(1).describe('random, sobol, gp, or a plugin (POST /app/executions/optimizer_schema)'),
+        parameters: z
+          .union([z.array(z.looseObject({ name: z.string(), type: z.enum(['range', 'int', 'choice']), bounds: z.array(z.number()).optional(), choices: z.array(z.string()).optional() })), z.string()])
+          .optional()
+          .describe('The search space: a JSON list, or the short form "x: 0..1, n: int 1..10, solvent: water|ethanol"'),
+        objectives: z
+          .union([z.array(z.object({ name: z.string(), minimize: z.boolean() })), z.string()])
+          .optional()
+          .describe('Workflow outputs to optimize: a JSON list, or "yield:max, cost:min"'),
+        existing_data: z.string().optional().describe('An uploaded history file (POST /app/files/execution-data) to warm-start from'),
+        batch_size: count.optional().describe('Experiments suggested at a time (1 by default)'),
+        seed: count.optional().describe('Makes the suggestions repeatable'),
+        config: z.union([z.record(z.string(), z.unknown()), z.string()]).optional().describe("The optimizer's options (its schema), as an object or JSON text"),
+        name: z.string().max(200).optional().describe('The queued task\'s name'),
+      }),
+      extra: /^(param|objective|config)\./,
+    },
+    responses: {
+      302: redirect('Queued: to the execution config page (forms)'),
+      200: json('Queued (JSON clients)', 'RunStarted'),
+      400: error('A bad or unknown field: details name it (parameters[0].bounds, objectives[0].name, line 3, column yield, …)'),
+      404: error('No such workflow, optimizer or history file'),
+      503: error('The history file is being read by too many others: try again after Retry-After seconds'),
+    },
+  }),
+  optimizerSchema: route({
+    method: 'POST',
+    path: '/executions/optimizer_schema',
+    section: SECTION,
+    summary: 'Configuration schema and capabilities of one optimizer ({ optimizer_type }) or all',
+    operationId: 'optimizerSchema',
+    body: { name: 'OptimizerSchemaBody', kinds: ['json', 'form'], schema: z.object({ optimizer_type: z.string().optional().describe('Omit for every optimizer') }) },
+    responses: { 200: json('The schema and capabilities', 'OptimizerSchemas'), 404: error('No such optimizer') },
+  }),
+  latestPlot: route({
+    method: 'GET',
+    path: '/executions/latest_plot',
+    section: SECTION,
+    summary: 'The latest campaign: points, best so far, model (JSON; ?format=svg for an image)',
+    operationId: 'latestPlot',
+    query: z.object({ format: z.enum(['svg', 'json']).optional().describe('svg for an image') }),
+    responses: {
+      200: { description: 'The latest campaign as data, or an SVG image', content: { 'application/json': { schema: ref('LatestPlot') }, 'image/svg+xml': { schema: { type: 'string' } } } },
+      404: error('No campaign has run yet'),
+    },
+  }),
+};
+
 const nonEmpty = (v: unknown) => (Array.isArray(v) ? true : typeof v === 'string' && v.trim() !== '');
 
 export function campaignRoutes(runtime: Runtime): Router {
@@ -75,14 +155,16 @@ export function campaignRoutes(runtime: Runtime): Router {
     );
   };
 
-  r.get('/executions/campaign', (req, res) => page(req, res));
+  handle(r, CAMPAIGN_ROUTES.page, (req, res) => page(req, res));
 
-  r.post('/executions/optimizer_schema', (req, res) => {
-    res.json(campaigns.schema(req.body?.optimizer_type));
+  handle(r, CAMPAIGN_ROUTES.optimizerSchema, (_req, res, { body }) => {
+    res.json(campaigns.schema(body.optimizer_type));
   });
 
-  r.post('/executions/campaign', async (req, res) => {
-    const body = (req.body ?? {}) as Fields;
+  /** A form that does not fit comes back with the message, its values kept. */
+  const formAgain = (req: Request, res: Response, err: LabError) => page(req, res, { error: err, values: (req.body ?? {}) as Fields }, statusOf(err));
+
+  handle(r, CAMPAIGN_ROUTES.start, async (req, res, { body }) => {
     try {
       const task = await campaigns.submit(campaignInput(body, configSchema), req.user!.id);
       await runtime.audit(req.user!.id, 'campaign.start', { task_id: task.id, workflow: body.workflow, optimizer: body.optimizer_type });
@@ -91,13 +173,13 @@ export function campaignRoutes(runtime: Runtime): Router {
     } catch (e) {
       const err = asLabError(e);
       if (wantsJson(req)) throw err;
-      await page(req, res, { error: err, values: body }, statusOf(err));
+      await formAgain(req, res, err);
     }
-  });
+  }, formAgain);
 
-  r.get('/executions/latest_plot', async (req, res) => {
+  handle(r, CAMPAIGN_ROUTES.latestPlot, async (_req, res, { query }) => {
     const plot = await campaigns.latestPlot();
-    if (req.query.format === 'svg') return res.type('image/svg+xml').set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'").send(plotSvg(plot));
+    if (query.format === 'svg') return res.type('image/svg+xml').set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'").send(plotSvg(plot));
     res.json(plot);
   });
 

@@ -6,7 +6,7 @@ import { LOGO_MAX_BYTES } from '../../core/branding.js';
 import { LabError } from '../../core/errors.js';
 import { projectRoot } from '../../core/paths.js';
 import type { Runtime } from '../../core/runtime.js';
-import { ROUTES } from '../catalogue.js';
+import { routes } from '../catalogue.js';
 import { ctxOf } from '../context.js';
 import { render, requireAdmin, url, wantsJson } from '../http.js';
 import { requireLogin } from '../security.js';
@@ -62,10 +62,10 @@ export function homeRoutes(runtime: Runtime): Router {
 
   r.get('/', requireLogin, async (req, res) => {
     if (wantsJson(req)) {
-      return res.json({ routes: ROUTES.map((x) => ({ ...x, path: url(req, x.path) })) });
+      return res.json({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) });
     }
     const notice = req.query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
-    render(res, <HomePage ctx={await ctxOf(req)} routes={ROUTES} instruments={runtime.deck.list()} notice={notice} />);
+    render(res, <HomePage ctx={await ctxOf(req)} routes={routes()} instruments={runtime.deck.list()} notice={notice} />);
   });
 
   // who may send it is checked before the body is parsed

@@ -4,6 +4,7 @@
  * (its owner or an admin; not while it runs). The logic is core/records; this adapts it to HTTP.
  */
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import { writeCsv } from '../../core/files/csv.js';
 import { LabError } from '../../core/errors.js';
 import {
@@ -21,7 +22,9 @@ import {
 } from '../../core/records/index.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
-import { asLabError, intParam, render, statusOf, url, wantsJson } from '../http.js';
+import { error, HX_REQUEST, json, pageOrJson } from '../api-doc.js';
+import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { ID, handle, route } from '../route.js';
 import { ErrorList } from '../views/layout.js';
 import { RecordPage, RecordsPage } from '../views/records.js';
 
@@ -31,29 +34,127 @@ const PAGE_STEP_LIMIT = 1000;
 const CSV_BATCH = 1000;
 
 const isHtmx = (req: Request) => req.get('HX-Request') === 'true';
-const recordId = (req: Request) => intParam(req.params.workflow_id, 'workflow_id');
+
+const SECTION = 'Workflow records and data';
+const FORMAT = z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header');
+/** The record a route is about. */
+const ONE = z.object({ workflow_id: ID.describe('The integer id of a run record (GET /app/executions/records)') });
+const BAD_ID = error('workflow_id is not a positive integer');
+const NO_RECORD = error('No such record');
+const CSV_DOWNLOAD = (description: string) => ({
+  description,
+  headers: { 'Content-Disposition': { description: 'attachment; filename="…csv"', schema: { type: 'string' } } },
+  content: { 'text/csv': { schema: { type: 'string' } } },
+});
+
+export const RECORD_ROUTES = {
+  list: route({
+    method: 'GET',
+    path: '/executions/records',
+    section: SECTION,
+    summary: 'Past runs, newest first: ?keyword= (run or workflow name), ?page=, ?per_page= (20; at most 200)',
+    operationId: 'listRecords',
+    // read by parseListQuery, which names the field that does not fit
+    query: z.object({
+      format: FORMAT,
+      keyword: z.unknown().optional().describe('Part of the run name or the workflow name (case-insensitive)'),
+      page: z.unknown().optional().describe('Page number, from 1 (default 1)'),
+      per_page: z.unknown().optional().describe('Records per page (default 20, at most 200)'),
+      deleted: z.unknown().optional().describe('Say that this record was deleted (where a deletion leads)'),
+    }),
+    responses: {
+      200: pageOrJson('The list page (search box, table, pager), or JSON', 'RecordList'),
+      400: error('page or per_page is not a positive integer, per_page is over 200, or keyword is over 200 characters (details name the field)'),
+    },
+  }),
+  one: route({
+    method: 'GET',
+    path: '/executions/records/{workflow_id}',
+    section: SECTION,
+    summary: 'One run: summary, parameters, phases with their steps, log; the page plots the outputs',
+    operationId: 'getRecord',
+    description: 'The page shows up to 1,000 steps and plots each output per iteration; JSON has up to 10,000 steps (`steps_truncated` says when there are more: the steps CSV has all).',
+    params: ONE,
+    query: z.object({ format: FORMAT }),
+    responses: { 200: pageOrJson('The record page, or the record with its phases, steps and log', 'Record'), 400: BAD_ID, 404: NO_RECORD },
+  }),
+  stepsCsv: route({
+    method: 'GET',
+    path: '/executions/records/{workflow_id}/steps_data_csv',
+    section: SECTION,
+    summary: 'Download the steps CSV of a run: one row per instrument call, with args, output and timing',
+    operationId: 'downloadStepsCsv',
+    description:
+      'Columns: phase, iteration (from 1, as pages show it), step_index (from 0), instrument, method, args (JSON), output (JSON), status, error, started_at, ended_at, duration_ms. ' +
+      "Streamed (any size, flat memory). Cells a spreadsheet would run as a formula (= + - @ at the start, except plain numbers) are prefixed with '.",
+    params: ONE,
+    responses: { 200: CSV_DOWNLOAD('The steps of the run, one row per instrument call, in order'), 400: BAD_ID, 404: NO_RECORD },
+  }),
+  log: route({
+    method: 'GET',
+    path: '/executions/records/{workflow_id}/logs',
+    section: SECTION,
+    summary: 'Download the log of a run (404 when it has no log line)',
+    operationId: 'downloadRunLog',
+    params: ONE,
+    responses: {
+      200: {
+        description: 'The log as text, one line per entry: ISO time, level, message (line breaks in a message written as \\n)',
+        headers: { 'Content-Disposition': { description: 'attachment; filename="run-<id>.log"', schema: { type: 'string' } } },
+        content: { 'text/plain': { schema: { type: 'string' } } },
+      },
+      400: BAD_ID,
+      404: error('No such record, or the log file does not exist (the run wrote no log line)'),
+    },
+  }),
+  plotData: route({
+    method: 'GET',
+    path: '/executions/data/{workflow_id}',
+    section: SECTION,
+    summary: 'The parameters and outputs of each iteration, normalised for plotting',
+    operationId: 'recordPlotData',
+    description: 'One entry per iteration of main that started, and one series per parameter and output aligned with it (an iteration with a skipped step has no output values).',
+    params: ONE,
+    responses: { 200: json('The plot data', 'PlotData'), 400: BAD_ID, 404: NO_RECORD },
+  }),
+  delete: route({
+    method: 'DELETE',
+    path: '/executions/records/{workflow_id}',
+    section: SECTION,
+    summary: "Delete a run's record, steps and log: its owner or an admin; 409 while it runs",
+    operationId: 'deleteRecord',
+    description: "Permanent. The record's owner (who queued the run) or an admin may delete it; audit-logged. With HX-Request (the page's form), answers with HX-Redirect to the list.",
+    params: ONE,
+    docParameters: [HX_REQUEST],
+    responses: {
+      200: json('Deleted', 'Deleted'),
+      400: BAD_ID,
+      403: error("The record is another user's (and you are not an admin)"),
+      404: NO_RECORD,
+      409: error('The run is in progress, or interrupted and waiting for the operator'),
+    },
+  }),
+};
 
 export function recordRoutes(runtime: Runtime): Router {
   const r = Router();
   const { store, runner } = runtime;
 
-  r.get('/executions/records', async (req, res) => {
-    const q = parseListQuery(req.query);
+  handle(r, RECORD_ROUTES.list, async (req, res, { query }) => {
+    const q = parseListQuery(query);
     const list = await listRecords(store, q);
     if (wantsJson(req)) return res.json(list);
-    const deleted = typeof req.query.deleted === 'string' && /^\d+$/.test(req.query.deleted) ? req.query.deleted : undefined;
+    const deleted = typeof query.deleted === 'string' && /^\d+$/.test(query.deleted) ? query.deleted : undefined;
     render(res, <RecordsPage ctx={await ctxOf(req)} list={list} keyword={q.keyword} defaultPerPage={DEFAULT_PER_PAGE} notice={deleted ? `Record ${deleted} was deleted.` : undefined} />);
   });
 
-  r.get('/executions/records/:workflow_id', async (req, res) => {
-    const id = recordId(req);
+  handle(r, RECORD_ROUTES.one, async (req, res, { params: { workflow_id: id } }) => {
     if (wantsJson(req)) return res.json(await recordDetail(store, id));
     const record = await recordDetail(store, id, { stepLimit: PAGE_STEP_LIMIT });
     render(res, <RecordPage ctx={await ctxOf(req)} record={record} canDelete={mayDelete({ userId: record.user_id }, req.user!)} />);
   });
 
-  r.get('/executions/records/:workflow_id/steps_data_csv', async (req, res) => {
-    const id = recordId(req);
+  handle(r, RECORD_ROUTES.stepsCsv, async (req, res, { params: { workflow_id: id } }) => {
     await getRun(store, id); // 404 before anything is sent
     res.attachment(`run-${id}-steps.csv`).type('text/csv; charset=utf-8').set('Cache-Control', 'no-store');
     try {
@@ -65,8 +166,7 @@ export function recordRoutes(runtime: Runtime): Router {
     }
   });
 
-  r.get('/executions/records/:workflow_id/logs', async (req, res) => {
-    const id = recordId(req);
+  handle(r, RECORD_ROUTES.log, async (_req, res, { params: { workflow_id: id } }) => {
     await getRun(store, id);
     const logs = await store.logs.list(id);
     if (logs.length === 0) {
@@ -75,15 +175,13 @@ export function recordRoutes(runtime: Runtime): Router {
     res.attachment(`run-${id}.log`).type('text/plain; charset=utf-8').send(logText(logs));
   });
 
-  r.get('/executions/data/:workflow_id', async (req, res) => {
-    const id = recordId(req);
+  handle(r, RECORD_ROUTES.plotData, async (_req, res, { params: { workflow_id: id } }) => {
     const run = await getRun(store, id);
     res.json(plotData(run, await store.phases.list(id)));
   });
 
-  r.delete('/executions/records/:workflow_id', async (req, res) => {
+  handle(r, RECORD_ROUTES.delete, async (req, res, { params: { workflow_id: id } }) => {
     try {
-      const id = recordId(req);
       const run = await deleteRecord(store, runner, id, req.user!);
       await runtime.audit(req.user!.id, 'record.delete', { run_id: id, name: run.name, workflow: run.workflowName, status: run.status });
       // the page's Delete form (htmx): go to the list

@@ -97,6 +97,22 @@ describe('optimization campaigns', () => {
     expect(String(image.text ?? image.body)).toContain('<svg');
   });
 
+  it('refuses a field it does not take by name, from JSON and from the page (the form comes back with the message)', async () => {
+    const base = { workflow: 'react', repeat: 3, optimizer_type: 'random', parameters: 'temperature: 20..120', objectives: 'run.yield:max' };
+    const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, parameter_constraints: ['temperature <= 100'], steps: { temperature: 5 } }).expect(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['parameter_constraints', 'steps']);
+    expect(res.body.error.details[0].message).toMatch(/^is not a field of this request \(its fields: workflow, repeat, optimizer_type, /);
+    const form = await lab.admin.post('/app/executions/campaign').type('form').send({ ...base, repeat: '3', steps: '5' }).expect(400);
+    expect(form.text).toContain('steps is not a field of this request');
+    expect(form.text).toContain('id="campaign-form"');
+    // the page's own structured fields pass: param.<name>.*, objective.<name>, config.<key>
+    await lab.admin
+      .post('/app/executions/campaign')
+      .type('form')
+      .send({ workflow: 'react', repeat: '2', optimizer_type: 'random', 'param.temperature.use': 'on', 'param.temperature.type': 'range', 'param.temperature.low': '20', 'param.temperature.high': '120', 'objective.run.yield': 'max' })
+      .expect(302);
+  });
+
   it('refuses an objective the deck declares is not a number, naming the numeric field to choose', async () => {
     await lab.runtime.store.workflows.save('react-whole', { ...REACTOR, name: 'react-whole', outputs: ['run', 'run.yield'] }, null);
     const res = await lab.admin

@@ -6,10 +6,13 @@
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { ROUTES } from '../../server/catalogue.js';
+import { LEGACY_ROUTES, routes } from '../../server/catalogue.js';
+import { declaredRoutes } from '../../server/routes/declared.js';
 import { OPERATIONS, buildOpenApi, routeKey, type HttpMethod, type OpenApiDocument, type SchemaObject } from '../../server/openapi.js';
 import type { App } from '../../server/app.js';
 import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
+
+const ROUTES = routes();
 
 const J = 'application/json';
 /** A valid workflow on the demo deck, for the workflow routes' cases. */
@@ -225,6 +228,22 @@ describe('the API document and the API page', () => {
     // OPERATIONS has no entry for a route that is gone
     const keys = new Set(ROUTES.map(routeKey));
     expect(Object.keys(OPERATIONS).filter((k) => !keys.has(k))).toEqual([]);
+  });
+
+  it('has each route in one place: its declaration beside its handler, or (not moved yet) the legacy lists, never both', () => {
+    const declared = declaredRoutes();
+    expect(declared.length).toBeGreaterThan(0);
+    const legacy = new Set([...LEGACY_ROUTES.map(routeKey), ...Object.keys(OPERATIONS)]);
+    expect(declared.map((r) => r.key).filter((k) => legacy.has(k))).toEqual([]);
+    expect(new Set(declared.map((r) => r.key)).size).toBe(declared.length);
+    expect(new Set(ROUTES.map(routeKey)).size).toBe(ROUTES.length);
+    // a declared body is a component of the document, refusing unknown fields unless the route passes some on
+    for (const r of declared.filter((x) => x.body)) {
+      const op = doc.paths[`/app${r.path}`]![r.method.toLowerCase() as HttpMethod]!;
+      const ref = Object.values(op.requestBody!.content)[0]!.schema.$ref as string;
+      const schema = doc.components.schemas[ref.split('/').pop()!]!;
+      expect({ route: r.key, closed: schema.additionalProperties === false || !!schema.patternProperties }).toEqual({ route: r.key, closed: true });
+    }
   });
 
   it('has in ROUTES every route the express app registers, and nothing it does not', () => {

@@ -1,0 +1,218 @@
+/**
+ * One declaration per route (DESIGN.md §14). A route says once, beside its handler: its method and path, its
+ * section and summary, who may call it, its path, query and body schemas (zod: a form and a JSON body are read
+ * with one schema), and its responses. From that one declaration:
+ * - `handle` mounts the handler on a router: the caller's role is checked first, then the input is parsed,
+ *   and a request that does not fit answers 400 naming each field, in the same shape for every route, before
+ *   the handler runs; the handler gets the parsed, typed input;
+ * - the API document (server/openapi.ts), the home page's route list and the generated clients read it.
+ *
+ * Bodies: an unknown field is refused by name (400), unless the route declares the fields it passes on
+ * (`extra`: a pattern of field names, e.g. the instrument page's one field per method parameter). A form's
+ * values are text: they are read into the schema's types first (numbers, booleans, lists of repeated keys).
+ */
+import type { Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { LabError, type ErrorDetail } from '../core/errors.js';
+import { issueMessage } from '../core/deck/validate.js';
+import { wantsJson } from './http.js';
+import type { ParameterObject, ResponseObject } from './api-doc.js';
+
+export type Access = 'public' | 'login' | 'admin';
+export type BodyKind = 'json' | 'form' | 'multipart' | 'text';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface BodySpec<B extends AnyObject = AnyObject> {
+  /** The fields, one schema for JSON and form bodies. */
+  schema: B;
+  /** The media types the route reads (json and form by default). */
+  kinds?: BodyKind[];
+  /** The component name in the API document (default: the operationId, capitalised, + `Body`). */
+  name?: string;
+  /** Field names passed on beyond the schema's (their values reach the handler as sent). */
+  extra?: RegExp;
+  /** The body may be left out (an empty body reads as `{}`). Default: required when a field is. */
+  optional?: boolean;
+  description?: string;
+}
+
+export interface RouteSpec<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject> {
+  method: Method;
+  /** The path under the mount, OpenAPI style: `/workflows/{name}`. */
+  path: string;
+  /** The heading on the home page, the tag in the API document. */
+  section: string;
+  summary: string;
+  /** Who may call it (default: any logged-in user). */
+  access?: Access;
+  operationId: string;
+  description?: string;
+  /** Path parameters (they arrive as text: use `idParam` for ids). */
+  params?: P;
+  /** Query parameters; others are ignored (links carry their own, like `format`). */
+  query?: Q;
+  body?: BodySpec<B>;
+  /** More documented parameters the schemas do not carry (headers such as HX-Request). */
+  docParameters?: ParameterObject[];
+  /** The statuses this route answers itself (login, role, CSRF and body statuses are added for every route). */
+  responses: Record<string, ResponseObject>;
+  /** Served before authentication and body parsing (health, help, assets). */
+  bare?: boolean;
+  /** Public, but answers more to a logged-in user. */
+  optionalLogin?: boolean;
+}
+
+export interface Route<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject> extends RouteSpec<P, Q, B> {
+  access: Access;
+  /** `POST /workflows/{name}`: the key the document, the tests and the home page use. */
+  key: string;
+  /** The same path as express writes it: `/workflows/:name`. */
+  expressPath: string;
+}
+
+/** Declare a route. */
+export function route<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject>(spec: RouteSpec<P, Q, B>): Route<P, Q, B> {
+  return { ...spec, access: spec.access ?? 'login', key: `${spec.method} ${spec.path}`, expressPath: spec.path.replace(/\{(\w+)\}/g, ':$1') };
+}
+
+type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
+export interface Input<P, Q, B> {
+  params: Out<P>;
+  query: Out<Q>;
+  body: Out<B> & Record<string, unknown>;
+}
+
+export type Handler<P, Q, B> = (req: Request, res: Response, input: Input<P, Q, B>) => unknown;
+
+/**
+ * Mount `fn` for route `r` on `router`: role, then input, then the handler. `formAgain`: a page's form whose
+ * input does not fit is answered by it (the form again, with the message and the values sent) instead of
+ * the error page; JSON clients get the error either way.
+ */
+export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(
+  router: Router,
+  r: Route<P, Q, B>,
+  fn: Handler<P, Q, B>,
+  formAgain?: (req: Request, res: Response, err: LabError) => unknown,
+): void {
+  const method = r.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+  router[method](r.expressPath, async (req: Request, res: Response) => {
+    if (r.access === 'admin' && req.user?.role !== 'admin') throw new LabError('forbidden', 'Only an admin may do this.');
+    let input: Input<P, Q, B>;
+    try {
+      input = parseInput(r, req);
+    } catch (e) {
+      if (formAgain && e instanceof LabError && !wantsJson(req)) return formAgain(req, res, e);
+      throw e;
+    }
+    await fn(req, res, input);
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Reading the input
+
+/** An id in a path or body: digits, 1 to 2^31-1 (ids are 32-bit). */
+export const ID = z
+  .union([z.string().regex(/^\d{1,10}$/, 'must be a whole number'), z.int()])
+  .transform(Number)
+  .pipe(z.int().min(1, 'must be at least 1').max(2_147_483_647, 'must be at most 2147483647'));
+
+/** Which kind of body the request carries, or null for none. */
+function bodyKind(req: Request): BodyKind | null {
+  const length = req.headers['content-length'];
+  if (!req.headers['transfer-encoding'] && (length === undefined || length === '0')) return null;
+  if (req.is('application/json')) return 'json';
+  if (req.is('application/x-www-form-urlencoded')) return 'form';
+  if (req.is('multipart/form-data')) return 'multipart';
+  if (req.is('text/plain')) return 'text';
+  return null;
+}
+
+const KIND_NAMES: Record<BodyKind, string> = { json: 'JSON', form: 'a form (application/x-www-form-urlencoded)', multipart: 'a multipart form', text: 'plain text' };
+
+/** The schema under optional/nullable/default wrappers. */
+function inner(s: z.ZodType): z.ZodType {
+  let t = s as z.ZodType & { unwrap?: () => z.ZodType; def: { type: string; innerType?: z.ZodType } };
+  while (t.def.innerType && ['optional', 'nullable', 'default', 'prefault', 'catch'].includes(t.def.type)) t = t.def.innerType as typeof t;
+  return t;
+}
+
+/** A form value (text, or a list for a repeated key) read into the type its field's schema wants. */
+function formValue(schema: z.ZodType | undefined, v: unknown): unknown {
+  if (!schema) return v;
+  const t = inner(schema);
+  const type = t.def.type;
+  if (type === 'array') return Array.isArray(v) ? v : v === '' ? [] : [v];
+  const one = Array.isArray(v) ? v[v.length - 1] : v; // a repeated key: the last one wins, as for a field
+  if (typeof one !== 'string') return one;
+  if (one === '' && schema.safeParse(undefined).success) return undefined; // an empty optional field
+  if (type === 'number' || type === 'int') return /^\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?\s*$/.test(one) ? Number(one) : one;
+  if (type === 'boolean') return one === 'true' || one === 'on' || one === '1' ? true : one === 'false' || one === 'off' || one === '0' || one === '' ? false : one;
+  return one;
+}
+
+/** zod issues of one part of the input → details naming each field; an unknown field is named with the known ones. */
+function details(issues: readonly z.core.$ZodIssue[], known: string[], where: string): ErrorDetail[] {
+  const out: ErrorDetail[] = [];
+  for (const issue of issues) {
+    const path = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      for (const k of issue.keys) {
+        out.push({ field: path ? `${path}.${k}` : k, message: `is not a field of this request${known.length ? ` (its fields: ${known.join(', ')})` : ' (it takes none)'}` });
+      }
+      continue;
+    }
+    // a message written in the schema (`must be a whole number`) says it better than the generic one
+    out.push({ field: path || where, message: /^(must|is) /.test(issue.message) ? issue.message : issueMessage(issue) });
+  }
+  return out;
+}
+
+function parsePart<S extends AnyObject>(schema: S, value: unknown, where: string, problems: ErrorDetail[]): z.output<S> | undefined {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  problems.push(...details(r.error.issues, Object.keys(schema.shape), where));
+  return undefined;
+}
+
+/** The route's input, parsed; LabError invalid_input naming every field that does not fit. */
+export function parseInput<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(r: Route<P, Q, B>, req: Request): Input<P, Q, B> {
+  const problems: ErrorDetail[] = [];
+  const params = r.params ? parsePart(r.params, req.params, '(path)', problems) : {};
+  const query = r.query ? parsePart(r.query, req.query, '(query)', problems) : {};
+  let body: Record<string, unknown> = {};
+  if (r.body) {
+    const spec = r.body;
+    const kinds = spec.kinds ?? ['json', 'form'];
+    const kind = bodyKind(req);
+    const raw: unknown = kind ? req.body : undefined;
+    if (kind && !kinds.includes(kind)) {
+      problems.push({ field: '(body)', message: `must be ${kinds.map((k) => KIND_NAMES[k]).join(' or ')}, not ${KIND_NAMES[kind]}` });
+    } else if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
+      problems.push({ field: '(body)', message: 'must be an object of fields' });
+    } else {
+      const given = { ...((raw as Record<string, unknown> | undefined) ?? {}) };
+      const passed: Record<string, unknown> = {};
+      if (spec.extra) {
+        for (const k of Object.keys(given)) {
+          if (!(k in spec.schema.shape) && spec.extra.test(k)) {
+            passed[k] = given[k];
+            delete given[k];
+          }
+        }
+      }
+      const shape = spec.schema.shape as Record<string, z.ZodType>;
+      if (kind === 'form' || kind === 'multipart') for (const k of Object.keys(given)) given[k] = formValue(shape[k], given[k]);
+      const parsed = parsePart(spec.schema.strict() as unknown as B, given, '(body)', problems);
+      if (parsed) body = { ...passed, ...(parsed as Record<string, unknown>) };
+    }
+  }
+  if (problems.length) {
+    const text = problems.map((d) => `${d.field} ${d.message}`).join('; ');
+    throw new LabError('invalid_input', `The request does not fit ${r.key}: ${text}`, problems);
+  }
+  return { params, query, body } as Input<P, Q, B>;
+}

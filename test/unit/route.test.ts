@@ -1,0 +1,108 @@
+/** One declaration per route (server/route.ts): the input a handler gets, and the 400s before it runs. */
+import express, { Router, type NextFunction, type Request, type Response } from 'express';
+import request from 'supertest';
+import { z } from 'zod';
+import { LabError } from '../../core/errors.js';
+import { errorBody, statusOf } from '../../server/http.js';
+import { ID, handle, route } from '../../server/route.js';
+
+const SAMPLE = route({
+  method: 'POST',
+  path: '/things/{id}',
+  section: 'Test',
+  summary: 'A sample',
+  operationId: 'sample',
+  params: z.object({ id: ID }),
+  query: z.object({ verbose: z.enum(['yes', 'no']).optional() }),
+  body: {
+    schema: z.object({
+      name: z.string().min(1),
+      count: z.int().min(1).optional(),
+      ratio: z.number().optional(),
+      on: z.boolean().optional(),
+      tags: z.array(z.string()).optional(),
+    }),
+    extra: /^arg\./,
+  },
+  responses: {},
+});
+const ADMIN_ONLY = route({ method: 'POST', path: '/admin', section: 'Test', summary: 'admin', operationId: 'admin', access: 'admin', body: { schema: z.object({ x: z.string() }) }, responses: {} });
+
+function app(role: 'admin' | 'operator' = 'operator') {
+  const a = express();
+  a.use(express.json());
+  a.use(express.urlencoded({ extended: false }));
+  a.use(express.text({ type: 'text/plain' }));
+  a.use((req, _res, next) => {
+    req.user = { id: 1, username: 'u', role };
+    next();
+  });
+  const r = Router();
+  handle(r, SAMPLE, (_req, res, input) => void res.json(input));
+  handle(r, ADMIN_ONLY, (_req, res, input) => void res.json(input.body));
+  handle(
+    r,
+    route({ method: 'POST', path: '/form', section: 'Test', summary: 'form', operationId: 'form', body: { schema: z.object({ n: z.int() }) }, responses: {} }),
+    () => undefined,
+    (_req, res, err) => void res.status(400).type('html').send(`<form>again: ${err.message}</form>`),
+  );
+  a.use(r);
+  a.use((e: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const err = e instanceof LabError ? e : new LabError('internal', String(e));
+    res.status(statusOf(err)).json(errorBody(err));
+  });
+  return a;
+}
+
+describe('handle(route)', () => {
+  it('gives the handler the parsed path, query and body; a form is read into the schema types', async () => {
+    const json = await request(app()).post('/things/7?verbose=yes&other=1').send({ name: 'a', count: 2, tags: ['x'] }).expect(200);
+    expect(json.body).toEqual({ params: { id: 7 }, query: { verbose: 'yes' }, body: { name: 'a', count: 2, tags: ['x'] } });
+    const form = await request(app()).post('/things/7').type('form').send('name=a&count=3&ratio=0.5&on=on&tags=x&tags=y&arg.volume=2').expect(200);
+    expect(form.body.body).toEqual({ name: 'a', count: 3, ratio: 0.5, on: true, tags: ['x', 'y'], 'arg.volume': '2' });
+    // an empty optional field of a form is left out
+    expect((await request(app()).post('/things/7').type('form').send('name=a&count=').expect(200)).body.body).toEqual({ name: 'a' });
+  });
+
+  it('refuses a body field the route does not take, by name, listing the fields it takes', async () => {
+    const res = await request(app()).post('/things/7').send({ name: 'a', colour: 'red', __proto__x: 1 }).expect(400);
+    expect(res.body.error.details).toEqual([
+      { field: 'colour', message: 'is not a field of this request (its fields: name, count, ratio, on, tags)' },
+      { field: '__proto__x', message: 'is not a field of this request (its fields: name, count, ratio, on, tags)' },
+    ]);
+  });
+
+  it('names every field that does not fit, path, query and body at once, before the handler runs', async () => {
+    const res = await request(app()).post('/things/0?verbose=maybe').type('form').send('count=two&on=perhaps').expect(400);
+    expect(res.body.error.code).toBe('invalid_input');
+    expect(res.body.error.message).toMatch(/^The request does not fit POST \/things\/\{id\}: /);
+    expect(res.body.error.details).toEqual([
+      { field: 'id', message: 'must be at least 1' },
+      { field: 'verbose', message: 'must be one of "yes", "no"' },
+      { field: 'name', message: 'is required' },
+      { field: 'count', message: 'must be a number' },
+      { field: 'on', message: 'must be a boolean' },
+    ]);
+    expect((await request(app()).post('/things/99999999999').send({ name: 'a' }).expect(400)).body.error.details).toEqual([{ field: 'id', message: 'must be a whole number' }]);
+  });
+
+  it('refuses a body of a kind the route does not read, and a JSON body that is not an object', async () => {
+    expect((await request(app()).post('/things/1').type('text/plain').send('name=a').expect(400)).body.error.details).toEqual([
+      { field: '(body)', message: 'must be JSON or a form (application/x-www-form-urlencoded), not plain text' },
+    ]);
+    expect((await request(app()).post('/things/1').send([1, 2]).expect(400)).body.error.details).toEqual([{ field: '(body)', message: 'must be an object of fields' }]);
+  });
+
+  it('checks the role before it reads the body', async () => {
+    const res = await request(app('operator')).post('/admin').send({ nonsense: true }).expect(403);
+    expect(res.body.error.code).toBe('forbidden');
+    expect((await request(app('admin')).post('/admin').send({ x: 'y' }).expect(200)).body).toEqual({ x: 'y' });
+  });
+
+  it("answers a page's form that does not fit with the form again; JSON clients get the error", async () => {
+    const page = await request(app()).post('/form').type('form').send('n=x').expect(400);
+    expect(page.text).toBe('<form>again: The request does not fit POST /form: n must be a number</form>');
+    const json = await request(app()).post('/form').set('Accept', 'application/json').send({ n: 'x' }).expect(400);
+    expect(json.body.error.details).toEqual([{ field: 'n', message: 'must be a number' }]);
+  });
+});
