@@ -93,15 +93,6 @@ export const LEGACY_ROUTES: RouteInfo[] = [
     { method: 'POST', path: '/instruments/new/module', summary: 'Import a driver module from a server path (302)', admin: true },
     { method: 'POST', path: '/instruments/new/deck-python', summary: 'Import a deck module from a server path (302)', admin: true },
   ]),
-  ...section('Workflows', [
-    { method: 'GET', path: '/workflows', summary: 'All workflows (latest versions)' },
-    { method: 'POST', path: '/workflows', summary: 'Create a workflow: the JSON document (201; 400 names the step path; 409 name taken)' },
-    { method: 'GET', path: '/workflows/new', summary: 'The builder, for a new workflow' },
-    { method: 'GET', path: '/workflows/{name}', summary: 'A workflow: its document and version (?version=N for an older one)' },
-    { method: 'PUT', path: '/workflows/{name}', summary: 'Save a new version of a workflow (400 names the step path)' },
-    { method: 'DELETE', path: '/workflows/{name}', summary: 'Delete a workflow and all its versions' },
-    { method: 'GET', path: '/workflows/{name}/builder', summary: 'The builder, with a workflow loaded' },
-  ]),
   ...section('Workflow execution', [
     { method: 'GET', path: '/executions/config', summary: 'Start a run; the live runner and the queue' },
     { method: 'POST', path: '/executions/config', summary: 'Queue a workflow over config rows or a repeat count (200 { task_id, status })' },

@@ -543,11 +543,6 @@ const USER_ACTION = (invalid?: string): Record<string, ResponseObject> => ({
   409: error('Not your own account (disable, delete, reset), and not the last admin who can log in (demote, disable, delete)'),
 });
 
-const wfJson = (description: string, schema: string, page?: boolean): ResponseObject => ({
-  description,
-  content: { 'application/json': { schema: ref(schema) }, ...(page ? { 'text/html': HTML } : {}) },
-});
-
 export const OPERATIONS: Record<string, OperationSpec> = {
   'GET /': {
     operationId: 'home',
@@ -907,60 +902,6 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       503: BUSY_READING,
     },
   },
-  'GET /workflows': {
-    operationId: 'listWorkflows',
-    parameters: [FORMAT],
-    responses: { 200: wfJson('The latest version of every workflow (the page links to each, and to the builder)', 'WorkflowList', true) },
-  },
-  'POST /workflows': {
-    operationId: 'createWorkflow',
-    description:
-      'The body is the workflow document. It is validated against the live deck first; every problem is reported at once, ' +
-      'each detail naming its path (`main[1].args.volume_ml`). Any logged-in user may create workflows. `new` is not a workflow name.',
-    requestBody: body({ json: ref('Workflow') }),
-    responses: {
-      201: { ...wfJson('Created as version 1: the stored document, defaults filled in', 'WorkflowSaved'), headers: { ...LOCATION } },
-      400: error('Not JSON, or an invalid workflow: details name each step path and problem'),
-      409: error('A workflow of that name exists (PUT makes a new version of it)'),
-    },
-  },
-  'GET /workflows/new': {
-    operationId: 'newWorkflowBuilder',
-    parameters: [FORMAT],
-    responses: { 200: wfJson('The builder with an empty workflow (JSON: the data the page embeds)', 'WorkflowBuilder', true) },
-  },
-  'GET /workflows/{name}': {
-    operationId: 'getWorkflow',
-    parameters: [FORMAT, query('version', 'An older version (default: the latest)', { type: 'integer', minimum: 1 })],
-    responses: {
-      200: wfJson('The document and its version (the page: a readable view, with links to the builder and to run it)', 'WorkflowVersion', true),
-      400: error('version is not a positive integer'),
-      404: error('No such workflow, or no such version'),
-    },
-  },
-  'PUT /workflows/{name}': {
-    operationId: 'updateWorkflow',
-    description: 'Saves the body as a new version. `name` may be left out; when given it must be the name in the path.',
-    requestBody: body({ json: ref('Workflow') }),
-    responses: {
-      200: wfJson('Saved as a new version', 'WorkflowSaved'),
-      400: error('Not JSON, a name other than the path\'s, or an invalid workflow: details name each step path'),
-      404: error('No such workflow (create it with POST /app/workflows)'),
-    },
-  },
-  'DELETE /workflows/{name}': {
-    operationId: 'deleteWorkflow',
-    description: 'Deletes every version. Runs keep their own copy of the workflow. Audit-logged.',
-    responses: { 200: wfJson('Deleted: { "deleted": name }', 'Deleted'), 403: error('Created by another user: only they or an admin may delete it'), 404: error('No such workflow') },
-  },
-  'GET /workflows/{name}/builder': {
-    operationId: 'workflowBuilder',
-    parameters: [FORMAT],
-    responses: {
-      200: wfJson('The builder with the workflow loaded (JSON: the data the page embeds)', 'WorkflowBuilder', true),
-      404: error('No such workflow'),
-    },
-  },
   'GET /api': {
     operationId: 'apiPage',
     optionalLogin: true,
@@ -1246,11 +1187,13 @@ function declaredSpec(r: Route, schemas: Record<string, SchemaObject>): Operatio
   const parameters = [...(r.query ? queryParameters(r.query) : []), ...(r.docParameters ?? [])];
   let requestBody: RequestBodyObject | undefined;
   if (r.body) {
-    const name = bodyName(r);
-    const schema = jsonSchema(r.body.schema.strict(), 'input');
-    // fields the route passes on: allowed by name pattern, every other unknown field still refused
-    if (r.body.extra) schema.patternProperties = { [r.body.extra.source]: {} };
-    schemas[name] = schema;
+    const name = r.body.document ?? bodyName(r);
+    if (!r.body.document) {
+      const schema = jsonSchema(r.body.schema.strict(), 'input');
+      // fields the route passes on: allowed by name pattern, every other unknown field still refused
+      if (r.body.extra) schema.patternProperties = { [r.body.extra.source]: {} };
+      schemas[name] = schema;
+    }
     const kinds = r.body.kinds ?? ['json', 'form'];
     const optional = r.body.optional ?? r.body.schema.safeParse({}).success;
     requestBody = body(Object.fromEntries(kinds.map((k) => [k, name])), !optional, r.body.description);

@@ -36,6 +36,11 @@ export interface BodySpec<B extends AnyObject = AnyObject> {
   /** The body may be left out (an empty body reads as `{}`). Default: required when a field is. */
   optional?: boolean;
   description?: string;
+  /**
+   * The body is a document its handler checks whole (a workflow, against the live deck, naming each step
+   * path), described by this component of the API document; `schema` then only says what shape it has.
+   */
+  document?: string;
 }
 
 export interface RouteSpec<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject> {
@@ -206,7 +211,7 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
       }
       const shape = spec.schema.shape as Record<string, z.ZodType>;
       if (kind === 'form' || kind === 'multipart') for (const k of Object.keys(given)) given[k] = formValue(shape[k], given[k]);
-      const parsed = parsePart(spec.schema.strict() as unknown as B, given, '(body)', problems);
+      const parsed = parsePart(spec.document ? spec.schema : (spec.schema.strict() as unknown as B), given, '(body)', problems);
       if (parsed) body = { ...passed, ...(parsed as Record<string, unknown>) };
     }
   }

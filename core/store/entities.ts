@@ -80,6 +80,7 @@ export interface WorkflowEntity {
   definition: string;
   createdBy: number | null;
   createdAt: Date;
+  deletedAt: Date | null;
 }
 export interface QueueTaskEntity {
   id: number;
@@ -305,6 +306,7 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       definition: { type: 'text' },
       createdBy: { type: 'integer', name: 'created_by', nullable: true },
       createdAt: { type: ts, name: 'created_at' },
+      deletedAt: { type: ts, name: 'deleted_at', nullable: true },
     },
     uniques: [{ name: 'uq_workflows_name_version', columns: ['name', 'version'] }],
     foreignKeys: [byUser('workflows', 'createdBy')],

@@ -52,7 +52,7 @@ const MAX_PER_PAGE = 1000;
 const MAX_BATCH = 10_000;
 const DEFAULT_BATCH = 500;
 
-const WORKFLOW_COLS = `"id", "name", "version", "definition", "created_by", "created_at"`;
+const WORKFLOW_COLS = `"id", "name", "version", "definition", "created_by", "created_at", "deleted_at"`;
 const TASK_COLS =
   `"id", "name", "kind", "payload", "status", "position", "run_id", "created_by", "created_at", "started_at", "ended_at"`;
 const RUN_COLS =
@@ -83,6 +83,7 @@ function workflowRow(r: DbRow): WorkflowRow {
     definition: decodeJson(r.definition),
     createdBy: toIntOrNull(r.created_by),
     createdAt: toDate(r.created_at),
+    deletedAt: toDateOrNull(r.deleted_at),
   };
 }
 
@@ -197,16 +198,20 @@ export function createRunRepositories(sql: Sql): RunStore {
   const workflows: RunStore['workflows'] = {
     async list() {
       const rows = await sql.rows(
-        `SELECT ${WORKFLOW_COLS} FROM "workflows" w WHERE "version" = ` +
-          `(SELECT MAX(x."version") FROM "workflows" x WHERE x."name" = w."name")`,
+        `SELECT ${WORKFLOW_COLS} FROM "workflows" w WHERE "deleted_at" IS NULL AND "version" = ` +
+          `(SELECT MAX(x."version") FROM "workflows" x WHERE x."name" = w."name" AND x."deleted_at" IS NULL)`,
       );
       return rows.map(workflowRow).sort(byName);
     },
     async get(name, version) {
       const r =
         version === undefined
-          ? await sql.one(`SELECT ${WORKFLOW_COLS} FROM "workflows" WHERE "name" = ? ORDER BY "version" DESC LIMIT 1`, [name])
+          ? await sql.one(`SELECT ${WORKFLOW_COLS} FROM "workflows" WHERE "name" = ? AND "deleted_at" IS NULL ORDER BY "version" DESC LIMIT 1`, [name])
           : await sql.one(`SELECT ${WORKFLOW_COLS} FROM "workflows" WHERE "name" = ? AND "version" = ?`, [name, version]);
+      return r ? workflowRow(r) : null;
+    },
+    async first(name) {
+      const r = await sql.one(`SELECT ${WORKFLOW_COLS} FROM "workflows" WHERE "name" = ? AND "deleted_at" IS NULL ORDER BY "version" LIMIT 1`, [name]);
       return r ? workflowRow(r) : null;
     },
     async save(name, definition, userId, opts = {}) {
@@ -215,10 +220,16 @@ export function createRunRepositories(sql: Sql): RunStore {
       }
       const def = encodeJson(definition, 'definition') ?? 'null';
       const refs: Ref[] = [['userId', 'users', userId, 'user']];
-      // The next version is computed inside the INSERT; UNIQUE(name, version) turns a concurrent save of
-      // the same name (PostgreSQL) into a retry, and a second "new" workflow of that name into a conflict.
-      const version = opts.expectNew ? '1' : `(SELECT COALESCE(MAX("version"), 0) + 1 FROM "workflows" WHERE "name" = ?)`;
-      const params: Param[] = opts.expectNew ? [name, def, userId, new Date()] : [name, name, def, userId, new Date()];
+      // The next version (after every one the name ever had, deleted ones too) is computed inside the INSERT;
+      // UNIQUE(name, version) turns a concurrent save of the same name (PostgreSQL) into a retry, and a
+      // second "new" workflow of that name into a conflict. A new one needs no live version of the name.
+      const taken = () =>
+        new LabError('conflict', `A workflow named "${name}" already exists.`, [
+          { field: 'name', message: 'already exists' },
+        ]);
+      if (opts.expectNew && (await workflows.get(name))) throw taken();
+      const version = `(SELECT COALESCE(MAX("version"), 0) + 1 FROM "workflows" WHERE "name" = ?)`;
+      const params: Param[] = [name, name, def, userId, new Date()];
       for (let attempt = 0; ; attempt++) {
         try {
           const r = await withRefs(refs, () =>
@@ -231,17 +242,13 @@ export function createRunRepositories(sql: Sql): RunStore {
           return workflowRow(r!);
         } catch (e) {
           if (!isUniqueViolation(e)) throw e;
-          if (opts.expectNew) {
-            throw new LabError('conflict', `A workflow named "${name}" already exists.`, [
-              { field: 'name', message: 'already exists' },
-            ]);
-          }
+          if (opts.expectNew) throw taken();
           if (attempt >= 4) throw e;
         }
       }
     },
     async delete(name) {
-      return (await sql.run(`DELETE FROM "workflows" WHERE "name" = ?`, [name])) > 0;
+      return (await sql.run(`UPDATE "workflows" SET "deleted_at" = ? WHERE "name" = ? AND "deleted_at" IS NULL`, [new Date(), name])) > 0;
     },
   };
 

@@ -147,6 +147,8 @@ export interface WorkflowRow {
   definition: unknown;
   createdBy: number | null;
   createdAt: Date;
+  /** When the workflow was deleted (every version of that life of the name); null while it is live. */
+  deletedAt: Date | null;
 }
 
 export type TaskKind = 'workflow' | 'campaign';
@@ -238,13 +240,18 @@ export interface Page<T> {
 
 export interface RunStore {
   workflows: {
-    /** The latest version of every workflow, by name. */
+    /** The latest version of every live (not deleted) workflow, by name. */
     list(): Promise<WorkflowRow[]>;
-    /** The latest version, or a given one. */
+    /** The latest live version; or a given version, deleted or not (a record names the version it ran). */
     get(name: string, version?: number): Promise<WorkflowRow | null>;
-    /** Store a new version (1 for a new name); `expectNew` → LabError conflict if the name exists. */
+    /** The first live version: who made the workflow as it is now. */
+    first(name: string): Promise<WorkflowRow | null>;
+    /**
+     * Store a new version: one after the highest the name ever had (deleted ones too: a version number is
+     * never reused); `expectNew` → LabError conflict if a live workflow has the name.
+     */
     save(name: string, definition: unknown, userId: number | null, opts?: { expectNew?: boolean }): Promise<WorkflowRow>;
-    /** Delete every version; false when there was none. */
+    /** Delete every live version (they are marked, and kept for the records); false when there was none. */
     delete(name: string): Promise<boolean>;
   };
   queue: {

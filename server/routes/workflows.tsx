@@ -10,6 +10,7 @@
  *   it must be the name in the path (a workflow is renamed by saving it under the new name and deleting it).
  */
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
 import { ownerOrAdmin } from '../../core/accounts/index.js';
 import { LabError, isLabError, type ErrorDetail } from '../../core/errors.js';
@@ -18,7 +19,9 @@ import type { WorkflowRow } from '../../core/store/types.js';
 import { instrumentsOf, validateWorkflow } from '../../core/workflow/validate.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { ctxOf } from '../context.js';
-import { intParam, render, url, wantsJson } from '../http.js';
+import { error, json, LOCATION, pageOrJson } from '../api-doc.js';
+import { render, url, wantsJson } from '../http.js';
+import { ID, handle, route } from '../route.js';
 import { BuilderPage, WorkflowPage, WorkflowsPage, type BuilderData, type WorkflowJson, type WorkflowSummary } from '../views/workflows.js';
 
 /** The builder's URL for a new workflow: this word cannot name a workflow. */
@@ -33,6 +36,98 @@ export function paletteOf(instruments: InstrumentSchema[]): BuilderData['instrum
     methods: i.methods.map((m) => ({ name: m.name, description: m.description, safety: m.safety, params: m.params, ...(m.returns ? { returns: m.returns } : {}) })),
   }));
 }
+
+const SECTION = 'Workflows';
+const FORMAT = z.object({ format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header') });
+const NAMED = z.object({ name: z.string().describe('A workflow name') });
+/** A workflow document (JSON); validateWorkflow checks it whole against the live deck, naming each step path. */
+const DOCUMENT = { schema: z.looseObject({}), kinds: ['json' as const], document: 'Workflow' };
+
+export const WORKFLOW_ROUTES = {
+  list: route({
+    method: 'GET',
+    path: '/workflows',
+    section: SECTION,
+    summary: 'All workflows (latest versions)',
+    operationId: 'listWorkflows',
+    query: FORMAT,
+    responses: { 200: pageOrJson('The latest version of every workflow (the page links to each, and to the builder)', 'WorkflowList') },
+  }),
+  create: route({
+    method: 'POST',
+    path: '/workflows',
+    section: SECTION,
+    summary: 'Create a workflow: the JSON document (201; 400 names the step path; 409 name taken)',
+    operationId: 'createWorkflow',
+    description:
+      'The body is the workflow document. It is validated against the live deck first; every problem is reported at once, ' +
+      'each detail naming its path (`main[1].args.volume_ml`). Any logged-in user may create workflows. `new` is not a workflow name.',
+    body: DOCUMENT,
+    responses: {
+      201: { ...json('Created: the stored document, defaults filled in (a name used before and deleted continues its version numbers)', 'WorkflowSaved'), headers: { ...LOCATION } },
+      400: error('Not JSON, or an invalid workflow: details name each step path and problem'),
+      409: error('A workflow of that name exists (PUT makes a new version of it)'),
+    },
+  }),
+  builderNew: route({
+    method: 'GET',
+    path: '/workflows/new',
+    section: SECTION,
+    summary: 'The builder, for a new workflow',
+    operationId: 'newWorkflowBuilder',
+    query: FORMAT,
+    responses: { 200: pageOrJson('The builder with an empty workflow (JSON: the data the page embeds)', 'WorkflowBuilder') },
+  }),
+  one: route({
+    method: 'GET',
+    path: '/workflows/{name}',
+    section: SECTION,
+    summary: 'A workflow: its document and version (?version=N for an older one)',
+    operationId: 'getWorkflow',
+    params: NAMED,
+    query: FORMAT.extend({ version: ID.optional().describe('An older version (default: the latest)') }),
+    responses: {
+      200: pageOrJson('The document and its version (the page: a readable view, with links to the builder and to run it)', 'WorkflowVersion'),
+      400: error('version is not a positive integer'),
+      404: error('No such workflow, or no such version'),
+    },
+  }),
+  update: route({
+    method: 'PUT',
+    path: '/workflows/{name}',
+    section: SECTION,
+    summary: 'Save a new version of a workflow (400 names the step path)',
+    operationId: 'updateWorkflow',
+    description: 'Saves the body as a new version. `name` may be left out; when given it must be the name in the path.',
+    params: NAMED,
+    body: DOCUMENT,
+    responses: {
+      200: json('Saved as a new version', 'WorkflowSaved'),
+      400: error("Not JSON, a name other than the path's, or an invalid workflow: details name each step path"),
+      404: error('No such workflow (create it with POST /app/workflows)'),
+    },
+  }),
+  delete: route({
+    method: 'DELETE',
+    path: '/workflows/{name}',
+    section: SECTION,
+    summary: 'Delete a workflow and all its versions',
+    operationId: 'deleteWorkflow',
+    description: 'Deletes every version. Runs keep their own copy of the workflow. Audit-logged.',
+    params: NAMED,
+    responses: { 200: json('Deleted: { "deleted": name }', 'Deleted'), 403: error('Created by another user: only they or an admin may delete it'), 404: error('No such workflow') },
+  }),
+  builder: route({
+    method: 'GET',
+    path: '/workflows/{name}/builder',
+    section: SECTION,
+    summary: 'The builder, with a workflow loaded',
+    operationId: 'workflowBuilder',
+    params: NAMED,
+    query: FORMAT,
+    responses: { 200: pageOrJson('The builder with the workflow loaded (JSON: the data the page embeds)', 'WorkflowBuilder'), 404: error('No such workflow') },
+  }),
+};
 
 export function workflowRoutes(runtime: Runtime): Router {
   const r = Router();
@@ -72,18 +167,6 @@ export function workflowRoutes(runtime: Runtime): Router {
     return row;
   };
 
-  /** The JSON body as a document; a form or text body is refused (the builder and scripts send JSON). */
-  const documentOf = (req: Request): Record<string, unknown> => {
-    if (!req.is('application/json')) {
-      throw new LabError('invalid_input', 'Send the workflow document as JSON (Content-Type: application/json).', [{ field: '(body)', message: 'must be a JSON workflow document' }]);
-    }
-    const body: unknown = req.body;
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      throw new LabError('invalid_input', 'The workflow document must be a JSON object with name, parameters and steps.', [{ field: '(workflow)', message: 'must be a JSON object' }]);
-    }
-    return body as Record<string, unknown>;
-  };
-
   /** Validate against the deck, adding the route's own problems (`extra`) to the ones validation finds. */
   const validate = (doc: Record<string, unknown>, extra: ErrorDetail[]): Workflow => {
     let problems: ErrorDetail[] = [];
@@ -111,15 +194,14 @@ export function workflowRoutes(runtime: Runtime): Router {
     urls: { list: url(req, '/workflows'), base: url(req, '/workflows/'), run: url(req, '/executions/config?workflow=') },
   });
 
-  r.get('/workflows', async (req, res) => {
+  handle(r, WORKFLOW_ROUTES.list, async (req, res) => {
     const [rows, names] = await Promise.all([store.workflows.list(), userNames()]);
     const workflows = rows.map((row) => summary(row, names));
     if (wantsJson(req)) return res.json({ workflows });
     render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={workflows} />);
   });
 
-  r.post('/workflows', async (req, res) => {
-    const doc = documentOf(req);
+  handle(r, WORKFLOW_ROUTES.create, async (req, res, { body: doc }) => {
     const extra: ErrorDetail[] = doc.name === NEW_WORKFLOW ? [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }] : [];
     const wf = validate(doc, extra);
     const row = await store.workflows.save(wf.name, wf, req.user!.id, { expectNew: true });
@@ -127,25 +209,22 @@ export function workflowRoutes(runtime: Runtime): Router {
   });
 
   // Before /workflows/:name: the builder for a new workflow.
-  r.get(`/workflows/${NEW_WORKFLOW}`, async (req, res) => {
+  handle(r, WORKFLOW_ROUTES.builderNew, async (req, res) => {
     const data = builderData(req, { name: '', description: '', parameters: [], outputs: [], prep: [], main: [], cleanup: [] }, null);
     if (wantsJson(req)) return res.json(data);
     render(res, <BuilderPage ctx={await ctxOf(req)} data={data} />);
   });
 
-  r.get('/workflows/:name', async (req, res) => {
-    const version = req.query.version === undefined ? undefined : intParam(req.query.version, 'version');
-    const [row, names] = await Promise.all([find(req.params.name, version), userNames()]);
+  handle(r, WORKFLOW_ROUTES.one, async (req, res, { params, query: { version } }) => {
+    const [row, names] = await Promise.all([find(params.name, version), userNames()]);
     const json = asJson(row, names);
     if (wantsJson(req)) return res.json(json);
-    const latest = version === undefined ? row.version : (await find(row.name)).version;
+    const latest = version === undefined ? row.version : ((await store.workflows.get(row.name))?.version ?? null);
     render(res, <WorkflowPage ctx={await ctxOf(req)} wf={json} latest={latest} />);
   });
 
-  r.put('/workflows/:name', async (req, res) => {
-    const name = req.params.name;
+  handle(r, WORKFLOW_ROUTES.update, async (req, res, { params: { name }, body: doc }) => {
     await find(name);
-    const doc = documentOf(req);
     const extra: ErrorDetail[] = [];
     if (doc.name === undefined) doc.name = name;
     else if (doc.name !== name) {
@@ -156,10 +235,9 @@ export function workflowRoutes(runtime: Runtime): Router {
     res.json({ name: row.name, version: row.version, workflow: row.definition });
   });
 
-  r.delete('/workflows/:name', async (req, res) => {
-    const name = req.params.name;
+  handle(r, WORKFLOW_ROUTES.delete, async (req, res, { params: { name } }) => {
     const row = await find(name);
-    const first = await store.workflows.get(name, 1);
+    const first = await store.workflows.first(name);
     if (!ownerOrAdmin(first?.createdBy ?? row.createdBy, req.user!)) {
       throw new LabError('forbidden', `The workflow "${name}" was created by another user: only they or an admin may delete it.`, [{ field: 'name', message: 'not yours' }]);
     }
@@ -168,8 +246,8 @@ export function workflowRoutes(runtime: Runtime): Router {
     res.json({ deleted: name });
   });
 
-  r.get('/workflows/:name/builder', async (req, res) => {
-    const row = await find(req.params.name);
+  handle(r, WORKFLOW_ROUTES.builder, async (req, res, { params }) => {
+    const row = await find(params.name);
     const data = builderData(req, row.definition, row);
     if (wantsJson(req)) return res.json(data);
     render(res, <BuilderPage ctx={await ctxOf(req)} data={data} />);

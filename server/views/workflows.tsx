@@ -124,7 +124,8 @@ function StepTree({ steps }: { steps: Step[] }) {
   );
 }
 
-export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJson; latest: number }) {
+/** A workflow version; `latest`: the current version of the name, null when the workflow was deleted since. */
+export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJson; latest: number | null }) {
   const doc = wf.workflow;
   return (
     <Layout ctx={ctx} title={wf.name}>
@@ -146,7 +147,9 @@ export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJs
           Delete
         </button>
       </div>
-      {wf.version !== latest ? (
+      {latest === null ? (
+        <div className="alert alert-warning py-2">This is version {wf.version} of a workflow that was deleted since: kept because records name it.</div>
+      ) : wf.version !== latest ? (
         <div className="alert alert-warning py-2">
           This is version {wf.version}; the current one is <a href={wfUrl(ctx, wf.name)}>version {latest}</a>.
         </div>

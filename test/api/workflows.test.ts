@@ -58,7 +58,7 @@ describe('workflow routes', () => {
     const form = await lab.admin.post('/app/workflows').set('Accept', J).type('form').send({ name: 'x' }).expect(400);
     expect(form.body.error.message).toMatch(/JSON/);
     const list = await lab.admin.post('/app/workflows').set('Accept', J).send([1, 2]).expect(400);
-    expect(list.body.error.details[0].field).toBe('(workflow)');
+    expect(list.body.error.details[0].field).toBe('(body)');
     const reserved = await lab.admin.post('/app/workflows').set('Accept', J).send(doseAndWeigh('new')).expect(400);
     expect(reserved.body.error.details).toEqual([expect.objectContaining({ field: 'name', message: expect.stringMatching(/reserved/) })]);
     // the route's own problem and validation's are reported together
@@ -182,11 +182,15 @@ describe('workflow routes', () => {
     const res = await olga.delete('/app/workflows/olgas').set('Accept', J).expect(200);
     expect(res.body).toEqual({ deleted: 'olgas' });
     expect(await lab.runtime.store.workflows.get('olgas')).toBeNull();
-    expect(await lab.runtime.store.workflows.get('olgas', 1)).toBeNull();
+    expect(await lab.runtime.store.workflows.get('olgas', 1)).toMatchObject({ deletedAt: expect.any(Date) }); // kept for the records
     await olga.get('/app/workflows/olgas').set('Accept', J).expect(404);
     await olga.delete('/app/workflows/olgas').set('Accept', J).expect(404);
     const audit = await lab.runtime.store.audit.list(5);
     expect(audit.find((a) => a.action === 'workflow.delete')).toMatchObject({ detail: { name: 'olgas', versions: 2 } });
+    // the version a record ran stays readable, said to be deleted; made again, the name goes on from version 3 (v1 and v2 keep naming the old documents)
+    expect((await olga.get('/app/workflows/olgas?version=1').expect(200)).text).toContain('a workflow that was deleted since');
+    const again = await olga.post('/app/workflows').set('Accept', J).send({ ...doseAndWeigh('olgas') }).expect(201);
+    expect(again.body.version).toBe(3);
   });
 
   it('requires login: 401 for JSON, 302 to the login form for pages', async () => {

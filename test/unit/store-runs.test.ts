@@ -72,7 +72,7 @@ describe(`workflows (${dialect})`, () => {
     const def1 = { name: 'dose', parameters: [{ name: 'v', type: 'number', default: 1 }], main: [{ kind: 'wait', seconds: 2 }] };
     const def2 = { ...def1, description: 'ünïcode "quoted"', main: [{ kind: 'repeat', times: 3, steps: [] }] };
     const v1 = await store.workflows.save('dose', def1, u.id, { expectNew: true });
-    expect(v1).toEqual({ id: expect.any(Number), name: 'dose', version: 1, definition: def1, createdBy: u.id, createdAt: expect.any(Date) });
+    expect(v1).toEqual({ id: expect.any(Number), name: 'dose', version: 1, definition: def1, createdBy: u.id, createdAt: expect.any(Date), deletedAt: null });
     expect(Math.abs(v1.createdAt.getTime() - Date.now())).toBeLessThan(60_000);
     const v2 = await store.workflows.save('dose', def2, null);
     expect(v2).toMatchObject({ name: 'dose', version: 2, definition: def2, createdBy: null });
@@ -122,16 +122,22 @@ describe(`workflows (${dialect})`, () => {
     ]);
   });
 
-  it('deletes every version of a name, and says when there was none', async () => {
+  it('deletes every version of a name (kept, marked, for the records), says when there was none, and never reuses a version number', async () => {
     await store.workflows.save('gone', { a: 1 }, null);
     await store.workflows.save('gone', { a: 2 }, null);
     expect(await store.workflows.delete('gone')).toBe(true);
     expect(await store.workflows.get('gone')).toBeNull();
-    expect(await store.workflows.get('gone', 1)).toBeNull();
+    expect(await store.workflows.first('gone')).toBeNull();
+    // a record that ran version 1 still finds the document it ran, marked deleted
+    expect(await store.workflows.get('gone', 1)).toMatchObject({ definition: { a: 1 }, deletedAt: expect.any(Date) });
     expect((await store.workflows.list()).some((w) => w.name === 'gone')).toBe(false);
     expect(await store.workflows.delete('gone')).toBe(false);
-    // A deleted name starts again at version 1, and may be created as new.
-    expect((await store.workflows.save('gone', {}, null, { expectNew: true })).version).toBe(1);
+    // made again, the name may be created as new, and goes on from version 3: v1 and v2 name the old documents
+    const again = await store.workflows.save('gone', { b: 1 }, null, { expectNew: true });
+    expect(again).toMatchObject({ version: 3, deletedAt: null });
+    expect(await store.workflows.first('gone')).toMatchObject({ version: 3 });
+    expect((await store.workflows.list()).filter((w) => w.name === 'gone').map((w) => w.version)).toEqual([3]);
+    expect((await labError(store.workflows.save('gone', {}, null, { expectNew: true }))).code).toBe('conflict');
   });
 
   it('keeps a workflow when its author is deleted (created_by becomes null)', async () => {
