@@ -87,6 +87,13 @@ export const error = (description: string): ResponseObject => ({
   content: { 'application/json': { schema: ref('Error') }, 'text/html': HTML },
 });
 
+/** A CSV file to save (Content-Disposition: attachment). */
+export const csvDownload = (description: string): ResponseObject => ({
+  description,
+  headers: { 'Content-Disposition': { description: 'attachment; filename="…csv"', schema: { type: 'string' } } },
+  content: { 'text/csv': { schema: { type: 'string' } } },
+});
+
 export const query = (name: string, description: string, schema: SchemaObject = { type: 'string' }): ParameterObject => ({
   name,
   in: 'query',

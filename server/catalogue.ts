@@ -109,13 +109,6 @@ export const LEGACY_ROUTES: RouteInfo[] = [
     { method: 'POST', path: '/executions/abort/next-task', summary: 'Stop after the in-flight step, run cleanup, hold the queue' },
     { method: 'GET', path: '/executions/events', summary: 'Live events (server-sent events)' },
   ]),
-  ...section('Workflow files', [
-    { method: 'GET', path: '/files/execution-configs', summary: 'Download the empty config CSV of a workflow (?workflow=NAME)' },
-    { method: 'POST', path: '/files/batch-configs', summary: 'Upload a config CSV (multipart file; optional workflow to check it against)' },
-    { method: 'POST', path: '/files/execution-data', summary: 'Upload a history CSV (multipart file; optional workflow to check it against)' },
-    { method: 'GET', path: '/files/preview/{filename}', summary: 'Preview an uploaded CSV: the first 200 rows and the row count' },
-    { method: 'GET', path: '/files/execution-data/{filename}', summary: 'Download an uploaded CSV, or run-<id>.csv: the data of a run' },
-  ]),
   ...section('API', [
     { method: 'GET', path: '/api', summary: 'This API, readable: every route, its body and statuses', public: true },
     { method: 'GET', path: '/openapi.json', summary: 'The OpenAPI 3.1 document (with your deck\'s call bodies when logged in)', public: true },

@@ -22,7 +22,6 @@ import {
   FORMAT,
   HTML,
   HX_REQUEST,
-  LOCATION,
   empty,
   error,
   json,
@@ -434,55 +433,6 @@ const UNKNOWN_FILE: Record<string, ResponseObject> = {
   404: error('No such file (for everyone: assets are public)'),
 };
 
-/** Workflow files: a CSV download, and the upload body and answer of the two upload routes. */
-const CSV_DOWNLOAD = (description: string): ResponseObject => ({
-  description,
-  headers: { 'Content-Disposition': { description: 'attachment; filename="…csv"', schema: { type: 'string' } } },
-  content: { 'text/csv': { schema: { type: 'string' } } },
-});
-const UPLOAD_BODY = body({
-  multipart: {
-    type: 'object',
-    properties: {
-      file: { type: 'string', contentMediaType: 'text/csv', description: 'The CSV (at most 10 MB by default): a header row, an optional row of type names, one row per line' },
-      workflow: { type: 'string', description: 'A saved workflow to check the file against (and to remember as your current workflow)' },
-    },
-    required: ['file'],
-  },
-});
-/** Every route that reads a CSV file can be turned away while others are read (core/files/store.ts). */
-const BUSY_READING = error('Ten CSV files are being read already: try again after Retry-After seconds');
-
-const UPLOAD_RESPONSES = (what: string): Record<string, ResponseObject> => ({
-  201: {
-    description: `Stored (clients that do not ask for HTML): use \`filename\` in later requests`,
-    headers: { ...LOCATION },
-    content: {
-      'application/json': {
-        schema: {
-          type: 'object',
-          properties: {
-            filename: { type: 'string', description: 'The generated name the file is stored under' },
-            rows: { type: 'integer' },
-            columns: { type: 'array', items: { type: 'string' } },
-            kind: { type: 'string', enum: ['config', 'history'] },
-            original_name: { type: 'string' },
-            workflow: { type: ['string', 'null'] },
-            types: { type: 'array', items: { type: 'string' }, description: 'The type row, when the file had one' },
-          },
-          required: ['filename', 'rows', 'columns'],
-        },
-      },
-    },
-  },
-  302: redirect('Stored (browser forms): back to the page of the form (Referer), or the execution page, with ?uploaded=<filename>'),
-  400: error(`No file, a malformed CSV, or ${what} (details name the line and column)`),
-  404: error('No workflow of that name'),
-  413: error('The file is over the upload limit (10 MB by default; runtime option uploadLimitBytes)'),
-  503: BUSY_READING,
-  507: error('The file could not be written: the data folder is full or read-only (the message names the folder); nothing was stored'),
-});
-
 /**
  * Workflows: the document schema comes from the zod model (core/workflow/model.ts), its recursive steps as
  * the component `Workflow.Step`; the answers that carry a document refer to it.
@@ -838,68 +788,6 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       400: error("No filepath, or the module cannot be loaded (the loader's message)"),
       409: error('The deck already has a device of one of its names'),
       502: error('A device failed to start'),
-    },
-  },
-  'GET /files/execution-configs': {
-    operationId: 'downloadConfigTemplate',
-    description: 'The header row of the workflow\'s parameter names, nothing else. Without ?workflow=, the workflow you last named in this session.',
-    parameters: [query('workflow', 'A saved workflow (default: the one you last used in this session)')],
-    responses: {
-      200: CSV_DOWNLOAD('The empty config CSV'),
-      400: error('No workflow given, and none used in this session yet'),
-      404: error('No workflow of that name'),
-    },
-  },
-  'POST /files/batch-configs': {
-    operationId: 'uploadConfig',
-    description: 'With `workflow`, every row is checked against its parameters (types, defaults for empty cells, unknown columns).',
-    requestBody: UPLOAD_BODY,
-    responses: UPLOAD_RESPONSES('a value that does not fit the workflow\'s parameters'),
-  },
-  'POST /files/execution-data': {
-    operationId: 'uploadHistory',
-    description: 'Parameter columns then output columns. With `workflow`, every column must be one of its parameters or outputs, and parameter cells of the parameter\'s type.',
-    requestBody: UPLOAD_BODY,
-    responses: UPLOAD_RESPONSES('a column or value that does not fit the workflow'),
-  },
-  'GET /files/preview/{filename}': {
-    operationId: 'previewFile',
-    parameters: [FORMAT],
-    responses: {
-      200: {
-        description: 'A table of the first 200 rows with the row count, or JSON',
-        content: {
-          'text/html': HTML,
-          'application/json': {
-            schema: {
-              type: 'object',
-              properties: {
-                filename: { type: 'string' },
-                original_name: { type: 'string' },
-                kind: { type: 'string', enum: ['config', 'history'] },
-                workflow: { type: ['string', 'null'] },
-                columns: { type: 'array', items: { type: 'string' } },
-                types: { type: 'array', items: { type: 'string' } },
-                rows: { type: 'array', items: { type: 'object', additionalProperties: { type: 'string' } }, description: 'The first 200 rows' },
-                total: { type: 'integer', description: 'Rows in the file' },
-                uploaded_at: { type: 'string' },
-              },
-              required: ['filename', 'original_name', 'columns', 'rows', 'total'],
-            },
-          },
-        },
-      },
-      404: error('No uploaded file of that name'),
-      503: BUSY_READING,
-    },
-  },
-  'GET /files/execution-data/{filename}': {
-    operationId: 'downloadData',
-    description: 'Cells a spreadsheet would run as a formula (= + - @ at the start, except plain numbers) are prefixed with \'.',
-    responses: {
-      200: CSV_DOWNLOAD('The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run\'s parameter and output columns, one row per main iteration'),
-      404: error('No uploaded file or run of that name'),
-      503: BUSY_READING,
     },
   },
   'GET /api': {

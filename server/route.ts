@@ -91,22 +91,27 @@ export interface Input<P, Q, B> {
 
 export type Handler<P, Q, B> = (req: Request, res: Response, input: Input<P, Q, B>) => unknown;
 
-/**
- * Mount `fn` for route `r` on `router`: role, then input, then the handler. `formAgain`: a page's form whose
- * input does not fit is answered by it (the form again, with the message and the values sent) instead of
- * the error page; JSON clients get the error either way.
- */
-export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(
-  router: Router,
-  r: Route<P, Q, B>,
-  fn: Handler<P, Q, B>,
-  formAgain?: (req: Request, res: Response, err: LabError) => unknown,
-): void {
+export type FormAgain = (req: Request, res: Response, err: LabError) => unknown;
+
+export interface HandleOptions {
+  /**
+   * A page's form whose input does not fit is answered by this (the form again, with the message and the
+   * values sent) instead of the error page; JSON clients get the error either way.
+   */
+  formAgain?: FormAgain;
+  /** Reads a body express leaves alone (a multipart upload), after the role is checked, before the fields are. */
+  receive?: (req: Request, res: Response) => Promise<void>;
+}
+
+/** Mount `fn` for route `r` on `router`: role, then input, then the handler (options: or just `formAgain`). */
+export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(router: Router, r: Route<P, Q, B>, fn: Handler<P, Q, B>, options: HandleOptions | FormAgain = {}): void {
+  const { formAgain, receive } = typeof options === 'function' ? { formAgain: options, receive: undefined } : options;
   const method = r.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   router[method](r.expressPath, async (req: Request, res: Response) => {
     if (r.access === 'admin' && req.user?.role !== 'admin') throw new LabError('forbidden', 'Only an admin may do this.');
     let input: Input<P, Q, B>;
     try {
+      await receive?.(req, res);
       input = parseInput(r, req);
     } catch (e) {
       if (formAgain && e instanceof LabError && !wantsJson(req)) return formAgain(req, res, e);

@@ -22,7 +22,7 @@ import {
 } from '../../core/records/index.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
-import { error, HX_REQUEST, json, pageOrJson } from '../api-doc.js';
+import { csvDownload, error, HX_REQUEST, json, pageOrJson } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
 import { ErrorList } from '../views/layout.js';
@@ -41,11 +41,6 @@ const FORMAT = z.enum(['json', 'html']).optional().describe('json or html: overr
 const ONE = z.object({ workflow_id: ID.describe('The integer id of a run record (GET /app/executions/records)') });
 const BAD_ID = error('workflow_id is not a positive integer');
 const NO_RECORD = error('No such record');
-const CSV_DOWNLOAD = (description: string) => ({
-  description,
-  headers: { 'Content-Disposition': { description: 'attachment; filename="…csv"', schema: { type: 'string' } } },
-  content: { 'text/csv': { schema: { type: 'string' } } },
-});
 
 export const RECORD_ROUTES = {
   list: route({
@@ -88,7 +83,7 @@ export const RECORD_ROUTES = {
       'Columns: phase, iteration (from 1, as pages show it), step_index (from 0), instrument, method, args (JSON), output (JSON), status, error, started_at, ended_at, duration_ms. ' +
       "Streamed (any size, flat memory). Cells a spreadsheet would run as a formula (= + - @ at the start, except plain numbers) are prefixed with '.",
     params: ONE,
-    responses: { 200: CSV_DOWNLOAD('The steps of the run, one row per instrument call, in order'), 400: BAD_ID, 404: NO_RECORD },
+    responses: { 200: csvDownload('The steps of the run, one row per instrument call, in order'), 400: BAD_ID, 404: NO_RECORD },
   }),
   log: route({
     method: 'GET',

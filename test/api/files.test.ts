@@ -109,7 +109,7 @@ describe('POST /files/batch-configs and /files/execution-data', () => {
     const quote = await uploadJson('execution-data', 'a,b\n1,2\n"3,4\n').expect(400);
     expect(quote.body.error.details[0].field).toBe('line 3');
     const none = await lab.admin.post('/app/files/batch-configs').set('Accept', J).field('workflow', 'dose').expect(400);
-    expect(none.body.error.details).toEqual([{ field: 'file', message: 'required' }]);
+    expect(none.body.error.details).toEqual([{ field: 'file', message: 'is required: upload the CSV as the multipart field "file"' }]);
     await lab.admin.post('/app/files/batch-configs').set('Accept', J).send({ file: 'volume\n1\n' }).expect(400);
     const wrong = await lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('csv', csv('volume\n1\n'), 'c.csv').expect(400);
     expect(wrong.body.error.details[0].field).toBe('file');
