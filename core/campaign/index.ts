@@ -152,6 +152,47 @@ export interface CampaignsOptions {
   optimizers: () => ReadonlyMap<string, { value: unknown; file: string }>;
 }
 
+/** What a campaign's run record keeps as its parameters: the campaign as it was set up. */
+export interface CampaignRecord {
+  campaign: {
+    optimizer: string;
+    seed: number;
+    budget: number;
+    batch_size: number;
+    space: ParameterSpec[];
+    objectives: ObjectiveSpec[];
+    fixed: Record<string, unknown>;
+    config: Record<string, unknown>;
+    /** The history file it started from: how many observations, and the best value of the first objective. */
+    warm_start: { file: string | null; rows: number; best: number | null };
+  };
+}
+
+export function campaignRecord(p: CampaignPayload): CampaignRecord {
+  const first = p.objectives[0];
+  const values = p.existing.map((o) => o.values[first?.name ?? '']).filter((v): v is number => typeof v === 'number');
+  const best = values.length ? (first?.minimize ? Math.min(...values) : Math.max(...values)) : null;
+  return {
+    campaign: {
+      optimizer: p.optimizer,
+      seed: p.seed,
+      budget: p.budget,
+      batch_size: p.batch_size,
+      space: p.space,
+      objectives: p.objectives,
+      fixed: p.fixed,
+      config: p.config,
+      warm_start: { file: p.existing_file, rows: p.existing.length, best },
+    },
+  };
+}
+
+/** A run record's campaign, when the run was one. */
+export function campaignOfRun(parameters: unknown): CampaignRecord['campaign'] | null {
+  const c = (parameters as Partial<CampaignRecord> | null)?.campaign;
+  return c && typeof c === 'object' && typeof c.budget === 'number' ? c : null;
+}
+
 /**
  * Why an output cannot be an objective, from what the deck declares it returns (`run` is an object
  * { yield }: choose `run.yield`), or null when it is a number or nothing is declared (checked when it comes).
@@ -309,7 +350,7 @@ export class Campaigns {
   }
 
   /** The runner's iteration source for campaign tasks. */
-  readonly source: SourceFactory = async ({ task, runId, payload, done, log }) => {
+  readonly source: SourceFactory = Object.assign(async ({ task, runId, payload, done, log }: Parameters<SourceFactory>[0]) => {
     const p = payload as CampaignPayload;
     const opt = this.optimizer(p.optimizer);
     const instance = opt.create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed });
@@ -346,7 +387,7 @@ export class Campaigns {
       },
     };
     return source;
-  };
+  }, { runParameters: (payload: TaskPayload) => campaignRecord(payload as CampaignPayload) });
 
   private observation(p: CampaignPayload, params: Record<string, unknown>, outputs: Record<string, unknown> | null): Observation | null {
     const values: Record<string, number> = {};
@@ -369,7 +410,8 @@ export class Campaigns {
     const first = p.objectives[0];
     const points: LatestPlot['points'] = p.existing.map((o) => ({ iteration: null, params: o.params, values: o.values }));
     const best: LatestPlot['best_so_far'] = [];
-    let bestValue: number | null = null;
+    // the warm start's best counts: a campaign that found nothing better shows the level it started from
+    let bestValue: number | null = campaignRecord(p).campaign.warm_start.best;
     for (const ph of phases.sort((a, b) => (a.iteration ?? 0) - (b.iteration ?? 0))) {
       if (ph.status !== 'ok') continue;
       const outputs = (ph.outputs ?? {}) as Record<string, unknown>;

@@ -10,6 +10,7 @@
  * (in the order first seen); the run's data CSV (core/files/rundata.ts) is built from this. A name that is an
  * parameter is not also an output.
  */
+import { campaignOfRun } from '../campaign/index.js';
 import type { PhaseRow, RunRow } from '../store/types.js';
 
 export interface PlotIteration {
@@ -27,6 +28,11 @@ export interface PlotData {
   outputs: string[];
   iterations: PlotIteration[];
   series: Record<string, (number | null)[]>;
+  /**
+   * A campaign's best value so far of its first objective, aligned with `iterations`: from the warm start's
+   * best, improved by each iteration that ended `ok` (a skipped or failed one is no observation).
+   */
+  best?: { objective: string; minimize: boolean; values: (number | null)[] };
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -45,7 +51,7 @@ function declared(snapshot: unknown): { parameters: string[]; outputs: string[] 
 /** A plottable number, or null. */
 export const plotValue = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-export function plotData(run: Pick<RunRow, 'id' | 'workflowName' | 'workflow'>, phases: readonly PhaseRow[]): PlotData {
+export function plotData(run: Pick<RunRow, 'id' | 'workflowName' | 'workflow'> & Partial<Pick<RunRow, 'parameters'>>, phases: readonly PhaseRow[]): PlotData {
   const names = declared(run.workflow);
   const parameters = new Set(names.parameters);
   const outputs = new Set(names.outputs);
@@ -67,5 +73,17 @@ export function plotData(run: Pick<RunRow, 'id' | 'workflowName' | 'workflow'>, 
     ...paramList.map((n) => [n, iterations.map((it) => plotValue(it.params[n]))] as const),
     ...outList.map((n) => [n, iterations.map((it) => (it.status === 'skipped' ? null : plotValue(it.outputs[n])))] as const),
   ]);
-  return { run_id: run.id, workflow: run.workflowName, parameters: paramList, outputs: outList, iterations, series };
+  const data: PlotData = { run_id: run.id, workflow: run.workflowName, parameters: paramList, outputs: outList, iterations, series };
+  const campaign = campaignOfRun(run.parameters);
+  const objective = campaign?.objectives[0];
+  if (campaign && objective) {
+    let best = campaign.warm_start.best;
+    const values = iterations.map((it) => {
+      const v = it.status === 'ok' ? plotValue(it.outputs[objective.name]) : null;
+      if (v !== null && (best === null || (objective.minimize ? v < best : v > best))) best = v;
+      return best;
+    });
+    data.best = { objective: objective.name, minimize: objective.minimize, values };
+  }
+  return data;
 }

@@ -9,6 +9,7 @@
  */
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import { LabError } from '../errors.js';
+import { campaignOfRun, type CampaignRecord } from '../campaign/index.js';
 import { repeatOfRun, type RunnerStatus } from '../runner/index.js';
 import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';
@@ -95,7 +96,7 @@ export function recordSummary(run: RunRow, user: string | null): RecordSummary {
     started_at: run.startedAt.toISOString(),
     ended_at: iso(run.endedAt),
     duration_ms: duration(run.startedAt, run.endedAt),
-    iterations: Array.isArray(run.parameters) ? run.parameters.length : (repeatOfRun(run.parameters)?.repeat ?? null),
+    iterations: Array.isArray(run.parameters) ? run.parameters.length : (repeatOfRun(run.parameters)?.repeat ?? campaignOfRun(run.parameters)?.budget ?? null),
   };
 }
 
@@ -176,6 +177,8 @@ export interface RecordDetail extends RecordSummary {
   parameters: unknown;
   /** How many times a repeat ran its row; null for a run over config rows. */
   repeat: number | null;
+  /** A campaign's set-up (optimizer, seed, space, objectives, fixed values, warm start); null for a workflow run. */
+  campaign: CampaignRecord['campaign'] | null;
   phases: RecordPhase[];
   logs: RecordLog[];
   /** Step records included in `phases` (at most `DETAIL_STEP_LIMIT`). */
@@ -261,12 +264,14 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
     for (let i = Math.max(0, from); i < out.length; i++) out[i]!.steps_complete = false;
   } else if (more) for (const p of out) p.steps_complete = false;
   const repeat = repeatOfRun(run.parameters);
+  const campaign = campaignOfRun(run.parameters);
   return {
     ...recordSummary(run, run.userId === null ? null : (names.get(run.userId) ?? null)),
     definition: run.workflow,
     // a repeat's one row; `repeat` says how many times
-    parameters: repeat ? [repeat.row] : run.parameters,
+    parameters: repeat ? [repeat.row] : campaign ? [] : run.parameters,
     repeat: repeat?.repeat ?? null,
+    campaign,
     phases: out,
     logs: logs.map((l) => ({ at: l.at.toISOString(), level: l.level, message: l.message })),
     steps_shown: steps.length,

@@ -83,7 +83,10 @@ export interface IterationSource {
 }
 
 /** Makes the iteration source of a task kind other than `workflow` (campaigns); `done`: finished iterations of a resumed run. */
-export type SourceFactory = (ctx: { task: QueueTaskRow; runId: number; payload: TaskPayload; done: PhaseRow[]; log: (message: string) => Promise<void> }) => Promise<IterationSource>;
+export type SourceFactory = ((ctx: { task: QueueTaskRow; runId: number; payload: TaskPayload; done: PhaseRow[]; log: (message: string) => Promise<void> }) => Promise<IterationSource>) & {
+  /** What the run record keeps as its parameters (a campaign: how it was set up); null when absent. */
+  runParameters?: (payload: TaskPayload) => unknown;
+};
 
 const rowsSource = (rows: Record<string, unknown>[]): IterationSource => ({ total: rows.length, params: async (i) => rows[i] });
 
@@ -689,7 +692,7 @@ export class Runner extends EventEmitter {
         workflowName: payload.workflow,
         workflowVersion: payload.version,
         workflow: wf,
-        parameters: runParameters(payload as WorkflowPayload),
+        parameters: task.kind === 'workflow' ? runParameters(payload as WorkflowPayload) : (this.sources[task.kind]?.runParameters?.(payload) ?? null),
         status: 'running',
         userId: task.createdBy,
         startedAt: now(),

@@ -12,6 +12,8 @@ interface PlotData {
   outputs: string[];
   iterations: { iteration: number; status: string }[];
   series: Record<string, (number | null)[]>;
+  /** A campaign's best so far of its first objective. */
+  best?: { objective: string; minimize: boolean; values: (number | null)[] };
 }
 
 const COLORS = ['#0d6efd', '#d63384', '#198754', '#fd7e14', '#6f42c1', '#20c997', '#dc3545', '#0dcaf0'];
@@ -44,18 +46,23 @@ function draw(box: HTMLElement, data: PlotData) {
     div.className = 'record-chart';
     div.dataset.output = name;
     container.append(div);
+    // a campaign's objective gets its best so far beside it
+    const best = data.best?.objective === name ? data.best : null;
     const opts: uPlotType.Options = {
-      title: name,
+      title: best ? `${name} (best so far: dashed)` : name,
       width: chartWidth(container),
       height: HEIGHT,
       scales: { x: { time: false } },
-      axes: [{ label: 'iteration' }, { label: name }],
+      // iterations are whole numbers: no tick between two of them
+      axes: [{ label: 'iteration', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] }, { label: name }],
       series: [
         { label: 'iteration' },
         { label: name, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true, size: 6 }, spanGaps: false },
+        ...(best ? [{ label: `best ${name}`, stroke: '#6c757d', width: 2, dash: [6, 4], points: { show: false } }] : []),
       ],
     };
-    charts.push(new UPlot(opts, [x, data.series[name]!] as uPlotType.AlignedData, div));
+    const series = best ? [x, data.series[name]!, best.values] : [x, data.series[name]!];
+    charts.push(new UPlot(opts, series as uPlotType.AlignedData, div));
   });
   let pending = 0;
   window.addEventListener('resize', () => {

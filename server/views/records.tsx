@@ -52,12 +52,16 @@ export function formatDuration(ms: number | null): string {
 }
 
 /** A value as short JSON text (the full text in the tooltip when it is cut). */
+/** A number as a person reads it: 6 significant digits (the exact value is in the title, the JSON and the CSVs). */
+const readable = (_k: string, v: unknown) => (typeof v === 'number' && !Number.isInteger(v) && Number.isFinite(v) ? Number(v.toPrecision(6)) : v);
+
 function Json({ value, max = 120 }: { value: unknown; max?: number }) {
   if (value === undefined || value === null) return <span className="text-body-secondary">—</span>;
-  const text = JSON.stringify(value) ?? String(value);
-  if (text.length <= max) return <code className="json">{text}</code>;
+  const exact = JSON.stringify(value) ?? String(value);
+  const text = JSON.stringify(value, readable) ?? exact;
+  if (text.length <= max) return text === exact ? <code className="json">{text}</code> : <code className="json" title={exact.slice(0, 4000)}>{text}</code>;
   return (
-    <code className="json" title={text.slice(0, 4000)}>
+    <code className="json" title={exact.slice(0, 4000)}>
       {`${text.slice(0, max)}…`}
     </code>
   );
@@ -209,6 +213,11 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
           <span className="me-2">{phaseTitle(phase)}</span>
           <StatusBadge status={phase.status} />
           <span className="small fw-normal text-body-secondary ms-2">{formatDuration(phase.duration_ms)}</span>
+          {phase.phase === 'main' && phase.params && typeof phase.params === 'object' && Object.keys(phase.params).length ? (
+            <span className="small fw-normal ms-2">
+              parameters <Json value={phase.params} />
+            </span>
+          ) : null}
           {hasOutputs ? (
             <span className="small fw-normal ms-2">
               outputs <Json value={phase.outputs} />
@@ -262,6 +271,65 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
         </tr>
       ) : null}
     </tbody>
+  );
+}
+
+/** How a campaign was set up: what it searched, for what, with which optimizer, from which warm start. */
+function CampaignSetup({ campaign: c }: { campaign: NonNullable<RecordDetail['campaign']> }) {
+  const range = (s: (typeof c.space)[number]) =>
+    s.type === 'choice' ? (s.choices ?? []).join(' | ') : s.bounds ? `${s.bounds[0]} … ${s.bounds[1]}${s.type === 'int' ? ' (whole numbers)' : ''}` : '';
+  const fixed = Object.entries(c.fixed);
+  return (
+    <section className="mb-4" id="record-campaign">
+      <h2 className="h5">Campaign</h2>
+      <dl className="row small mb-2">
+        <dt className="col-sm-2">Optimizer</dt>
+        <dd className="col-sm-10">
+          <code>{c.optimizer}</code>, seed {c.seed}, {c.budget} experiments{c.batch_size > 1 ? `, ${c.batch_size} suggested at a time` : ''}
+          {Object.keys(c.config).length ? (
+            <>
+              {' '}
+              · options <Json value={c.config} />
+            </>
+          ) : null}
+        </dd>
+        <dt className="col-sm-2">Objectives</dt>
+        <dd className="col-sm-10">{c.objectives.map((o) => `${o.name} (${o.minimize ? 'minimise' : 'maximise'})`).join(', ')}</dd>
+        <dt className="col-sm-2">Warm start</dt>
+        <dd className="col-sm-10">
+          {c.warm_start.rows
+            ? `${c.warm_start.rows} earlier observation${c.warm_start.rows === 1 ? '' : 's'} from ${c.warm_start.file ?? 'a history file'}${c.warm_start.best !== null ? `, best ${c.objectives[0]?.name} ${Number(c.warm_start.best.toPrecision(6))}` : ''}`
+            : 'none: the optimizer started from nothing'}
+        </dd>
+        {fixed.length ? (
+          <>
+            <dt className="col-sm-2">Fixed</dt>
+            <dd className="col-sm-10">{fixed.map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join(', ')}</dd>
+          </>
+        ) : null}
+      </dl>
+      <table className="table table-sm w-auto small" id="record-campaign-space">
+        <thead>
+          <tr>
+            <th scope="col">Searched</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Range</th>
+          </tr>
+        </thead>
+        <tbody>
+          {c.space.map((s) => (
+            <tr key={s.name}>
+              <td>
+                <code>{s.name}</code>
+              </td>
+              <td>{s.type}</td>
+              <td>{range(s)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <p className="small text-body-secondary">Each iteration's suggested parameters and its outputs are below; the plot shows the best so far.</p>
+    </section>
   );
 }
 
@@ -422,10 +490,14 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
         <p className="small text-body-secondary record-plot-note">The plot needs JavaScript; its data is at the “Plot data” link.</p>
       </section>
 
-      <section className="mb-4">
-        <h2 className="h5">Parameters</h2>
-        <ParametersTable rows={r.parameters} repeat={r.repeat} />
-      </section>
+      {r.campaign ? (
+        <CampaignSetup campaign={r.campaign} />
+      ) : (
+        <section className="mb-4">
+          <h2 className="h5">Parameters</h2>
+          <ParametersTable rows={r.parameters} repeat={r.repeat} />
+        </section>
+      )}
 
       <section className="mb-4">
         <h2 className="h5">Phases and steps</h2>

@@ -91,6 +91,24 @@ describe('optimization campaigns', () => {
     // the run is a record like any other: each suggestion is linked to the iteration that measured it
     const record = await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).set('Accept', J).expect(200);
     expect(record.body.status).toBe('completed');
+    // the record says how the campaign was set up, counts its experiments, and plots the best so far from the warm start's
+    expect(record.body).toMatchObject({
+      iterations: 6,
+      campaign: { optimizer: 'gp', seed: 7, budget: 6, batch_size: 2, objectives: [{ name: 'run.yield', minimize: false }], warm_start: { file: hist.body.filename, rows: 2, best: 0.3 } },
+    });
+    expect(record.body.campaign.space.map((x: { name: string }) => x.name)).toEqual(['temperature', 'time']);
+    expect(best[0]).toBeGreaterThanOrEqual(0.3); // latest_plot's best so far starts from the warm start's
+    const data = (await lab.admin.get(`/app/executions/data/${plot.campaign.run_id}`).expect(200)).body;
+    expect(data.best.objective).toBe('run.yield');
+    expect(data.best.values).toEqual(best);
+    const page = (await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).expect(200)).text;
+    expect(page).toContain('id="record-campaign"');
+    expect(page).toMatch(/<code>gp<\/code>, seed 7, 6 experiments, 2 suggested at a time/);
+    expect(page).toContain('2 earlier observations from');
+    expect(page).not.toContain('takes no parameter rows');
+    // suggestions shown to 6 significant digits; the exact value is in the title (and the JSON, the CSVs)
+    expect(page.replace(/ title="[^"]*"/g, '')).not.toMatch(/\d\.\d{7,}/);
+    expect(page).toMatch(/ title="\{&quot;temperature&quot;:\d+\.\d{7,}/);
     await request(lab.app).get('/app/executions/latest_plot?format=svg').expect(302); // a visitor: to the login form
     const image = await lab.admin.get('/app/executions/latest_plot?format=svg').expect(200);
     expect(image.headers['content-type']).toContain('image/svg+xml');
