@@ -1,6 +1,6 @@
 /** Workflow files: the preview of an uploaded CSV, and the upload form other pages embed. */
 import type { FileRow } from '../../core/store/types.js';
-import { Layout, type ViewCtx } from './layout.js';
+import { Layout, LocalTime, type ViewCtx } from './layout.js';
 
 /** 10 MB, 512 KB, 300 bytes */
 export const sizeText = (n: number) =>
@@ -37,7 +37,7 @@ export function FilePreviewPage({ ctx, file, columns, types, rows, total }: Prev
             · checked against workflow <strong>{file.workflow}</strong>
           </>
         ) : null}{' '}
-        · uploaded {file.createdAt.toISOString().replace('T', ' ').slice(0, 16)} UTC · {file.size.toLocaleString('en')} bytes
+        · uploaded <LocalTime iso={file.createdAt.toISOString()} /> · {file.size.toLocaleString('en')} bytes
       </p>
       <p id="row-count">
         {rows.length < total ? `Showing the first ${rows.length.toLocaleString('en')} of ${total.toLocaleString('en')} rows.` : `${total.toLocaleString('en')} ${total === 1 ? 'row' : 'rows'}.`}

@@ -15,7 +15,7 @@ export function HomePage({ ctx, routes, instruments, notice }: { ctx: ViewCtx; r
               <div className="card-body">
                 <h2 className="h6 card-title mb-1">{i.name}</h2>
                 <p className="card-text small text-body-secondary mb-0">
-                  {i.description || i.driver} · {i.methods.length} methods
+                  {i.description || i.driver} · {i.methods.length} {i.methods.length === 1 ? 'method' : 'methods'}
                 </p>
               </div>
             </a>

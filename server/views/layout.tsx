@@ -89,6 +89,19 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
   );
 }
 
+/**
+ * A moment, one way everywhere: `2024-05-01 14:03:07 UTC` from the server, which the browser script
+ * (server/client/time.ts) rewrites in the viewer's own time zone, with its name (`2024-05-01 16:03:07 CEST`).
+ */
+export function LocalTime({ iso }: { iso: string | null }) {
+  if (!iso) return <span className="text-body-secondary">—</span>;
+  return (
+    <time dateTime={iso} data-local="">
+      {iso.slice(0, 19).replace('T', ' ')} UTC
+    </time>
+  );
+}
+
 export function Alert({ kind, children }: { kind: 'danger' | 'success' | 'info' | 'warning'; children: ReactNode }) {
   return (
     <div className={`alert alert-${kind}`} role={kind === 'danger' ? 'alert' : 'status'}>

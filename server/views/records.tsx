@@ -5,7 +5,7 @@
  */
 import { Fragment } from 'react';
 import type { RecordDetail, RecordList, RecordPhase, RecordSummary } from '../../core/records/index.js';
-import { Alert, Layout, type ViewCtx } from './layout.js';
+import { Alert, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 const STATUS_BADGE: Record<string, string> = {
   running: 'primary',
@@ -35,11 +35,7 @@ export function RunStatusBadge({ status, skipped }: { status: string; skipped: n
   );
 }
 
-/** `2024-05-01 14:03:07 UTC`-style time, with the exact ISO time as the element's datetime. */
-function Time({ iso }: { iso: string | null }) {
-  if (!iso) return <span className="text-body-secondary">—</span>;
-  return <time dateTime={iso}>{iso.slice(0, 19).replace('T', ' ')}</time>;
-}
+const Time = LocalTime;
 
 /** 850 ms, 12.3 s, 4 min 05 s, 2 h 03 min. */
 export function formatDuration(ms: number | null): string {
@@ -150,7 +146,7 @@ export function RecordsPage(props: { ctx: ViewCtx; list: RecordList; keyword: st
                 <th scope="col">Name</th>
                 <th scope="col">Workflow</th>
                 <th scope="col">Status</th>
-                <th scope="col">Started (UTC)</th>
+                <th scope="col">Started</th>
                 <th scope="col" className="text-end">
                   Duration
                 </th>
@@ -465,12 +461,11 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
         <dd className="col-sm-10">{r.user ?? (r.user_id === null ? 'labdeck (headless)' : `user ${r.user_id}`)}</dd>
         <dt className="col-sm-2">Started</dt>
         <dd className="col-sm-10">
-          <Time iso={r.started_at} /> UTC
+          <Time iso={r.started_at} />
         </dd>
         <dt className="col-sm-2">Ended</dt>
         <dd className="col-sm-10">
           <Time iso={r.ended_at} />
-          {r.ended_at ? ' UTC' : ''}
         </dd>
         <dt className="col-sm-2">Duration</dt>
         <dd className="col-sm-10">{formatDuration(r.duration_ms)}</dd>

@@ -1,7 +1,7 @@
 /** Workflow pages: the list, one workflow (read-only), and the builder's skeleton (server/client/builder.ts fills it). */
 import type { Parameter, Step, Workflow } from '../../core/workflow/model.js';
 import { PHASES, summary, type InstrumentInfo } from '../client/builder-model.js';
-import { Breadcrumb, Layout, type ViewCtx } from './layout.js';
+import { Breadcrumb, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 export interface WorkflowJson {
   name: string;
@@ -44,9 +44,7 @@ const PHASE_TITLE = { prep: 'Prep', main: 'Main', cleanup: 'Cleanup' } as const;
 const runUrl = (ctx: ViewCtx, name: string) => ctx.url(`/executions/config?workflow=${encodeURIComponent(name)}`);
 const wfUrl = (ctx: ViewCtx, name: string, rest = '') => ctx.url(`/workflows/${encodeURIComponent(name)}${rest}`);
 
-function when(iso: string) {
-  return <time dateTime={iso}>{iso.slice(0, 16).replace('T', ' ')}</time>;
-}
+const when = (iso: string) => <LocalTime iso={iso} />;
 
 export function WorkflowsPage({ ctx, workflows }: { ctx: ViewCtx; workflows: WorkflowSummary[] }) {
   return (
