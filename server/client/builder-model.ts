@@ -507,6 +507,16 @@ export function savedVars(doc: Workflow, phase?: Phase): string[] {
   return out;
 }
 
+/** What a block does wrong that is not an error: a repeat or an if with nothing to run. Null when fine. */
+export function blockWarning(step: Step): string | null {
+  if (step.kind === 'repeat') {
+    if (!Array.isArray(step.steps) || step.steps.length === 0) return 'This repeat has no steps: drag steps into it, or delete it.';
+    if (step.times === 0) return 'This repeat runs its steps 0 times: they never run.';
+  }
+  if (step.kind === 'if' && !(step.then?.length ?? 0) && !(step.else?.length ?? 0)) return 'This if has no steps in either branch: it does nothing.';
+  return null;
+}
+
 /** The fields of a declared return value: an object's properties, a tuple's positions (`0`, `1`, …). */
 function returnFields(returns: JSONSchema | undefined): string[] {
   if (!isObject(returns)) return [];

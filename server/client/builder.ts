@@ -29,6 +29,7 @@ import {
   removeStep,
   renameParam,
   outputChoices,
+  blockWarning,
   tickNewOutputs,
   savedVars,
   setArg,
@@ -228,6 +229,8 @@ class Builder {
     } else {
       head.append(h('strong', { class: 'wf-step-title' }, KIND_TITLE[step.kind] ?? String((step as { kind: unknown }).kind)));
       this.blockFields(body, step, path);
+      const warning = blockWarning(step);
+      if (warning) body.append(h('div', { class: 'small text-warning-emphasis wf-block-warning' }, warning));
     }
     head.append(
       h('span', { class: 'ms-auto' }),

@@ -11,6 +11,7 @@ import {
   newBlock,
   newCall,
   normalise,
+  blockWarning,
   outputChoices,
   paramTypeFor,
   paramUsage,
@@ -280,6 +281,17 @@ describe('parameters, variables and outputs', () => {
     expect(doc.outputs).toEqual(['dosed', 'mass']);
     setOutput(doc, 'dosed', false);
     expect(doc.outputs).toEqual(['mass']);
+  });
+
+  it('warns about a repeat or an if with nothing to run', () => {
+    expect(blockWarning(newBlock('repeat'))).toBe('This repeat has no steps: drag steps into it, or delete it.');
+    expect(blockWarning({ kind: 'repeat', times: 0, steps: [newCall('pump', 'dose')] })).toBe('This repeat runs its steps 0 times: they never run.');
+    expect(blockWarning({ kind: 'repeat', times: 2, steps: [newCall('pump', 'dose')] })).toBeNull();
+    expect(blockWarning(newBlock('if'))).toBe('This if has no steps in either branch: it does nothing.');
+    const ifElse = newBlock('if');
+    if (ifElse.kind === 'if') ifElse.else = [newCall('pump', 'dose')];
+    expect(blockWarning(ifElse)).toBeNull();
+    expect(blockWarning(newCall('pump', 'dose'))).toBeNull();
   });
 
   it("offers the fields of a method's declared return object or tuple as outputs, and the server accepts them", () => {
