@@ -101,6 +101,13 @@ async function foundation() {
     const non2xx = result.non2xx + result.errors;
     line('throughput, 32 concurrent clients', `${rps.toFixed(0)} calls/s`, '>= 3000 calls/s', rps >= 3000);
     line('  refused or failed calls', `${non2xx}`, '0', non2xx === 0);
+    // the same with a browser's session cookie instead of a token (issue 16: no database write per request)
+    const form = new URLSearchParams({ username: 'bench', password: PASSWORD }).toString();
+    const login = await http('POST', `${s.base}/auth/login`, { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const cookie = login.headers['set-cookie'].find((c) => c.startsWith('labdeck.sid=')).split(';')[0];
+    const byCookie = await autocannon({ url, method: 'POST', headers: { cookie, origin: s.base.replace(/\/app$/, ''), accept: 'application/json', 'content-type': 'application/json' }, body, connections: 32, duration: 8 });
+    const ratio = byCookie.requests.average / rps;
+    line('  with a session cookie instead of a token', `${byCookie.requests.average.toFixed(0)} calls/s (${ratio.toFixed(2)})`, '>= 0.9 of the token figure', ratio >= 0.9 && byCookie.non2xx + byCookie.errors === 0);
     console.log(`  (for scale: the tool labs use today starts in ~0.9 s at 120 MB and serves ~115 calls/s to one client: ${(rps / 115).toFixed(0)}x that)`);
   } finally {
     await stop(s.proc);
