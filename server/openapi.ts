@@ -857,6 +857,31 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     description: 'Failed step: skip it. Pause step: continue. Interrupted task: go on after its in-doubt step. Held queue: release. Otherwise toggle the pause flag.',
     responses: { 200: json('The status after', 'RunnerStatus') },
   },
+  'POST /executions/pause': {
+    operationId: 'pause',
+    description: 'Sets the pause flag while a task runs: no new step (and no new task) starts; a call in flight finishes. Written in the run\'s log. Never skips a failed step or continues a pause step (POST /executions/pause-resume does, by the state).',
+    responses: { 200: json('The status after (state running until the step in flight ends, then paused)', 'RunnerStatus'), 409: error('Nothing runs, it is paused already, or it waits for a decision: the state is in the message') },
+  },
+  'POST /executions/resume': {
+    operationId: 'resume',
+    description: 'Clears the pause flag of a running task: it goes on. Written in the run\'s log.',
+    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No task is paused (a held queue is released with POST /executions/release)') },
+  },
+  'POST /executions/continue': {
+    operationId: 'continuePauseStep',
+    description: 'A `pause` step waits for the operator: it is done, go on with the next step.',
+    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No pause step waits') },
+  },
+  'POST /executions/skip': {
+    operationId: 'skip',
+    description: 'Leave the failed step out and go on: its record, its iteration and the run say it was skipped, and the iteration\'s outputs are not data. For a task interrupted by a stop of labdeck: go on after its in-doubt step.',
+    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No failed step (and no interrupted task)') },
+  },
+  'POST /executions/release': {
+    operationId: 'release',
+    description: 'The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again.',
+    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('The queue is not held, a task runs, or an interrupted task waits for a decision') },
+  },
   'POST /executions/retry': {
     operationId: 'retry',
     responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No failed step (and no interrupted task): the state is in the message') },

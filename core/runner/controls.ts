@@ -131,3 +131,32 @@ export function taskNotice(task: { id: number; name: string; status: string; run
   if (task.status === 'interrupted') return { tone: 'danger', text: `${who}: ${SITUATION.interrupted.label}.`, run_id: task.run_id };
   return { tone: 'info', text: `${who}: ${task.status}.`, run_id: task.run_id };
 }
+
+/** The parts of the status the page's alerts read. */
+export type AlertStatus = {
+  busy: boolean;
+  failed_step: { path: string; error: string } | null;
+  waiting: { message: string } | null;
+  interrupted: { task_id: number } | null;
+};
+
+/** What waits for the operator, in the controls' words: a failed step, a pause step, an interrupted task. */
+export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text: string }[] {
+  const out: { tone: 'danger' | 'warning'; text: string }[] = [];
+  if (s.failed_step) out.push({ tone: 'danger', text: `Step ${s.failed_step.path} failed: ${s.failed_step.error}. Retry it, skip it, or abort the task.` });
+  if (s.waiting) out.push({ tone: 'warning', text: `Waiting at a pause step: ${s.waiting.message}. Continue when it is done.` });
+  if (s.interrupted && !s.busy) {
+    out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted when labdeck stopped: Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
+  }
+  return out;
+}
+
+/** A finished run in a few words: `completed`, `completed with 1 skipped step`, `aborted`. */
+export function runOutcome(status: string, skipped = 0): string {
+  return `${status}${skipped ? ` with ${skipped} skipped step${skipped === 1 ? '' : 's'}` : ''}`;
+}
+
+/** What the state's words leave out: the pause flag, a held queue behind a task still running. */
+export function liveFlags(s: Pick<ControlStatus, 'paused' | 'queue_held'>, where: Situation): string {
+  return [s.paused && where !== 'paused' && where !== 'pausing' ? 'pause set' : '', s.queue_held && where !== 'held' ? 'queue held' : ''].filter(Boolean).join(' · ');
+}

@@ -2,9 +2,21 @@
  * The execution page, live: the runner's state, progress, steps and log from the SSE stream
  * (/executions/events), the control buttons, and the queue's actions. Does nothing on other pages.
  */
+import {
+  availableControls,
+  liveFlags,
+  queueStatusLabel,
+  runOutcome,
+  SITUATION,
+  situationOf,
+  statusAlerts,
+  taskNotice,
+  type Control,
+} from '../../core/runner/controls.js';
+
 type Status = {
   busy: boolean;
-  state: string;
+  state: 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
   paused: boolean;
   queue_held: boolean;
   current_task: null | { id: number; name: string; run_id: number | null };
@@ -13,9 +25,9 @@ type Status = {
   waiting: null | { path: string; message: string };
   interrupted: null | { task_id: number };
 };
-type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null };
+type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null; run_id?: number | null };
+type LastRun = { run_id: number; name: string; status: string; skipped: number };
 
-const STATE_CLASS: Record<string, string> = { idle: 'secondary', running: 'primary', paused: 'warning', failed: 'danger', stopping: 'dark' };
 const MAX_LINES = 200;
 
 const $ = (id: string) => document.getElementById(id);
@@ -36,6 +48,10 @@ function post(url: string, body?: unknown) {
   });
 }
 
+function getJson<T>(url: string): Promise<T | null> {
+  return fetch(url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' }).then((r) => (r.ok ? (r.json() as Promise<T>) : null));
+}
+
 function prepend(list: HTMLElement, item: HTMLElement) {
   list.prepend(item);
   while (list.children.length > MAX_LINES) list.lastElementChild?.remove();
@@ -47,11 +63,20 @@ function alertBox(kind: string, text: string) {
   return a;
 }
 
+/** What the page knows now: the runner's last status, the open tasks, names of tasks seen running. */
+const view: { status: Status | null; tasks: Task[]; names: Map<number, string> } = { status: null, tasks: [], names: new Map() };
+
 function showStatus(s: Status, base: string) {
+  view.status = s;
+  if (s.current_task) view.names.set(s.current_task.id, s.current_task.name);
+  const where = situationOf(s);
   const state = $('live-state')!;
-  state.textContent = s.state;
-  state.className = `badge text-bg-${STATE_CLASS[s.state] ?? 'secondary'}`;
-  $('live-flags')!.textContent = [s.paused ? 'pause set' : '', s.queue_held ? 'queue held' : ''].filter(Boolean).join(' · ');
+  state.textContent = SITUATION[where].label;
+  state.dataset.situation = where;
+  state.className = `badge text-bg-${SITUATION[where].tone}`;
+  $('live-flags')!.textContent = liveFlags(s, where);
+  const on = availableControls(s);
+  document.querySelectorAll<HTMLButtonElement>('[data-control-name]').forEach((b) => (b.disabled = !on[b.dataset.controlName as Control]));
   const task = $('live-task')!;
   task.textContent = '';
   if (s.current_task) {
@@ -63,21 +88,72 @@ function showStatus(s: Status, base: string) {
     }
   } else task.textContent = 'No task running.';
   const p = s.progress;
-  const pct = s.current_task && p.iterations ? Math.min(100, Math.round(((p.iteration - 1 + (p.steps ? p.step / p.steps : 0)) / p.iterations) * 100)) : s.current_task ? 0 : 0;
+  const pct = s.current_task && p.iterations ? Math.min(100, Math.round(((p.iteration - 1 + (p.steps ? p.step / p.steps : 0)) / p.iterations) * 100)) : 0;
   ($('live-bar') as HTMLElement).style.width = `${pct}%`;
   $('live-bar')!.parentElement!.setAttribute('aria-valuenow', String(pct));
   $('live-progress')!.textContent = s.current_task ? `iteration ${p.iteration} of ${p.iterations} · ${p.phase ?? ''} step ${Math.min(p.step + 1, p.steps)} of ${p.steps}` : '';
-  const box = $('live-alert')!;
-  box.textContent = '';
-  if (s.failed_step) box.append(alertBox('danger', `Step ${s.failed_step.path} failed: ${s.failed_step.error}. Retry it, skip it (pause/resume), or abort.`));
-  if (s.waiting) box.append(alertBox('warning', `${s.waiting.message} (pause/resume to continue)`));
-  if (s.interrupted) box.append(alertBox('warning', `Task ${s.interrupted.task_id} was interrupted when labdeck stopped: retry re-runs its in-doubt step, pause/resume goes on after it, abort ends it.`));
+  $('live-alert')!.replaceChildren(...statusAlerts(s).map((a) => alertBox(a.tone, a.text)));
+  // the queue's labels follow the runner: the running task says paused, failed, stopping…
+  document.querySelectorAll<HTMLElement>('#queue-rows tr[data-task]').forEach((tr) => {
+    const t = view.tasks.find((x) => String(x.id) === tr.dataset.task);
+    const cell = tr.querySelector('.queue-status');
+    if (t && cell) cell.textContent = queueStatusLabel(t, s);
+  });
+  showNotice(base);
+}
+
+/** The last run that ended, linked to its record. */
+function showLastRun(run: LastRun | null, base: string) {
+  const box = $('live-last');
+  if (!box || !run) return;
+  const a = el('a', '', `run ${run.run_id}`) as HTMLAnchorElement;
+  a.href = `${base}executions/records/${run.run_id}`;
+  box.replaceChildren('Last run: ', a, ` (${run.name}) ${runOutcome(run.status, run.skipped)}.`);
+  box.classList.remove('d-none');
+}
+
+/**
+ * The note about the task the form just queued (#run-notice): it follows the task (queued, running, paused,
+ * failed step…) and, once it ends, says how and links its record. Its data-* attributes hold what is known.
+ */
+function showNotice(base: string) {
+  const box = $('run-notice');
+  if (!box || !view.status) return;
+  const task = { id: Number(box.dataset.task), name: box.dataset.name ?? '', status: box.dataset.status ?? 'pending', run_id: box.dataset.run ? Number(box.dataset.run) : null };
+  const n = taskNotice(task, view.status);
+  box.className = `alert alert-${n.tone}`;
+  const text = el('span', 'run-notice-text', n.text);
+  if (n.run_id === null) return void box.replaceChildren(text);
+  const a = el('a', 'run-notice-link', `Its record: run ${n.run_id}`) as HTMLAnchorElement;
+  a.href = `${base}executions/records/${n.run_id}`;
+  box.replaceChildren(text, ' ', a);
+}
+
+/** What is now known of the noticed task (from an event, the queue, or the task itself). */
+function noteTask(id: number, patch: { status?: string; run_id?: number | null }, base: string) {
+  const box = $('run-notice');
+  if (!box || Number(box.dataset.task) !== id) return;
+  if (patch.status) box.dataset.status = patch.status;
+  if (patch.run_id) box.dataset.run = String(patch.run_id);
+  showNotice(base);
+}
+
+/** The noticed task is no longer in the open queue: ask how it ended (an event may have been missed). */
+async function settleNotice(base: string) {
+  const box = $('run-notice');
+  if (!box || !['pending', 'running'].includes(box.dataset.status ?? '')) return;
+  const id = Number(box.dataset.task);
+  const open = view.tasks.find((t) => t.id === id);
+  if (open) return noteTask(id, { status: open.status, run_id: open.run_id ?? null }, base);
+  const t = await getJson<Task>(`${base}executions/queue/task/${id}`);
+  if (t) noteTask(id, { status: t.status, run_id: t.run_id ?? null }, base);
 }
 
 function queueRow(t: Task, base: string): HTMLTableRowElement {
   const tr = document.createElement('tr');
   tr.dataset.task = String(t.id);
-  for (const v of [String(t.id), t.name, t.workflow ?? '', String(t.iterations ?? ''), t.status]) tr.append(el('td', '', v));
+  for (const v of [String(t.id), t.name, t.workflow ?? '', String(t.iterations ?? '')]) tr.append(el('td', '', v));
+  tr.append(el('td', 'queue-status', view.status ? queueStatusLabel(t, view.status) : t.status));
   const actions = el('td', 'text-end text-nowrap', '');
   if (t.status === 'pending') {
     const btn = (label: string, title: string, run: () => Promise<Response>) => {
@@ -105,20 +181,23 @@ async function refreshQueue(base: string) {
   const r = await fetch(`${base}executions/queue`, { headers: { Accept: 'application/json' }, credentials: 'same-origin' });
   if (!r.ok) return;
   const q = (await r.json()) as { tasks: Task[] };
+  view.tasks = q.tasks;
+  for (const t of q.tasks) view.names.set(t.id, t.name);
   const body = $('queue-rows')!;
   body.replaceChildren(...q.tasks.map((t) => queueRow(t, base)));
   $('queue-empty')?.classList.toggle('d-none', q.tasks.length > 0);
+  await settleNotice(base);
 }
 
-function initControls() {
+function initControls(base: string) {
   document.querySelectorAll<HTMLButtonElement>('[data-control]').forEach((b) =>
     b.addEventListener('click', () => {
       if (b.dataset.confirm && !window.confirm(b.dataset.confirm)) return;
       void post(b.dataset.control!).then(async (r) => {
-        if (!r.ok) {
-          const j = await r.json().catch(() => ({}));
-          $('live-alert')!.prepend(alertBox('secondary', j.error?.message ?? `Failed (${r.status}).`));
-        }
+        const j = await r.json().catch(() => ({}));
+        // the answer is the status after: shown at once (the stream says the same a moment later)
+        if (r.ok) showStatus(j as Status, base);
+        else $('live-alert')!.prepend(alertBox('secondary', j.error?.message ?? `Failed (${r.status}).`));
       });
     }),
   );
@@ -150,7 +229,9 @@ export function initExecution() {
   const live = $('live');
   if (!live) return;
   const base = live.dataset.base!;
-  initControls();
+  // the status the server rendered the page with, until the stream's hello
+  if (live.dataset.status) view.status = JSON.parse(live.dataset.status) as Status;
+  initControls(base);
   initAddRow();
   void refreshQueue(base);
   const steps = $('live-steps')!;
@@ -162,6 +243,8 @@ export function initExecution() {
   source.addEventListener('hello', (e) => {
     onStatus(e as MessageEvent);
     const hello = JSON.parse((e as MessageEvent).data);
+    showLastRun(hello.last_run ?? null, base);
+    void refreshQueue(base); // after a reconnect: what changed while the stream was down
     log.replaceChildren();
     steps.replaceChildren();
     for (const d of hello.log ?? []) logLine(d);
@@ -182,7 +265,10 @@ export function initExecution() {
     prepend(steps, li);
   }
   source.addEventListener('run', (e) => {
-    const d = JSON.parse((e as MessageEvent).data);
-    if (d.status !== 'running') prepend(log, el('li', 'fw-semibold', `run ${d.run_id}: ${d.status}`));
+    const d = JSON.parse((e as MessageEvent).data) as { run_id: number; task_id: number; status: string; skipped?: number };
+    noteTask(d.task_id, { status: d.status, run_id: d.run_id }, base);
+    if (d.status === 'running') return;
+    prepend(log, el('li', 'fw-semibold', `run ${d.run_id}: ${runOutcome(d.status, d.skipped)}`));
+    showLastRun({ run_id: d.run_id, name: view.names.get(d.task_id) ?? `task ${d.task_id}`, status: d.status, skipped: d.skipped ?? 0 }, base);
   });
 }

@@ -8,7 +8,7 @@ import type { Workflow } from '../../core/workflow/model.js';
 import { runTail } from '../../core/records/tail.js';
 import { ctxOf } from '../context.js';
 import { asLabError, intParam, render, statusOf, wantsJson } from '../http.js';
-import { ExecutionPage } from '../views/executions.js';
+import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
 
 /** A queued task as the API shows it; `payload` only when asked for (it can be large). */
 export function taskJson(t: QueueTaskRow, withPayload = false) {
@@ -48,8 +48,14 @@ export function executionRoutes(runtime: Runtime): Router {
   const r = Router();
   const { runner, store } = runtime;
 
-  const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; rows?: Record<string, unknown>[] } = {}, status = 200) => {
-    const [workflows, queue] = await Promise.all([store.workflows.list(), runner.queue()]);
+  /** The latest run that has ended (the page links its record), or null. */
+  const lastRun = async (): Promise<LastRun | null> => {
+    const run = (await store.runs.list({ page: 1, perPage: 3 })).rows.find((r) => r.status !== 'running');
+    return run ? { run_id: run.id, name: run.name, status: run.status, skipped: run.skipped ?? 0 } : null;
+  };
+
+  const page = async (req: Request, res: Response, extra: { error?: LabError; started?: StartedTask; rows?: Record<string, unknown>[] } = {}, status = 200) => {
+    const [workflows, queue, last] = await Promise.all([store.workflows.list(), runner.queue(), lastRun()]);
     const selected = typeof req.query.workflow === 'string' ? req.query.workflow : typeof req.body?.workflow === 'string' ? req.body.workflow : req.session?.workflow;
     const uploaded = typeof req.query.uploaded === 'string' ? await store.files.get(req.query.uploaded) : null;
     render(
@@ -61,7 +67,8 @@ export function executionRoutes(runtime: Runtime): Router {
         status={runner.status()}
         queue={queue.tasks.map((t) => taskJson(t))}
         error={extra.error}
-        notice={extra.notice}
+        started={extra.started}
+        lastRun={last}
         rows={extra.rows}
         uploaded={uploaded && uploaded.kind === 'config' ? { name: uploaded.storedName, original: uploaded.originalName, rows: uploaded.rows, workflow: uploaded.workflow } : undefined}
         uploadLimit={runtime.files.limitBytes}
@@ -98,7 +105,9 @@ export function executionRoutes(runtime: Runtime): Router {
       const task = await runner.submit({ workflow: body.workflow, config, repeat, name: body.name === '' ? undefined : body.name, userId: req.user!.id });
       const status = (await runner.startsNow(task.id)) ? 'running' : 'queued';
       if (wantsJson(req)) return res.json({ task_id: task.id, status });
-      await page(req, res, { notice: `Task ${task.id} (${task.name}) is ${status}.` });
+      // as it is now (a short run may have ended already); the page follows it from here
+      const now = await runner.task(task.id);
+      await page(req, res, { started: { id: now.id, name: now.name, status: now.status, run_id: now.runId } });
     } catch (e) {
       const err = asLabError(e);
       if (wantsJson(req)) throw err;
@@ -151,6 +160,12 @@ export function executionRoutes(runtime: Runtime): Router {
     res.json(runner.status());
   };
   r.post('/executions/pause-resume', control(() => runner.pauseResume()));
+  // the page's buttons and scripts: each does one thing, or answers 409 when it would do nothing
+  r.post('/executions/pause', control(() => runner.pause()));
+  r.post('/executions/resume', control(() => runner.resume()));
+  r.post('/executions/continue', control(() => runner.continuePauseStep()));
+  r.post('/executions/skip', control(() => runner.skip()));
+  r.post('/executions/release', control(() => runner.release()));
   r.post('/executions/retry', control(() => runner.retry()));
   r.post('/executions/abort/next-iteration', control(() => runner.abortNextIteration()));
   r.post('/executions/abort/next-task', control(() => runner.abortNextTask()));
@@ -171,12 +186,12 @@ export function executionRoutes(runtime: Runtime): Router {
     }
     const status = runner.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed
-    const { log, steps } = await runTail(store, status.current_task?.run_id);
+    const [{ log, steps }, last_run] = await Promise.all([runTail(store, status.current_task?.run_id), lastRun()]);
     streams.set(userId, (streams.get(userId) ?? 0) + 1); // counted once the stream is sure to open
     total++;
     res.writeHead(200, headers);
-    const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[]; steps: unknown[] }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
-    send({ type: 'hello', status, log, steps });
+    const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[]; steps: unknown[]; last_run: LastRun | null }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    send({ type: 'hello', status, log, steps, last_run });
     runner.on('event', send);
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     req.on('close', () => {

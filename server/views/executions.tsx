@@ -1,3 +1,4 @@
+import { availableControls, CONTROL_HELP, CONTROL_LABEL, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { CampaignPanel } from './campaign.js';
 import { UploadForm } from './files.js';
@@ -6,38 +7,71 @@ import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from './layout
 type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null; run_id: number | null };
 type Wf = { name: string; version: number; definition: unknown };
 type Param = { name: string; type: string; default?: unknown; description?: string };
+/** A task just queued from this page: its queue status (or its run's outcome) and run, as known now. */
+export type StartedTask = { id: number; name: string; status: string; run_id: number | null };
 
-const STATE_BADGE: Record<string, string> = { idle: 'secondary', running: 'primary', paused: 'warning', failed: 'danger', stopping: 'dark' };
+/** The page's control buttons: each one control of the runner, at its route. */
+export const CONTROL_ROUTES: Record<Control, string> = {
+  pause: '/executions/pause',
+  resume: '/executions/resume',
+  continue: '/executions/continue',
+  retry: '/executions/retry',
+  skip: '/executions/skip',
+  release: '/executions/release',
+  'stop-iteration': '/executions/abort/next-iteration',
+  'abort-task': '/executions/abort/next-task',
+};
+const CONTROL_STYLE: Record<Control, string> = {
+  pause: 'warning',
+  resume: 'warning',
+  continue: 'success',
+  retry: 'primary',
+  skip: 'warning',
+  release: 'secondary',
+  'stop-iteration': 'secondary',
+  'abort-task': 'danger',
+};
+const CONFIRM: Partial<Record<Control, string>> = {
+  'stop-iteration': 'Finish this iteration, skip the rest, and run cleanup?',
+  'abort-task': 'Abort this run after the current step, run cleanup, and hold the queue?',
+};
+
+/** The last run that ended, linked to its record. */
+export type LastRun = { run_id: number; name: string; status: string; skipped: number };
 
 /** The live panel: filled by the server, then kept current by /static/app.js from the SSE stream. */
-function LivePanel({ ctx, status }: { ctx: ViewCtx; status: RunnerStatus }) {
+function LivePanel({ ctx, status, lastRun }: { ctx: ViewCtx; status: RunnerStatus; lastRun: LastRun | null }) {
   const p = status.progress;
   const pct = p.iterations ? Math.round(((p.iteration - 1 + (p.steps ? p.step / p.steps : 0)) / p.iterations) * 100) : 0;
   const u = ctx.url;
+  const where = situationOf(status);
+  const on = availableControls(status);
   return (
-    <section id="live" data-events={u('/executions/events')} data-base={u('/')} className="mb-4">
+    <section id="live" data-events={u('/executions/events')} data-base={u('/')} data-status={JSON.stringify(status)} className="mb-4">
       <div className="d-flex flex-wrap align-items-center gap-2 mb-2">
         <h2 className="h5 mb-0 me-2">Runner</h2>
-        <span id="live-state" className={`badge text-bg-${STATE_BADGE[status.state] ?? 'secondary'}`}>
-          {status.state}
+        <span id="live-state" data-situation={where} className={`badge text-bg-${SITUATION[where].tone}`}>
+          {SITUATION[where].label}
         </span>
         <span id="live-flags" className="small text-body-secondary">
-          {[status.paused ? 'pause set' : '', status.queue_held ? 'queue held' : ''].filter(Boolean).join(' · ')}
+          {liveFlags(status, where)}
         </span>
-        <div className="ms-auto d-flex flex-wrap gap-1" id="controls">
-          <button type="button" className="btn btn-sm btn-outline-warning" data-control={u('/executions/pause-resume')}>
-            Pause / resume
+      </div>
+      <div className="d-flex flex-wrap gap-1 mb-2" id="controls">
+        {CONTROLS.map((c) => (
+          <button
+            key={c}
+            type="button"
+            className={`btn btn-sm btn-outline-${CONTROL_STYLE[c]}`}
+            data-control={u(CONTROL_ROUTES[c])}
+            data-control-name={c}
+            data-confirm={CONFIRM[c]}
+            title={CONTROL_HELP[c]}
+            disabled={!on[c]}
+          >
+            {CONTROL_LABEL[c]}
           </button>
-          <button type="button" className="btn btn-sm btn-outline-primary" data-control={u('/executions/retry')}>
-            Retry step
-          </button>
-          <button type="button" className="btn btn-sm btn-outline-secondary" data-control={u('/executions/abort/next-iteration')} data-confirm="Finish this iteration, skip the rest, and run cleanup?">
-            Stop after iteration
-          </button>
-          <button type="button" className="btn btn-sm btn-outline-danger" data-control={u('/executions/abort/next-task')} data-confirm="Abort this run after the current step, run cleanup, and hold the queue?">
-            Abort task
-          </button>
-        </div>
+        ))}
       </div>
       <div id="live-task" className="small mb-1">
         {status.current_task ? (
@@ -54,6 +88,13 @@ function LivePanel({ ctx, status }: { ctx: ViewCtx; status: RunnerStatus }) {
           'No task running.'
         )}
       </div>
+      <div id="live-last" className={`small mb-1${lastRun ? '' : ' d-none'}`}>
+        {lastRun ? (
+          <>
+            Last run: <a href={u(`/executions/records/${lastRun.run_id}`)}>run {lastRun.run_id}</a> ({lastRun.name}) {runOutcome(lastRun.status, lastRun.skipped)}.
+          </>
+        ) : null}
+      </div>
       <div className="progress mb-1" role="progressbar" aria-label="Iterations" aria-valuemin={0} aria-valuemax={100} aria-valuenow={pct}>
         {/* width set by the page script (an inline style attribute would break the CSP) */}
         <div id="live-bar" className="progress-bar" data-pct={pct} />
@@ -62,18 +103,11 @@ function LivePanel({ ctx, status }: { ctx: ViewCtx; status: RunnerStatus }) {
         {status.current_task ? `iteration ${p.iteration} of ${p.iterations} · ${p.phase ?? ''} step ${p.step} of ${p.steps}` : ''}
       </div>
       <div id="live-alert">
-        {status.failed_step ? (
-          <Alert kind="danger">
-            Step <code>{status.failed_step.path}</code> failed: {status.failed_step.error}. Retry it, skip it (pause/resume), or abort.
+        {statusAlerts(status).map((a) => (
+          <Alert key={a.text} kind={a.tone}>
+            {a.text}
           </Alert>
-        ) : null}
-        {status.waiting ? <Alert kind="warning">{status.waiting.message} (pause/resume to continue)</Alert> : null}
-        {status.interrupted ? (
-          <Alert kind="warning">
-            Task {status.interrupted.task_id} was interrupted when labdeck stopped. Retry re-runs its in-doubt step, pause/resume goes on after it, abort ends
-            it.
-          </Alert>
-        ) : null}
+        ))}
       </div>
       <div className="row g-3">
         <div className="col-lg-6">
@@ -89,7 +123,25 @@ function LivePanel({ ctx, status }: { ctx: ViewCtx; status: RunnerStatus }) {
   );
 }
 
-function QueueTable({ ctx, queue }: { ctx: ViewCtx; queue: Task[] }) {
+/** The note about the task just queued: kept current by the page script until it ends, then its record. */
+function TaskNote({ ctx, task, status }: { ctx: ViewCtx; task: StartedTask; status: RunnerStatus }) {
+  const n = taskNotice(task, status);
+  return (
+    <div id="run-notice" className={`alert alert-${n.tone}`} role="status" data-task={task.id} data-name={task.name} data-status={task.status} data-run={task.run_id ?? ''}>
+      <span className="run-notice-text">{n.text}</span>
+      {n.run_id !== null ? (
+        <>
+          {' '}
+          <a className="run-notice-link" href={ctx.url(`/executions/records/${n.run_id}`)}>
+            Its record: run {n.run_id}
+          </a>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+function QueueTable({ ctx, queue, status }: { ctx: ViewCtx; queue: Task[]; status: RunnerStatus }) {
   const u = ctx.url;
   return (
     <section id="queue" data-queue={u('/executions/queue')} data-base={u('/')}>
@@ -112,7 +164,7 @@ function QueueTable({ ctx, queue }: { ctx: ViewCtx; queue: Task[] }) {
               <td>{t.name}</td>
               <td>{t.workflow}</td>
               <td>{t.iterations}</td>
-              <td>{t.status}</td>
+              <td className="queue-status">{queueStatusLabel(t, status)}</td>
               <td className="text-end text-nowrap" />
             </tr>
           ))}
@@ -132,7 +184,10 @@ export function ExecutionPage(props: {
   status: RunnerStatus;
   queue: Task[];
   error?: LabError;
-  notice?: string;
+  /** The task the form just queued: the page follows it until it ends, then links its record. */
+  started?: StartedTask;
+  /** The last run that ended. */
+  lastRun?: LastRun | null;
   rows?: Record<string, unknown>[];
   uploaded?: { name: string; original: string; rows: number; workflow: string | null };
   uploadLimit?: number;
@@ -146,7 +201,7 @@ export function ExecutionPage(props: {
   return (
     <Layout ctx={ctx} title="Run a workflow">
       <h1 className="h3">Run a workflow</h1>
-      {props.notice ? <Alert kind="success">{props.notice}</Alert> : null}
+      {props.started ? <TaskNote ctx={ctx} task={props.started} status={props.status} /> : null}
       <ErrorList error={props.error} />
       <div className="row g-4">
         <div className="col-xl-5">
@@ -241,9 +296,9 @@ export function ExecutionPage(props: {
           )}
         </div>
         <div className="col-xl-7">
-          <LivePanel ctx={ctx} status={props.status} />
+          <LivePanel ctx={ctx} status={props.status} lastRun={props.lastRun ?? null} />
           <CampaignPanel ctx={ctx} active={props.campaign} />
-          <QueueTable ctx={ctx} queue={props.queue} />
+          <QueueTable ctx={ctx} queue={props.queue} status={props.status} />
         </div>
       </div>
     </Layout>

@@ -29,10 +29,13 @@ const FAILS = {
   ],
 };
 
+/** A wait step (the runner is `running` through it), then a ping. */
+const SLOW = { name: 'slow', main: [{ kind: 'wait', seconds: 1.5 }, { kind: 'call', instrument: 'noop', method: 'ping' }] };
+
 let lab: TestLab;
 beforeAll(async () => {
   lab = await startLab();
-  for (const wf of [HOLD, PING, FAILS]) await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
+  for (const wf of [HOLD, PING, FAILS, SLOW]) await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
 });
 afterAll(() => lab.close());
 
@@ -287,6 +290,132 @@ describe('controls', () => {
   });
 });
 
+/* ------------------------------------------------- the page, as the runner is */
+
+/** The execution page as rendered now, read the way a scientist reads it. */
+async function runPage() {
+  const html = (await lab.admin.get('/app/executions/config').expect(200)).text;
+  const tags = [...html.matchAll(/<button[^>]*data-control-name="([^"]+)"[^>]*>([^<]*)<\/button>/g)];
+  const state = /<span id="live-state"[^>]*>([^<]*)<\/span>/.exec(html)?.[1];
+  const row = (id: number) => new RegExp(`<tr data-task="${id}">(?:<td>[^<]*</td>){4}<td class="queue-status">([^<]*)</td>`).exec(html)?.[1];
+  return {
+    html,
+    state,
+    /** the words on every control button, in order */
+    words: tags.map((t) => t[2]),
+    /** the controls not disabled */
+    enabled: tags.filter((t) => !/ disabled=""/.test(t[0])).map((t) => t[1]),
+    row,
+  };
+}
+
+/** The enabled controls after `GET /executions/config`, and that each of the others answers 409 (doing nothing). */
+async function refusedExcept(enabled: string[]) {
+  const routes: Record<string, string> = { pause: 'pause', resume: 'resume', continue: 'continue', skip: 'skip', release: 'release', retry: 'retry' };
+  const before = await api.status();
+  for (const [name, path] of Object.entries(routes)) {
+    if (enabled.includes(name)) continue;
+    const res = await api.control(path);
+    expect([name, res.status, res.body.state]).toEqual([name, 409, before.state]);
+  }
+  expect(await api.status()).toEqual(before);
+}
+
+describe('the execution page shows the runner as it is', () => {
+  it('idle: says idle, every control is there in its own words, and none is enabled', async () => {
+    const p = await runPage();
+    expect(p.state).toBe('idle');
+    expect(p.words).toEqual(['Pause', 'Resume', 'Continue', 'Retry the failed step', 'Skip the failed step', 'Release the held queue', 'Stop after this iteration', 'Abort the task']);
+    expect(p.enabled).toEqual([]);
+    await refusedExcept([]);
+  });
+
+  it('running: Pause; once paused, the queue and the state say so (not running) and Resume goes on', async () => {
+    const { body } = await api.submit({ workflow: 'slow', repeat: 1 }).expect(200);
+    await until(async () => (await api.status()).progress.phase === 'main', 'the wait step');
+    let p = await runPage();
+    expect([p.state, p.row(body.task_id)]).toEqual(['running', 'running']);
+    expect(p.enabled).toEqual(['pause', 'stop-iteration', 'abort-task']);
+    await refusedExcept(['pause']);
+
+    expect((await api.control('pause').expect(200)).body).toMatchObject({ paused: true, state: 'running' });
+    p = await runPage(); // the wait goes on: no new step starts after it
+    expect([p.state, p.row(body.task_id)]).toEqual(['pausing after this step', 'pausing after this step']);
+    expect(p.enabled).toEqual(['resume', 'stop-iteration', 'abort-task']);
+    await state('paused');
+    p = await runPage();
+    expect([p.state, p.row(body.task_id)]).toEqual(['paused', 'paused']);
+    expect(p.enabled).toEqual(['resume', 'stop-iteration', 'abort-task']);
+    await refusedExcept(['resume']);
+
+    await api.control('resume').expect(200);
+    await ended(body.task_id);
+    expect(await taskStatus(body.task_id)).toBe('done');
+  });
+
+  it('a pause step: waiting at it, Continue goes on; then the page links the record of the run that ended', async () => {
+    const { id } = await holding(1);
+    let p = await runPage();
+    expect([p.state, p.row(id)]).toEqual(['waiting at a pause step', 'waiting at a pause step']);
+    expect(p.enabled).toEqual(['continue', 'stop-iteration', 'abort-task']);
+    expect(p.html).toContain('Waiting at a pause step: Check the vial. Continue when it is done.');
+    await refusedExcept(['continue']);
+
+    await api.control('continue').expect(200);
+    await ended(id);
+    await until(async () => !(await api.status()).busy, 'the queue to empty');
+    const runId = (await lab.runtime.store.queue.get(id))!.runId!;
+    p = await runPage();
+    expect(p.state).toBe('idle');
+    expect(p.enabled).toEqual([]);
+    // the last run to end is the ping queued behind; the held one has its record too
+    const last = (await lab.runtime.store.runs.list({ page: 1, perPage: 1 })).rows[0];
+    expect(last.id).toBeGreaterThan(runId);
+    expect(p.html).toMatch(new RegExp(`Last run: <a href="/app/executions/records/${last.id}">run ${last.id}</a> \\(p0\\) completed\\.`));
+  });
+
+  it('a failed step: waits for a decision; Pause does not skip it (409); Skip the failed step goes on without it', async () => {
+    const { body } = await api.submit({ workflow: 'fails', repeat: 1 }).expect(200);
+    await state('failed');
+    const p = await runPage();
+    expect([p.state, p.row(body.task_id)]).toEqual(['failed step waiting for a decision', 'failed step waiting for a decision']);
+    expect(p.enabled).toEqual(['retry', 'skip', 'stop-iteration', 'abort-task']);
+    await refusedExcept(['retry', 'skip']);
+    expect((await api.control('pause').expect(409)).body.error.message).toBe('Pause does nothing now: the runner is failed step waiting for a decision.');
+
+    expect((await api.control('skip').expect(200)).body.paused).toBe(false);
+    await ended(body.task_id);
+    const run = (await lab.runtime.store.runs.get((await lab.runtime.store.queue.get(body.task_id))!.runId!))!;
+    expect(run).toMatchObject({ status: 'completed', skipped: 1 });
+    expect((await runPage()).html).toMatch(new RegExp(`Last run: <a href="/app/executions/records/${run.id}">run ${run.id}</a> \\(fails × 1\\) completed with 1 skipped step\\.`));
+  });
+
+  it('a held queue: says so, pending tasks wait for it, only Release the held queue is enabled, and it releases', async () => {
+    const { id, more } = await holding(1);
+    await api.control('abort/next-task').expect(200);
+    await ended(id);
+    const p = await runPage();
+    expect([p.state, p.row(more[0])]).toEqual(['queue held', 'pending (queue held)']);
+    expect(p.enabled).toEqual(['release']);
+    await refusedExcept(['release']);
+    expect((await api.control('release').expect(200)).body.queue_held).toBe(false);
+    await ended(more[0]);
+    expect(await taskStatus(more[0])).toBe('done');
+    expect((await runPage()).enabled).toEqual([]);
+  });
+
+  it("the form's note follows the task: queued behind a held queue, never 'running' before it runs", async () => {
+    await api.control('pause-resume').expect(200); // idle: the flag holds the queue
+    const res = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', repeat: '1' }).expect(200);
+    const id = Number(/Task (\d+)/.exec(res.text)?.[1]);
+    expect(res.text).toContain(`Task ${id} (ping × 1) is queued: the queue is held.`);
+    expect(res.text).not.toContain('is running');
+    expect(res.text).toContain(`data-task="${id}"`); // the page script follows it from here
+    await api.control('release').expect(200);
+    await ended(id);
+  });
+});
+
 describe('login', () => {
   it('every execution route answers 401 JSON without a session', async () => {
     const anon = request(lab.app);
@@ -301,6 +430,11 @@ describe('login', () => {
       ['post', '/app/executions/queue/reorder'],
       ['post', '/app/executions/queue/task/rename'],
       ['post', '/app/executions/pause-resume'],
+      ['post', '/app/executions/pause'],
+      ['post', '/app/executions/resume'],
+      ['post', '/app/executions/continue'],
+      ['post', '/app/executions/skip'],
+      ['post', '/app/executions/release'],
       ['post', '/app/executions/retry'],
       ['post', '/app/executions/abort/next-iteration'],
       ['post', '/app/executions/abort/next-task'],
@@ -387,6 +521,15 @@ describe('GET /executions/events', () => {
     expect(runStart).toBeGreaterThan(0);
     expect(firstStep).toBeGreaterThan(runStart);
     expect(events.at(-1)!.data.status).toMatchObject({ busy: false, state: 'idle' });
+  });
+
+  it("says hello with the last run that ended, so a page opened after a run links its record", async () => {
+    const { body } = await api.submit({ workflow: 'ping', repeat: 1 }).expect(200);
+    await ended(body.task_id);
+    await until(async () => !(await api.status()).busy, 'the runner to be idle');
+    const runId = (await lab.runtime.store.queue.get(body.task_id))!.runId;
+    const events = await readEvents((ev) => ev.length > 0, async () => undefined);
+    expect(events[0]).toMatchObject({ event: 'hello', data: { last_run: { run_id: runId, name: 'ping × 1', status: 'completed', skipped: 0 } } });
   });
 
   it('is for logged-in users only (401 JSON)', async () => {

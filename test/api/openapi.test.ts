@@ -420,6 +420,13 @@ describe('the API document and the API page', () => {
       ['POST /executions/abort/next-task', 409, async () => (await idle(), lab.admin.post('/app/executions/abort/next-task').set('Accept', J))],
       ['POST /executions/pause-resume', 200, () => lab.admin.post('/app/executions/pause-resume').set('Accept', J)],
       ['POST /executions/pause-resume', 200, () => lab.admin.post('/app/executions/pause-resume').set('Accept', J)],
+      // idle: the toggle holds the queue, release lets it go; the other controls do nothing now (409)
+      ['POST /executions/release', 200, async () => (await idle(), await lab.admin.post('/app/executions/pause-resume').expect(200), lab.admin.post('/app/executions/release').set('Accept', J))],
+      ['POST /executions/release', 409, () => lab.admin.post('/app/executions/release').set('Accept', J)],
+      ['POST /executions/pause', 409, async () => (await idle(), lab.admin.post('/app/executions/pause').set('Accept', J))],
+      ['POST /executions/resume', 409, () => lab.admin.post('/app/executions/resume').set('Accept', J)],
+      ['POST /executions/continue', 409, () => lab.admin.post('/app/executions/continue').set('Accept', J)],
+      ['POST /executions/skip', 409, () => lab.admin.post('/app/executions/skip').set('Accept', J)],
       ['GET /executions/events', 401, () => anon().get('/app/executions/events').set('Accept', J)],
       ['GET /executions/campaign', 200, () => lab.admin.get('/app/executions/campaign')],
       ['POST /executions/optimizer_schema', 200, () => lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'gp' })],
