@@ -6,6 +6,7 @@
  */
 import { Box, Text, useInput, type Key } from 'ink';
 import { useSyncExternalStore } from 'react';
+import { availableControls, CONTROL_LABEL, liveFlags, SITUATION, situationOf, statusAlerts, type Situation } from '../core/runner/controls.js';
 import type { RunnerEvent, RunnerStatus } from '../core/runner/index.js';
 import type { RunStatus } from '../core/store/types.js';
 
@@ -81,27 +82,30 @@ export function reduceRun(s: RunViewState, e: ViewEvent): RunViewState {
 
 /* ------------------------------------------------------------------ keys */
 
-export type KeyAction = 'retry' | 'skip' | 'pause' | 'stop-iteration' | 'abort' | 'quit';
+export type KeyAction = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'stop-iteration' | 'abort' | 'quit';
 
 /**
- * What a key means in the current state. `s` (skip) and `r` (retry) apply to a failed step only; `p`
- * pauses/resumes (continues a `pause` step, and skips a failed step, as the runner's pause-resume does);
- * `n` stops after the current iteration; `a` aborts (the cleanup phase runs); `q` and Ctrl-C abort and quit.
+ * What a key means in the current state: only what does something now (core/runner/controls.ts, as the
+ * web page's buttons). `p` pauses, or resumes when paused; `c` continues after a pause step; `r` retries and
+ * `s` skips the failed step; `n` stops after this iteration; `a` aborts the task (the cleanup phase runs);
+ * `q` and Ctrl-C abort and quit.
  */
 export function keyAction(input: string, key: Pick<Key, 'ctrl'>, state: Pick<RunViewState, 'status' | 'outcome'>): KeyAction | null {
   if (state.outcome) return null;
   if (key.ctrl && input === 'c') return 'quit';
   if (key.ctrl) return null;
-  const failed = state.status?.state === 'failed';
+  const on = state.status ? availableControls(state.status) : null;
   switch (input.toLowerCase()) {
-    case 'r':
-      return failed ? 'retry' : null;
-    case 's':
-      return failed ? 'skip' : null;
     case 'p':
-      return failed ? 'skip' : 'pause'; // the runner's pause-resume skips a failed step
+      return on?.resume ? 'resume' : on?.pause ? 'pause' : null;
+    case 'c':
+      return on?.continue ? 'continue' : null;
+    case 'r':
+      return on?.retry ? 'retry' : null;
+    case 's':
+      return on?.skip ? 'skip' : null;
     case 'n':
-      return 'stop-iteration';
+      return on && !on['stop-iteration'] ? null : 'stop-iteration';
     case 'a':
       return 'abort';
     case 'q':
@@ -129,7 +133,17 @@ export function pairs(o: Record<string, unknown>): string {
     .join(' ');
 }
 
-const STATE_COLOR: Record<string, string> = { running: 'green', paused: 'yellow', failed: 'red', stopping: 'yellow', idle: 'gray' };
+const STATE_COLOR: Record<Situation, string> = {
+  running: 'green',
+  pausing: 'yellow',
+  paused: 'yellow',
+  waiting: 'yellow',
+  failed: 'red',
+  stopping: 'yellow',
+  idle: 'gray',
+  held: 'yellow',
+  interrupted: 'red',
+};
 const OUTCOME_COLOR: Record<RunStatus, string> = { running: 'green', completed: 'green', failed: 'red', stopped: 'yellow', aborted: 'red', interrupted: 'red' };
 
 /* ------------------------------------------------------------------ components */
@@ -147,8 +161,11 @@ export function ProgressBar({ done, total, width = 30 }: { done: number; total: 
 }
 
 export function Header({ s }: { s: RunViewState }) {
-  const state = s.outcome ?? s.status?.state ?? 'starting';
-  const color = s.outcome ? OUTCOME_COLOR[s.outcome] : (STATE_COLOR[state] ?? 'white');
+  // the runner's state in the page's words: paused, waiting at a pause step, failed step waiting for a decision…
+  const where = s.status ? situationOf(s.status) : null;
+  const state = s.outcome ?? (where ? SITUATION[where].label : 'starting');
+  const color = s.outcome ? OUTCOME_COLOR[s.outcome] : where ? STATE_COLOR[where] : 'white';
+  const flags = s.status && where && !s.outcome ? liveFlags(s.status, where) : '';
   return (
     <Text>
       <Text bold>{s.workflow}</Text>
@@ -160,7 +177,7 @@ export function Header({ s }: { s: RunViewState }) {
       <Text color={color} bold>
         {state}
       </Text>
-      {s.status?.paused && !s.outcome ? <Text color="yellow"> (pause flag set: no new step starts)</Text> : null}
+      {flags ? <Text color="yellow">{` (${flags})`}</Text> : null}
     </Text>
   );
 }
@@ -224,12 +241,21 @@ export function LogTail({ log }: { log: RunViewState['log'] }) {
   );
 }
 
-/** The keys that apply now. */
+/** The keys that apply now, in the web page's words for the same controls. */
 export function keyHelp(s: Pick<RunViewState, 'status' | 'quitting'>): string {
   if (s.quitting) return 'q quit at once (the run is left unfinished)';
-  if (s.status?.failed_step) return 'r retry the step · s (or p) skip it · a abort (cleanup runs) · q quit';
-  if (s.status?.waiting) return 'p continue · a abort (cleanup runs) · q quit';
-  return `p ${s.status?.paused ? 'resume' : 'pause'} · n stop after this iteration · a abort (cleanup runs) · q quit`;
+  const on = s.status ? availableControls(s.status) : null;
+  const word = (c: keyof typeof CONTROL_LABEL) => CONTROL_LABEL[c].toLowerCase();
+  const keys = [
+    on?.resume ? `p ${word('resume')}` : on?.pause ? `p ${word('pause')}` : '',
+    on?.continue ? `c ${word('continue')}` : '',
+    on?.retry ? `r ${word('retry')}` : '',
+    on?.skip ? `s ${word('skip')}` : '',
+    !on || on['stop-iteration'] ? `n ${word('stop-iteration')}` : '',
+    `a ${word('abort-task')} (cleanup runs)`,
+    'q quit',
+  ];
+  return keys.filter(Boolean).join(' · ');
 }
 
 /** What the operator can do now: the failed-step prompt, a pause step's message, or the key help. */
@@ -241,16 +267,16 @@ export function Prompt({ s }: { s: RunViewState }) {
       </Text>
     );
   }
-  const failed = s.status?.failed_step;
-  const waiting = s.status?.waiting;
   return (
     <Box flexDirection="column">
-      {failed ? (
-        <Text color="red" bold>
-          {`Step ${failed.path} failed: ${failed.error}`}
-        </Text>
-      ) : null}
-      {waiting ? <Text color="yellow" bold>{`Waiting for you: ${waiting.message}`}</Text> : null}
+      {/* what waits for the operator, as the web page says it */}
+      {s.status
+        ? statusAlerts(s.status).map((a) => (
+            <Text key={a.text} color={a.tone === 'danger' ? 'red' : 'yellow'} bold>
+              {a.text}
+            </Text>
+          ))
+        : null}
       {s.quitting ? <Text color="yellow">Aborting: the cleanup phase runs, then lab run ends.</Text> : null}
       {s.notice ? <Text color="yellow">{s.notice}</Text> : null}
       {s.interactive ? <Text color="gray">{keyHelp(s)}</Text> : null}

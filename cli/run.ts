@@ -329,7 +329,7 @@ async function execute(
 ): Promise<ExitCode> {
   const runner = runtime.runner;
   // A hold left by an earlier aborted run (the queue is empty: checked before the runner started).
-  if (runner.status().queue_held && !runner.status().busy) await runner.pauseResume();
+  if (runner.status().queue_held && !runner.status().busy) await runner.release();
 
   let taskId: number | null = null;
   let runId: number | null = null;
@@ -377,14 +377,21 @@ async function execute(
       return quit();
     }
     model.dispatch({ type: 'notice', text: null });
+    // each key does one thing (a 409 says why not): a pause pressed as a step fails never skips it
     const act =
       a === 'retry'
         ? runner.retry()
-        : a === 'skip' || a === 'pause'
-          ? runner.pauseResume()
-          : a === 'stop-iteration'
-            ? runner.abortNextIteration().then(() => model.dispatch({ type: 'notice', text: 'stopping after this iteration (cleanup runs)' }))
-            : runner.abortNextTask().then(() => model.dispatch({ type: 'notice', text: 'aborting: the cleanup phase runs' }));
+        : a === 'skip'
+          ? runner.skip()
+          : a === 'pause'
+            ? runner.pause()
+            : a === 'resume'
+              ? runner.resume()
+              : a === 'continue'
+                ? runner.continuePauseStep()
+                : a === 'stop-iteration'
+                  ? runner.abortNextIteration().then(() => model.dispatch({ type: 'notice', text: 'stopping after this iteration (cleanup runs)' }))
+                  : runner.abortNextTask().then(() => model.dispatch({ type: 'notice', text: 'aborting the task: the cleanup phase runs' }));
     act.catch((e: unknown) => model.dispatch({ type: 'notice', text: errorText(e) }));
   };
 
@@ -406,7 +413,7 @@ async function execute(
     const record = runId !== null ? await runtime.store.runs.get(runId) : null;
     const exit = result.status === 'completed' && !result.forced ? EXIT.ok : EXIT.failed;
     // Leave the data folder's queue as it was found: not held by our abort when nothing else waits in it.
-    if (!result.forced && runner.status().queue_held && !runner.status().busy && (await runner.queue()).tasks.length === 0) await runner.pauseResume();
+    if (!result.forced && runner.status().queue_held && !runner.status().busy && (await runner.queue()).tasks.length === 0) await runner.release();
     await sink.end({
       status: result.status,
       error: result.error ?? record?.error ?? (result.status === 'aborted' ? (autoAborted ?? (quitting ? 'aborted by the operator' : null)) : null),
@@ -441,8 +448,10 @@ iteration; errors name the line and column) or --repeat N (N iterations of the p
 A workflow without parameters runs once when neither is given.
 
 In a terminal, a live view shows the progress, the current step, the last outputs and the log. Keys:
-  p pause/resume   n stop after this iteration   a abort (the cleanup phase runs)   q or Ctrl-C abort and quit
-  on a failed step: r retry it, s (or p) skip it, a abort
+  p pause / resume   n stop after this iteration   a abort the task (the cleanup phase runs)
+  q or Ctrl-C abort the task and quit
+  at a pause step: c continue       on a failed step: r retry the failed step, s skip the failed step
+The keys that do something now are shown under the view, in the words of the web page's buttons.
 A second q / Ctrl-C quits at once: the run is left unfinished, to resume or end in the web app.
 
 --json writes one JSON object per line on stdout: {"type":"start"}, the runner's events (status, step,

@@ -271,7 +271,7 @@ describe('lab run', () => {
     const dir = tempDir('tty');
     const f = fakeIO(true);
     const running = runWorkflow(writeJson(dir, 'jammed.json', jammed), { dataDir: join(dir, 'data'), plugins }, f.io);
-    await until(() => f.out().includes('r retry the step'), 'the failed-step prompt');
+    await until(() => f.out().includes('r retry the failed step'), 'the failed-step prompt');
     expect(f.out()).toContain('pump jammed');
     f.stdin.write('r');
     expect(await running).toBe(0);
@@ -317,7 +317,7 @@ describe('the live view (rendered to a string)', () => {
     expect(text).toContain('main · iteration 2/3 · step 2/2  main[1] balance.weigh …');
     expect(text).toContain('#1  mass=1.00213   (volume=1)');
     expect(text).toContain('10:00:00 Started dose v2');
-    expect(text).toContain('p pause · n stop after this iteration · a abort (cleanup runs) · q quit');
+    expect(text).toContain('p pause · n stop after this iteration · a abort the task (cleanup runs) · q quit');
     expect(text).not.toContain('retry');
   });
 
@@ -325,8 +325,11 @@ describe('the live view (rendered to a string)', () => {
     const failed = reduceRun(base(), { type: 'status', status: status({ state: 'failed', failed_step: { phase: 'main', iteration: 1, path: 'main[0]', error: 'pump jammed' } }) });
     const text = view(failed);
     expect(text).toContain('failed');
-    expect(text).toContain('Step main[0] failed: pump jammed');
-    expect(text).toContain('r retry the step · s (or p) skip it · a abort (cleanup runs) · q quit');
+    expect(text).toContain('Step main[0] failed: pump jammed. Retry it, skip it, or abort the task.');
+    expect(text).toContain('failed step waiting for a decision');
+    // (the key line is long: ink wraps it at the 120 columns)
+    expect(text.replace(/\s*\n\s*/g, ' ')).toContain('r retry the failed step · s skip the failed step · n stop after this iteration · a abort the task (cleanup runs) · q quit');
+    expect(text).not.toContain('p pause');
     expect(view({ ...failed, interactive: false })).not.toContain('r retry');
     const quitting = view(reduceRun(failed, { type: 'quitting' }));
     expect(quitting).toContain('Aborting: the cleanup phase runs');
@@ -351,14 +354,35 @@ describe('the live view (rendered to a string)', () => {
     expect(text).not.toContain('q quit');
   });
 
-  test('keys: r and s only on a failed step, p skips there, Ctrl-C quits, nothing after the end', () => {
+  test('paused and at a pause step: the state in the web page\'s words, and the keys that apply', () => {
+    const pausing = view(reduceRun(base(), { type: 'status', status: status({ paused: true }) }));
+    expect(pausing).toContain('task 4 · pausing after this step');
+    expect(pausing).toContain('p resume · n stop after this iteration');
+    const paused = view(reduceRun(base(), { type: 'status', status: status({ state: 'paused', paused: true }) }));
+    expect(paused).toContain('task 4 · paused');
+    const waiting = view(reduceRun(base(), { type: 'status', status: status({ state: 'paused', waiting: { path: 'main[1]', message: 'load the vial' } }) }));
+    expect(waiting).toContain('task 4 · waiting at a pause step');
+    expect(waiting).toContain('Waiting at a pause step: load the vial. Continue when it is done.');
+    expect(waiting).toContain('c continue · n stop after this iteration · a abort the task (cleanup runs) · q quit');
+    expect(waiting).not.toContain('p pause');
+  });
+
+  test('keys: each does one thing, only when it applies (as the web page\'s buttons); Ctrl-C quits; nothing after the end', () => {
     const running = { status: status(), outcome: null };
     const failed = { status: status({ state: 'failed' }), outcome: null };
+    const waiting = { status: status({ state: 'paused', waiting: { path: 'main[1]', message: 'load' } }), outcome: null };
+    const paused = { status: status({ state: 'paused', paused: true }), outcome: null };
     expect(keyAction('r', { ctrl: false }, running)).toBeNull();
+    expect(keyAction('s', { ctrl: false }, running)).toBeNull();
     expect(keyAction('r', { ctrl: false }, failed)).toBe('retry');
     expect(keyAction('s', { ctrl: false }, failed)).toBe('skip');
-    expect(keyAction('p', { ctrl: false }, failed)).toBe('skip');
+    expect(keyAction('p', { ctrl: false }, failed)).toBeNull(); // a pause never skips a failed step
     expect(keyAction('p', { ctrl: false }, running)).toBe('pause');
+    expect(keyAction('p', { ctrl: false }, paused)).toBe('resume');
+    expect(keyAction('p', { ctrl: false }, waiting)).toBeNull();
+    expect(keyAction('c', { ctrl: false }, waiting)).toBe('continue');
+    expect(keyAction('c', { ctrl: false }, running)).toBeNull();
+    expect(keyAction('n', { ctrl: false }, { status: status({ state: 'stopping' }), outcome: null })).toBeNull();
     expect(keyAction('n', { ctrl: false }, running)).toBe('stop-iteration');
     expect(keyAction('a', { ctrl: false }, failed)).toBe('abort');
     expect(keyAction('c', { ctrl: true }, running)).toBe('quit');
