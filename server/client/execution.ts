@@ -64,7 +64,7 @@ function alertBox(kind: string, text: string) {
 }
 
 /** What the page knows now: the runner's last status, the open tasks, names of tasks seen running. */
-const view: { status: Status | null; tasks: Task[]; names: Map<number, string> } = { status: null, tasks: [], names: new Map() };
+const view: { status: Status | null; tasks: Task[]; names: Map<number, string>; statuses: number } = { status: null, tasks: [], names: new Map(), statuses: 0 };
 
 function showStatus(s: Status, base: string) {
   view.status = s;
@@ -193,10 +193,12 @@ function initControls(base: string) {
   document.querySelectorAll<HTMLButtonElement>('[data-control]').forEach((b) =>
     b.addEventListener('click', () => {
       if (b.dataset.confirm && !window.confirm(b.dataset.confirm)) return;
+      const seen = view.statuses;
       void post(b.dataset.control!).then(async (r) => {
         const j = await r.json().catch(() => ({}));
-        // the answer is the status after: shown at once (the stream says the same a moment later)
-        if (r.ok) showStatus(j as Status, base);
+        // the answer is the status after: shown at once, unless the stream has told newer since (a short run's
+        // cleanup and end can come before this answer; the runner streams every change of its status)
+        if (r.ok && view.statuses === seen) showStatus(j as Status, base);
         else $('live-alert')!.prepend(alertBox('secondary', j.error?.message ?? `Failed (${r.status}).`));
       });
     }),
@@ -237,7 +239,10 @@ export function initExecution() {
   const steps = $('live-steps')!;
   const log = $('live-log')!;
   const source = new EventSource(live.dataset.events!);
-  const onStatus = (e: MessageEvent) => showStatus(JSON.parse(e.data).status as Status, base);
+  const onStatus = (e: MessageEvent) => {
+    view.statuses++;
+    showStatus(JSON.parse(e.data).status as Status, base);
+  };
   const logLine = (d: { level: string; message: string; at: string }) =>
     prepend(log, el('li', d.level === 'error' ? 'text-danger' : d.level === 'warn' ? 'text-warning-emphasis' : '', `${d.at.slice(11, 19)} ${d.message}`));
   source.addEventListener('hello', (e) => {
