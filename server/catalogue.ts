@@ -47,52 +47,6 @@ export function routes(): RouteInfo[] {
 
 /** The routes that are not declared yet (see above). */
 export const LEGACY_ROUTES: RouteInfo[] = [
-  ...section('Home', [
-    { method: 'GET', path: '/', summary: 'This page: every route of the app' },
-    { method: 'GET', path: '/help', summary: 'How labdeck works', public: true },
-    { method: 'GET', path: '/healthz', summary: 'Health check (200 when ready)', public: true },
-    { method: 'POST', path: '/customize-logo', summary: 'Set the lab logo and light/dark mode', admin: true },
-    { method: 'GET', path: '/logo', summary: 'The lab logo (404 when none is set)', public: true },
-  ]),
-  ...section('Accounts', [
-    { method: 'GET', path: '/auth/login', summary: 'Login form', public: true },
-    { method: 'POST', path: '/auth/login', summary: 'Log in (302; 401 wrong password; 429 throttled)', public: true },
-    { method: 'GET', path: '/auth/signup', summary: 'Sign-up form', public: true },
-    { method: 'POST', path: '/auth/signup', summary: 'Create an account (302; 409 taken)', public: true },
-    { method: 'GET', path: '/auth/change-password', summary: 'Password change form' },
-    { method: 'POST', path: '/auth/change-password', summary: 'Change the password: old_password, new_password, confirm_password (302)' },
-    { method: 'POST', path: '/auth/logout', summary: 'Log out (302 to the login form; GET works too)', public: true },
-    { method: 'GET', path: '/auth/logout', summary: 'Log out, for a plain link (same as POST)', public: true },
-    { method: 'GET', path: '/account', summary: 'Your account: API tokens; lab settings for admins' },
-    { method: 'POST', path: '/account/tokens', summary: 'Make an API token (shown once)' },
-    { method: 'POST', path: '/account/tokens/{id}/delete', summary: 'Revoke an API token' },
-    { method: 'POST', path: '/account/signup', summary: 'Open or close sign-up', admin: true },
-    { method: 'GET', path: '/account/users', summary: 'Every account, its role and state; what an admin may do to each', admin: true },
-    { method: 'POST', path: '/account/users/{user_id}/role', summary: 'Make an account an admin or an operator: { role }', admin: true },
-    { method: 'POST', path: '/account/users/{user_id}/password', summary: "Set someone's new password: { new_password, confirm_password? }; their sessions end", admin: true },
-    { method: 'POST', path: '/account/users/{user_id}/disable', summary: 'Disable an account: no log-in; its sessions end, its API tokens are refused', admin: true },
-    { method: 'POST', path: '/account/users/{user_id}/enable', summary: 'Enable a disabled account again', admin: true },
-    { method: 'POST', path: '/account/users/{user_id}/delete', summary: 'Delete an account; what it made keeps its name', admin: true },
-  ]),
-  ...section('Direct control', [
-    { method: 'GET', path: '/instruments/', summary: 'All instruments' },
-    { method: 'GET', path: '/instruments/{instrument}', summary: 'An instrument: its methods and their schemas' },
-    { method: 'POST', path: '/instruments/{instrument}', summary: 'Call a method: { method, args } (200 { task_id, output })' },
-    { method: 'POST', path: '/instruments/', summary: 'Call a method, instrument named in the body' },
-    { method: 'GET', path: '/instruments/{instrument}/calls', summary: 'The latest recorded calls of an instrument' },
-    { method: 'POST', path: '/instruments/{instrument}/actions/order', summary: 'Save your method order (204)' },
-    { method: 'PATCH', path: '/instruments/{instrument}/actions/{function}', summary: 'Hide or show a method for you' },
-    { method: 'GET', path: '/instruments/task/{task_id}', summary: 'One recorded instrument call' },
-    { method: 'POST', path: '/instruments/console/execute', summary: 'Run a JavaScript/TypeScript snippet against the deck', admin: true },
-    { method: 'GET', path: '/instruments/proxy', summary: 'Download a client for the live deck (?lang=python|typescript)' },
-  ]),
-  ...section('Temporary devices', [
-    { method: 'GET', path: '/instruments/new/', summary: 'Connect a new device: the drivers you can use' },
-    { method: 'GET', path: '/instruments/new/{instrument}', summary: 'The form to connect a device of one driver' },
-    { method: 'POST', path: '/instruments/new/{instrument}', summary: 'Connect a device: device_name + options (302)', admin: true },
-    { method: 'POST', path: '/instruments/new/module', summary: 'Import a driver module from a server path (302)', admin: true },
-    { method: 'POST', path: '/instruments/new/deck-python', summary: 'Import a deck module from a server path (302)', admin: true },
-  ]),
   ...section('Workflow execution', [
     { method: 'GET', path: '/executions/config', summary: 'Start a run; the live runner and the queue' },
     { method: 'POST', path: '/executions/config', summary: 'Queue a workflow over config rows or a repeat count (200 { task_id, status })' },
@@ -113,10 +67,6 @@ export const LEGACY_ROUTES: RouteInfo[] = [
     { method: 'POST', path: '/executions/abort/next-iteration', summary: 'Finish this iteration, skip the rest, run cleanup' },
     { method: 'POST', path: '/executions/abort/next-task', summary: 'Stop after the in-flight step, run cleanup, hold the queue' },
     { method: 'GET', path: '/executions/events', summary: 'Live events (server-sent events)' },
-  ]),
-  ...section('API', [
-    { method: 'GET', path: '/api', summary: 'This API, readable: every route, its body and statuses', public: true },
-    { method: 'GET', path: '/openapi.json', summary: 'The OpenAPI 3.1 document (with your deck\'s call bodies when logged in)', public: true },
   ]),
   ...section('Assets', [
     { method: 'GET', path: '/static/{file}', summary: "labdeck's own stylesheet and icon", public: true },

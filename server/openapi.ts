@@ -18,11 +18,9 @@ import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
 import { routes, type RouteInfo } from './catalogue.js';
 import type { Route } from './route.js';
 import { declaredRoutes } from './routes/declared.js';
+import { INSTRUMENT_ROUTES } from './routes/instruments.js';
 import {
   FORMAT,
-  HTML,
-  HX_REQUEST,
-  empty,
   error,
   json,
   page,
@@ -60,9 +58,6 @@ export interface BuildOptions {
 // ---------------------------------------------------------------------------------------------------------
 // Fixed schemas (zod → JSON Schema). Request bodies are converted for input, responses for output.
 
-const USERNAME = z.string().regex(/^[A-Za-z0-9_.@-]{1,64}$/).describe('1-64 letters, digits or . _ @ -');
-const NEW_PASSWORD = z.string().min(8).max(1024).describe('At least 8 characters');
-const NAME = z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/);
 const ISO_DATE = z.string().describe('ISO 8601 date-time');
 
 const User = z.object({ id: z.int(), username: z.string(), role: z.enum(['admin', 'operator']) });
@@ -109,54 +104,6 @@ const Step = z.object({
 });
 
 const REQUEST = {
-  LoginBody: z.object({ username: z.string(), password: z.string() }),
-  SignupBody: z.object({ username: USERNAME, password: NEW_PASSWORD }),
-  ChangePasswordBody: z.object({
-    old_password: z.string(),
-    new_password: NEW_PASSWORD,
-    confirm_password: z.string().optional().describe('The new password again (the form always sends it); when sent it must match'),
-  }),
-  RoleBody: z.object({ role: z.enum(['admin', 'operator']) }),
-  ResetPasswordBody: z.object({
-    new_password: NEW_PASSWORD,
-    confirm_password: z.string().optional().describe('The new password again (the form always sends it); when sent it must match'),
-  }),
-  TokenBody: z.object({ name: z.string().max(64).optional().describe('A label for the token (default "token")') }),
-  SignupSwitchBody: z.object({
-    open: z
-      .union([z.boolean(), z.string()])
-      .describe('true, "true", "on" or "1" open sign-up; any other value closes it'),
-  }),
-  LogoBody: z.object({
-    logo: z.string().optional().describe('A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)'),
-    mode: z.enum(['light', 'dark']).optional(),
-  }),
-  LogoModeBody: z.object({ mode: z.enum(['light', 'dark']).optional() }).describe('Without a file: the mode only'),
-  CallBody: z.object({
-    method: z.string().min(1).describe('The method to call'),
-    args: z.record(z.string(), z.unknown()).optional().describe("The method's arguments (default {})"),
-  }),
-  CallForm: z
-    .looseObject({ method: z.string().min(1) })
-    .describe('`method` plus one field per parameter, as text; typed by the method schema'),
-  CallAnyBody: z.object({
-    instrument: z.string().min(1),
-    method: z.string().min(1),
-    args: z.record(z.string(), z.unknown()).optional(),
-  }),
-  CallAnyForm: z.looseObject({ instrument: z.string().min(1), method: z.string().min(1) }).describe('As CallForm, plus `instrument`'),
-  OrderBody: z.object({ order: z.array(z.string()).describe('Method names, each at most once, in display order') }),
-  HiddenBody: z.object({ hidden: z.boolean() }),
-  ConsoleBody: z.object({
-    code: z.string().min(1).describe('A snippet. Python runs in the deck namespace (instruments by name); JavaScript/TypeScript get `deck.<instrument>.<method>(args)`'),
-    language: z.enum(['python', 'typescript', 'javascript']).optional().describe('Default: python when the deck is a Python script, else typescript'),
-  }),
-  ImportBody: z.object({ filepath: z.string().min(1).describe('Path of a .py, .ts or .js module on the server machine') }),
-  ConnectBody: z.object({
-    device_name: NAME.max(64).describe('The new device\'s name (at most 64 characters); not new, task, console or proxy'),
-    kwargs: z.record(z.string(), z.unknown()).optional().describe("The driver's options (its JSON Schema: GET /app/instruments/new/{instrument})"),
-  }),
-  ConnectForm: z.looseObject({ device_name: NAME }).describe('device_name plus one field per driver option, as text'),
   RunBody: z.object({
     workflow: z.string().min(1).describe('A saved workflow (GET /app/workflows)'),
     config: z.array(z.record(z.string(), z.unknown())).optional().describe('One object of parameter values per iteration'),
@@ -365,12 +312,6 @@ function fixedSchemas(): Record<string, SchemaObject> {
   const out: Record<string, SchemaObject> = {};
   for (const [name, s] of Object.entries(REQUEST)) out[name] = jsonSchema(s, 'input');
   for (const [name, s] of Object.entries(RESPONSE)) out[name] = jsonSchema(s, 'output');
-  // A file part of a multipart body: OpenAPI 3.1 spells it as a string with a content media type.
-  (out.LogoBody.properties as Record<string, SchemaObject>).logo = {
-    type: 'string',
-    contentMediaType: 'application/octet-stream',
-    description: 'A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)',
-  };
   workflowSchemas(out);
   fixedCache = out;
   return out;
@@ -484,324 +425,7 @@ function workflowSchemas(out: Record<string, SchemaObject>) {
   };
 }
 
-/** The answers of an admin's action on an account (POST /account/users/{user_id}/…). */
-const USER_ACTION = (invalid?: string): Record<string, ResponseObject> => ({
-  200: json('Done (JSON clients): the account as it is now', 'UserChanged'),
-  302: redirect('Done (pages): back to the users page, which says what was done (`?done=<action>&user=<id>`)'),
-  400: error(invalid ? `user_id is not a positive integer, or: ${invalid}` : 'user_id is not a positive integer'),
-  404: error('No such account (or it was deleted)'),
-  409: error('Not your own account (disable, delete, reset), and not the last admin who can log in (demote, disable, delete)'),
-});
-
 export const OPERATIONS: Record<string, OperationSpec> = {
-  'GET /': {
-    operationId: 'home',
-    parameters: [FORMAT, query('password_changed', 'Say that the password was changed (where POST /app/auth/change-password leads)')],
-    responses: { 200: pageOrJson('The home page, or every route as JSON', 'RouteList') },
-  },
-  'GET /help': { operationId: 'help', bare: true, responses: { 200: page('The help page') } },
-  'GET /healthz': { operationId: 'health', bare: true, responses: { 200: json('Ready', 'Health') } },
-  'POST /customize-logo': {
-    operationId: 'customizeLogo',
-    description: 'A file upload (multipart); `mode` alone may also be sent as a form or JSON. Audit-logged.',
-    requestBody: body({ multipart: 'LogoBody', form: 'LogoModeBody', json: 'LogoModeBody' }),
-    responses: {
-      302: redirect('Saved: to the home page (JSON clients too)'),
-      400: error('Not an image, or mode not light/dark (details name the field)'),
-      413: error('The logo is over 1 MB'),
-      507: error('The logo could not be written: the data folder is full or read-only (the message names the folder); the old logo stays'),
-    },
-  },
-  'GET /logo': {
-    operationId: 'logo',
-    bare: true,
-    responses: {
-      200: { description: 'The logo image', content: { 'image/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
-      404: empty('No logo is set (empty body)'),
-    },
-  },
-  'GET /auth/login': {
-    operationId: 'loginForm',
-    parameters: [
-      query('next', 'A path in this app to go to after login'),
-      query('signed_up', 'Say "Account created" (where sign-up leads)'),
-      query('username', 'Fill in the username (where sign-up leads)'),
-      query('logged_out', 'Say "You are logged out" (where log-out leads)'),
-    ],
-    responses: { 200: page('The login form') },
-  },
-  'POST /auth/login': {
-    operationId: 'login',
-    description: 'Sets the `labdeck.sid` session cookie. Throttled per username and address.',
-    parameters: [query('next', 'A path in this app to go to (anything else: the home page)')],
-    requestBody: body({ form: 'LoginBody', json: 'LoginBody' }),
-    responses: {
-      302: redirect('Logged in: to `next` or the home page, with the session cookie'),
-      401: error('Wrong username or password: the login form with the message'),
-      403: error('The right password, but an admin disabled the account'),
-      429: {
-        ...error('Too many failed logins: wait Retry-After seconds'),
-        headers: { 'Retry-After': { description: 'Seconds to wait', schema: { type: 'integer' } } },
-      },
-    },
-  },
-  'GET /auth/signup': { operationId: 'signupForm', responses: { 200: page('The sign-up form') } },
-  'POST /auth/signup': {
-    operationId: 'signup',
-    description: 'The first account is an admin, later ones operators.',
-    requestBody: body({ form: 'SignupBody', json: 'SignupBody' }),
-    responses: {
-      302: redirect('Created: to the login form with the name filled in (`?signed_up=1&username=…`); the password is typed once more to log in'),
-      400: error('Bad username or password (details name the field)'),
-      403: error('Sign-up is closed'),
-      409: error('The user already exists: the sign-up form with the message'),
-    },
-  },
-  'GET /auth/change-password': { operationId: 'changePasswordForm', responses: { 200: page('The password change form') } },
-  'POST /auth/change-password': {
-    operationId: 'changePassword',
-    description: "Ends the user's other sessions (API tokens stay). Audit-logged.",
-    requestBody: body({ form: 'ChangePasswordBody', json: 'ChangePasswordBody' }),
-    responses: {
-      302: redirect('Changed: to the home page, which says so (`?password_changed=1`)'),
-      400: error('The new password is too short or too long, or confirm_password differs (details name the field)'),
-      401: error('The current password is wrong'),
-    },
-  },
-  'POST /auth/logout': { operationId: 'logout', responses: { 302: redirect('To the login form, which says so (`?logged_out=1`); the session ends') } },
-  'GET /auth/logout': { operationId: 'logoutLink', responses: { 302: redirect('To the login form, which says so (`?logged_out=1`); the session ends') } },
-  'GET /account': {
-    operationId: 'account',
-    parameters: [FORMAT],
-    responses: { 200: pageOrJson('Your account: API tokens; all users and the sign-up switch for admins', 'Account') },
-  },
-  'POST /account/tokens': {
-    operationId: 'createToken',
-    requestBody: body({ json: 'TokenBody', form: 'TokenBody' }, false),
-    responses: { 201: pageOrJson('The new token, shown once (the account page, or JSON)', 'TokenCreated') },
-  },
-  'POST /account/tokens/{id}/delete': {
-    operationId: 'revokeToken',
-    responses: {
-      204: empty('Revoked (JSON clients)'),
-      302: redirect('Revoked: to the account page (pages)'),
-      400: error('id is not a positive integer'),
-      404: error('No such token on your account'),
-    },
-  },
-  'POST /account/signup': {
-    operationId: 'setSignupOpen',
-    description: 'Audit-logged.',
-    requestBody: body({ form: 'SignupSwitchBody', json: 'SignupSwitchBody' }),
-    responses: {
-      200: json('The new state (JSON clients)', 'SignupState'),
-      302: redirect('Saved: to the account page (pages)'),
-      400: error('open is missing'),
-    },
-  },
-  'GET /account/users': {
-    operationId: 'listUsers',
-    parameters: [
-      FORMAT,
-      query('done', 'The action just done, for the notice: role, password, disable, enable or delete', { type: 'string', enum: ['role', 'password', 'disable', 'enable', 'delete'] }),
-      query('user', 'The id of the account it was done to', { type: 'integer', minimum: 1 }),
-    ],
-    responses: { 200: pageOrJson('The users page, or every account that is not deleted', 'UserList') },
-  },
-  'POST /account/users/{user_id}/role': {
-    operationId: 'setUserRole',
-    description: 'The last admin who can log in stays an admin. Audit-logged (`user.role`).',
-    requestBody: body({ form: 'RoleBody', json: 'RoleBody' }),
-    responses: USER_ACTION('role is not admin or operator'),
-  },
-  'POST /account/users/{user_id}/password': {
-    operationId: 'resetUserPassword',
-    description:
-      "The admin sets the new password and gives it to the user, who may change it later. The user's sessions end; their API tokens stay. Not for your own account (use POST /app/auth/change-password). Audit-logged (`user.password`, without the password).",
-    requestBody: body({ form: 'ResetPasswordBody', json: 'ResetPasswordBody' }),
-    responses: USER_ACTION('The new password is too short or too long, or confirm_password differs'),
-  },
-  'POST /account/users/{user_id}/disable': {
-    operationId: 'disableUser',
-    description: 'The account cannot log in; its sessions end and its API tokens are refused until it is enabled. Not your own account, not the last admin who can log in. Audit-logged (`user.disable`).',
-    responses: USER_ACTION(),
-  },
-  'POST /account/users/{user_id}/enable': {
-    operationId: 'enableUser',
-    description: 'The account may log in again; its API tokens work again. Audit-logged (`user.enable`).',
-    responses: USER_ACTION(),
-  },
-  'POST /account/users/{user_id}/delete': {
-    operationId: 'deleteUser',
-    description:
-      "The account's password, API tokens, sessions and method preferences go; its records, runs, queued tasks, workflows and uploads stay and keep its name, which no new account may take. Not your own account, not the last admin who can log in. Audit-logged (`user.delete`).",
-    responses: USER_ACTION(),
-  },
-  'GET /instruments/': {
-    operationId: 'listInstruments',
-    parameters: [FORMAT],
-    responses: { 200: pageOrJson('Every device of the deck', 'InstrumentList') },
-  },
-  'GET /instruments/{instrument}': {
-    operationId: 'getInstrument',
-    parameters: [FORMAT],
-    responses: {
-      200: pageOrJson('The control page, or the methods and their JSON Schemas', 'Instrument'),
-      404: error('No such instrument'),
-    },
-  },
-  'GET /instruments/{instrument}/calls': {
-    operationId: 'recentCalls',
-    parameters: [FORMAT],
-    responses: {
-      200: {
-        description: 'The latest recorded calls of the instrument: an HTML fragment (the panel of its page), or JSON',
-        content: { 'text/html': HTML, 'application/json': { schema: ref('CallList') } },
-      },
-      404: error('No such instrument'),
-    },
-  },
-  'POST /instruments/{instrument}': {
-    operationId: 'callMethod',
-    description:
-      'Validates the arguments against the method schema before the instrument is touched, waits its turn on the ' +
-      'instrument, and records the call. Per-instrument bodies (for client generators) are in the "Live deck" ' +
-      'operations and in the `Call.<instrument>` schemas of the document served to logged-in users.',
-    parameters: [HX_REQUEST],
-    requestBody: body({ json: 'CallBody', form: 'CallForm' }),
-    responses: {
-      200: pageOrJson('Done: the output and the id of the call record (or the page / an htmx fragment)', 'CallResult'),
-      400: error('Invalid arguments: details name the field; the instrument was not called'),
-      404: error('No such instrument or method'),
-      409: error('The instrument is held by a running task'),
-      502: error('The instrument raised: the message, and task_id of the failed call'),
-      503: error('The instrument is offline (its host process is down); in_doubt when it went during this call'),
-    },
-  },
-  'POST /instruments/': {
-    operationId: 'callMethodNamed',
-    description: 'As POST /app/instruments/{instrument}, with the instrument named in the body.',
-    parameters: [HX_REQUEST],
-    requestBody: body({ json: 'CallAnyBody', form: 'CallAnyForm' }),
-    responses: {
-      200: pageOrJson('Done: the output and the id of the call record', 'CallResult'),
-      400: error('instrument or method missing, or invalid arguments (details name the field)'),
-      404: error('No such instrument or method'),
-      409: error('The instrument is held by a running task'),
-      502: error('The instrument raised: the message, and task_id of the failed call'),
-      503: error('The instrument is offline (its host process is down); in_doubt when it went during this call'),
-    },
-  },
-  'POST /instruments/{instrument}/actions/order': {
-    operationId: 'saveOrder',
-    description: 'Per user, stored in the database.',
-    requestBody: body({ json: 'OrderBody' }),
-    responses: {
-      204: empty('Saved'),
-      400: error('Not a list of method names, an unknown method, or a duplicate'),
-      404: error('No such instrument'),
-    },
-  },
-  'PATCH /instruments/{instrument}/actions/{function}': {
-    operationId: 'setHidden',
-    description: 'Per user, stored in the database. Hidden methods stay callable.',
-    requestBody: body({ json: 'HiddenBody' }),
-    responses: {
-      200: json('Saved', 'HiddenResult'),
-      400: error('hidden is not a boolean'),
-      404: error('No such instrument or method'),
-    },
-  },
-  'GET /instruments/task/{task_id}': {
-    operationId: 'getTask',
-    parameters: [FORMAT],
-    responses: {
-      200: pageOrJson('The call record', 'Step'),
-      400: error('task_id is not a positive integer'),
-      404: error('No such record'),
-    },
-  },
-  'POST /instruments/console/execute': {
-    operationId: 'consoleExecute',
-    description: 'Runs a Python snippet in the deck namespace (like a REPL), or a JavaScript/TypeScript one with `deck` in scope, within the console time limit. Admins only; every use is audit-logged.',
-    parameters: [HX_REQUEST],
-    requestBody: body({ text: { type: 'string', description: 'The code (in the deck\'s language)' }, json: 'ConsoleBody' }),
-    responses: {
-      200: {
-        description: 'Ran (success false when the snippet threw); an HTML fragment for htmx',
-        content: { 'application/json': { schema: ref('ConsoleResult') }, 'text/html': HTML },
-      },
-      400: error('No code, or an unknown language'),
-    },
-  },
-  'GET /instruments/proxy': {
-    operationId: 'downloadClient',
-    description: 'Generated from the live deck. The Python client uses the standard library only.',
-    parameters: [query('lang', 'The client language (default python)', { type: 'string', enum: ['python', 'typescript'], default: 'python' })],
-    responses: {
-      200: {
-        description: 'The client file, as an attachment',
-        headers: { 'Content-Disposition': { description: 'attachment; filename=...', schema: { type: 'string' } } },
-        content: { 'text/x-python': { schema: { type: 'string' } }, 'text/plain': { schema: { type: 'string' } } },
-      },
-      400: error('lang is not python or typescript'),
-    },
-  },
-  'GET /instruments/new/': {
-    operationId: 'listDrivers',
-    parameters: [FORMAT],
-    responses: { 200: pageOrJson('The drivers you can connect a device of, and the import forms', 'DriverList') },
-  },
-  'GET /instruments/new/{instrument}': {
-    operationId: 'getDriver',
-    parameters: [FORMAT],
-    responses: { 200: pageOrJson("The connect form, or the driver and its options' JSON Schema", 'Driver'), 404: error('No such driver') },
-  },
-  'POST /instruments/new/{instrument}': {
-    operationId: 'connectDevice',
-    description: 'Adds a temporary device (until the server stops). Audit-logged.',
-    requestBody: body({ json: 'ConnectBody', form: 'ConnectForm' }),
-    responses: {
-      302: redirect("Connected: to the new instrument's page"),
-      400: error('Bad device_name, or invalid options (details name the field)'),
-      404: error('No such driver'),
-      409: error('A device of that name exists'),
-      502: error('The driver failed to start the device'),
-    },
-  },
-  'POST /instruments/new/module': {
-    operationId: 'importModule',
-    description: 'Imports a driver module; its drivers become connectable. Audit-logged.',
-    requestBody: body({ form: 'ImportBody', json: 'ImportBody' }),
-    responses: {
-      302: redirect('Imported: to GET /app/instruments/new/'),
-      400: error("No filepath, or the module cannot be loaded (the loader's message)"),
-      409: error('A driver of the same name comes from another module'),
-    },
-  },
-  'POST /instruments/new/deck-python': {
-    operationId: 'importDeck',
-    description: 'Imports a deck module; its devices join the deck. Audit-logged.',
-    requestBody: body({ form: 'ImportBody', json: 'ImportBody' }),
-    responses: {
-      302: redirect('Imported: back to the previous page (Referer), or the instrument list'),
-      400: error("No filepath, or the module cannot be loaded (the loader's message)"),
-      409: error('The deck already has a device of one of its names'),
-      502: error('A device failed to start'),
-    },
-  },
-  'GET /api': {
-    operationId: 'apiPage',
-    optionalLogin: true,
-    parameters: [FORMAT],
-    responses: { 200: { description: 'This document as a page, or as JSON', content: { 'text/html': HTML, 'application/json': { schema: { type: 'object' } } } } },
-  },
-  'GET /openapi.json': {
-    operationId: 'openapi',
-    optionalLogin: true,
-    description: "Public. Logged in (session or token), it includes the live deck's per-instrument call bodies.",
-    responses: { 200: { description: 'The OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
-  },
   'GET /static/{file}': {
     operationId: 'staticFile',
     bare: true,
@@ -1038,7 +662,7 @@ function liveDeck(instruments: InstrumentSchema[], doc: OpenApiDocument) {
     named.push(ref(withName));
     mapping[inst.name] = `#/components/schemas/${withName}`;
 
-    const generic = OPERATIONS['POST /instruments/{instrument}'];
+    const generic = declaredSpec(INSTRUMENT_ROUTES.call as unknown as Route, schemas);
     const route: RouteInfo = { section: 'Live deck', method: 'POST', path: `/instruments/${inst.name}`, summary: `Call a method of ${inst.name}` };
     const op = operation(route, { ...generic, operationId: `call_${inst.name.replace(/[^A-Za-z0-9_]/g, '_')}`, requestBody: body({ json: ref(call) }) });
     op.description = `${inst.description || inst.driver}. Methods: ${inst.methods.map((m) => `${m.name} (${m.safety})`).join(', ')}. A form (method + one field per parameter) works too.`;
@@ -1049,8 +673,9 @@ function liveDeck(instruments: InstrumentSchema[], doc: OpenApiDocument) {
   }
   if (instruments.length) {
     doc.tags.push({ name: 'Live deck', description: "One operation per instrument of this lab's deck, with its methods' arguments." });
-    // POST /instruments/ names the instrument in the body: a real oneOf, told apart by `instrument`.
-    schemas.CallAnyBody = { oneOf: named, discriminator: { propertyName: 'instrument', mapping } };
+    // POST /instruments/ names the instrument in the body: a real oneOf, told apart by `instrument` (and the
+    // declared fields, closed, around it)
+    schemas.CallAnyBody = { ...schemas.CallAnyBody, oneOf: named, discriminator: { propertyName: 'instrument', mapping } };
   }
 }
 
@@ -1109,7 +734,9 @@ function declaredSpec(r: Route, schemas: Record<string, SchemaObject>): Operatio
     }
     const kinds = r.body.kinds ?? ['json', 'form'];
     const optional = r.body.optional ?? r.body.schema.safeParse({}).success;
-    requestBody = body(Object.fromEntries(kinds.map((k) => [k, name])), !optional, r.body.description);
+    // a plain-text body is one field's value (the console's code)
+    const text = r.body.text ? (r.body.schema.shape[r.body.text] as z.ZodType | undefined) : undefined;
+    requestBody = body(Object.fromEntries(kinds.map((k) => [k, k === 'text' && text ? jsonSchema(text, 'input') : name])), !optional, r.body.description);
   }
   return {
     operationId: r.operationId,

@@ -33,6 +33,10 @@ export interface BodySpec<B extends AnyObject = AnyObject> {
   name?: string;
   /** Field names passed on beyond the schema's (their values reach the handler as sent). */
   extra?: RegExp;
+  /** The body kinds `extra` applies to (default: every kind); in the others an unknown field is refused. */
+  extraKinds?: BodyKind[];
+  /** A plain-text body (kind `text`) is the value of this field (the console's code). */
+  text?: string;
   /** The body may be left out (an empty body reads as `{}`). Default: required when a field is. */
   optional?: boolean;
   description?: string;
@@ -198,7 +202,7 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
     const spec = r.body;
     const kinds = spec.kinds ?? ['json', 'form'];
     const kind = bodyKind(req);
-    const raw: unknown = kind ? req.body : undefined;
+    const raw: unknown = kind === 'text' && spec.text && typeof req.body === 'string' ? { [spec.text]: req.body } : kind ? req.body : undefined;
     if (kind && !kinds.includes(kind)) {
       problems.push({ field: '(body)', message: `must be ${kinds.map((k) => KIND_NAMES[k]).join(' or ')}, not ${KIND_NAMES[kind]}` });
     } else if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {
@@ -206,7 +210,7 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
     } else {
       const given = { ...((raw as Record<string, unknown> | undefined) ?? {}) };
       const passed: Record<string, unknown> = {};
-      if (spec.extra) {
+      if (spec.extra && (!spec.extraKinds || (kind && spec.extraKinds.includes(kind)))) {
         for (const k of Object.keys(given)) {
           if (!(k in spec.schema.shape) && spec.extra.test(k)) {
             passed[k] = given[k];
@@ -215,7 +219,8 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
         }
       }
       const shape = spec.schema.shape as Record<string, z.ZodType>;
-      if (kind === 'form' || kind === 'multipart') for (const k of Object.keys(given)) given[k] = formValue(shape[k], given[k]);
+      // own fields only: a form field named `toString` or `constructor` has no schema (it is refused below)
+      if (kind === 'form' || kind === 'multipart') for (const k of Object.keys(given)) given[k] = formValue(Object.hasOwn(shape, k) ? shape[k] : undefined, given[k]);
       const parsed = parsePart(spec.document ? spec.schema : (spec.schema.strict() as unknown as B), given, '(body)', problems);
       if (parsed) body = { ...passed, ...(parsed as Record<string, unknown>) };
     }

@@ -4,9 +4,39 @@
  * user (session or token), so the router goes after `authenticate` and before `requireLogin`.
  */
 import { Router, type Request } from 'express';
+import { z } from 'zod';
 import type { Runtime } from '../../core/runtime.js';
+import { HTML } from '../api-doc.js';
 import { ctxOf } from '../context.js';
 import { render, wantsJson } from '../http.js';
+import { handle, route } from '../route.js';
+
+const SECTION = 'API';
+
+export const API_DOC_ROUTES = {
+  page: route({
+    method: 'GET',
+    path: '/api',
+    section: SECTION,
+    summary: 'This API, readable: every route, its body and statuses',
+    access: 'public',
+    optionalLogin: true,
+    operationId: 'apiPage',
+    query: z.object({ format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header') }),
+    responses: { 200: { description: 'This document as a page, or as JSON', content: { 'text/html': HTML, 'application/json': { schema: { type: 'object' } } } } },
+  }),
+  document: route({
+    method: 'GET',
+    path: '/openapi.json',
+    section: SECTION,
+    summary: "The OpenAPI 3.1 document (with your deck's call bodies when logged in)",
+    access: 'public',
+    optionalLogin: true,
+    operationId: 'openapi',
+    description: "Public. Logged in (session or token), it includes the live deck's per-instrument call bodies.",
+    responses: { 200: { description: 'The OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
+  }),
+};
 
 // The document's schemas and page are loaded on first use: labdeck idles without them.
 const openapi = () => import('../openapi.js');
@@ -22,11 +52,11 @@ export function apiDocRoutes(runtime: Runtime): Router {
       serverUrl: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
     });
 
-  r.get('/openapi.json', async (req, res) => {
+  handle(r, API_DOC_ROUTES.document, async (req, res) => {
     res.json(await docFor(req));
   });
 
-  r.get('/api', async (req, res) => {
+  handle(r, API_DOC_ROUTES.page, async (req, res) => {
     const doc = await docFor(req);
     if (wantsJson(req)) return res.json(doc);
     const { ApiPage } = await apiPage();

@@ -3,11 +3,17 @@
  * so the route modules (which import the list's users) are loaded before it is read.
  */
 import type { Route } from '../route.js';
+import { API_DOC_ROUTES } from './api-docs.js';
+import { AUTH_ROUTES } from './auth.js';
 import { CAMPAIGN_ROUTES } from './campaigns.js';
+import { DEVICE_ROUTES } from './devices.js';
 import { FILE_ROUTES } from './files.js';
+import { HOME_ROUTES } from './home.js';
+import { INSTRUMENT_ROUTES } from './instruments.js';
 import { RECORD_ROUTES } from './records.js';
+import { USER_ROUTES } from './users.js';
 import { WORKFLOW_ROUTES } from './workflows.js';
 
 export function declaredRoutes(): Route[] {
-  return [...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES)] as Route[];
+  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES)] as Route[];
 }

@@ -1,19 +1,24 @@
 /** Temporary devices: import a driver module or a deck module from a server path, connect new devices. */
-import { Router, type Request } from 'express';
-import { MAX_NAME, coerceFormArgs } from '../../core/deck/index.js';
+import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { MAX_NAME } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
-import { asLabError, render, requireAdmin, statusOf, url, wantsJson } from '../http.js';
+import { error, pageOrJson, redirect } from '../api-doc.js';
+import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { handle, route } from '../route.js';
 import { ConnectPage, NewDevicePage } from '../views/devices.js';
+import { PARAMETER_FIELD, formArgs } from './instruments.js';
 
 /** Names the instrument routes use for themselves: a device with one of them could not be reached. */
 export const RESERVED_NAMES = new Set(['new', 'task', 'console', 'proxy']);
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+const DEVICE_NAME = `must be a name like "pump_2" (letters, digits, _ and -, at most ${MAX_NAME} characters)`;
 
-function filepathOf(req: Request): string {
-  const p = req.body?.filepath;
-  if (typeof p !== 'string' || !p.trim()) {
+function filepathOf(body: { filepath: string }): string {
+  const p = body.filepath;
+  if (!p.trim()) {
     throw new LabError('invalid_input', 'filepath is required: the path of a .py, .ts or .js module on the server.', [{ field: 'filepath', message: 'required' }]);
   }
   return p.trim();
@@ -33,25 +38,120 @@ function back(req: Request, fallback: string): string {
   return fallback;
 }
 
+const SECTION = 'Temporary devices';
+const FORMAT = z.object({ format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header') });
+const DRIVER = z.object({ instrument: z.string().describe('A driver (GET /app/instruments/new/)') });
+const IMPORT_BODY = {
+  name: 'ImportBody',
+  // a blank path reaches the handler, which says so (and audits the failed import)
+  schema: z.object({ filepath: z.string().meta({ minLength: 1 }).describe('Path of a .py, .ts or .js module on the server machine') }),
+};
+
+export const DEVICE_ROUTES = {
+  drivers: route({
+    method: 'GET',
+    path: '/instruments/new/',
+    section: SECTION,
+    summary: 'Connect a new device: the drivers you can use',
+    operationId: 'listDrivers',
+    query: FORMAT,
+    responses: { 200: pageOrJson('The drivers you can connect a device of, and the import forms', 'DriverList') },
+  }),
+  driver: route({
+    method: 'GET',
+    path: '/instruments/new/{instrument}',
+    section: SECTION,
+    summary: 'The form to connect a device of one driver',
+    operationId: 'getDriver',
+    params: DRIVER,
+    query: FORMAT,
+    responses: { 200: pageOrJson("The connect form, or the driver and its options' JSON Schema", 'Driver'), 404: error('No such driver') },
+  }),
+  connect: route({
+    method: 'POST',
+    path: '/instruments/new/{instrument}',
+    section: SECTION,
+    summary: 'Connect a device: device_name + options (302)',
+    access: 'admin',
+    operationId: 'connectDevice',
+    description: 'Adds a temporary device (until the server stops). Audit-logged.',
+    params: DRIVER,
+    body: {
+      name: 'ConnectBody',
+      description: 'JSON: { device_name, kwargs }. A form: device_name plus one field per driver option, as text.',
+      schema: z.object({
+        device_name: z.string().regex(NAME_RE, DEVICE_NAME).max(MAX_NAME, DEVICE_NAME).describe(`The new device's name (at most ${MAX_NAME} characters); not new, task, console or proxy`),
+        // any value reaches the handler, which says '"kwargs" must be an object' (and a form's option named kwargs is text)
+        kwargs: z.unknown().optional().meta({ type: 'object', additionalProperties: {}, description: "The driver's options (its JSON Schema: GET /app/instruments/new/{instrument})" }),
+      }),
+      extra: PARAMETER_FIELD,
+      extraKinds: ['form'],
+    },
+    responses: {
+      302: redirect("Connected: to the new instrument's page"),
+      400: error('Bad device_name, or invalid options (details name the field)'),
+      404: error('No such driver'),
+      409: error('A device of that name exists'),
+      502: error('The driver failed to start the device'),
+    },
+  }),
+  importModule: route({
+    method: 'POST',
+    path: '/instruments/new/module',
+    section: SECTION,
+    summary: 'Import a driver module from a server path (302)',
+    access: 'admin',
+    operationId: 'importModule',
+    description: 'Imports a driver module; its drivers become connectable. Audit-logged.',
+    body: IMPORT_BODY,
+    responses: {
+      302: redirect('Imported: to GET /app/instruments/new/'),
+      400: error("No filepath, or the module cannot be loaded (the loader's message)"),
+      409: error('A driver of the same name comes from another module'),
+    },
+  }),
+  importDeck: route({
+    method: 'POST',
+    path: '/instruments/new/deck-python',
+    section: SECTION,
+    summary: 'Import a deck module from a server path (302)',
+    access: 'admin',
+    operationId: 'importDeck',
+    description: 'Imports a deck module; its devices join the deck. Audit-logged.',
+    body: IMPORT_BODY,
+    responses: {
+      302: redirect('Imported: back to the previous page (Referer), or the instrument list'),
+      400: error("No filepath, or the module cannot be loaded (the loader's message)"),
+      409: error('The deck already has a device of one of its names'),
+      502: error('A device failed to start'),
+    },
+  }),
+};
+
 export function deviceRoutes(runtime: Runtime): Router {
   const r = Router();
   const { deck } = runtime;
+  const R = DEVICE_ROUTES;
   const driver = (name: string) => {
     const d = deck.drivers().find((x) => x.name === name);
     if (!d) throw new LabError('not_found', `No driver "${name}"; known drivers: ${deck.drivers().map((x) => x.name).join(', ') || 'none'}.`);
     return d;
   };
 
-  r.get('/instruments/new/', async (req, res) => {
+  handle(r, R.drivers, async (req, res) => {
     if (wantsJson(req)) return res.json({ drivers: deck.drivers() });
     render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} />);
   });
 
-  const importRoute = (kind: 'module' | 'deck') => async (req: Request, res: import('express').Response) => {
-    requireAdmin(req);
+  /** The import forms' page again, with the message. */
+  const importAgain = async (req: Request, res: Response, err: LabError, filepath: string) =>
+    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} error={err} filepath={filepath} />, statusOf(err));
+  const importFormAgain = (req: Request, res: Response, err: LabError) => importAgain(req, res, err, typeof req.body?.filepath === 'string' ? req.body.filepath : '');
+
+  const importRoute = (kind: 'module' | 'deck') => async (req: Request, res: Response, { body }: { body: { filepath: string } }) => {
     let filepath = '';
     try {
-      filepath = filepathOf(req);
+      filepath = filepathOf(body);
       const names = kind === 'module' ? await deck.importModule(filepath) : await deck.importDeck(filepath);
       await runtime.audit(req.user!.id, `import.${kind}`, { filepath, names });
       res.redirect(302, kind === 'module' ? url(req, '/instruments/new/') : back(req, url(req, '/instruments/')));
@@ -59,48 +159,52 @@ export function deviceRoutes(runtime: Runtime): Router {
       const err = asLabError(e);
       await runtime.audit(req.user!.id, `import.${kind}.failed`, { filepath, error: err.message });
       if (wantsJson(req)) throw err;
-      render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} error={err} filepath={filepath} />, statusOf(err));
+      await importAgain(req, res, err, filepath);
     }
   };
-  r.post('/instruments/new/module', importRoute('module'));
-  r.post('/instruments/new/deck-python', importRoute('deck'));
+  handle(r, R.importModule, importRoute('module'), importFormAgain);
+  handle(r, R.importDeck, importRoute('deck'), importFormAgain);
 
-  r.get('/instruments/new/:instrument', async (req, res) => {
-    const d = driver(req.params.instrument);
+  handle(r, R.driver, async (req, res, { params }) => {
+    const d = driver(params.instrument);
     if (wantsJson(req)) return res.json(d);
     render(res, <ConnectPage ctx={await ctxOf(req)} driver={d} />);
   });
 
-  r.post('/instruments/new/:instrument', async (req, res) => {
-    requireAdmin(req);
-    const d = driver(req.params.instrument);
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const deviceName = body.device_name;
-    try {
-      if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName) || deviceName.length > MAX_NAME) {
-        throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -, at most ${MAX_NAME} characters).`, [
-          { field: 'device_name', message: 'invalid name' },
-        ]);
-      }
-      let options: Record<string, unknown>;
-      if (req.is('application/json')) {
-        const kw = body.kwargs ?? {};
-        if (typeof kw !== 'object' || kw === null || Array.isArray(kw)) {
-          throw new LabError('invalid_input', '"kwargs" must be an object of option values.', [{ field: 'kwargs', message: 'must be an object' }]);
+  /** The connect form again, with the message and the name typed. */
+  const connectAgain = async (req: Request, res: Response, err: LabError) => {
+    const d = driver(req.params.instrument as string);
+    const deviceName = req.body?.device_name;
+    render(res, <ConnectPage ctx={await ctxOf(req)} driver={d} error={err} deviceName={typeof deviceName === 'string' ? deviceName : ''} />, statusOf(err));
+  };
+
+  handle(
+    r,
+    R.connect,
+    async (req, res, { params, body }) => {
+      const d = driver(params.instrument);
+      const deviceName = body.device_name;
+      try {
+        let options: Record<string, unknown>;
+        if (req.is('application/json')) {
+          const kw = body.kwargs ?? {};
+          if (typeof kw !== 'object' || kw === null || Array.isArray(kw)) {
+            throw new LabError('invalid_input', '"kwargs" must be an object of option values.', [{ field: 'kwargs', message: 'must be an object' }]);
+          }
+          options = kw as Record<string, unknown>;
+        } else {
+          options = formArgs(d.options, body, ['device_name']);
         }
-        options = kw as Record<string, unknown>;
-      } else {
-        const fields = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'device_name')) as Record<string, string | string[]>;
-        options = coerceFormArgs(d.options, fields);
+        await deck.connect(d.name, deviceName, options);
+        await runtime.audit(req.user!.id, 'device.connect', { driver: d.name, device: deviceName, options });
+        res.redirect(302, url(req, `/instruments/${encodeURIComponent(deviceName)}`));
+      } catch (e) {
+        const err = asLabError(e);
+        if (wantsJson(req)) throw err;
+        await connectAgain(req, res, err);
       }
-      await deck.connect(d.name, deviceName, options);
-      await runtime.audit(req.user!.id, 'device.connect', { driver: d.name, device: deviceName, options });
-      res.redirect(302, url(req, `/instruments/${encodeURIComponent(deviceName)}`));
-    } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      render(res, <ConnectPage ctx={await ctxOf(req)} driver={d} error={err} deviceName={typeof deviceName === 'string' ? deviceName : ''} />, statusOf(err));
-    }
-  });
+    },
+    connectAgain,
+  );
   return r;
 }

@@ -1,16 +1,99 @@
-/** Home, help, health, the logo setting and the static assets (all served from our own origin). */
-import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+/**
+ * Home, help, health, the logo setting and the static assets (all served from our own origin). Two routers:
+ * `publicRoutes` (before authentication and body parsing) and `homeRoutes` (behind the login gate).
+ */
+import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import multer from 'multer';
 import { join } from 'node:path';
+import { z } from 'zod';
 import { LOGO_MAX_BYTES } from '../../core/branding.js';
 import { LabError } from '../../core/errors.js';
 import { projectRoot } from '../../core/paths.js';
 import type { Runtime } from '../../core/runtime.js';
 import { routes } from '../catalogue.js';
 import { ctxOf } from '../context.js';
-import { render, requireAdmin, url, wantsJson } from '../http.js';
-import { requireLogin } from '../security.js';
+import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
+import { asLabError, render, url, wantsJson } from '../http.js';
+import { handle, route } from '../route.js';
 import { HelpPage, HomePage } from '../views/home.js';
+
+const SECTION = 'Home';
+
+export const HOME_ROUTES = {
+  home: route({
+    method: 'GET',
+    path: '/',
+    section: SECTION,
+    summary: 'This page: every route of the app',
+    operationId: 'home',
+    query: z.object({
+      format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header'),
+      // anything that is not text (a repeated key) reads as absent, as it always did
+      password_changed: z.string().optional().catch(undefined).describe('Say that the password was changed (where POST /app/auth/change-password leads)'),
+    }),
+    responses: { 200: pageOrJson('The home page, or every route as JSON', 'RouteList') },
+  }),
+  help: route({
+    method: 'GET',
+    path: '/help',
+    section: SECTION,
+    summary: 'How labdeck works',
+    access: 'public',
+    operationId: 'help',
+    bare: true,
+    responses: { 200: page('The help page') },
+  }),
+  health: route({
+    method: 'GET',
+    path: '/healthz',
+    section: SECTION,
+    summary: 'Health check (200 when ready)',
+    access: 'public',
+    operationId: 'health',
+    bare: true,
+    responses: { 200: json('Ready', 'Health') },
+  }),
+  customizeLogo: route({
+    method: 'POST',
+    path: '/customize-logo',
+    section: SECTION,
+    summary: 'Set the lab logo and light/dark mode',
+    access: 'admin',
+    operationId: 'customizeLogo',
+    description: 'A file upload (multipart); `mode` alone may also be sent as a form or JSON. Audit-logged.',
+    body: {
+      name: 'LogoBody',
+      kinds: ['multipart', 'form', 'json'],
+      description: 'The logo file (multipart only) and the mode; without a file, the mode only',
+      schema: z.object({
+        logo: z
+          .custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as { buffer?: unknown }).buffer), 'must be a file: upload the image as the multipart field "logo"')
+          .meta({ type: 'string', contentMediaType: 'application/octet-stream', description: 'A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)' })
+          .optional(),
+        mode: z.enum(['light', 'dark']).optional(),
+      }),
+    },
+    responses: {
+      302: redirect('Saved: to the home page (JSON clients too)'),
+      400: error('Not an image, or mode not light/dark (details name the field)'),
+      413: error('The logo is over 1 MB'),
+      507: error('The logo could not be written: the data folder is full or read-only (the message names the folder); the old logo stays'),
+    },
+  }),
+  logo: route({
+    method: 'GET',
+    path: '/logo',
+    section: SECTION,
+    summary: 'The lab logo (404 when none is set)',
+    access: 'public',
+    operationId: 'logo',
+    bare: true,
+    responses: {
+      200: { description: 'The logo image', content: { 'image/*': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } } } },
+      404: empty('No logo is set (empty body)'),
+    },
+  }),
+};
 
 const here = join(projectRoot, 'server', 'static');
 const modules = join(projectRoot, 'node_modules');
@@ -33,7 +116,7 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
   const r = Router();
   const identify: RequestHandler = opts.identify ?? ((_req, _res, next) => next());
   const cache = { maxAge: '1h' };
-  r.get('/healthz', (_req, res) => {
+  handle(r, HOME_ROUTES.health, (_req, res) => {
     res.json({ ok: true, instruments: runtime.deck.list().length });
   });
   r.get('/static/vendor/:file', (req, res, next) => {
@@ -45,35 +128,49 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
   r.use('/static', express.static(here, { ...cache, index: false, dotfiles: 'deny' }));
   // an unknown asset is a 404 for everyone (not a login redirect)
   r.use('/static', (req, _res, next) => next(new LabError('not_found', `No asset ${req.path}.`)));
-  r.get('/logo', async (_req, res) => {
+  handle(r, HOME_ROUTES.logo, async (_req, res) => {
     const logo = await runtime.branding.logo();
     if (!logo) return res.status(404).end();
     res.type(logo.type).set('Cache-Control', 'no-cache').send(logo.data);
   });
-  r.get('/help', identify, async (req, res) => {
+  handle(r, HOME_ROUTES.help, async (req, res) => {
+    await new Promise<void>((done) => identify(req, res, () => done()));
     render(res, <HelpPage ctx={await ctxOf(req)} />);
   });
   return r;
 }
 
+/** The home page and the logo setting: behind the login gate. */
 export function homeRoutes(runtime: Runtime): Router {
   const r = Router();
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 10 } });
+  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 10 } }).single('logo');
+  /** Read a multipart body once the role is known (the file joins the fields as `logo`); others pass. */
+  const receive = (req: Request, res: Response) =>
+    new Promise<void>((resolve, reject) =>
+      upload(req, res, (e?: unknown) => {
+        if (e) return reject(asLabError(e));
+        if (req.file) req.body = { ...req.body, logo: req.file };
+        resolve();
+      }),
+    );
 
-  r.get('/', requireLogin, async (req, res) => {
+  handle(r, HOME_ROUTES.home, async (req, res, { query }) => {
     if (wantsJson(req)) {
       return res.json({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) });
     }
-    const notice = req.query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
+    const notice = query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
     render(res, <HomePage ctx={await ctxOf(req)} routes={routes()} instruments={runtime.deck.list()} notice={notice} />);
   });
 
-  // who may send it is checked before the body is parsed
-  const adminOnly = (req: Request, _res: Response, next: NextFunction) => (requireAdmin(req), next());
-  r.post('/customize-logo', requireLogin, adminOnly, upload.single('logo'), async (req, res) => {
-    const branding = await runtime.branding.update(req.body?.mode, req.file?.buffer);
-    await runtime.audit(req.user!.id, 'customize-logo', { mode: branding.mode, logo: !!req.file });
-    res.redirect(302, url(req, '/'));
-  });
+  handle(
+    r,
+    HOME_ROUTES.customizeLogo,
+    async (req, res, { body }) => {
+      const branding = await runtime.branding.update(body.mode, body.logo?.buffer);
+      await runtime.audit(req.user!.id, 'customize-logo', { mode: branding.mode, logo: !!body.logo });
+      res.redirect(302, url(req, '/'));
+    },
+    { receive },
+  );
   return r;
 }

@@ -1,14 +1,17 @@
 /** Direct control: list, schemas, calls, per-user order and visibility, call records, console, proxy client. */
 import { Router, type Request, type Response } from 'express';
-import type { InstrumentSchema, MethodSchema } from '../../core/contracts/index.js';
+import { z } from 'zod';
+import type { InstrumentSchema, JSONSchema, MethodSchema } from '../../core/contracts/index.js';
 import { runConsole } from '../../core/console.js';
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { MethodPrefs } from '../../core/store/types.js';
 import { ctxOf } from '../context.js';
-import { asLabError, errorBody, intParam, render, requireAdmin, statusOf, url, wantsJson } from '../http.js';
+import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
+import { asLabError, errorBody, render, statusOf, url, wantsJson } from '../http.js';
 import { generateProxy } from '../proxy.js';
+import { handle, route, type FormAgain } from '../route.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
 
 /**
@@ -25,7 +28,7 @@ export function personalise(inst: InstrumentSchema, prefs: MethodPrefs) {
 
 const isHtmx = (req: Request) => req.get('HX-Request') === 'true';
 
-const CONSOLE_LANGUAGES = ['python', 'typescript', 'javascript'];
+const CONSOLE_LANGUAGES = ['python', 'typescript', 'javascript'] as const;
 /** The console speaks the deck's language unless the request names one. */
 export const consoleLanguage = (runtime: Runtime) => (runtime.deckFile?.endsWith('.py') ? 'python' : 'typescript');
 
@@ -37,14 +40,228 @@ function method(inst: InstrumentSchema, name: string): MethodSchema {
   return m;
 }
 
+/**
+ * The fields a page's form passes on beside its own: one per method parameter (or driver option), named like
+ * it. A name with a dot or a bracket (`a.b`, `a[b]`) is no parameter's field: refused like any unknown field.
+ */
+export const PARAMETER_FIELD = /^[^.[\]]+$/;
+
+/**
+ * A form's parameter fields → arguments: each parameter typed by its schema, any other field as sent (the deck
+ * checks the arguments against the method's own schema and names a field that is not a parameter).
+ */
+export function formArgs(params: JSONSchema, body: Record<string, unknown>, own: string[]): Record<string, unknown> {
+  const fields = Object.fromEntries(Object.entries(body).filter(([k, v]) => !own.includes(k) && v !== undefined)) as Record<string, string | string[]>;
+  const known = new Set(Object.keys((params.properties ?? {}) as Record<string, unknown>));
+  return { ...Object.fromEntries(Object.entries(fields).filter(([k]) => !known.has(k))), ...coerceFormArgs(params, fields) };
+}
+
+const SECTION = 'Direct control';
+const FORMAT = z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header');
+const INSTRUMENT = z.string().describe('A device of the deck');
+const ONE = z.object({ instrument: INSTRUMENT });
+/** A call record's id: the steps table's ids are 64-bit, so they go past ID's 2^31-1. */
+const STEP_ID = z
+  .union([z.string().regex(/^\d{1,16}$/, 'must be a whole number'), z.int()])
+  .transform(Number)
+  .pipe(z.int().min(1, 'must be at least 1').max(Number.MAX_SAFE_INTEGER, `must be at most ${Number.MAX_SAFE_INTEGER}`));
+
+/** The fields of a call, JSON or the page's form (`method` plus one field per parameter). */
+const CALL_FIELDS = {
+  method: z.string().min(1).describe('The method to call'),
+  // any value reaches the handler, which says '"args" must be an object' (and a form's parameter named args is text)
+  args: z.unknown().optional().meta({ type: 'object', additionalProperties: {}, description: "The method's arguments (default {})" }),
+};
+const CALL_FORM = 'A form works too: `method` plus one field per parameter, as text; typed by the method schema.';
+const CALL_FAILED: Record<string, ResponseObject> = {
+  404: error('No such instrument or method'),
+  409: error('The instrument is held by a running task'),
+  502: error('The instrument raised: the message, and task_id of the failed call'),
+  503: error('The instrument is offline (its host process is down); in_doubt when it went during this call'),
+};
+
+export const INSTRUMENT_ROUTES = {
+  list: route({
+    method: 'GET',
+    path: '/instruments/',
+    section: SECTION,
+    summary: 'All instruments',
+    operationId: 'listInstruments',
+    query: z.object({ format: FORMAT }),
+    responses: { 200: pageOrJson('Every device of the deck', 'InstrumentList') },
+  }),
+  one: route({
+    method: 'GET',
+    path: '/instruments/{instrument}',
+    section: SECTION,
+    summary: 'An instrument: its methods and their schemas',
+    operationId: 'getInstrument',
+    params: ONE,
+    query: z.object({ format: FORMAT }),
+    responses: {
+      200: pageOrJson('The control page, or the methods and their JSON Schemas', 'Instrument'),
+      404: error('No such instrument'),
+    },
+  }),
+  call: route({
+    method: 'POST',
+    path: '/instruments/{instrument}',
+    section: SECTION,
+    summary: 'Call a method: { method, args } (200 { task_id, output })',
+    operationId: 'callMethod',
+    description:
+      'Validates the arguments against the method schema before the instrument is touched, waits its turn on the ' +
+      'instrument, and records the call. Per-instrument bodies (for client generators) are in the "Live deck" ' +
+      'operations and in the `Call.<instrument>` schemas of the document served to logged-in users.',
+    params: ONE,
+    docParameters: [HX_REQUEST],
+    body: { name: 'CallBody', description: `JSON: { method, args }. ${CALL_FORM}`, schema: z.object(CALL_FIELDS), extra: PARAMETER_FIELD, extraKinds: ['form'] },
+    responses: {
+      200: pageOrJson('Done: the output and the id of the call record (or the page / an htmx fragment)', 'CallResult'),
+      400: error('Invalid arguments: details name the field; the instrument was not called'),
+      ...CALL_FAILED,
+    },
+  }),
+  callNamed: route({
+    method: 'POST',
+    path: '/instruments/',
+    section: SECTION,
+    summary: 'Call a method, instrument named in the body',
+    operationId: 'callMethodNamed',
+    description: 'As POST /app/instruments/{instrument}, with the instrument named in the body.',
+    docParameters: [HX_REQUEST],
+    body: {
+      name: 'CallAnyBody',
+      description: `JSON: { instrument, method, args }. ${CALL_FORM.replace('`method`', '`instrument`, `method`')}`,
+      schema: z.object({ instrument: z.string().min(1).describe('The device to call'), ...CALL_FIELDS }),
+      extra: PARAMETER_FIELD,
+      extraKinds: ['form'],
+    },
+    responses: {
+      200: pageOrJson('Done: the output and the id of the call record', 'CallResult'),
+      400: error('instrument or method missing, or invalid arguments (details name the field)'),
+      ...CALL_FAILED,
+    },
+  }),
+  calls: route({
+    method: 'GET',
+    path: '/instruments/{instrument}/calls',
+    section: SECTION,
+    summary: 'The latest recorded calls of an instrument',
+    operationId: 'recentCalls',
+    params: ONE,
+    query: z.object({ format: FORMAT }),
+    responses: {
+      200: {
+        description: 'The latest recorded calls of the instrument: an HTML fragment (the panel of its page), or JSON',
+        content: { 'text/html': HTML, 'application/json': { schema: ref('CallList') } },
+      },
+      404: error('No such instrument'),
+    },
+  }),
+  order: route({
+    method: 'POST',
+    path: '/instruments/{instrument}/actions/order',
+    section: SECTION,
+    summary: 'Save your method order (204)',
+    operationId: 'saveOrder',
+    description: 'Per user, stored in the database.',
+    params: ONE,
+    body: { name: 'OrderBody', kinds: ['json'], schema: z.object({ order: z.array(z.string()).describe('Method names, each at most once, in display order') }) },
+    responses: {
+      204: empty('Saved'),
+      400: error('Not a list of method names, an unknown method, or a duplicate'),
+      404: error('No such instrument'),
+    },
+  }),
+  hidden: route({
+    method: 'PATCH',
+    path: '/instruments/{instrument}/actions/{function}',
+    section: SECTION,
+    summary: 'Hide or show a method for you',
+    operationId: 'setHidden',
+    description: 'Per user, stored in the database. Hidden methods stay callable.',
+    params: z.object({ instrument: INSTRUMENT, function: z.string().describe('A method of the instrument') }),
+    body: { name: 'HiddenBody', kinds: ['json'], schema: z.object({ hidden: z.boolean() }) },
+    responses: {
+      200: json('Saved', 'HiddenResult'),
+      400: error('hidden is not a boolean'),
+      404: error('No such instrument or method'),
+    },
+  }),
+  task: route({
+    method: 'GET',
+    path: '/instruments/task/{task_id}',
+    section: SECTION,
+    summary: 'One recorded instrument call',
+    operationId: 'getTask',
+    params: z.object({ task_id: STEP_ID.describe('The id of a recorded call') }),
+    query: z.object({ format: FORMAT }),
+    responses: {
+      200: pageOrJson('The call record', 'Step'),
+      400: error('task_id is not a positive integer'),
+      404: error('No such record'),
+    },
+  }),
+  console: route({
+    method: 'POST',
+    path: '/instruments/console/execute',
+    section: SECTION,
+    summary: 'Run a JavaScript/TypeScript snippet against the deck',
+    access: 'admin',
+    operationId: 'consoleExecute',
+    description: 'Runs a Python snippet in the deck namespace (like a REPL), or a JavaScript/TypeScript one with `deck` in scope, within the console time limit. Admins only; every use is audit-logged.',
+    docParameters: [HX_REQUEST],
+    body: {
+      name: 'ConsoleBody',
+      kinds: ['json', 'form', 'text'],
+      text: 'code',
+      description: 'The code as the raw body (text/plain, in the deck\'s language), or { code, language } (JSON, or the page\'s form).',
+      schema: z.object({
+        code: z
+          .string()
+          .refine((s) => s.trim() !== '', 'must not be empty')
+          .meta({ minLength: 1 })
+          .describe('A snippet. Python runs in the deck namespace (instruments by name); JavaScript/TypeScript get `deck.<instrument>.<method>(args)`'),
+        language: z.enum(CONSOLE_LANGUAGES).optional().describe('Default: python when the deck is a Python script, else typescript'),
+      }),
+    },
+    responses: {
+      200: {
+        description: 'Ran (success false when the snippet threw); an HTML fragment for htmx',
+        content: { 'application/json': { schema: ref('ConsoleResult') }, 'text/html': HTML },
+      },
+      400: error('No code, or an unknown language'),
+    },
+  }),
+  proxy: route({
+    method: 'GET',
+    path: '/instruments/proxy',
+    section: SECTION,
+    summary: 'Download a client for the live deck (?lang=python|typescript)',
+    operationId: 'downloadClient',
+    description: 'Generated from the live deck. The Python client uses the standard library only.',
+    query: z.object({ lang: z.enum(['python', 'typescript']).default('python').describe('The client language (default python)') }),
+    responses: {
+      200: {
+        description: 'The client file, as an attachment',
+        headers: { 'Content-Disposition': { description: 'attachment; filename=...', schema: { type: 'string' } } },
+        content: { 'text/x-python': { schema: { type: 'string' } }, 'text/plain': { schema: { type: 'string' } } },
+      },
+      400: error('lang is not python or typescript'),
+    },
+  }),
+};
+
 export function instrumentRoutes(runtime: Runtime): Router {
   const r = Router();
   const { deck, store } = runtime;
+  const R = INSTRUMENT_ROUTES;
 
   const personalised = async (req: Request, name: string) =>
     personalise(deck.schema(name), await store.prefs.get(req.user!.id, name));
 
-  r.get('/instruments/', async (req, res) => {
+  handle(r, R.list, async (req, res) => {
     const instruments = deck.list();
     if (wantsJson(req)) {
       return res.json({
@@ -54,18 +271,13 @@ export function instrumentRoutes(runtime: Runtime): Router {
     render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} />);
   });
 
-  r.get('/instruments/proxy', (req, res) => {
-    const lang = req.query.lang ?? 'python';
-    if (lang !== 'python' && lang !== 'typescript') {
-      throw new LabError('invalid_input', `lang must be "python" or "typescript", got ${JSON.stringify(lang)}`, [{ field: 'lang', message: 'python or typescript' }]);
-    }
+  handle(r, R.proxy, (req, res, { query: { lang } }) => {
     const base = `${req.protocol}://${req.get('host')}${url(req, '')}`;
     const { filename, content } = generateProxy(lang, deck.list(), { defaultBaseUrl: base });
     res.attachment(filename).type(lang === 'python' ? 'text/x-python' : 'text/plain').send(content);
   });
 
-  r.get('/instruments/task/:task_id', async (req, res) => {
-    const id = intParam(req.params.task_id, 'task_id', Number.MAX_SAFE_INTEGER); // steps ids are 64-bit
+  handle(r, R.task, async (req, res, { params: { task_id: id } }) => {
     const step = await store.steps.get(id);
     if (!step) throw new LabError('not_found', `There is no task ${id}.`);
     const json = stepJson(step);
@@ -73,17 +285,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
     render(res, <TaskPage ctx={await ctxOf(req)} step={json} />);
   });
 
-  r.post('/instruments/console/execute', async (req, res) => {
-    requireAdmin(req);
-    const body = req.body;
-    const code = typeof body === 'string' ? body : body?.code;
-    const language = typeof body === 'object' && body?.language ? body.language : consoleLanguage(runtime);
-    if (typeof code !== 'string' || !code.trim()) {
-      throw new LabError('invalid_input', 'Send the code as the raw body (text/plain) or as { "code": "..." }.', [{ field: 'code', message: 'required' }]);
-    }
-    if (!CONSOLE_LANGUAGES.includes(language)) {
-      throw new LabError('invalid_input', `language must be ${CONSOLE_LANGUAGES.map((l) => `"${l}"`).join(', ')}; got ${JSON.stringify(language)}`, [{ field: 'language', message: CONSOLE_LANGUAGES.join(', ') }]);
-    }
+  handle(r, R.console, async (req, res, { body: { code, language = consoleLanguage(runtime) } }) => {
     const userId = req.user!.id;
     const timeoutMs = runtime.consoleTimeoutMs;
     // written before the snippet runs: whatever it does, the audit log has it
@@ -104,32 +306,42 @@ export function instrumentRoutes(runtime: Runtime): Router {
   const RECENT = 10;
   const recent = (name: string) => store.steps.recent(name, RECENT);
 
-  r.get('/instruments/:instrument', async (req, res) => {
-    const inst = await personalised(req, req.params.instrument);
+  handle(r, R.one, async (req, res, { params: { instrument } }) => {
+    const inst = await personalised(req, instrument);
     if (wantsJson(req)) return res.json(inst);
     render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={inst} recent={await recent(inst.name)} />);
   });
 
   /** The latest recorded calls of an instrument (the page refreshes this panel after each call). */
-  r.get('/instruments/:instrument/calls', async (req, res) => {
-    const inst = deck.schema(req.params.instrument);
+  handle(r, R.calls, async (req, res, { params }) => {
+    const inst = deck.schema(params.instrument);
     const steps = await recent(inst.name);
     if (wantsJson(req)) return res.json({ calls: steps.map(stepJson) });
     render(res, <RecentCalls ctx={await ctxOf(req)} steps={steps} />);
   });
 
+  /** A call that failed, for a page: the instrument's page (an htmx fragment) with the message. */
+  const callFailed = async (req: Request, res: Response, name: unknown, outcome: CallOutcome, err: LabError) => {
+    outcome.error = { message: err.message, details: err.details, task_id: err.data?.task_id as number | undefined };
+    const ctx = await ctxOf(req);
+    if (isHtmx(req)) {
+      if (outcome.error.task_id) res.set('HX-Trigger', 'labdeck-called');
+      return render(res, <CallResult ctx={ctx} outcome={outcome} />, statusOf(err));
+    }
+    if (typeof name !== 'string' || !deck.has(name)) return render(res, <InstrumentsPage ctx={ctx} instruments={deck.list()} />, statusOf(err));
+    return render(res, <InstrumentPage ctx={ctx} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />, statusOf(err));
+  };
+  /** A form whose fields do not fit: the same answer as a call that failed. */
+  const callAgain =
+    (nameOf: (req: Request) => unknown): FormAgain =>
+    (req, res, err) =>
+      callFailed(req, res, nameOf(req), { method: typeof req.body?.method === 'string' ? req.body.method : '' }, err);
+
   /** Call a method: JSON { method, args } or a form (method + one field per parameter). */
-  const call = async (req: Request, res: Response, name: unknown) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const methodName = body.method;
-    let outcome: CallOutcome = { method: typeof methodName === 'string' ? methodName : '' };
+  const call = async (req: Request, res: Response, name: string, body: Record<string, unknown>, own: string[]) => {
+    const methodName = body.method as string;
+    let outcome: CallOutcome = { method: methodName };
     try {
-      if (typeof name !== 'string' || !name) {
-        throw new LabError('invalid_input', 'Name the instrument in the path or as "instrument" in the body.', [{ field: 'instrument', message: 'required' }]);
-      }
-      if (typeof methodName !== 'string' || !methodName) {
-        throw new LabError('invalid_input', 'Say which method to call: "method" is required.', [{ field: 'method', message: 'required' }]);
-      }
       let args: unknown;
       if (req.is('application/json')) {
         args = body.args ?? {};
@@ -137,9 +349,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
           throw new LabError('invalid_input', '"args" must be an object of parameter values.', [{ field: 'args', message: 'must be an object' }]);
         }
       } else {
-        const m = method(deck.schema(name), methodName);
-        const fields = Object.fromEntries(Object.entries(body).filter(([k]) => k !== 'method' && k !== 'instrument')) as Record<string, string | string[]>;
-        args = coerceFormArgs(m.params, fields);
+        args = formArgs(method(deck.schema(name), methodName).params, body, own);
       }
       const { taskId, output } = await deck.call(name, methodName, args, { userId: req.user!.id });
       if (wantsJson(req)) return res.json({ task_id: taskId, output });
@@ -152,25 +362,14 @@ export function instrumentRoutes(runtime: Runtime): Router {
     } catch (e) {
       const err = asLabError(e);
       if (wantsJson(req)) return res.status(statusOf(err)).json(errorBody(err));
-      outcome.error = { message: err.message, details: err.details, task_id: err.data?.task_id as number | undefined };
-      const ctx = await ctxOf(req);
-      if (isHtmx(req)) {
-        if (outcome.error.task_id) res.set('HX-Trigger', 'labdeck-called');
-        return render(res, <CallResult ctx={ctx} outcome={outcome} />, statusOf(err));
-      }
-      if (typeof name !== 'string' || !deck.has(name)) return render(res, <InstrumentsPage ctx={ctx} instruments={deck.list()} />, statusOf(err));
-      return render(res, <InstrumentPage ctx={ctx} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />, statusOf(err));
+      return callFailed(req, res, name, outcome, err);
     }
   };
-  r.post('/instruments/', (req, res) => call(req, res, req.body?.instrument));
-  r.post('/instruments/:instrument', (req, res) => call(req, res, req.params.instrument));
+  handle(r, R.callNamed, (req, res, { body }) => call(req, res, body.instrument, body, ['instrument', 'method']), callAgain((req) => req.body?.instrument));
+  handle(r, R.call, (req, res, { params, body }) => call(req, res, params.instrument, body, ['method']), callAgain((req) => req.params.instrument));
 
-  r.post('/instruments/:instrument/actions/order', async (req, res) => {
-    const inst = deck.schema(req.params.instrument);
-    const order = req.body?.order;
-    if (!Array.isArray(order) || !order.every((x) => typeof x === 'string')) {
-      throw new LabError('invalid_input', 'Send { "order": ["method", ...] }: a list of method names.', [{ field: 'order', message: 'must be a list of method names' }]);
-    }
+  handle(r, R.order, async (req, res, { params, body: { order } }) => {
+    const inst = deck.schema(params.instrument);
     const names = new Set(inst.methods.map((m) => m.name));
     const unknown = order.filter((n) => !names.has(n));
     if (unknown.length) {
@@ -181,13 +380,9 @@ export function instrumentRoutes(runtime: Runtime): Router {
     res.status(204).end();
   });
 
-  r.patch('/instruments/:instrument/actions/:function', async (req, res) => {
-    const inst = deck.schema(req.params.instrument);
-    const m = method(inst, req.params.function);
-    const hidden = req.body?.hidden;
-    if (typeof hidden !== 'boolean') {
-      throw new LabError('invalid_input', 'Send { "hidden": true } or { "hidden": false }.', [{ field: 'hidden', message: 'must be true or false' }]);
-    }
+  handle(r, R.hidden, async (req, res, { params, body: { hidden } }) => {
+    const inst = deck.schema(params.instrument);
+    const m = method(inst, params.function);
     const userId = req.user!.id;
     // Store the user's choice explicitly, so a method the driver hides by default can be shown too.
     await store.prefs.setHidden(userId, inst.name, m.name, hidden);

@@ -183,6 +183,23 @@ describe('accounts managed by an admin', () => {
     await lab.admin.post('/app/account/users/999999/delete').set('Accept', J).expect(404);
   });
 
+  it('refuses a body field an action does not take, by name, before acting; the users page shows the message', async () => {
+    await signupAndLogin(lab.app, 'vic');
+    const id = await idOf('vic');
+    for (const [path, body] of [['role', { role: 'admin' }], ['password', { new_password: 'some password' }], ['disable', {}], ['enable', {}], ['delete', {}]] as const) {
+      const res = await lab.admin.post(`/app/account/users/${id}/${path}`).set('Accept', J).send({ ...body, colour: 'red' });
+      expect({ path, status: res.status, details: res.body.error?.details }).toEqual({
+        path,
+        status: 400,
+        details: [{ field: 'colour', message: expect.stringMatching(/^is not a field of this request/) }],
+      });
+    }
+    const page = await lab.admin.post(`/app/account/users/${id}/disable`).type('form').send({ colour: 'red' }).expect(400);
+    expect(page.text).toContain('<h1 class="h3">Users</h1>');
+    expect(page.text).toContain('<code>colour</code> is not a field of this request');
+    expect(await lab.runtime.store.users.byId(id)).toMatchObject({ role: 'operator', disabledAt: null, deletedAt: null });
+  });
+
   it('lets only admins act, checks the admin before the id, and refuses cross-site form posts', async () => {
     const uma = await signupAndLogin(lab.app, 'uma');
     const id = await idOf('uma');

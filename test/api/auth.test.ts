@@ -1,4 +1,5 @@
 import request from 'supertest';
+import type { Test } from 'supertest';
 import { PASSWORD, signupAndLogin, startLab, type TestLab } from './helpers.js';
 
 const J = 'application/json';
@@ -153,6 +154,46 @@ describe('accounts', () => {
     await lab.admin.post('/app/account/signup').type('form').send({ open: 'true' }).expect(302);
     const audit = await lab.runtime.store.audit.list(50);
     expect(audit.map((a) => a.action)).toEqual(expect.arrayContaining(['signup.close', 'signup.open']));
+  });
+
+  it('refuses a body field a route does not take, by name, before doing anything; a page form comes back with the message', async () => {
+    const ivy = await signupAndLogin(lab.app, 'ivy');
+    const tokenId = (await ivy.post('/app/account/tokens').set('Accept', J).send({ name: 'kept' }).expect(201)).body.id as number;
+    const anon = { post: (path: string) => request(lab.app).post(path) };
+    const cases: [{ post(path: string): Test }, string, Record<string, unknown>][] = [
+      [anon, '/app/auth/login', { username: 'ivy', password: PASSWORD }],
+      [anon, '/app/auth/signup', { username: 'never-made', password: PASSWORD }],
+      [ivy, '/app/auth/change-password', { old_password: PASSWORD, new_password: 'not applied', confirm_password: 'not applied' }],
+      [ivy, '/app/auth/logout', {}],
+      [ivy, '/app/account/tokens', { name: 'not made' }],
+      [ivy, `/app/account/tokens/${tokenId}/delete`, {}],
+      [lab.admin, '/app/account/signup', { open: false }],
+    ];
+    for (const [who, path, body] of cases) {
+      const res = await who.post(path).set('Accept', J).send({ ...body, colour: 'red' });
+      expect({ path, status: res.status, details: res.body.error?.details }).toEqual({
+        path,
+        status: 400,
+        details: [{ field: 'colour', message: expect.stringMatching(/^is not a field of this request/) }],
+      });
+    }
+    // nothing was done: ivy is still logged in with her password and token, no account or token was made, sign-up is open
+    const mine = await ivy.get('/app/account').set('Accept', J).expect(200);
+    expect(mine.body.tokens.map((t: { name: string }) => t.name)).toEqual(['kept']);
+    await request(lab.app).post('/app/auth/login').type('form').send({ username: 'ivy', password: PASSWORD }).expect(302);
+    expect(await lab.runtime.store.users.byName('never-made')).toBeFalsy();
+    expect(await lab.runtime.accounts.signupOpen()).toBe(true);
+    // the forms of the login, sign-up and password pages come back with the message and what was typed
+    const login = await request(lab.app).post('/app/auth/login?next=%2Fapp%2Finstruments%2F').type('form').send({ username: 'ivy', password: PASSWORD, colour: 'red' }).expect(400);
+    expect(login.text).toContain('<code>colour</code> is not a field of this request');
+    expect(login.text).toContain('action="/app/auth/login?next=%2Fapp%2Finstruments%2F"');
+    expect(login.text).toMatch(/name="username"[^>]*value="ivy"/);
+    const signup = await request(lab.app).post('/app/auth/signup').type('form').send({ username: 'never-made', password: PASSWORD, colour: 'red' }).expect(400);
+    expect(signup.text).toContain('<code>colour</code> is not a field of this request');
+    expect(signup.text).toContain('action="/app/auth/signup"');
+    const change = await ivy.post('/app/auth/change-password').type('form').send({ old_password: PASSWORD, new_password: 'x', confirm_password: 'x' }).expect(400);
+    expect(change.text).toContain('<code>new_password</code> must be at least 8 characters');
+    expect(change.text).toContain('action="/app/auth/change-password"');
   });
 
   it('keeps sessions in the database', async () => {

@@ -73,6 +73,22 @@ describe('temporary devices', () => {
     await lab.admin.get('/app/instruments/proxy?lang=python').expect(200);
   });
 
+  it('refuses a body field a route does not take, by name (the connect form passes on one field per option)', async () => {
+    const field = (res: { body: { error: { details: { field: string }[] } } }) => res.body.error.details.map((d) => d.field);
+    await lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('thermostat.ts') }).expect(302);
+    const json = await lab.admin.post('/app/instruments/new/Thermostat').set('Accept', J).send({ device_name: 'thermo9', kwargs: {}, start: 3 }).expect(400);
+    expect(json.body.error.details).toEqual([{ field: 'start', message: 'is not a field of this request (its fields: device_name, kwargs)' }]);
+    // a form field no option could be named like: refused, the form again with the name typed
+    const form = await lab.admin.post('/app/instruments/new/Thermostat').type('form').send({ device_name: 'thermo9', start: '3', 'a[b]': '1' }).expect(400);
+    expect(form.text).toContain('a[b] is not a field of this request');
+    expect(form.text).toContain('value="thermo9"');
+    expect(field(await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('thermostat.ts'), colour: 'red' }).expect(400))).toEqual(['colour']);
+    expect(field(await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('extra-deck.ts'), colour: 'red' }).expect(400))).toEqual(['colour']);
+    // an operator is refused before the body is read
+    await operator.post('/app/instruments/new/module').set('Accept', J).send({ colour: 'red' }).expect(403);
+    await lab.admin.get('/app/instruments/thermo9').set('Accept', J).expect(404);
+  });
+
   it('is admin-only for imports and connections', async () => {
     await operator.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('thermostat.ts') }).expect(403);
     await operator.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('extra-deck.ts') }).expect(403);

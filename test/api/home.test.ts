@@ -70,6 +70,18 @@ describe('home, help, health, logo', () => {
     const op = await signupAndLogin(lab.app, 'otto');
     await op.post('/app/customize-logo').set('Accept', 'application/json').field('mode', 'light').expect(403);
   });
+
+  it('refuses a logo field it does not take, by name, in a multipart form and in JSON, and changes nothing', async () => {
+    const before = await lab.runtime.branding.get();
+    for (const send of [
+      () => lab.admin.post('/app/customize-logo').set('Accept', 'application/json').field('mode', 'light').field('colour', 'red'),
+      () => lab.admin.post('/app/customize-logo').set('Accept', 'application/json').send({ mode: 'light', colour: 'red' }),
+    ]) {
+      const res = await send().expect(400);
+      expect(res.body.error.details).toEqual([{ field: 'colour', message: expect.stringMatching(/^is not a field of this request/) }]);
+    }
+    expect(await lab.runtime.branding.get()).toEqual(before);
+  });
 });
 
 describe('upload and asset errors', () => {

@@ -192,6 +192,32 @@ describe('direct control', () => {
     await lab.admin.get('/app/instruments/proxy?lang=cobol').set('Accept', J).expect(400);
   });
 
+  it('refuses a body field a route does not take, by name (a form passes on one field per parameter, named like one)', async () => {
+    const field = (res: { body: { error: { details: { field: string; message: string }[] } } }) => res.body.error.details.map((d) => d.field);
+    // a JSON call takes { method, args } (and instrument on POST /instruments/): nothing else
+    const call = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 }, volume_ml: 1 }).expect(400);
+    expect(call.body.error.details).toEqual([{ field: 'volume_ml', message: 'is not a field of this request (its fields: method, args)' }]);
+    const named = await lab.admin.post('/app/instruments/').set('Accept', J).send({ instrument: 'balance', method: 'weigh', args: {}, colour: 'red' }).expect(400);
+    expect(field(named)).toEqual(['colour']);
+    // a form: a name no parameter has (a dot, a bracket) is refused before the deck; the page comes back with it
+    const form = await lab.admin.post('/app/instruments/pump').type('form').send({ method: 'dose', volume_ml: '1', 'a[b]': '1' }).expect(400);
+    expect(form.text).toContain('a[b] is not a field of this request');
+    expect(form.text).toContain('name="volume_ml"');
+    expect(field(await lab.admin.post('/app/instruments/pump').set('Accept', J).type('form').send({ method: 'dose', volume_ml: '1', 'x.y': '1' }).expect(400))).toEqual(['x.y']);
+    expect(field(await lab.admin.post('/app/instruments/').set('Accept', J).type('form').send({ instrument: 'balance', method: 'weigh', 'x.y': '1' }).expect(400))).toEqual(['x.y']);
+    // a parameter-like field the method does not have is an argument the deck refuses, naming it; the pump is not called
+    const stranger = await lab.admin.post('/app/instruments/pump').set('Accept', J).type('form').send({ method: 'dose', volume_ml: '1', speed: '3' }).expect(400);
+    expect(stranger.body.error.details).toEqual([{ field: 'speed', message: expect.stringContaining('is not a parameter of pump.dose') }]);
+    expect((await lab.admin.post('/app/instruments/').type('form').send({ instrument: 'balance', method: 'weigh', colour: 'red' }).expect(400)).text).toContain('colour');
+    expect(field(await lab.admin.post('/app/instruments/pump/actions/order').set('Accept', J).send({ order: ['dose'], colour: 'red' }).expect(400))).toEqual(['colour']);
+    expect(field(await lab.admin.patch('/app/instruments/pump/actions/prime').set('Accept', J).send({ hidden: true, colour: 'red' }).expect(400))).toEqual(['colour']);
+    expect(field(await lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1', colour: 'red' }).expect(400))).toEqual(['colour']);
+    // the console's form (the page) and its raw text body still work; an operator is refused before the body is read
+    expect((await lab.admin.post('/app/instruments/console/execute').set('Accept', J).type('form').send({ code: '2 * 3', language: 'javascript' }).expect(200)).body.result).toBe(6);
+    expect(field(await lab.admin.post('/app/instruments/console/execute').set('Accept', J).set('Content-Type', 'text/plain').send('   ').expect(400))).toEqual(['code']);
+    expect((await operator.post('/app/instruments/console/execute').set('Accept', J).send({ colour: 'red' }).expect(403)).body.error.code).toBe('forbidden');
+  });
+
   it('answers unknown routes with 404 in JSON and as a page', async () => {
     const json = await lab.admin.get('/app/no/such/page').set('Accept', J).expect(404);
     expect(json.body.error.code).toBe('not_found');

@@ -70,6 +70,9 @@ describe('handle(route)', () => {
       { field: 'colour', message: 'is not a field of this request (its fields: name, count, ratio, on, tags)' },
       { field: '__proto__x', message: 'is not a field of this request (its fields: name, count, ratio, on, tags)' },
     ]);
+    // a form field named like an Object.prototype member is an unknown field like any other (it was a 500)
+    const form = await request(app()).post('/things/7').type('form').send('name=a&toString=1&constructor=2').expect(400);
+    expect(form.body.error.details.map((d: { field: string }) => d.field)).toEqual(['toString', 'constructor']);
   });
 
   it('names every field that does not fit, path, query and body at once, before the handler runs', async () => {
@@ -104,5 +107,57 @@ describe('handle(route)', () => {
     expect(page.text).toBe('<form>again: The request does not fit POST /form: n must be a number</form>');
     const json = await request(app()).post('/form').set('Accept', 'application/json').send({ n: 'x' }).expect(400);
     expect(json.body.error.details).toEqual([{ field: 'n', message: 'must be a number' }]);
+  });
+});
+
+describe('handle(route): a plain-text body, fields passed on from a form only', () => {
+  const TEXT = route({
+    method: 'POST',
+    path: '/run',
+    section: 'Test',
+    summary: 'text',
+    operationId: 'run',
+    body: { kinds: ['json', 'form', 'text'], text: 'code', schema: z.object({ code: z.string().min(1), language: z.string().optional() }) },
+    responses: {},
+  });
+  const CALL = route({
+    method: 'POST',
+    path: '/call',
+    section: 'Test',
+    summary: 'call',
+    operationId: 'call',
+    body: { schema: z.object({ method: z.string() }), extra: /^[a-z_]+$/, extraKinds: ['form'] },
+    responses: {},
+  });
+  const app = () => {
+    const a = express();
+    a.use(express.json());
+    a.use(express.urlencoded({ extended: false }));
+    a.use(express.text({ type: 'text/plain' }));
+    const r = Router();
+    handle(r, TEXT, (_req, res, input) => void res.json(input.body));
+    handle(r, CALL, (_req, res, input) => void res.json(input.body));
+    a.use(r);
+    a.use((e: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      const err = e instanceof LabError ? e : new LabError('internal', String(e));
+      res.status(statusOf(err)).json(errorBody(err));
+    });
+    return a;
+  };
+
+  it('reads a plain-text body as the value of its field', async () => {
+    expect((await request(app()).post('/run').type('text/plain').send('1 + 1').expect(200)).body).toEqual({ code: '1 + 1' });
+    expect((await request(app()).post('/run').send({ code: '2', language: 'js' }).expect(200)).body).toEqual({ code: '2', language: 'js' });
+    expect((await request(app()).post('/run').send({ code: '' }).expect(400)).body.error.details).toEqual([{ field: 'code', message: 'must not be empty' }]);
+  });
+
+  it('passes fields on from the kinds it names, and refuses them by name in the others', async () => {
+    expect((await request(app()).post('/call').type('form').send('method=m&volume=2').expect(200)).body).toEqual({ method: 'm', volume: '2' });
+    expect((await request(app()).post('/call').type('form').send('method=m&Volume=2').expect(400)).body.error.details).toEqual([
+      { field: 'Volume', message: 'is not a field of this request (its fields: method)' },
+    ]);
+    expect((await request(app()).post('/call').send({ method: 'm', volume: 2 }).expect(400)).body.error.details).toEqual([
+      { field: 'volume', message: 'is not a field of this request (its fields: method)' },
+    ]);
   });
 });
