@@ -15,7 +15,9 @@ import { ctxOf } from '../context.js';
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
-import { HelpPage, HomePage } from '../views/home.js';
+import { HelpPage, LabHome, type LabHomeData } from '../views/home.js';
+import { listRecords } from '../../core/records/index.js';
+import { queueStatusLabel } from '../../core/runner/controls.js';
 
 const SECTION = 'Home';
 
@@ -24,7 +26,7 @@ export const HOME_ROUTES = {
     method: 'GET',
     path: '/',
     section: SECTION,
-    summary: 'This page: every route of the app',
+    summary: "The lab's front page: the runner, the queue, the latest runs, the instruments, what to do next, and every route of the app",
     operationId: 'home',
     query: z.object({
       format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header'),
@@ -159,7 +161,18 @@ export function homeRoutes(runtime: Runtime): Router {
       return res.json({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) });
     }
     const notice = query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
-    render(res, <HomePage ctx={await ctxOf(req)} routes={routes()} instruments={runtime.deck.list()} notice={notice} />);
+    const [queue, list, workflows] = await Promise.all([runtime.runner.queue(), listRecords(runtime.store, { keyword: '', page: 1, perPage: 5 }), runtime.store.workflows.list()]);
+    const status = runtime.runner.status();
+    const waiting = queue.tasks.filter((t) => t.status !== 'running');
+    const data: LabHomeData = {
+      status,
+      queue: waiting.slice(0, 5).map((t) => ({ id: t.id, name: t.name, label: queueStatusLabel(t, status) })),
+      waiting: waiting.length,
+      recent: list.records,
+      workflows: workflows.length,
+      instruments: runtime.deck.list(),
+    };
+    render(res, <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />);
   });
 
   handle(

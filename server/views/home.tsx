@@ -1,19 +1,133 @@
 import type { RouteInfo } from '../catalogue.js';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
-import { Alert, Layout, type ViewCtx } from './layout.js';
+import type { RecordSummary } from '../../core/records/index.js';
+import { SITUATION, situationOf, type Situation } from '../../core/runner/controls.js';
+import type { RunnerStatus } from '../../core/runner/index.js';
+import { Alert, Layout, LocalTime, type ViewCtx } from './layout.js';
+import { RunStatusBadge } from './records.js';
 
-export function HomePage({ ctx, routes, instruments, notice }: { ctx: ViewCtx; routes: RouteInfo[]; instruments: InstrumentSchema[]; notice?: string }) {
-  const sections = [...new Set(routes.map((r) => r.section))];
+export interface LabHomeData {
+  status: RunnerStatus;
+  /** Waiting tasks, in queue order (the first few), each with its state in the run page's words. */
+  queue: { id: number; name: string; label: string }[];
+  /** How many tasks wait in all. */
+  waiting: number;
+  recent: RecordSummary[];
+  workflows: number;
+  instruments: InstrumentSchema[];
+}
+
+/** What the runner is doing, in the run page's words (core/runner/controls.ts), with what it waits for. */
+function runnerLine(s: RunnerStatus): { situation: Situation; text: string } {
+  const situation = situationOf(s);
+  const task = s.current_task?.name ?? 'a task';
+  const text: Record<Situation, string> = {
+    idle: 'ready for a run',
+    held: 'after an abort, no task starts until the queue is released (on the run page)',
+    interrupted: 'a run was cut off by a restart: retry or skip its step, or end it, on the run page',
+    running: `${task}: iteration ${s.progress.iteration + 1} of ${s.progress.iterations || '?'}`,
+    pausing: `${task}: no new step starts after this one`,
+    paused: `${task}: resume it on the run page`,
+    waiting: s.waiting?.message ?? 'continue on the run page',
+    failed: s.failed_step ? `${s.failed_step.path}: ${s.failed_step.error} (retry it, skip it or abort, on the run page)` : 'on the run page',
+    stopping: `${task}: its cleanup runs`,
+  };
+  return { situation, text: s.store_error ? `the data folder cannot be written: ${s.store_error}` : text[situation] };
+}
+
+/**
+ * The lab's front page: what the runner is doing (and what it waits for), the queue, the latest runs, the
+ * instruments, and what to do next. Every route of the API is on the API page.
+ */
+export function LabHome({ ctx, data, routes, notice }: { ctx: ViewCtx; data: LabHomeData; routes: RouteInfo[]; notice?: string }) {
+  const u = ctx.url;
+  const { status } = data;
+  const line = runnerLine(status);
+  const badge = SITUATION[line.situation];
+  const next: { href: string; text: string }[] = [];
+  if (data.workflows === 0) next.push({ href: u('/workflows/new'), text: 'Build your first workflow from the instruments below' });
+  else if (data.recent.length === 0) next.push({ href: u('/executions/config'), text: 'Run a workflow' });
+  else next.push({ href: u('/executions/config'), text: 'Run a workflow' }, { href: u('/workflows/new'), text: 'Build a workflow' });
+  if (data.workflows > 0) next.push({ href: u('/executions/campaign'), text: 'Let an optimizer choose the next experiments (campaign)' });
+  next.push({ href: u('/help'), text: 'How labdeck works' }, { href: u('/api'), text: 'The HTTP API, every route' });
   return (
     <Layout ctx={ctx} title="Home">
       {notice ? <Alert kind="success">{notice}</Alert> : null}
       <h1 className="h3">Your lab</h1>
       <div className="row g-3 mb-4">
-        {instruments.map((i) => (
+        <section className="col-lg-6" id="home-runner">
+          <h2 className="h5">Now</h2>
+          <p className="mb-1">
+            <span className={`badge text-bg-${badge.tone} me-2`} data-situation={line.situation}>
+              {badge.label}
+            </span>
+            {line.text}
+          </p>
+          {status.current_task?.run_id ? (
+            <p className="small mb-1">
+              <a href={u(`/executions/records/${status.current_task.run_id}`)}>The run's record</a> ·{' '}
+              <a href={u('/executions/config')}>its live page and controls</a>
+            </p>
+          ) : null}
+          <h2 className="h6 mt-3">Queue</h2>
+          {data.queue.length ? (
+            <ol className="small mb-1" id="home-queue">
+              {data.queue.map((t) => (
+                <li key={t.id}>
+                  {t.name} <span className="text-body-secondary">({t.label})</span>
+                </li>
+              ))}
+            </ol>
+          ) : (
+            <p className="small text-body-secondary mb-1" id="home-queue">Nothing waits.</p>
+          )}
+          {data.waiting > data.queue.length ? <p className="small">and {data.waiting - data.queue.length} more: <a href={u('/executions/config')}>the queue</a></p> : null}
+        </section>
+        <section className="col-lg-6" id="home-recent">
+          <h2 className="h5">Latest runs</h2>
+          {data.recent.length ? (
+            <table className="table table-sm small">
+              <tbody>
+                {data.recent.map((r) => (
+                  <tr key={r.id}>
+                    <td>
+                      <a href={u(`/executions/records/${r.id}`)}>{r.name}</a>
+                    </td>
+                    <td>
+                      <RunStatusBadge status={r.status} skipped={r.skipped_steps} />
+                    </td>
+                    <td className="text-nowrap">
+                      <LocalTime iso={r.started_at} />
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          ) : (
+            <p className="small text-body-secondary">No run yet.</p>
+          )}
+          <p className="small">
+            <a href={u('/executions/records')}>Every record</a>
+          </p>
+        </section>
+      </div>
+      <section className="mb-4" id="home-next">
+        <h2 className="h5">What to do next</h2>
+        <ul className="small">
+          {next.map((n) => (
+            <li key={n.href}>
+              <a href={n.href}>{n.text}</a>
+            </li>
+          ))}
+        </ul>
+      </section>
+      <h2 className="h5">Instruments</h2>
+      <div className="row g-3 mb-4" id="home-instruments">
+        {data.instruments.map((i) => (
           <div className="col-6 col-md-4 col-xl-3" key={i.name}>
-            <a className="card h-100 text-decoration-none" href={ctx.url(`/instruments/${encodeURIComponent(i.name)}`)}>
+            <a className="card h-100 text-decoration-none" href={u(`/instruments/${encodeURIComponent(i.name)}`)}>
               <div className="card-body">
-                <h2 className="h6 card-title mb-1">{i.name}</h2>
+                <h3 className="h6 card-title mb-1">{i.name}</h3>
                 <p className="card-text small text-body-secondary mb-0">
                   {i.description || i.driver} · {i.methods.length} {i.methods.length === 1 ? 'method' : 'methods'}
                 </p>
@@ -22,37 +136,47 @@ export function HomePage({ ctx, routes, instruments, notice }: { ctx: ViewCtx; r
           </div>
         ))}
       </div>
-      <h2 className="h5">Every route</h2>
-      <p className="text-body-secondary small">
-        Each route is served under <code>/app</code> and at <code>/</code>. Add <code>?format=json</code> or
-        <code> Accept: application/json</code> to get JSON.
-      </p>
-      {sections.map((s) => (
-        <section key={s}>
-          <h3 className="h6 mt-3">{s}</h3>
-          <table className="table table-sm routes">
-            <tbody>
-              {routes
-                .filter((r) => r.section === s)
-                .map((r) => (
-                  <tr key={r.method + r.path}>
-                    <td className="text-nowrap">
-                      <span className="badge text-bg-light border">{r.method}</span>
-                    </td>
-                    <td>
-                      {r.method === 'GET' && !r.path.includes('{') ? <a href={ctx.url(r.path)}>{ctx.url(r.path)}</a> : <code>{ctx.url(r.path)}</code>}
-                    </td>
-                    <td>
-                      {r.summary}
-                      {r.admin ? <span className="badge text-bg-warning ms-1">admin</span> : null}
-                    </td>
-                  </tr>
-                ))}
-            </tbody>
-          </table>
-        </section>
-      ))}
+      <RouteList ctx={ctx} routes={routes} />
     </Layout>
+  );
+}
+
+/** Every route of the app, by section (the spec's home page lists them; the API page describes each). */
+function RouteList({ ctx, routes }: { ctx: ViewCtx; routes: RouteInfo[] }) {
+  const sections = [...new Set(routes.map((r) => r.section))];
+  return (
+    <details className="mb-4" id="home-routes">
+      <summary className="h5">Every route of the app</summary>
+      <p className="text-body-secondary small">
+          Each route is served under <code>/app</code> and at <code>/</code>. Add <code>?format=json</code> or
+          <code> Accept: application/json</code> to get JSON.
+        </p>
+        {sections.map((s) => (
+          <section key={s}>
+            <h3 className="h6 mt-3">{s}</h3>
+            <table className="table table-sm routes">
+              <tbody>
+                {routes
+                  .filter((r) => r.section === s)
+                  .map((r) => (
+                    <tr key={r.method + r.path}>
+                      <td className="text-nowrap">
+                        <span className="badge text-bg-light border">{r.method}</span>
+                      </td>
+                      <td>
+                        {r.method === 'GET' && !r.path.includes('{') ? <a href={ctx.url(r.path)}>{ctx.url(r.path)}</a> : <code>{ctx.url(r.path)}</code>}
+                      </td>
+                      <td>
+                        {r.summary}
+                        {r.admin ? <span className="badge text-bg-warning ms-1">admin</span> : null}
+                      </td>
+                    </tr>
+                  ))}
+              </tbody>
+            </table>
+          </section>
+        ))}
+    </details>
   );
 }
 

@@ -28,6 +28,25 @@ describe('home, help, health, logo', () => {
     expect(json.body.routes.length).toBe(ROUTES.length);
   });
 
+  it("is the lab's front page: the runner, the queue, the latest runs, the instruments and what to do next", async () => {
+    const first = (await lab.admin.get('/app/').expect(200)).text;
+    expect(first).toMatch(/data-situation="idle">idle<\/span>ready for a run/);
+    expect(first).toContain('Nothing waits.');
+    expect(first).toContain('No run yet.');
+    expect(first).toContain('Build your first workflow from the instruments below');
+    expect(first).toMatch(/<h3 class="h6 card-title mb-1">pump<\/h3>/);
+    expect(first).toContain('<details class="mb-4" id="home-routes">'); // every route, folded away
+    // after a run, it is among the latest, with its status, and the next step is to run again
+    const { store, runner } = lab.runtime;
+    await store.workflows.save('ping', { name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }, null);
+    const task = await runner.submit({ workflow: 'ping', repeat: 1, userId: null });
+    for (let i = 0; i < 200 && (await store.queue.get(task.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 25));
+    const after = (await lab.admin.get('/app/').expect(200)).text;
+    expect(after).toMatch(/<a href="\/app\/executions\/records\/\d+">ping × 1<\/a><\/td><td><span class="badge text-bg-success">completed<\/span>/);
+    expect(after).toContain('Run a workflow');
+    expect(after).not.toContain('Build your first workflow');
+  });
+
   it('serves the help page without login and the vendor assets from our own origin', async () => {
     const help = await request(lab.app).get('/app/help').expect(200);
     expect(help.text).toContain('labdeck help');
