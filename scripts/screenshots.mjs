@@ -46,8 +46,6 @@ try {
   await page.screenshot({ path: 'docs/screenshots/instrument.png' });
   await page.goto(`${base}/instruments/stirrer`);
   await page.screenshot({ path: 'docs/screenshots/inferred.png' });
-  await page.goto(`${base}/`);
-  await page.screenshot({ path: 'docs/screenshots/home.png' });
   // a workflow, a run over three rows, and a campaign on the reactor
   const api = (path, body) =>
     page.evaluate(
@@ -88,6 +86,14 @@ try {
   await page.locator('#campaign[data-status=done]').waitFor({ timeout: 60000 });
   await page.waitForTimeout(500);
   await page.screenshot({ path: 'docs/screenshots/campaign.png', fullPage: true });
+  // the campaign's record: how it was set up, each suggestion, the best so far
+  const plot = await (await page.request.get(`${base}/executions/latest_plot`, { headers: { Accept: 'application/json' } })).json();
+  await page.goto(`${base}/executions/records/${plot.campaign.run_id}`);
+  await page.locator('.record-chart').first().waitFor();
+  await page.screenshot({ path: 'docs/screenshots/campaign-record.png' });
+  // the front page, once the lab has run something
+  await page.goto(`${base}/`);
+  await page.screenshot({ path: 'docs/screenshots/home.png' });
   const phone = await browser.newPage({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2 });
   await phone.context().addCookies(await page.context().cookies());
   await phone.goto(`${base}/instruments/pump`);
@@ -104,7 +110,7 @@ try {
   await dose.locator('button[type=submit]').click();
   await dose.locator('[data-testid=call-result]').waitFor();
   await pyPage.screenshot({ path: 'docs/screenshots/python.png' });
-  console.log('wrote docs/screenshots/{instrument,inferred,home,builder,run,record,campaign,phone,python}.png');
+  console.log('wrote docs/screenshots/{instrument,inferred,home,builder,run,record,campaign,campaign-record,phone,python}.png');
 } finally {
   await browser.close();
   for (const s of servers) s.proc.kill('SIGTERM');
