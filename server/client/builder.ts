@@ -59,7 +59,7 @@ interface Data {
   version: number | null;
   workflow: unknown;
   instruments: InstrumentInfo[];
-  urls: { list: string; base: string; run: string };
+  urls: { list: string; base: string; run: string; campaign: string };
 }
 
 /* ----------------------------------------------------------- tiny DOM */
@@ -789,7 +789,10 @@ class Builder {
     name.title = 'A saved workflow keeps its name';
     history.replaceState(null, '', `${this.data.urls.base}${encodeURIComponent(this.name!)}/builder`);
     if (!this.$('#wf-run')) {
-      this.$('#wf-save')!.before(h('a', { id: 'wf-run', class: 'btn btn-outline-primary', href: `${this.data.urls.run}${encodeURIComponent(this.name!)}` }, 'Run'));
+      this.$('#wf-save')!.before(
+        h('a', { id: 'wf-run', class: 'btn btn-outline-primary', href: `${this.data.urls.run}${encodeURIComponent(this.name!)}` }, 'Run'),
+        h('a', { id: 'wf-campaign', class: 'btn btn-outline-primary', href: `${this.data.urls.campaign}${encodeURIComponent(this.name!)}` }, 'Optimize'),
+      );
     }
     document.title = `Builder · ${this.name} · labdeck`;
   }

@@ -191,7 +191,7 @@ export function workflowRoutes(runtime: Runtime): Router {
     version: row?.version ?? null,
     workflow: doc,
     instruments: paletteOf(deck.list()),
-    urls: { list: url(req, '/workflows'), base: url(req, '/workflows/'), run: url(req, '/executions/config?workflow=') },
+    urls: { list: url(req, '/workflows'), base: url(req, '/workflows/'), run: url(req, '/executions/config?workflow='), campaign: url(req, '/executions/campaign?workflow=') },
   });
 
   handle(r, WORKFLOW_ROUTES.list, async (req, res) => {

@@ -538,14 +538,15 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
  * has been queued (latest_plot would answer 200), so the page fetches it at once; otherwise the page waits
  * for a campaign task to start (SSE status) before it asks.
  */
-export function CampaignPanel({ ctx, active }: { ctx: ViewCtx; active?: boolean }) {
+export function CampaignPanel({ ctx, active, workflow }: { ctx: ViewCtx; active?: boolean; workflow?: string }) {
   const u = ctx.url;
+  const setUp = u(`/executions/campaign${workflow ? `?workflow=${encodeURIComponent(workflow)}` : ''}`);
   return (
     <>
       <link rel="stylesheet" href={u('/static/vendor/uPlot.min.css')} />
       <script src={u('/static/vendor/uPlot.iife.min.js')} defer />
       <p className="small mb-3" id="campaign-start-link">
-        Let an optimizer choose the parameters: <a href={u('/executions/campaign')}>start an optimization campaign</a>.
+        Let an optimizer choose the parameters: <a href={setUp}>start an optimization campaign{workflow ? ` on ${workflow}` : ''}</a>.
       </p>
       <section id="campaign" className="mb-4" hidden data-active={active ? 'true' : 'false'} data-plot={u('/executions/latest_plot')} data-events={u('/executions/events')} data-new={u('/executions/campaign')}>
         <div className="d-flex flex-wrap align-items-center gap-2 mb-1">

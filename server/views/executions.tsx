@@ -297,7 +297,7 @@ export function ExecutionPage(props: {
         </div>
         <div className="col-xl-7">
           <LivePanel ctx={ctx} status={props.status} lastRun={props.lastRun ?? null} />
-          <CampaignPanel ctx={ctx} active={props.campaign} />
+          <CampaignPanel ctx={ctx} active={props.campaign} workflow={current?.name} />
           <QueueTable ctx={ctx} queue={props.queue} status={props.status} />
         </div>
       </div>

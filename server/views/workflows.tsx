@@ -30,7 +30,7 @@ export interface BuilderData {
   workflow: unknown;
   instruments: InstrumentInfo[];
   /** The workflow list (POST here), `base` + name (GET/PUT), `run` + name (the execution page). */
-  urls: { list: string; base: string; run: string };
+  urls: { list: string; base: string; run: string; campaign: string };
 }
 
 export const PHASE_HELP: Record<(typeof PHASES)[number], string> = {
@@ -268,9 +268,14 @@ export function BuilderPage({ ctx, data }: { ctx: ViewCtx; data: BuilderData }) 
           <div className="ms-auto d-flex align-items-center gap-2">
             <span id="wf-status" className="small text-body-secondary" role="status" aria-live="polite" />
             {data.name ? (
-              <a id="wf-run" className="btn btn-outline-primary" href={runUrl(ctx, data.name)}>
-                Run
-              </a>
+              <>
+                <a id="wf-run" className="btn btn-outline-primary" href={runUrl(ctx, data.name)}>
+                  Run
+                </a>
+                <a id="wf-campaign" className="btn btn-outline-primary" href={ctx.url(`/executions/campaign?workflow=${encodeURIComponent(data.name)}`)}>
+                  Optimize
+                </a>
+              </>
             ) : null}
             <button id="wf-save" type="button" className="btn btn-primary">
               Save

@@ -218,6 +218,8 @@ describe('status and current task', () => {
     expect(res.body.status).toMatchObject({ state: 'idle' });
     const page = await lab.admin.get('/app/executions/config?workflow=hold').expect(200);
     expect(page.type).toBe('text/html');
+    // the campaign link keeps the workflow chosen
+    expect(page.text).toContain('<a href="/app/executions/campaign?workflow=hold">start an optimization campaign on hold</a>');
   });
 });
 

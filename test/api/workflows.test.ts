@@ -150,7 +150,9 @@ describe('workflow routes', () => {
     const m = /<script type="application\/json" id="wf-data">([^<]*)<\/script>/.exec(page.text);
     expect(m).not.toBeNull();
     const data = JSON.parse(m![1]);
-    expect(data).toMatchObject({ name: 'dose-and-weigh', version: 1, urls: { list: '/app/workflows', base: '/app/workflows/', run: '/app/executions/config?workflow=' } });
+    expect(data).toMatchObject({ name: 'dose-and-weigh', version: 1, urls: { list: '/app/workflows', base: '/app/workflows/', run: '/app/executions/config?workflow=', campaign: '/app/executions/campaign?workflow=' } });
+    // from a saved workflow, straight to running it or to a campaign on it
+    expect(page.text).toContain('id="wf-campaign" class="btn btn-outline-primary" href="/app/executions/campaign?workflow=dose-and-weigh"');
     expect(data.workflow.main).toHaveLength(2);
     const pump = data.instruments.find((i: { name: string }) => i.name === 'pump');
     expect(pump.methods.find((x: { name: string }) => x.name === 'dose').params.properties.volume_ml.type).toBe('number');
