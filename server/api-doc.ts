@@ -45,8 +45,6 @@ export interface OperationObject {
   'x-labdeck-admin'?: boolean;
   /** Made from the live deck (one operation per instrument). */
   'x-labdeck-live'?: boolean;
-  /** Set when a ROUTES entry has no entry in OPERATIONS: the test fails on it. */
-  'x-labdeck-undocumented'?: boolean;
 }
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type PathItemObject = Partial<Record<HttpMethod, OperationObject>>;

@@ -1,12 +1,16 @@
 /**
- * The OpenAPI 3.1 document of labdeck's HTTP API, built from three sources so it cannot drift far:
- * - `ROUTES` (server/catalogue.ts): which routes exist, their summary, section (tag), admin/public flags;
- * - `OPERATIONS` below: what each route takes and the statuses it really answers (read from the route code
- *   and the API tests; test/api/openapi.test.ts checks both lists against the express app);
- * - the live deck: one direct-call body per instrument, `oneOf` its methods, from the drivers' own schemas.
+ * The OpenAPI 3.1 document of labdeck's HTTP API, generated: it holds no route of its own.
+ * - Each route is declared once, beside its handler (server/route.ts, DESIGN.md §14): method, path, section
+ *   (tag), summary, who may call it, its path, query and body schemas (zod, turned into JSON Schema with
+ *   `z.toJSONSchema`) and the statuses it answers. server/catalogue.ts lists them in order.
+ * - This file adds what every route of a kind answers (401 and 302 without login, 403 for admins only or a
+ *   cross-site request, 400 for a malformed body, 413), the component schemas the declared answers refer to
+ *   by name (`RunnerStatus`, `Record`, the workflow document, …), and the live deck: one direct-call body per
+ *   instrument, `oneOf` its methods, from the drivers' own schemas.
  *
- * The fixed bodies are small zod schemas turned into JSON Schema with `z.toJSONSchema`. Paths are given under
- * the `/app` mount; every one is also served at `/`.
+ * test/api/openapi.test.ts checks the document against the express app (every registered route is declared,
+ * the statuses the routes really answer are documented). Paths are given under the `/app` mount; every one is
+ * also served at `/`.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,17 +19,11 @@ import type { InstrumentSchema, JSONSchema } from '../core/contracts/index.js';
 import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
-import { routes, type RouteInfo } from './catalogue.js';
-import type { Route } from './route.js';
-import { declaredRoutes } from './routes/declared.js';
+import { allRoutes } from './catalogue.js';
+import type { BodyKind, Route } from './route.js';
 import { INSTRUMENT_ROUTES } from './routes/instruments.js';
 import {
-  FORMAT,
   error,
-  json,
-  page,
-  pageOrJson,
-  query,
   redirect,
   ref,
   type HttpMethod,
@@ -56,7 +54,8 @@ export interface BuildOptions {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Fixed schemas (zod → JSON Schema). Request bodies are converted for input, responses for output.
+// Component schemas of the answers (zod → JSON Schema, read as output: a response may gain fields). The
+// declared bodies are converted where their routes are (read as input, closed).
 
 const ISO_DATE = z.string().describe('ISO 8601 date-time');
 
@@ -103,22 +102,6 @@ const Step = z.object({
   duration_ms: z.number().nullable(),
 });
 
-const REQUEST = {
-  RunBody: z.object({
-    workflow: z.string().min(1).describe('A saved workflow (GET /app/workflows)'),
-    config: z.array(z.record(z.string(), z.unknown())).optional().describe('One object of parameter values per iteration'),
-    repeat: z.int().min(1).optional().describe('Or: this many iterations with the parameter defaults'),
-    name: z.string().max(200).optional().describe('Display name of the task (default "<workflow> × n")'),
-    config_file: z.string().optional().describe('Or: the filename of an uploaded config CSV (POST /app/files/batch-configs)'),
-  }),
-  RunForm: z
-    .looseObject({ workflow: z.string(), repeat: z.string().optional(), name: z.string().optional(), config_file: z.string().optional() })
-    .describe('The page\'s form: `rows[i][param]` fields, `repeat`, or `config_file`'),
-  QueueIdBody: z.object({ id: z.int().min(1).describe('A queued task') }),
-  ReorderBody: z.object({ id: z.int().min(1), direction: z.enum(['up', 'down', 'top', 'bottom']) }),
-  RenameBody: z.object({ id: z.int().min(1), new_name: z.string().min(1).max(200) }),
-} as const;
-
 /** A run record in the records list (GET /executions/records), and the head of one record. */
 const RecordSummary = z.looseObject({
   id: z.int(),
@@ -149,6 +132,17 @@ const RecordStep = z.looseObject({
   started_at: ISO_DATE,
   ended_at: ISO_DATE.nullable(),
   duration_ms: z.number().nullable(),
+});
+
+/** The runner as GET /executions/status (and the controls) answer it. */
+const RunnerStatus = z.looseObject({
+  busy: z.boolean(),
+  state: z.enum(['idle', 'running', 'paused', 'failed', 'stopping']),
+  paused: z.boolean(),
+  queue_held: z.boolean(),
+  current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
+  progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
+  store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
 });
 
 const RESPONSE = {
@@ -236,14 +230,10 @@ const RESPONSE = {
     payload: z.unknown().optional().describe('GET /app/executions/queue/task/{task_id} only: the workflow and its rows'),
   }),
   QueueList: z.looseObject({ tasks: z.array(z.looseObject({ id: z.int(), name: z.string(), status: z.string() })), paused: z.boolean().optional(), queue_held: z.boolean().optional() }),
-  RunnerStatus: z.looseObject({
-    busy: z.boolean(),
-    state: z.enum(['idle', 'running', 'paused', 'failed', 'stopping']),
-    paused: z.boolean(),
-    queue_held: z.boolean(),
-    current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
-    progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
-    store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
+  RunnerStatus,
+  RunSetup: z.object({
+    workflows: z.array(z.object({ name: z.string(), version: z.int() })).describe('The saved workflows'),
+    status: RunnerStatus,
   }),
   CurrentTask: z.looseObject({ current_task: z.looseObject({ id: z.int() }).nullable(), state: z.string() }),
   Deleted: z.looseObject({ deleted: z.union([z.int(), z.string()]) }),
@@ -306,72 +296,21 @@ function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
 }
 
 let fixedCache: Record<string, SchemaObject> | null = null;
-/** The fixed component schemas, converted once. */
+/** The component schemas the declared answers refer to by name, converted once. */
 function fixedSchemas(): Record<string, SchemaObject> {
   if (fixedCache) return fixedCache;
   const out: Record<string, SchemaObject> = {};
-  for (const [name, s] of Object.entries(REQUEST)) out[name] = jsonSchema(s, 'input');
   for (const [name, s] of Object.entries(RESPONSE)) out[name] = jsonSchema(s, 'output');
   workflowSchemas(out);
   fixedCache = out;
   return out;
 }
 
-export type ComponentName = keyof typeof REQUEST | keyof typeof RESPONSE;
-
-// ---------------------------------------------------------------------------------------------------------
-// Response and body helpers.
-
-type BodyKind = 'json' | 'form' | 'multipart' | 'text';
 const MEDIA: Record<BodyKind, string> = {
   json: 'application/json',
   form: 'application/x-www-form-urlencoded',
   multipart: 'multipart/form-data',
   text: 'text/plain',
-};
-function body(parts: Partial<Record<BodyKind, ComponentName | SchemaObject>>, required = true, description?: string): RequestBodyObject {
-  const content: Record<string, MediaTypeObject> = {};
-  for (const [kind, schema] of Object.entries(parts) as [BodyKind, ComponentName | SchemaObject][]) {
-    content[MEDIA[kind]] = { schema: typeof schema === 'string' ? ref(schema) : schema };
-  }
-  return { required, content, ...(description ? { description } : {}) };
-}
-
-const PATH_PARAMS: Record<string, { description: string; schema: SchemaObject }> = {
-  instrument: { description: 'A device of the deck (or, under /instruments/new/, a driver)', schema: { type: 'string' } },
-  function: { description: 'A method of the instrument', schema: { type: 'string' } },
-  task_id: { description: 'An integer id: of a recorded call under /instruments, of a queued task under /executions', schema: { type: 'integer', minimum: 1 } },
-  id: { description: 'The integer id of an API token', schema: { type: 'integer', minimum: 1 } },
-  user_id: { description: 'The integer id of an account (GET /app/account/users)', schema: { type: 'integer', minimum: 1 } },
-  file: { description: 'A file name', schema: { type: 'string' } },
-  name: { description: 'A workflow name', schema: { type: 'string', pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' } },
-  workflow_id: { description: 'The integer id of a run record (GET /app/executions/records)', schema: { type: 'integer', minimum: 1 } },
-  filename: { description: 'The generated name of an uploaded CSV (cfg-….csv, hist-….csv), or run-<id>.csv for the data of a run', schema: { type: 'string' } },
-};
-
-// ---------------------------------------------------------------------------------------------------------
-// What each route takes and answers. Statuses added for every route of a kind (login, admin, CSRF, body
-// parsing) are added by `operation()`; these are the route's own.
-
-export interface OperationSpec {
-  operationId: string;
-  description?: string;
-  parameters?: ParameterObject[];
-  requestBody?: RequestBodyObject;
-  responses: Record<string, ResponseObject>;
-  /** Served before authentication and body parsing (health, help, logo, assets): no 401, 400 or 413 of those. */
-  bare?: boolean;
-  /** Public, but answers more to a logged-in user (the API docs). */
-  optionalLogin?: boolean;
-}
-
-
-/**
- * An asset that does not exist falls through to the rest of the app like any unknown path: behind the
- * login gate, so a visitor who is not logged in gets 401/302 and only a user gets the 404.
- */
-const UNKNOWN_FILE: Record<string, ResponseObject> = {
-  404: error('No such file (for everyone: assets are public)'),
 };
 
 /**
@@ -425,116 +364,6 @@ function workflowSchemas(out: Record<string, SchemaObject>) {
   };
 }
 
-export const OPERATIONS: Record<string, OperationSpec> = {
-  'GET /static/{file}': {
-    operationId: 'staticFile',
-    bare: true,
-    responses: {
-      200: { description: 'The file', content: { '*/*': { schema: { type: 'string' } } } },
-      ...UNKNOWN_FILE,
-    },
-  },
-  'GET /static/app.js': {
-    operationId: 'appScript',
-    bare: true,
-    responses: { 200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' } } } } },
-  },
-  'GET /executions/config': {
-    operationId: 'executionPage',
-    parameters: [FORMAT, query('workflow', 'The workflow to show first')],
-    responses: { 200: page('The execution page: start a run, the live runner, the queue (JSON: workflows and status)') },
-  },
-  'POST /executions/config': {
-    operationId: 'startRun',
-    description: 'Validates the workflow against the live deck and every row against its parameters, then queues the task.',
-    requestBody: body({ json: 'RunBody', form: 'RunForm' }),
-    responses: {
-      200: pageOrJson('Queued: the task id and whether it is already running', 'RunStarted'),
-      400: error('Bad workflow, rows or repeat: details name the row and column, or the step path'),
-      404: error('No such workflow'),
-    },
-  },
-  'GET /executions/status': { operationId: 'runnerStatus', responses: { 200: json('Busy flag, state, flags, current task and progress', 'RunnerStatus') } },
-  'GET /executions/current_task': { operationId: 'currentTask', responses: { 200: json('The running task with its payload, or null', 'CurrentTask') } },
-  'GET /executions/queue': { operationId: 'queue', responses: { 200: json('Unfinished tasks in order, and the runner flags', 'QueueList') } },
-  'GET /executions/queue/task/{task_id}': {
-    operationId: 'queuedTask',
-    responses: { 200: json('The task with its full payload', 'QueueTask'), 400: error('task_id is not a positive integer'), 404: error('No such task') },
-  },
-  'POST /executions/queue/delete': {
-    operationId: 'deleteTask',
-    requestBody: body({ json: 'QueueIdBody' }),
-    responses: { 200: json('Deleted', 'Deleted'), 400: error('id is not a positive integer'), 403: error('Queued by another user: only they or an admin may delete it'), 404: error('No such task'), 409: error('The task is running, interrupted or finished') },
-  },
-  'POST /executions/queue/reorder': {
-    operationId: 'reorderTask',
-    requestBody: body({ json: 'ReorderBody' }),
-    responses: { 200: json('The queue in its new order', 'QueueList'), 400: error('Bad id or direction'), 404: error('No such task'), 409: error('The task is running, interrupted or finished') },
-  },
-  'POST /executions/queue/task/rename': {
-    operationId: 'renameTask',
-    requestBody: body({ json: 'RenameBody' }),
-    responses: { 200: json('The renamed task', 'QueueTask'), 400: error('Bad id, or new_name empty or over 200 characters'), 403: error('Queued by another user: only they or an admin may rename it'), 404: error('No such task') },
-  },
-  'POST /executions/pause-resume': {
-    operationId: 'pauseResume',
-    description: 'Failed step: skip it. Pause step: continue. Interrupted task: go on after its in-doubt step. Held queue: release. Otherwise toggle the pause flag.',
-    responses: { 200: json('The status after', 'RunnerStatus') },
-  },
-  'POST /executions/pause': {
-    operationId: 'pause',
-    description: 'Sets the pause flag while a task runs: no new step (and no new task) starts; a call in flight finishes. Written in the run\'s log. Never skips a failed step or continues a pause step (POST /executions/pause-resume does, by the state).',
-    responses: { 200: json('The status after (state running until the step in flight ends, then paused)', 'RunnerStatus'), 409: error('Nothing runs, it is paused already, or it waits for a decision: the state is in the message') },
-  },
-  'POST /executions/resume': {
-    operationId: 'resume',
-    description: 'Clears the pause flag of a running task: it goes on. Written in the run\'s log.',
-    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No task is paused (a held queue is released with POST /executions/release)') },
-  },
-  'POST /executions/continue': {
-    operationId: 'continuePauseStep',
-    description: 'A `pause` step waits for the operator: it is done, go on with the next step.',
-    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No pause step waits') },
-  },
-  'POST /executions/skip': {
-    operationId: 'skip',
-    description: 'Leave the failed step out and go on: its record, its iteration and the run say it was skipped, and the iteration\'s outputs are not data. For a task interrupted by a stop of labdeck: go on after its in-doubt step.',
-    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No failed step (and no interrupted task)') },
-  },
-  'POST /executions/release': {
-    operationId: 'release',
-    description: 'The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again.',
-    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('The queue is not held, a task runs, or an interrupted task waits for a decision') },
-  },
-  'POST /executions/retry': {
-    operationId: 'retry',
-    responses: { 200: json('The status after', 'RunnerStatus'), 409: error('No failed step (and no interrupted task): the state is in the message') },
-  },
-  'POST /executions/abort/next-iteration': {
-    operationId: 'abortNextIteration',
-    responses: { 200: json('Stopping after this iteration', 'RunnerStatus'), 409: error('Nothing is running') },
-  },
-  'POST /executions/abort/next-task': {
-    operationId: 'abortNextTask',
-    responses: { 200: json('Aborting after the in-flight step; the queue is held', 'RunnerStatus'), 409: error('Nothing is running') },
-  },
-  'GET /executions/events': {
-    operationId: 'events',
-    description: 'Server-sent events: hello (the status), status, step, iteration, log, queue, run. Each `data` is JSON.',
-    responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } },
-  },
-  'GET /static/vendor/{file}': {
-    operationId: 'vendorFile',
-    bare: true,
-    responses: {
-      200: { description: 'The file', content: { '*/*': { schema: { type: 'string' } } } },
-      ...UNKNOWN_FILE,
-    },
-  },
-};
-
-export const routeKey = (r: { method: string; path: string }) => `${r.method.toUpperCase()} ${r.path}`;
-
 // ---------------------------------------------------------------------------------------------------------
 // Building operations.
 
@@ -555,24 +384,56 @@ function addResponse(responses: Record<string, ResponseObject>, status: string, 
   };
 }
 
-function operation(route: RouteInfo, spec: OperationSpec | undefined): OperationObject {
-  const method = route.method.toUpperCase();
-  const unsafe = method !== 'GET' && method !== 'HEAD';
-  const pathParams = [...route.path.matchAll(/\{(\w+)\}/g)].map(
-    ([, name]): ParameterObject => ({ name, in: 'path', required: true, ...(PATH_PARAMS[name] ?? { schema: { type: 'string' } }) }),
-  );
-  const parameters = [...pathParams, ...(spec?.parameters ?? [])];
-  const responses: Record<string, ResponseObject> = { ...(spec?.responses ?? { 200: { description: 'OK' } }) };
-  const bare = spec?.bare ?? false;
+/** A zod object's fields as documented parameters (`output`: as the route reads them, an id as an integer). */
+function parameters(schema: z.ZodObject<z.ZodRawShape>, where: 'path' | 'query', io: 'input' | 'output'): ParameterObject[] {
+  return Object.entries(schema.shape).map(([name, field]) => {
+    const { description, ...rest } = jsonSchema(field as z.ZodType, io) as SchemaObject & { description?: string };
+    const required = where === 'path' || !(field as z.ZodType).safeParse(undefined).success;
+    return { name, in: where, ...(required ? { required: true } : {}), ...(description ? { description } : {}), schema: rest };
+  });
+}
 
-  if (!route.public) {
+/** The component name of a declared route's body. */
+const bodyName = (r: Route) => r.body?.name ?? `${r.operationId[0]!.toUpperCase()}${r.operationId.slice(1)}Body`;
+
+/** A declared route's body: its component (closed: unknown fields refused, but those it passes on) and media types. */
+function requestBody(r: Route, schemas: Record<string, SchemaObject>): RequestBodyObject | undefined {
+  if (!r.body) return undefined;
+  const name = r.body.document ?? bodyName(r);
+  if (!r.body.document) {
+    const schema = jsonSchema(r.body.schema.strict(), 'input');
+    // fields the route passes on: allowed by name pattern, every other unknown field still refused
+    if (r.body.extra) schema.patternProperties = { [r.body.extra.source]: {} };
+    schemas[name] = schema;
+  }
+  const kinds = r.body.kinds ?? ['json', 'form'];
+  const optional = r.body.optional ?? r.body.schema.safeParse({}).success;
+  // a plain-text body is one field's value (the console's code)
+  const text = r.body.text ? (r.body.schema.shape[r.body.text] as z.ZodType | undefined) : undefined;
+  const content: Record<string, MediaTypeObject> = {};
+  for (const k of kinds) content[MEDIA[k]] = { schema: k === 'text' && text ? jsonSchema(text, 'input') : ref(name) };
+  return { required: !optional, content, ...(r.body.description ? { description: r.body.description } : {}) };
+}
+
+/** The operation of a declared route: its own parameters, body and answers, and those every route of its kind has. */
+function operation(r: Route, schemas: Record<string, SchemaObject>): OperationObject {
+  const unsafe = r.method !== 'GET';
+  const isPublic = r.access === 'public';
+  const admin = r.access === 'admin';
+  // path parameters as the route reads them (an id is an integer); a template the schema does not name is text
+  const declared = r.params ? parameters(r.params, 'path', 'output') : [];
+  const pathParams = [...r.path.matchAll(/\{(\w+)\}/g)].map(([, name]): ParameterObject => declared.find((p) => p.name === name) ?? { name, in: 'path', required: true, schema: { type: 'string' } });
+  const params = [...pathParams, ...(r.query ? parameters(r.query, 'query', 'input') : []), ...(r.docParameters ?? [])];
+  const responses: Record<string, ResponseObject> = { ...r.responses };
+
+  if (!isPublic) {
     addResponse(responses, '401', error('Not logged in (JSON), or an unknown or malformed bearer token'));
     addResponse(responses, '302', redirect('Not logged in (pages): to the login form, with `next` for a GET'));
-  } else if (!bare) {
+  } else if (!r.bare) {
     addResponse(responses, '401', error('An unknown or malformed bearer token (a public route with no Authorization header does not need one)'));
   }
-  if (route.admin) addResponse(responses, '403', error('Only an admin may do this'));
-  if (unsafe && !bare) {
+  if (admin) addResponse(responses, '403', error('Only an admin may do this'));
+  if (unsafe && !r.bare) {
     addResponse(responses, '403', error('Cross-site request refused (cookie session with a foreign Origin or Sec-Fetch-Site)'));
     addResponse(responses, '400', error('The JSON body is malformed'));
     addResponse(responses, '413', error('The body is over the size limit (1 MB by default)'));
@@ -581,17 +442,17 @@ function operation(route: RouteInfo, spec: OperationSpec | undefined): Operation
   sorted.default = error('Anything else: 500 internal (the error is in the server log)');
 
   const op: OperationObject = {
-    operationId: spec?.operationId ?? `${method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+/g, '_')}`,
-    summary: route.summary,
-    tags: [route.section],
+    operationId: r.operationId,
+    summary: r.summary,
+    tags: [r.section],
     responses: sorted,
-    security: route.public ? (spec?.optionalLogin ? [{}, ...SESSION_OR_TOKEN] : []) : SESSION_OR_TOKEN,
+    security: isPublic ? (r.optionalLogin ? [{}, ...SESSION_OR_TOKEN] : []) : SESSION_OR_TOKEN,
   };
-  if (spec?.description) op.description = spec.description;
-  if (parameters.length) op.parameters = parameters;
-  if (spec?.requestBody) op.requestBody = spec.requestBody;
-  if (route.admin) op['x-labdeck-admin'] = true;
-  if (!spec) op['x-labdeck-undocumented'] = true;
+  if (r.description) op.description = r.description;
+  if (params.length) op.parameters = params;
+  const body = requestBody(r, schemas);
+  if (body) op.requestBody = body;
+  if (admin) op['x-labdeck-admin'] = true;
   return op;
 }
 
@@ -662,9 +523,10 @@ function liveDeck(instruments: InstrumentSchema[], doc: OpenApiDocument) {
     named.push(ref(withName));
     mapping[inst.name] = `#/components/schemas/${withName}`;
 
-    const generic = declaredSpec(INSTRUMENT_ROUTES.call as unknown as Route, schemas);
-    const route: RouteInfo = { section: 'Live deck', method: 'POST', path: `/instruments/${inst.name}`, summary: `Call a method of ${inst.name}` };
-    const op = operation(route, { ...generic, operationId: `call_${inst.name.replace(/[^A-Za-z0-9_]/g, '_')}`, requestBody: body({ json: ref(call) }) });
+    // the generic call route, for this instrument: its body is the instrument's own methods
+    const route = { ...INSTRUMENT_ROUTES.call, section: 'Live deck', path: `/instruments/${inst.name}`, summary: `Call a method of ${inst.name}`, operationId: `call_${inst.name.replace(/[^A-Za-z0-9_]/g, '_')}`, params: undefined } as unknown as Route;
+    const op = operation(route, schemas);
+    op.requestBody = { required: true, content: { [MEDIA.json]: { schema: ref(call) } } };
     op.description = `${inst.description || inst.driver}. Methods: ${inst.methods.map((m) => `${m.name} (${m.safety})`).join(', ')}. A form (method + one field per parameter) works too.`;
     op['x-labdeck-live'] = true;
     // A deck device named like one of the fixed routes (say `proxy`) must not replace that route's entry.
@@ -709,50 +571,9 @@ function description(opts: BuildOptions): string {
   ].join('\n');
 }
 
-/** A zod object's fields as documented query parameters. */
-function queryParameters(schema: z.ZodObject<z.ZodRawShape>): ParameterObject[] {
-  return Object.entries(schema.shape).map(([name, field]) => {
-    const { description, ...rest } = jsonSchema(field as z.ZodType, 'input') as SchemaObject & { description?: string };
-    return { name, in: 'query', ...((field as z.ZodType).safeParse(undefined).success ? {} : { required: true }), ...(description ? { description } : {}), schema: rest };
-  });
-}
-
-/** The component name of a declared route's body. */
-const bodyName = (r: Route) => r.body?.name ?? `${r.operationId[0]!.toUpperCase()}${r.operationId.slice(1)}Body`;
-
-/** What a declared route says about itself, in the shape the legacy OPERATIONS entries have. */
-function declaredSpec(r: Route, schemas: Record<string, SchemaObject>): OperationSpec {
-  const parameters = [...(r.query ? queryParameters(r.query) : []), ...(r.docParameters ?? [])];
-  let requestBody: RequestBodyObject | undefined;
-  if (r.body) {
-    const name = r.body.document ?? bodyName(r);
-    if (!r.body.document) {
-      const schema = jsonSchema(r.body.schema.strict(), 'input');
-      // fields the route passes on: allowed by name pattern, every other unknown field still refused
-      if (r.body.extra) schema.patternProperties = { [r.body.extra.source]: {} };
-      schemas[name] = schema;
-    }
-    const kinds = r.body.kinds ?? ['json', 'form'];
-    const optional = r.body.optional ?? r.body.schema.safeParse({}).success;
-    // a plain-text body is one field's value (the console's code)
-    const text = r.body.text ? (r.body.schema.shape[r.body.text] as z.ZodType | undefined) : undefined;
-    requestBody = body(Object.fromEntries(kinds.map((k) => [k, k === 'text' && text ? jsonSchema(text, 'input') : name])), !optional, r.body.description);
-  }
-  return {
-    operationId: r.operationId,
-    ...(r.description ? { description: r.description } : {}),
-    ...(parameters.length ? { parameters } : {}),
-    ...(requestBody ? { requestBody } : {}),
-    responses: r.responses,
-    ...(r.bare ? { bare: true } : {}),
-    ...(r.optionalLogin ? { optionalLogin: true } : {}),
-  };
-}
-
-/** The OpenAPI 3.1 document for every route (`routes()`), plus the live deck unless `public`. */
+/** The OpenAPI 3.1 document for every declared route, plus the live deck unless `public`. */
 export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
-  const ROUTES = routes();
-  const declared = new Map(declaredRoutes().map((r) => [r.key, r]));
+  const ROUTES = allRoutes();
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
     info: { title: 'labdeck HTTP API', version: version(), description: description(opts) },
@@ -769,10 +590,8 @@ export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
     },
   };
   for (const route of ROUTES) {
-    const path = `${MOUNT}${route.path}`;
-    const item = (doc.paths[path] ??= {});
-    const own = declared.get(routeKey(route));
-    item[route.method.toLowerCase() as HttpMethod] = operation(route, own ? declaredSpec(own, doc.components.schemas) : OPERATIONS[routeKey(route)]);
+    const item = (doc.paths[`${MOUNT}${route.path}`] ??= {});
+    item[route.method.toLowerCase() as HttpMethod] = operation(route, doc.components.schemas);
   }
   if (!opts.public) liveDeck(opts.instruments, doc);
   return doc;

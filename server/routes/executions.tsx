@@ -1,14 +1,19 @@
 /** Workflow execution: start runs, the queue, the runner's status and controls, and the live event stream. */
 import { Router, type Request, type Response } from 'express';
+import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
-import type { RunnerEvent } from '../../core/runner/index.js';
+import { DIRECTIONS, type Direction, type RunnerEvent } from '../../core/runner/index.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { QueueTaskRow } from '../../core/store/types.js';
+import { MAX_REPEAT } from '../../core/workflow/config.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { runTail } from '../../core/records/tail.js';
 import { ctxOf } from '../context.js';
-import { asLabError, intParam, render, statusOf, wantsJson } from '../http.js';
+import { error, json, pageOrJson, type ResponseObject } from '../api-doc.js';
+import { asLabError, render, statusOf, wantsJson } from '../http.js';
+import { ID, handle, route } from '../route.js';
 import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
+import { NO_FIELDS } from './auth.js';
 
 /** A queued task as the API shows it; `payload` only when asked for (it can be large). */
 export function taskJson(t: QueueTaskRow, withPayload = false) {
@@ -44,9 +49,223 @@ export function formRows(body: Record<string, unknown>): Record<string, unknown>
 export const MAX_STREAMS_PER_USER = 16;
 export const MAX_STREAMS = 128;
 
+const SECTION = 'Workflow execution';
+/** A text query parameter; anything else (a repeated key) reads as absent, as it always did. */
+const text = (description: string) => z.string().optional().catch(undefined).describe(description);
+/** The field names of the page's typed rows: `rows[<i>][<param>]` (passed on; `formRows` reads them). */
+const ROW_FIELD = /^rows\[\d{1,5}\]\[.+\]$/;
+const TASK_ID = ID.describe('The integer id of a queued task (GET /app/executions/queue)');
+const STATUS_AFTER = json('The status after', 'RunnerStatus');
+
+/** A runner control: no fields (a field sent is refused by name), the status after, 409 when it does not apply. */
+const control = (spec: { path: string; operationId: string; summary: string; description?: string; responses: Record<string, ResponseObject> }) =>
+  route({ method: 'POST', section: SECTION, body: NO_FIELDS, ...spec });
+
+export const EXECUTION_ROUTES = {
+  page: route({
+    method: 'GET',
+    path: '/executions/config',
+    section: SECTION,
+    summary: 'Start a run; the live runner and the queue',
+    operationId: 'executionPage',
+    query: z.object({
+      format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header'),
+      workflow: text('The workflow to show first (default: the one you last worked with)'),
+      uploaded: text('A config CSV just uploaded (POST /app/files/batch-configs): offered to queue'),
+    }),
+    responses: { 200: pageOrJson('The execution page: start a run, the live runner, the queue; JSON: the workflows and the status', 'RunSetup') },
+  }),
+  start: route({
+    method: 'POST',
+    path: '/executions/config',
+    section: SECTION,
+    summary: 'Queue a workflow over config rows or a repeat count (200 { task_id, status })',
+    operationId: 'startRun',
+    description: 'Validates the workflow against the live deck and every row against its parameters, then queues the task.',
+    body: {
+      name: 'RunBody',
+      description:
+        'JSON: { workflow, config | repeat | config_file, name? }. The page\'s form sends `workflow`, `name`, and `repeat` ' +
+        '(which wins when given) or the typed rows, one field `rows[<i>][<param>]` per cell (empty rows are dropped), or `config_file`.',
+      schema: z.object({
+        workflow: z.string().min(1).describe('A saved workflow (GET /app/workflows)'),
+        config: z
+          .array(z.record(z.string(), z.unknown(), { error: 'must be an object of parameter values' }), { error: 'must be a list of rows (one object of parameter values per iteration)' })
+          .nullish()
+          .describe('One object of parameter values per iteration'),
+        // a number or its text (a form): the runner checks it is a whole number in range and names the field
+        repeat: z
+          .union([z.number(), z.string()])
+          .nullish()
+          .describe(`Or: this many iterations with the parameter defaults (a whole number from 1 to ${MAX_REPEAT})`),
+        name: z.string().max(200).optional().describe('Display name of the task (default "<workflow> × n")'),
+        config_file: z.string().optional().describe('Or: the filename of an uploaded config CSV (POST /app/files/batch-configs)'),
+      }),
+      extra: ROW_FIELD,
+      extraKinds: ['form'],
+    },
+    responses: {
+      200: pageOrJson('Queued: the task id and whether it is already running (the page follows the task)', 'RunStarted'),
+      400: error('Bad workflow, rows or repeat (details name the row and column, or the step path), or a field the route does not take (named)'),
+      404: error('No such workflow, or no such config file'),
+    },
+  }),
+  status: route({
+    method: 'GET',
+    path: '/executions/status',
+    section: SECTION,
+    summary: 'Runner status: busy, state, flags, current task, progress',
+    operationId: 'runnerStatus',
+    responses: { 200: json('Busy flag, state, flags, current task and progress', 'RunnerStatus') },
+  }),
+  currentTask: route({
+    method: 'GET',
+    path: '/executions/current_task',
+    section: SECTION,
+    summary: 'The running task, with its payload',
+    operationId: 'currentTask',
+    responses: { 200: json('The running task with its payload, or null', 'CurrentTask') },
+  }),
+  queue: route({
+    method: 'GET',
+    path: '/executions/queue',
+    section: SECTION,
+    summary: 'The queue and its state',
+    operationId: 'queue',
+    responses: { 200: json('Unfinished tasks in order, and the runner flags', 'QueueList') },
+  }),
+  task: route({
+    method: 'GET',
+    path: '/executions/queue/task/{task_id}',
+    section: SECTION,
+    summary: 'A queued task with its full payload',
+    operationId: 'queuedTask',
+    params: z.object({ task_id: TASK_ID }),
+    responses: { 200: json('The task with its full payload', 'QueueTask'), 400: error('task_id is not a positive integer'), 404: error('No such task') },
+  }),
+  delete: route({
+    method: 'POST',
+    path: '/executions/queue/delete',
+    section: SECTION,
+    summary: 'Remove a pending task: { id }',
+    operationId: 'deleteTask',
+    body: { name: 'QueueIdBody', schema: z.object({ id: TASK_ID }) },
+    responses: {
+      200: json('Deleted', 'Deleted'),
+      400: error('id is not a positive integer, or a field the route does not take'),
+      403: error('Queued by another user: only they or an admin may delete it'),
+      404: error('No such task'),
+      409: error('The task is running, interrupted or finished'),
+    },
+  }),
+  reorder: route({
+    method: 'POST',
+    path: '/executions/queue/reorder',
+    section: SECTION,
+    summary: 'Move a pending task: { id, direction: up|down|top|bottom }',
+    operationId: 'reorderTask',
+    body: { name: 'ReorderBody', schema: z.object({ id: TASK_ID, direction: z.enum(DIRECTIONS as [Direction, ...Direction[]]).describe('One place up or down, or to the top or bottom') }) },
+    responses: {
+      200: json('The queue in its new order', 'QueueList'),
+      400: error('Bad id or direction, or a field the route does not take'),
+      404: error('No such task'),
+      409: error('The task is running, interrupted or finished'),
+    },
+  }),
+  rename: route({
+    method: 'POST',
+    path: '/executions/queue/task/rename',
+    section: SECTION,
+    summary: 'Rename a task: { id, new_name }',
+    operationId: 'renameTask',
+    // the runner also refuses a name of spaces only (it trims the name)
+    body: { name: 'RenameBody', schema: z.object({ id: TASK_ID, new_name: z.string().min(1).max(200).describe('The new display name') }) },
+    responses: {
+      200: json('The renamed task', 'QueueTask'),
+      400: error('Bad id, or new_name empty or over 200 characters, or a field the route does not take'),
+      403: error('Queued by another user: only they or an admin may rename it'),
+      404: error('No such task'),
+    },
+  }),
+  pauseResume: control({
+    path: '/executions/pause-resume',
+    summary: 'Pause or resume; skip a failed step; continue a pause step; release a held queue',
+    operationId: 'pauseResume',
+    description: 'Failed step: skip it. Pause step: continue. Interrupted task: go on after its in-doubt step. Held queue: release. Otherwise toggle the pause flag.',
+    responses: { 200: STATUS_AFTER },
+  }),
+  // the page's buttons and scripts: each does one thing, or answers 409 when it would do nothing
+  pause: control({
+    path: '/executions/pause',
+    summary: 'Pause the running task after its step in flight (409 when nothing runs or it is paused)',
+    operationId: 'pause',
+    description: "Sets the pause flag while a task runs: no new step (and no new task) starts; a call in flight finishes. Written in the run's log. Never skips a failed step or continues a pause step (POST /executions/pause-resume does, by the state).",
+    responses: { 200: json('The status after (state running until the step in flight ends, then paused)', 'RunnerStatus'), 409: error('Nothing runs, it is paused already, or it waits for a decision: the state is in the message') },
+  }),
+  resume: control({
+    path: '/executions/resume',
+    summary: 'Resume a paused task (409 when it is not paused)',
+    operationId: 'resume',
+    description: "Clears the pause flag of a running task: it goes on. Written in the run's log.",
+    responses: { 200: STATUS_AFTER, 409: error('No task is paused (a held queue is released with POST /executions/release)') },
+  }),
+  continue: control({
+    path: '/executions/continue',
+    summary: 'Continue after a pause step (409 when none waits)',
+    operationId: 'continuePauseStep',
+    description: 'A `pause` step waits for the operator: it is done, go on with the next step.',
+    responses: { 200: STATUS_AFTER, 409: error('No pause step waits') },
+  }),
+  skip: control({
+    path: '/executions/skip',
+    summary: 'Skip the failed step and go on (409 when no step failed)',
+    operationId: 'skip',
+    description: "Leave the failed step out and go on: its record, its iteration and the run say it was skipped, and the iteration's outputs are not data. For a task interrupted by a stop of labdeck: go on after its in-doubt step.",
+    responses: { 200: STATUS_AFTER, 409: error('No failed step (and no interrupted task)') },
+  }),
+  release: control({
+    path: '/executions/release',
+    summary: 'Release the held queue (409 when it is not held)',
+    operationId: 'release',
+    description: 'The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again.',
+    responses: { 200: STATUS_AFTER, 409: error('The queue is not held, a task runs, or an interrupted task waits for a decision') },
+  }),
+  retry: control({
+    path: '/executions/retry',
+    summary: 'Re-run the failed step',
+    operationId: 'retry',
+    responses: { 200: STATUS_AFTER, 409: error('No failed step (and no interrupted task): the state is in the message') },
+  }),
+  abortNextIteration: control({
+    path: '/executions/abort/next-iteration',
+    summary: 'Finish this iteration, skip the rest, run cleanup',
+    operationId: 'abortNextIteration',
+    responses: { 200: json('Stopping after this iteration', 'RunnerStatus'), 409: error('Nothing is running') },
+  }),
+  abortNextTask: control({
+    path: '/executions/abort/next-task',
+    summary: 'Stop after the in-flight step, run cleanup, hold the queue',
+    operationId: 'abortNextTask',
+    responses: { 200: json('Aborting after the in-flight step; the queue is held', 'RunnerStatus'), 409: error('Nothing is running') },
+  }),
+  events: route({
+    method: 'GET',
+    path: '/executions/events',
+    section: SECTION,
+    summary: 'Live events (server-sent events)',
+    operationId: 'events',
+    description: 'Server-sent events: hello (the status, and the current or last run so far), status, step, iteration, log, queue, run. Each `data` is JSON. A HEAD answers at once.',
+    responses: {
+      200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+      429: error(`Too many live views open: at most ${MAX_STREAMS_PER_USER} per user and ${MAX_STREAMS} in the lab`),
+    },
+  }),
+};
+
 export function executionRoutes(runtime: Runtime): Router {
   const r = Router();
   const { runner, store } = runtime;
+  const R = EXECUTION_ROUTES;
 
   /** The latest run that has ended (the page links its record), or null. */
   const lastRun = async (): Promise<LastRun | null> => {
@@ -78,7 +297,7 @@ export function executionRoutes(runtime: Runtime): Router {
     );
   };
 
-  r.get('/executions/config', async (req, res) => {
+  handle(r, R.page, async (req, res) => {
     if (wantsJson(req)) {
       const workflows = await store.workflows.list();
       return res.json({ workflows: workflows.map((w) => ({ name: w.name, version: w.version })), status: runner.status() });
@@ -86,95 +305,102 @@ export function executionRoutes(runtime: Runtime): Router {
     await page(req, res);
   });
 
-  r.post('/executions/config', async (req, res) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    let config: unknown = body.config;
-    let repeat: unknown = body.repeat;
-    if (!req.is('application/json')) {
-      // the page: typed rows, or a repeat count (which wins when given)
-      repeat = typeof body.repeat === 'string' && body.repeat.trim() ? body.repeat.trim() : undefined;
-      config = repeat === undefined ? formRows(body) : undefined;
-    }
-    try {
-      if (typeof body.config_file === 'string' && body.config_file) {
-        // an uploaded config CSV (POST /files/batch-configs): its rows, checked with line and column named
-        const saved = typeof body.workflow === 'string' ? await store.workflows.get(body.workflow) : null;
-        if (saved) config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
-        repeat = undefined;
-      }
-      const task = await runner.submit({ workflow: body.workflow, config, repeat, name: body.name === '' ? undefined : body.name, userId: req.user!.id });
-      const status = (await runner.startsNow(task.id)) ? 'running' : 'queued';
-      if (wantsJson(req)) return res.json({ task_id: task.id, status });
-      // as it is now (a short run may have ended already); the page follows it from here
-      const now = await runner.task(task.id);
-      await page(req, res, { started: { id: now.id, name: now.name, status: now.status, run_id: now.runId } });
-    } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await page(req, res, { error: err, rows: Array.isArray(config) ? (config as Record<string, unknown>[]) : undefined }, statusOf(err));
-    }
-  });
+  /** The page's form that does not fit comes back with the message, its typed rows kept. */
+  const formAgain = (req: Request, res: Response, err: LabError) => page(req, res, { error: err, rows: formRows((req.body ?? {}) as Record<string, unknown>) }, statusOf(err));
 
-  r.get('/executions/status', (_req, res) => {
+  handle(
+    r,
+    R.start,
+    async (req, res, { body }) => {
+      let config: unknown = body.config;
+      let repeat: unknown = body.repeat;
+      if (!req.is('application/json')) {
+        // the page: typed rows, or a repeat count (which wins when given)
+        repeat = typeof body.repeat === 'string' && body.repeat.trim() ? body.repeat.trim() : undefined;
+        config = repeat === undefined ? formRows(body) : undefined;
+      }
+      try {
+        if (body.config_file) {
+          // an uploaded config CSV (POST /files/batch-configs): its rows, checked with line and column named
+          const saved = await store.workflows.get(body.workflow);
+          if (saved) config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
+          repeat = undefined;
+        }
+        const task = await runner.submit({ workflow: body.workflow, config, repeat, name: body.name === '' ? undefined : body.name, userId: req.user!.id });
+        const status = (await runner.startsNow(task.id)) ? 'running' : 'queued';
+        if (wantsJson(req)) return res.json({ task_id: task.id, status });
+        // as it is now (a short run may have ended already); the page follows it from here
+        const now = await runner.task(task.id);
+        await page(req, res, { started: { id: now.id, name: now.name, status: now.status, run_id: now.runId } });
+      } catch (e) {
+        const err = asLabError(e);
+        if (wantsJson(req)) throw err;
+        await formAgain(req, res, err);
+      }
+    },
+    formAgain,
+  );
+
+  handle(r, R.status, (_req, res) => {
     res.json(runner.status());
   });
 
-  r.get('/executions/current_task', async (_req, res) => {
+  handle(r, R.currentTask, async (_req, res) => {
     const status = runner.status();
     const task = status.current_task ? await store.queue.get(status.current_task.id) : null;
     res.json({ current_task: task ? taskJson(task, true) : null, state: status.state, progress: status.progress, failed_step: status.failed_step, waiting: status.waiting });
   });
 
-  r.get('/executions/queue', async (_req, res) => {
+  handle(r, R.queue, async (_req, res) => {
     const q = await runner.queue();
     res.json({ tasks: q.tasks.map((t) => taskJson(t)), paused: q.paused, queue_held: q.queue_held, current_task_id: q.current_task_id });
   });
 
-  r.get('/executions/queue/task/:task_id', async (req, res) => {
-    const task = await runner.task(intParam(req.params.task_id, 'task_id'));
-    res.json(taskJson(task, true));
+  handle(r, R.task, async (_req, res, { params }) => {
+    res.json(taskJson(await runner.task(params.task_id), true));
   });
 
-  r.post('/executions/queue/delete', async (req, res) => {
-    const id = intParam(req.body?.id, 'id');
+  handle(r, R.delete, async (req, res, { body: { id } }) => {
     await runner.deleteTask(id, req.user!);
     res.json({ deleted: id });
   });
 
-  r.post('/executions/queue/reorder', async (req, res) => {
-    const id = intParam(req.body?.id, 'id');
-    await runner.moveTask(id, req.body?.direction);
+  handle(r, R.reorder, async (_req, res, { body }) => {
+    await runner.moveTask(body.id, body.direction);
     const q = await runner.queue();
     res.json({ tasks: q.tasks.map((t) => taskJson(t)) });
   });
 
-  r.post('/executions/queue/task/rename', async (req, res) => {
-    const id = intParam(req.body?.id, 'id');
-    await runner.renameTask(id, req.body?.new_name, req.user!);
-    res.json(taskJson(await runner.task(id)));
+  handle(r, R.rename, async (req, res, { body }) => {
+    await runner.renameTask(body.id, body.new_name, req.user!);
+    res.json(taskJson(await runner.task(body.id)));
   });
 
-  const control = (action: () => Promise<unknown>) => async (req: Request, res: Response) => {
-    await action();
-    await runtime.audit(req.user!.id, `runner${req.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: runner.status().state });
-    res.json(runner.status());
-  };
-  r.post('/executions/pause-resume', control(() => runner.pauseResume()));
-  // the page's buttons and scripts: each does one thing, or answers 409 when it would do nothing
-  r.post('/executions/pause', control(() => runner.pause()));
-  r.post('/executions/resume', control(() => runner.resume()));
-  r.post('/executions/continue', control(() => runner.continuePauseStep()));
-  r.post('/executions/skip', control(() => runner.skip()));
-  r.post('/executions/release', control(() => runner.release()));
-  r.post('/executions/retry', control(() => runner.retry()));
-  r.post('/executions/abort/next-iteration', control(() => runner.abortNextIteration()));
-  r.post('/executions/abort/next-task', control(() => runner.abortNextTask()));
+  /** Each control: the runner's action, audit-logged (`runner.pause`, `runner.abort.next-task`, …), then the status. */
+  const controls: [typeof R.pause, () => Promise<unknown>][] = [
+    [R.pauseResume, () => runner.pauseResume()],
+    [R.pause, () => runner.pause()],
+    [R.resume, () => runner.resume()],
+    [R.continue, () => runner.continuePauseStep()],
+    [R.skip, () => runner.skip()],
+    [R.release, () => runner.release()],
+    [R.retry, () => runner.retry()],
+    [R.abortNextIteration, () => runner.abortNextIteration()],
+    [R.abortNextTask, () => runner.abortNextTask()],
+  ];
+  for (const [route, action] of controls) {
+    handle(r, route, async (req, res) => {
+      await action();
+      await runtime.audit(req.user!.id, `runner${route.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: runner.status().state });
+      res.json(runner.status());
+    });
+  }
 
   /** Live event streams open, per user and in all: each holds a connection and a listener. */
   const streams = new Map<number, number>();
   let total = 0;
   /** Server-sent events: status, step start/end, log lines, queue changes, iterations. */
-  r.get('/executions/events', async (req, res) => {
+  handle(r, R.events, async (req, res) => {
     const headers = { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' };
     if (req.method === 'HEAD') return void res.writeHead(200, headers).end(); // a HEAD has no stream to wait for
     const userId = req.user!.id;

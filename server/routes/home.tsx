@@ -12,7 +12,7 @@ import { projectRoot } from '../../core/paths.js';
 import type { Runtime } from '../../core/runtime.js';
 import { routes } from '../catalogue.js';
 import { ctxOf } from '../context.js';
-import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
+import { empty, error, json, page, pageOrJson, redirect, type ResponseObject } from '../api-doc.js';
 import { asLabError, render, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { HelpPage, LabHome, type LabHomeData } from '../views/home.js';
@@ -110,6 +110,55 @@ const VENDOR: Record<string, string> = {
   'uPlot.min.css': 'uplot/dist/uPlot.min.css',
 };
 
+/** Any file: its type is its name's. */
+const A_FILE = (description: string): ResponseObject => ({ description, content: { '*/*': { schema: { type: 'string' } } } });
+/** An unknown asset is a 404 for everyone (not a login redirect). */
+const NO_ASSET = error('No such file (for everyone: assets are public)');
+
+/**
+ * The assets: public, served before authentication and body parsing (`bare`), from our own origin.
+ *
+ * `GET /static/{file}` is served by a middleware, not a handler: `express.static` on the `/static` prefix
+ * (in `publicRoutes`). It is declared here for the route list and the API document only and never passed to
+ * `handle`; test/api/openapi.test.ts accepts a declared route that is not registered when a middleware
+ * mounted on a prefix of its path serves it (and requires every such middleware to have one).
+ */
+export const ASSET_ROUTES = {
+  file: route({
+    method: 'GET',
+    path: '/static/{file}',
+    section: 'Assets',
+    summary: "labdeck's own stylesheet and icon",
+    access: 'public',
+    operationId: 'staticFile',
+    bare: true,
+    params: z.object({ file: z.string().describe("A file of labdeck's own (server/static: app.css, favicon.svg)") }),
+    responses: { 200: A_FILE('The file'), 404: NO_ASSET },
+  }),
+  appScript: route({
+    method: 'GET',
+    path: '/static/app.js',
+    section: 'Assets',
+    summary: 'The browser script (bundled by esbuild)',
+    access: 'public',
+    operationId: 'appScript',
+    bare: true,
+    responses: { 200: { description: 'The script', content: { 'text/javascript': { schema: { type: 'string' } } } } },
+  }),
+  vendor: route({
+    method: 'GET',
+    path: '/static/vendor/{file}',
+    section: 'Assets',
+    summary: 'Bootstrap, htmx, SortableJS and uPlot, served from our own origin',
+    access: 'public',
+    operationId: 'vendorFile',
+    bare: true,
+    // any name reaches the handler, which answers 404 for one that is not listed
+    params: z.object({ file: z.string().meta({ enum: Object.keys(VENDOR) }).describe('A vendored file') }),
+    responses: { 200: A_FILE('The file'), 404: NO_ASSET },
+  }),
+};
+
 /**
  * What is served before authentication and body parsing. `identify` tells the help page who is logged in
  * (so its nav says so) without ever refusing anyone.
@@ -121,12 +170,13 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
   handle(r, HOME_ROUTES.health, (_req, res) => {
     res.json({ ok: true, instruments: runtime.deck.list().length });
   });
-  r.get('/static/vendor/:file', (req, res, next) => {
-    const rel = Object.hasOwn(VENDOR, req.params.file) ? VENDOR[req.params.file] : undefined; // not `constructor`
-    if (!rel) return next();
+  handle(r, ASSET_ROUTES.vendor, (_req, res, { params: { file } }) => {
+    const rel = Object.hasOwn(VENDOR, file) ? VENDOR[file] : undefined; // not `constructor`
+    if (!rel) throw new LabError('not_found', `No asset /vendor/${file}.`);
     res.sendFile(join(modules, rel), cache);
   });
-  r.get('/static/app.js', (_req, res) => res.sendFile(join(projectRoot, 'dist', 'client', 'app.js'), cache));
+  handle(r, ASSET_ROUTES.appScript, (_req, res) => res.sendFile(join(projectRoot, 'dist', 'client', 'app.js'), cache));
+  // GET /static/{file} (ASSET_ROUTES.file): the middleware serves it, there is no handler to declare it on
   r.use('/static', express.static(here, { ...cache, index: false, dotfiles: 'deny' }));
   // an unknown asset is a 404 for everyone (not a login redirect)
   r.use('/static', (req, _res, next) => next(new LabError('not_found', `No asset ${req.path}.`)));

@@ -39,7 +39,8 @@ export function paletteOf(instruments: InstrumentSchema[]): BuilderData['instrum
 
 const SECTION = 'Workflows';
 const FORMAT = z.object({ format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header') });
-const NAMED = z.object({ name: z.string().describe('A workflow name') });
+// the pattern is documented, not checked here: a name that is not one is no saved workflow (404)
+const NAMED = z.object({ name: z.string().meta({ pattern: '^[A-Za-z_][A-Za-z0-9_-]*$' }).describe('A workflow name') });
 /** A workflow document (JSON); validateWorkflow checks it whole against the live deck, naming each step path. */
 const DOCUMENT = { schema: z.looseObject({}), kinds: ['json' as const], document: 'Workflow' };
 

@@ -136,6 +136,23 @@ describe('POST /executions/config', () => {
     expect(unknown.body.error).toMatchObject({ code: 'not_found', details: [{ field: 'workflow', message: 'unknown workflow' }] });
     expect((await api.queue()).tasks).toEqual([]);
   });
+
+  it('refuses a field it does not take with 400 naming it (batch_size, as an ivoryOS example sends); nothing is queued', async () => {
+    // issue 11 item 5: a run over config rows has no batches (a campaign does: POST /executions/campaign)
+    const res = await api.submit({ workflow: 'ping', config: [{ v: 1 }], batch_size: 2 }).expect(400);
+    expect(res.body.error.code).toBe('invalid_input');
+    expect(res.body.error.details).toEqual([{ field: 'batch_size', message: expect.stringContaining('is not a field of this request') }]);
+    expect(res.body.error.message).toContain('batch_size');
+    // the page's form likewise, with the page again and the message; its typed rows pass, other fields do not
+    const page = await lab.admin.post('/app/executions/config').type('form').send({ workflow: 'ping', 'rows[0][v]': '4', batch_size: '2' }).expect(400);
+    expect(page.type).toBe('text/html');
+    expect(page.text).toContain('batch_size');
+    expect(page.text).toContain('value="4"');
+    // typed rows are the form's: a JSON body sends config
+    const json = await api.submit({ workflow: 'ping', 'rows[0][v]': '4' }).expect(400);
+    expect(json.body.error.details[0].field).toBe('rows[0][v]');
+    expect((await api.queue()).tasks).toEqual([]);
+  });
 });
 
 describe('the queue', () => {
@@ -282,6 +299,18 @@ describe('controls', () => {
     expect(await taskStatus(next)).toBe('done');
     const run = (await lab.runtime.store.runs.get((await lab.runtime.store.queue.get(body.task_id))!.runId!))!;
     expect(run.status).toBe('stopped');
+  });
+
+  it('takes no fields: a field sent to a control or the queue routes is refused by name, and nothing is done', async () => {
+    for (const path of ['pause-resume', 'pause', 'resume', 'continue', 'skip', 'release', 'retry', 'abort/next-iteration', 'abort/next-task']) {
+      const res = await api.control(path).send({ force: true }).expect(400);
+      expect([path, res.body.error.details]).toEqual([path, [{ field: 'force', message: expect.stringContaining('(it takes none)') }]]);
+    }
+    expect(await api.status()).toMatchObject({ state: 'idle', paused: false, queue_held: false });
+    const { more } = await holding(1);
+    const stray = await lab.admin.post('/app/executions/queue/delete').set('Accept', J).send({ id: more[0], direction: 'up' }).expect(400);
+    expect(stray.body.error.details).toEqual([{ field: 'direction', message: expect.stringContaining('its fields: id') }]);
+    expect((await api.queue()).tasks.map((t: { id: number }) => t.id)).toContain(more[0]);
   });
 
   it('every control is audit-logged with who did it', async () => {

@@ -672,10 +672,13 @@ describe('fuzzing every operation of the OpenAPI document', () => {
             }
             return { order: order.slice(0, rng.int(0, order.length)) };
           }
+          // each takes its own fields only (another is refused by name)
           case 'POST /app/executions/queue/delete':
+            return { id: rng.pick(pools.queueIds.length ? pools.queueIds : [1]) };
           case 'POST /app/executions/queue/reorder':
+            return { id: rng.pick(pools.queueIds.length ? pools.queueIds : [1]), direction: rng.pick(['up', 'down', 'top', 'bottom']) };
           case 'POST /app/executions/queue/task/rename':
-            return { id: rng.pick(pools.queueIds.length ? pools.queueIds : [1]), direction: rng.pick(['up', 'down', 'top', 'bottom']), new_name: `renamed ${rng.word(4)}` };
+            return { id: rng.pick(pools.queueIds.length ? pools.queueIds : [1]), new_name: `renamed ${rng.word(4)}` };
           case 'POST /app/auth/signup':
             return { username: `fz_${rng.word(6)}`, password: 'a long enough password' };
           case 'POST /app/instruments/new/{instrument}':
