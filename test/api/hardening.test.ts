@@ -36,6 +36,17 @@ async function emptyLab(appOpts: Parameters<typeof createApp>[1] = {}, deck: str
   };
 }
 
+/** An empty lab and its admin for the tests of a describe block (made before them, closed after). */
+function labWithAdmin() {
+  const t = {} as { lab: Awaited<ReturnType<typeof emptyLab>>; admin: ReturnType<typeof request.agent> };
+  beforeAll(async () => {
+    t.lab = await emptyLab();
+    t.admin = await signupAndLogin(t.lab.app, 'ada');
+  });
+  afterAll(() => t.lab.close());
+  return t;
+}
+
 /** Unhandled promise rejections while it watches (each would end a real server). */
 function watchUnhandled() {
   const seen: unknown[] = [];
@@ -329,27 +340,21 @@ function unwritable(dir: string, how: { fullKb?: number } = {}): () => void {
 }
 
 describe('a read-only or full data folder', () => {
-  let lab: Awaited<ReturnType<typeof emptyLab>>;
-  let admin: ReturnType<typeof request.agent>;
-  beforeAll(async () => {
-    lab = await emptyLab();
-    admin = await signupAndLogin(lab.app, 'ada');
-  });
-  afterAll(() => lab.close());
+  const t = labWithAdmin();
 
-  const filesDir = () => join(lab.runtime.dataDir, 'files');
+  const filesDir = () => join(t.lab.runtime.dataDir, 'files');
 
   it('an upload answers 507 naming the folder, and keeps neither a file nor a record', async () => {
     const undo = unwritable(filesDir());
     try {
-      const res = await admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('volume\n1\n'), 'c.csv').expect(507);
+      const res = await t.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('volume\n1\n'), 'c.csv').expect(507);
       expect(res.body.error.message).toMatch(new RegExp(`The file could not be stored: ${filesDir()}/config cannot be written`));
-      expect(await lab.runtime.store.files.list('config')).toEqual([]);
+      expect(await t.lab.runtime.store.files.list('config')).toEqual([]);
     } finally {
       undo();
     }
     // once it can be written again, the same upload is stored
-    await admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('volume\n1\n'), 'c.csv').expect(201);
+    await t.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('volume\n1\n'), 'c.csv').expect(201);
   });
 
   it('an upload to a full disk answers 507 saying so, and leaves no partial file behind', async () => {
@@ -358,10 +363,10 @@ describe('a read-only or full data folder', () => {
     const undo = unwritable(dir, { fullKb: 16 });
     try {
       const big = Buffer.from(`volume\n${'1.5\n'.repeat(20_000)}`); // 80 kB
-      const res = await admin.post('/app/files/execution-data').set('Accept', J).attach('file', big, 'h.csv').expect(507);
+      const res = await t.admin.post('/app/files/execution-data').set('Accept', J).attach('file', big, 'h.csv').expect(507);
       expect(res.body.error.message).toContain(`${dir} has no space left (ENOSPC)`);
       expect(readdirSync(dir)).toEqual([]);
-      expect(await lab.runtime.store.files.list('history')).toEqual([]);
+      expect(await t.lab.runtime.store.files.list('history')).toEqual([]);
     } finally {
       undo();
     }
@@ -369,29 +374,23 @@ describe('a read-only or full data folder', () => {
 
   it('a new logo answers 507 naming the folder; the old logo stays', async () => {
     const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
-    await admin.post('/app/customize-logo').attach('logo', PNG, 'a.png').expect(302);
-    const before = await lab.runtime.branding.get();
-    const undo = unwritable(join(lab.runtime.dataDir, 'uploads'));
+    await t.admin.post('/app/customize-logo').attach('logo', PNG, 'a.png').expect(302);
+    const before = await t.lab.runtime.branding.get();
+    const undo = unwritable(join(t.lab.runtime.dataDir, 'uploads'));
     try {
-      const res = await admin.post('/app/customize-logo').set('Accept', J).attach('logo', PNG, 'b.png').expect(507);
+      const res = await t.admin.post('/app/customize-logo').set('Accept', J).attach('logo', PNG, 'b.png').expect(507);
       expect(res.body.error.message).toContain('The logo could not be stored');
     } finally {
       undo();
     }
-    expect(await lab.runtime.branding.get()).toEqual(before);
-    await request(lab.app).get('/app/logo').expect(200);
+    expect(await t.lab.runtime.branding.get()).toEqual(before);
+    await request(t.lab.app).get('/app/logo').expect(200);
   });
 });
 
 // The bench reads the 10 MB file of the issue (and prints time, stalls and memory); the suite keeps to 4 MB.
 describe('CSV bombs: a file of 999 columns', () => {
-  let lab: Awaited<ReturnType<typeof emptyLab>>;
-  let admin: ReturnType<typeof request.agent>;
-  beforeAll(async () => {
-    lab = await emptyLab();
-    admin = await signupAndLogin(lab.app, 'ada');
-  });
-  afterAll(() => lab.close());
+  const t = labWithAdmin();
 
   const bomb = () => {
     const header = `${Array.from({ length: 999 }, (_, i) => `c${i}`).join(',')}\n`;
@@ -402,11 +401,11 @@ describe('CSV bombs: a file of 999 columns', () => {
   it('is read while every other request is answered, and previewed by its first 200 rows', async () => {
     const data = bomb();
     let done = false;
-    const upload = admin.post('/app/files/execution-data').set('Accept', J).attach('file', data, 'bomb.csv').then((r) => ((done = true), r));
+    const upload = t.admin.post('/app/files/execution-data').set('Accept', J).attach('file', data, 'bomb.csv').then((r) => ((done = true), r));
     // other users go on while it is read: health checks keep coming back before the upload is done
     let answeredMeanwhile = 0;
     while (!done) {
-      await request(lab.app).get('/app/healthz').expect(200);
+      await request(t.lab.app).get('/app/healthz').expect(200);
       if (!done) answeredMeanwhile++;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -415,7 +414,7 @@ describe('CSV bombs: a file of 999 columns', () => {
     expect(answeredMeanwhile).toBeGreaterThan(3);
     const rows = res.body.rows as number;
     expect(res.body.columns).toHaveLength(999);
-    const preview = await admin.get(`/app/files/preview/${res.body.filename}`).set('Accept', J).expect(200);
+    const preview = await t.admin.get(`/app/files/preview/${res.body.filename}`).set('Accept', J).expect(200);
     expect(preview.body.rows).toHaveLength(200);
     expect(preview.body.total).toBe(rows);
     expect(Object.keys(preview.body.rows[0])).toHaveLength(999);
