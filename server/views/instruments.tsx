@@ -147,7 +147,8 @@ function MethodCard({ ctx, instrument, m, outcome }: { ctx: ViewCtx; instrument:
           <input type="hidden" name="method" value={m.name} />
           <SchemaFields schema={m.params} idPrefix={`${m.name}`} inferred={m.inferredFields} />
           <button className="btn btn-sm btn-primary mt-1" type="submit">
-            Run {m.name}
+            {/* the method's name as code: a method called `run` reads "Run run()", not "Run run" */}
+            Run <code className="text-reset">{m.name}()</code>
           </button>
         </form>
         <div id={rid} className="result mt-2" aria-live="polite">
