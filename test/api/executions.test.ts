@@ -394,7 +394,8 @@ describe('the execution page shows the runner as it is', () => {
 
     await api.control('continue').expect(200);
     await ended(id);
-    await until(async () => !(await api.status()).busy, 'the queue to empty');
+    // not an idle moment between two tasks: the queue empty and nothing running
+    await until(async () => !(await api.status()).busy && (await lab.runtime.runner.queue()).tasks.length === 0, 'the queue to empty');
     const runId = (await lab.runtime.store.queue.get(id))!.runId!;
     p = await runPage();
     expect(p.state).toBe('idle');

@@ -425,7 +425,8 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       await seedUploads();
       // one real run (steps, phases, log), and a direct call (a step record)
       const run = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'fz_ping', repeat: 2 }).expect(200);
-      for (let i = 0; i < 300 && runtime.runner.status().busy; i++) await new Promise((r) => setTimeout(r, 10));
+      // the run may not have started yet (PostgreSQL is slower): wait for its task to end, not for an idle moment
+      for (let i = 0; i < 1000 && (await runtime.store.queue.get(run.body.task_id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 10));
       await lab.admin.post('/app/instruments/noop').set('Accept', J).send({ method: 'ping' }).expect(200);
       expect(run.body.task_id).toBeGreaterThan(0);
       // disposable API tokens (the fuzzer may revoke these; never the one it uses)
