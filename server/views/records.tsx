@@ -210,12 +210,12 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
           <StatusBadge status={phase.status} />
           <span className="small fw-normal text-body-secondary ms-2">{formatDuration(phase.duration_ms)}</span>
           {phase.phase === 'main' && phase.params && typeof phase.params === 'object' && Object.keys(phase.params).length ? (
-            <span className="small fw-normal ms-2">
+            <span className="small fw-normal ms-2 phase-params">
               parameters <Json value={phase.params} />
             </span>
           ) : null}
           {hasOutputs ? (
-            <span className="small fw-normal ms-2">
+            <span className="small fw-normal ms-2 phase-outputs">
               outputs <Json value={phase.outputs} />
             </span>
           ) : null}

@@ -56,7 +56,7 @@ describe('a scientist running a campaign in Chromium', () => {
     // before any campaign, the execution page hides the panel (latest_plot answers 404) and links to the setup
     await page.goto(`${lab.server.base}/executions/config`);
     await page.click('#campaign-start-link a');
-    await page.waitForURL(/\/app\/executions\/campaign$/);
+    await page.waitForURL(/\/app\/executions\/campaign\?workflow=reactor-opt$/); // the link keeps the workflow chosen
     await expect(page.locator('#campaign-pick-workflow').inputValue()).resolves.toBe('reactor-opt');
 
     // one row per parameter, one objective row per output; the optimizers are introduced in a sentence

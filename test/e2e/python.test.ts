@@ -134,7 +134,7 @@ describe('a scientist with a Python deck in Chromium', () => {
       const head = phase.locator('tr.phase-head');
       expect(await head.textContent()).toContain(`main · iteration ${i + 1}`);
       expect(await head.locator('.badge').textContent()).toBe('ok');
-      expect(await head.locator('code.json').textContent()).toBe('{"temp":25}');
+      expect(await head.locator('.phase-outputs code.json').textContent()).toBe('{"temp":25}');
       const steps = phase.locator('tr:not(.phase-head)');
       expect(await steps.count()).toBe(2);
       const [dose, target] = [steps.nth(0), steps.nth(1)];
