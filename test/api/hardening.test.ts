@@ -243,7 +243,8 @@ describe('the store failing before a task starts', () => {
       expect(s.store_error).toMatch(/no space left/);
       expect(errors).toHaveLength(1);
       full = false;
-      for (let i = 0; i < 400 && ((s = await status()).store_error || s.busy || (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).total === 0); i++) {
+      // until the run has ended (a run record exists a moment before the runner says it is busy)
+      for (let i = 0; i < 400 && ((s = await status()).store_error || s.busy || (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).rows[0]?.status !== 'completed'); i++) {
         await new Promise((r) => setTimeout(r, 10));
       }
       expect(s.store_error).toBeNull();
