@@ -149,7 +149,7 @@ const KIND_NAMES: Record<BodyKind, string> = { json: 'JSON', form: 'a form (appl
 
 /** The schema under optional/nullable/default wrappers. */
 function inner(s: z.ZodType): z.ZodType {
-  let t = s as z.ZodType & { unwrap?: () => z.ZodType; def: { type: string; innerType?: z.ZodType } };
+  let t = s as z.ZodType & { def: { type: string; innerType?: z.ZodType } };
   while (t.def.innerType && ['optional', 'nullable', 'default', 'prefault', 'catch'].includes(t.def.type)) t = t.def.innerType as typeof t;
   return t;
 }
