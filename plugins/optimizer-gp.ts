@@ -20,7 +20,7 @@
  *   in the model phase it suggests equivalent, not bit-identical, points (its fit starts cold).
  */
 import { defineOptimizer, z, type JsonValue, type ObjectiveSpec, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
-import { LabError } from '../core/errors.js';
+import { LabError } from '../core/contracts/index.js';
 import { maximizeLogEI } from './opt/acquisition.js';
 import { Posterior, fitHyper, hyperOf, thetaBounds, type FitStart, type Hyper } from './opt/gp.js';
 import { createRng, hashSeed, type Rng } from './opt/rng.js';

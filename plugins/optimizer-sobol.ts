@@ -7,7 +7,7 @@
  * it), so a campaign rebuilt from its records after a restart continues the same sequence.
  */
 import { defineOptimizer, z } from '../core/contracts/index.js';
-import { LabError } from '../core/errors.js';
+import { LabError } from '../core/contracts/index.js';
 import { SOBOL_MAX_DIM, SobolSequence } from './opt/sobol.js';
 import { History, Pending, SpaceCodec, checkCount } from './opt/space.js';
 

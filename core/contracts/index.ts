@@ -162,3 +162,4 @@ export interface InstrumentSchema {
 }
 
 export * from './optimizer.js';
+export * from './errors.js';

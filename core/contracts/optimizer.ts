@@ -13,7 +13,7 @@
  * LabError('invalid_input') naming the offending field, so the campaign code can call it with user input.
  */
 import { z } from 'zod';
-import { LabError, type ErrorDetail } from '../errors.js';
+import { LabError, type ErrorDetail } from './errors.js';
 import { CONTRACT_VERSION, ContractError, type JSONSchema, type ZodObjectAny } from './index.js';
 
 export const OPTIMIZER_TAG = Symbol.for('labdeck.optimizer');

@@ -7,7 +7,7 @@
  * - the model space [0, 1]^D the GP works in: range and int parameters scaled to [0, 1] (ints relaxed to
  *   reals and rounded back by `snap`), each choice parameter one-hot over its choices.
  */
-import { LabError, type ErrorDetail } from '../../core/errors.js';
+import { LabError, type ErrorDetail } from '../../core/contracts/index.js';
 import type { JsonValue, ObjectiveSpec, Observation, ParameterSpec, ParamValues } from '../../core/contracts/index.js';
 
 export class SpaceCodec {

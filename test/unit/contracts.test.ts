@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { defineInstrument, isInstrumentDriver, isDeviceSpec, z, ContractError } from '../../core/contracts/index.js';
 
 describe('defineInstrument', () => {
@@ -23,5 +25,24 @@ describe('defineInstrument', () => {
     expect(() => defineInstrument({ ...def, methods: { ping: { params: {} as never, run: () => 1 } } })).toThrow(
       /method "ping" params must be a zod object/,
     );
+  });
+});
+
+describe('the contract stands alone', () => {
+  // Plugin authors import only core/contracts: it, and the first-party plugins written against it, reach
+  // nothing else in core/ (the error type they throw is part of the contract).
+  const root = process.cwd();
+  const files = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+
+  it.each(['core/contracts', 'plugins'])('%s imports nothing from core/ but the contract', (dir) => {
+    const outside: string[] = [];
+    for (const file of files(join(root, dir))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(/from '(\.[^']+)'/g)) {
+        const target = relative(root, resolve(dirname(file), m[1]));
+        if (target.startsWith('core/') && !target.startsWith('core/contracts/')) outside.push(`${relative(root, file)} → ${target}`);
+      }
+    }
+    expect(outside).toEqual([]);
   });
 });
