@@ -9,7 +9,7 @@ import { ctxOf } from '../context.js';
 import { error, json, page as pageAnswer, redirect, ref } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
-import { CampaignPage } from '../views/campaign.js';
+import { CampaignPage } from '../views/campaign/page.js';
 import { plotSvg } from '../views/plot-svg.js';
 
 type Fields = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import { availableControls, CONTROL_HELP, CONTROL_LABEL, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
-import { CampaignPanel } from './campaign.js';
+import { CampaignPanel } from './campaign/panel.js';
 import { UploadForm } from './files.js';
 import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from './layout.js';
 
