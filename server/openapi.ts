@@ -20,7 +20,7 @@ import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
 import { projectRoot } from '../core/paths.js';
 import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
 import { allRoutes } from './catalogue.js';
-import type { BodyKind, Route } from './route.js';
+import { bodyName, type BodyKind, type Route } from './route.js';
 import { INSTRUMENT_ROUTES } from './routes/instruments.js';
 import {
   error,
@@ -394,7 +394,6 @@ function parameters(schema: z.ZodObject<z.ZodRawShape>, where: 'path' | 'query',
 }
 
 /** The component name of a declared route's body. */
-const bodyName = (r: Route) => r.body?.name ?? `${r.operationId[0]!.toUpperCase()}${r.operationId.slice(1)}Body`;
 
 /** A declared route's body: its component (closed: unknown fields refused, but those it passes on) and media types. */
 function requestBody(r: Route, schemas: Record<string, SchemaObject>): RequestBodyObject | undefined {

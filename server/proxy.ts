@@ -4,13 +4,18 @@
  * `{ method, args }`; a failed call's error keeps its `task_id`), and the runner: queue a run of a workflow
  * or a campaign, wait for its run to end (polling the status and the queue, then reading its record), the
  * status, the queue, run and call records, and the operator's controls. The runner's part is the same for
- * every deck (PY_LAB_METHODS, TS_RUNTIME); an instrument whose name it uses becomes `<name>_`.
+ * every deck: one method per route declared with `client` (server/route.ts), its arguments and types read
+ * from the route's schemas, and the hand-written waiting (PY_LAB_METHODS, TS_RUNTIME); an instrument whose
+ * name one of them uses becomes `<name>_`.
  *
  * Every string that comes from a schema (names, descriptions, enum values, defaults) reaches the generated
  * code only as an escaped literal, a sanitised identifier, or comment text with the comment's closing
  * sequence and line breaks neutralised, so a description cannot inject code.
  */
+import { z } from 'zod';
 import type { InstrumentSchema, JSONSchema, MethodSchema } from '../core/contracts/index.js';
+import { allRoutes } from './catalogue.js';
+import { bodyName, type Route } from './route.js';
 
 export interface ProxyOptions {
   /** The base URL the client uses when none is given, e.g. http://127.0.0.1:8000/app. */
@@ -98,6 +103,176 @@ function header(lang: 'python' | 'typescript', instruments: InstrumentSchema[], 
         ];
   const mark = lang === 'python' ? '#' : '//';
   return lines.map((l) => (l ? `${mark} ${oneLine(l)}` : mark));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The runner's methods: one per route declared with `client` (server/route.ts), in both languages
+
+interface Arg {
+  /** The name on the wire: the path parameter, body field or query field. */
+  wire: string;
+  /** The name in the clients (a path parameter may be renamed). */
+  name: string;
+  schema: JSONSchema;
+  required: boolean;
+}
+
+interface RouteMethod {
+  /** snake_case (Python); TypeScript's is camelCase. */
+  name: string;
+  method: string;
+  path: string;
+  doc: string;
+  pathArgs: Arg[];
+  /** The body's fields; null when the route takes no body (a GET). */
+  body: Arg[] | null;
+  bodyName: string;
+  /** Optional body fields Python takes by position. */
+  positional: string[];
+  query: Arg[];
+  /** The TypeScript type of its JSON answer. */
+  returns: string;
+}
+
+/** The API document's names for the answers whose TypeScript type (in TS_RUNTIME) is named otherwise. */
+const TS_ANSWER: Record<string, string> = { QueueList: 'Queue', QueueTask: 'QueuedTask', Record: 'RunRecord', Step: 'CallRecord' };
+
+const camel = (snake: string) => snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+
+function fieldsOf(schema: z.ZodObject<z.ZodRawShape>, only?: string[]): Arg[] {
+  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JSONSchema;
+  const props = (js.properties ?? {}) as Record<string, JSONSchema>;
+  const required = new Set(Array.isArray(js.required) ? (js.required as string[]) : []);
+  return Object.entries(props)
+    .filter(([name]) => !only || only.includes(name))
+    .map(([name, schema]) => ({ wire: name, name, schema, required: required.has(name) }));
+}
+
+function answerType(r: Route): string {
+  const ref = (r.responses[200]?.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref;
+  const name = ref?.split('/').pop();
+  return name ? (TS_ANSWER[name] ?? name) : 'unknown';
+}
+
+let routeMethods: RouteMethod[] | null = null;
+/** The declared client routes, read once (every route module is loaded by the time a client is generated). */
+function clientRoutes(): RouteMethod[] {
+  return (routeMethods ??= allRoutes()
+    .filter((r) => r.client)
+    .map((r) => {
+      const c = r.client!;
+      return {
+        name: c.name,
+        method: r.method,
+        path: r.path,
+        doc: c.doc ?? [r.summary, r.description].filter(Boolean).join('. '),
+        pathArgs: r.params ? fieldsOf(r.params).map((a) => ({ ...a, name: c.rename?.[a.wire] ?? a.wire, required: true })) : [],
+        body: r.body ? fieldsOf(r.body.schema) : r.method === 'GET' ? null : [],
+        bodyName: bodyName(r),
+        positional: c.positional ?? [],
+        query: r.query && c.query ? fieldsOf(r.query, c.query).map((a) => ({ ...a, required: false })) : [],
+        returns: answerType(r),
+      };
+    }));
+}
+
+/** Words of a docstring wrapped at `width` (paragraphs kept). */
+function wrap(text: string, width: number): string {
+  return text
+    .split('\n')
+    .map((para) => {
+      const lines: string[] = [];
+      let line = '';
+      for (const word of para.split(/ +/)) {
+        if (line && line.length + 1 + word.length > width) {
+          lines.push(line);
+          line = word;
+        } else line = line ? `${line} ${word}` : word;
+      }
+      return [...lines, line].join('\n');
+    })
+    .join('\n');
+}
+
+const described = (a: Arg) => (typeof a.schema.description === 'string' ? a.schema.description : '');
+
+function pyRouteMethod(m: RouteMethod): string[] {
+  const used = new Set(['self']);
+  const arg = (a: Arg) => ({ ...a, py: unique(pyIdent(a.name), used) });
+  const path = m.pathArgs.map(arg);
+  const body = (m.body ?? []).map(arg);
+  const query = m.query.map(arg);
+  const optional = (a: Arg) => {
+    const t = pyType(a.schema);
+    return `${t === 'Any' || t.startsWith('Optional[') ? t : `Optional[${t}]`} = None`;
+  };
+  const first = [
+    ...path.map((a) => `${a.py}: ${pyType(a.schema)}`),
+    ...body.filter((a) => a.required).map((a) => `${a.py}: ${pyType(a.schema)}`),
+    ...m.positional.flatMap((n) => body.filter((a) => a.wire === n && !a.required)).map((a) => `${a.py}: ${optional(a)}`),
+  ];
+  const keywords = [...body.filter((a) => !a.required && !m.positional.includes(a.wire)), ...query].map((a) => `${a.py}: ${optional(a)}`);
+  const sig = ['self', ...first, ...(keywords.length ? ['*', ...keywords] : [])].join(', ');
+  const documented = [...path, ...body, ...query].filter(described);
+  const doc = [
+    wrap(`${m.doc} (${m.method} ${m.path})`, 100),
+    ...(documented.length ? ['', 'Args:', ...documented.map((a) => `    ${a.py}: ${described(a)}`)] : []),
+  ].join('\n');
+  const pathExpr = path.length
+    ? `${pyStr(m.path.replace(/\{[^}]+\}/g, '%s'))} % (${path.map((a) => `urllib.parse.quote(str(${a.py}), safe="")`).join(', ')}${path.length === 1 ? ',' : ''})`
+    : pyStr(m.path);
+  const bodyExpr = m.body === null ? 'None' : body.length ? `_fields({${body.map((a) => `${pyStr(a.wire)}: ${a.py}`).join(', ')}})` : '{}';
+  const queryExpr = query.length ? `, query={${query.map((a) => `${pyStr(a.wire)}: ${a.py}`).join(', ')}}` : '';
+  return [
+    `    def ${m.name}(${sig}) -> Dict[str, Any]:`,
+    ...pyDocstring(doc, '        '),
+    `        return self._labdeck_client.request(${pyStr(m.method)}, ${pathExpr}, ${bodyExpr}${queryExpr})`,
+  ];
+}
+
+/** The Lab class's route methods (Python). */
+const pyRouteMethods = () => clientRoutes().flatMap((m) => ['', ...pyRouteMethod(m)]);
+
+/** The body and query types of the route methods, RunnerRoutes, and runnerRoutes(send) (TypeScript). */
+function tsRouteMethods(): string[] {
+  const types: string[] = [];
+  const members: string[] = [];
+  const values: string[] = [];
+  const fields = (args: Arg[], indent: string) =>
+    args.flatMap((a) => [...(described(a) ? jsDoc([described(a)], indent) : []), `${indent}${tsKey(a.wire)}${a.required ? '' : '?'}: ${tsType(a.schema)};`]);
+  for (const m of clientRoutes()) {
+    const params = m.pathArgs.map((a) => `${camel(a.name)}: ${tsType(a.schema)}`);
+    const path = m.pathArgs.reduce((p, a) => p.replace(`{${a.wire}}`, `\${encodeURIComponent(String(${camel(a.name)}))}`), m.path);
+    let body = '';
+    if (m.body?.length) {
+      const optional = m.body.every((a) => !a.required);
+      types.push('', ...jsDoc([`What ${m.method} ${m.path} takes.`], ''), `export interface ${m.bodyName} {`, ...fields(m.body, '  '), '}');
+      params.push(`options${optional ? '?' : ''}: ${m.bodyName}`);
+      body = optional ? ', options ?? {}' : ', options';
+    } else if (m.body) body = ', {}';
+    let query = '';
+    if (m.query.length) {
+      params.push(`query?: { ${m.query.map((a) => `${tsKey(a.wire)}?: ${tsType(a.schema)}`).join('; ')} }`);
+      query = ' + queryString(query)';
+    }
+    const names = params.map((p) => p.split(/\??:/)[0]);
+    members.push(...jsDoc([`${m.doc} (${m.method} ${m.path})`], '  '), `  ${camel(m.name)}(${params.join(', ')}): Promise<${m.returns}>;`);
+    values.push(`    ${camel(m.name)}: (${names.join(', ')}) => send(${JSON.stringify(m.method)}, \`${path}\`${query}${body}) as Promise<${m.returns}>,`);
+  }
+  return [
+    ...types,
+    '',
+    "/** The runner's routes: runs, campaigns, the queue, the records and the controls (from labdeck's route declarations). */",
+    'export interface RunnerRoutes {',
+    ...members,
+    '}',
+    '',
+    'function runnerRoutes(send: Send): RunnerRoutes {',
+    '  return {',
+    ...values,
+    '  };',
+    '}',
+  ];
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -272,6 +447,11 @@ class WaitTimeout(TimeoutError):
         self.state = state
 
 
+def _fields(values: Dict[str, Any]) -> Dict[str, Any]:
+    """A request body: the fields given (None: left out, so labdeck's default applies)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
 class _Client:
     def __init__(self, base_url: str, token: Optional[str], timeout: Optional[float]) -> None:
         self.base_url = base_url.rstrip("/")
@@ -320,95 +500,6 @@ class _Client:
  * controls). Their names are reserved: an instrument with one of them is `lab.<name>_`.
  */
 const PY_LAB_METHODS = `
-    # -- runs, campaigns, the queue and the records ------------------------------------------------
-
-    def queue_run(self, workflow: str, config: Optional[List[Dict[str, Any]]] = None, *, repeat: Optional[int] = None, name: Optional[str] = None) -> Dict[str, Any]:
-        """Queue a run of a saved workflow (POST /executions/config).
-
-        Give either config, one dict of parameter values per iteration, or repeat, a number of
-        iterations with the parameters' defaults. name is the task's display name (default
-        "<workflow> x n").
-
-        Returns {"task_id": int, "status": "queued" or "running"}: pass it to wait_for_run.
-        Raises LabError: 400 naming the bad row and column (details), 404 for an unknown workflow.
-        """
-        body: Dict[str, Any] = {"workflow": workflow}
-        if config is not None:
-            body["config"] = list(config)
-        if repeat is not None:
-            body["repeat"] = repeat
-        if name is not None:
-            body["name"] = name
-        return self._labdeck_client.request("POST", "/executions/config", body)
-
-    def start_campaign(self, workflow: str, repeat: int, optimizer_type: str, parameters: Union[List[Dict[str, Any]], str], objectives: Union[List[Dict[str, Any]], str], *, existing_data: Optional[str] = None, batch_size: Optional[int] = None, seed: Optional[int] = None, config: Optional[Dict[str, Any]] = None, name: Optional[str] = None) -> Dict[str, Any]:
-        """Queue an optimization campaign over a saved workflow (POST /executions/campaign).
-
-        Args:
-            workflow: the workflow each experiment runs.
-            repeat: how many experiments the campaign runs.
-            optimizer_type: "random", "sobol", "gp" or an optimizer plugin's name.
-            parameters: the search space, [{"name": "t", "type": "range", "bounds": [20, 120]},
-                {"name": "solvent", "type": "choice", "choices": ["water", "ethanol"]}] (type "int" for
-                integers), or the short form "t: 20..120, solvent: water|ethanol".
-            objectives: workflow outputs to optimize, [{"name": "yield", "minimize": False}], or "yield:max".
-            existing_data: an uploaded history file's name, to warm-start from.
-            batch_size, seed, config: the optimizer's batch size, seed and options.
-            name: the task's display name.
-
-        Returns {"task_id": int, "status": "queued" or "running"}: pass it to wait_for_run.
-        Raises LabError: 400 naming the bad field (details), 404 for an unknown workflow or optimizer.
-        """
-        body: Dict[str, Any] = {"workflow": workflow, "repeat": repeat, "optimizer_type": optimizer_type, "parameters": parameters, "objectives": objectives}
-        extra = {"existing_data": existing_data, "batch_size": batch_size, "seed": seed, "config": config, "name": name}
-        body.update({k: v for k, v in extra.items() if v is not None})
-        return self._labdeck_client.request("POST", "/executions/campaign", body)
-
-    def runner_status(self) -> Dict[str, Any]:
-        """The runner (GET /executions/status): {"busy", "state": "idle", "running", "paused", "failed" or
-        "stopping", "paused", "queue_held", "current_task", "progress", "failed_step", "waiting", ...}."""
-        return self._labdeck_client.request("GET", "/executions/status")
-
-    def queue(self) -> Dict[str, Any]:
-        """The unfinished tasks in order (GET /executions/queue): {"tasks": [...], "paused", "queue_held", "current_task_id"}."""
-        return self._labdeck_client.request("GET", "/executions/queue")
-
-    def queued_task(self, task_id: int) -> Dict[str, Any]:
-        """One task, finished or not, with its payload (GET /executions/queue/task/{task_id}): its "status"
-        ("pending", "running", "interrupted", "done", "failed", "stopped" or "aborted") and "run_id"."""
-        return self._labdeck_client.request("GET", "/executions/queue/task/%d" % task_id)
-
-    def records(self, keyword: Optional[str] = None, page: Optional[int] = None, per_page: Optional[int] = None) -> Dict[str, Any]:
-        """Run records, newest first (GET /executions/records): {"records": [...], "page", "per_page", "total",
-        "pages"}. keyword matches part of the run's or the workflow's name."""
-        return self._labdeck_client.request("GET", "/executions/records", query={"keyword": keyword, "page": page, "per_page": per_page})
-
-    def record(self, run_id: int) -> Dict[str, Any]:
-        """One run record (GET /executions/records/{run_id}): status, error, parameters, phases with their
-        outputs and steps, and the log."""
-        return self._labdeck_client.request("GET", "/executions/records/%d" % run_id)
-
-    def call_record(self, task_id: int) -> Dict[str, Any]:
-        """The record of one instrument call (GET /instruments/task/{task_id}), e.g. LabError.task_id of a
-        failed call: instrument, method, args, output, status, error (a traceback for Python drivers), log."""
-        return self._labdeck_client.request("GET", "/instruments/task/%d" % task_id)
-
-    def retry(self) -> Dict[str, Any]:
-        """Re-run the failed step, then go on (POST /executions/retry). Returns the runner status."""
-        return self._labdeck_client.request("POST", "/executions/retry", {})
-
-    def pause_resume(self) -> Dict[str, Any]:
-        """Pause or resume; with a failed step: skip it and go on (POST /executions/pause-resume)."""
-        return self._labdeck_client.request("POST", "/executions/pause-resume", {})
-
-    def abort_next_iteration(self) -> Dict[str, Any]:
-        """Finish the current iteration, skip the rest, run cleanup: the run is "stopped"."""
-        return self._labdeck_client.request("POST", "/executions/abort/next-iteration", {})
-
-    def abort_next_task(self) -> Dict[str, Any]:
-        """Finish the in-flight step, run cleanup: the run is "aborted", and the queue is held."""
-        return self._labdeck_client.request("POST", "/executions/abort/next-task", {})
-
     def wait_for_run(self, task: Union[int, Dict[str, Any]], timeout: Optional[float] = None, poll: float = 0.5, wait_for_operator: bool = False) -> Dict[str, Any]:
         """Wait until a queued task's run ends, and return its record (see record()).
 
@@ -466,7 +557,7 @@ const PY_LAB_METHODS = `
 `;
 
 /** The names the Lab class (Python) and the Lab object (TypeScript) use for themselves. */
-const PY_LAB_NAMES = ['_labdeck_client', ...[...PY_LAB_METHODS.matchAll(/^ {4}def ([a-z_]+)\(/gm)].map((m) => m[1])];
+const pyLabNames = () => ['_labdeck_client', ...clientRoutes().map((m) => m.name), ...[...PY_LAB_METHODS.matchAll(/^ {4}def ([a-z_]+)\(/gm)].map((m) => m[1])];
 
 function python(instruments: InstrumentSchema[], opts: ProxyOptions): string {
   const out: string[] = [
@@ -488,7 +579,8 @@ function python(instruments: InstrumentSchema[], opts: ProxyOptions): string {
     PY_RUNTIME,
   ];
   const classNames = new Set<string>();
-  const attrs = new Set(PY_LAB_NAMES);
+  const reserved = pyLabNames();
+  const attrs = new Set(reserved);
   const lab: string[] = [];
   const renamed: string[] = [];
   for (const inst of instruments) {
@@ -501,7 +593,7 @@ function python(instruments: InstrumentSchema[], opts: ProxyOptions): string {
     }
     out.push('');
     const attr = unique(pyIdent(inst.name), attrs);
-    if (PY_LAB_NAMES.includes(pyIdent(inst.name))) renamed.push(`The instrument '${inst.name}' is lab.${attr}: ${pyIdent(inst.name)} is a Lab method.`);
+    if (reserved.includes(pyIdent(inst.name))) renamed.push(`The instrument '${inst.name}' is lab.${attr}: ${pyIdent(inst.name)} is a Lab method.`);
     lab.push(`        self.${attr} = ${cls}(self._labdeck_client)`);
   }
   const doc = [
@@ -523,6 +615,7 @@ function python(instruments: InstrumentSchema[], opts: ProxyOptions): string {
     '',
     '    def __repr__(self) -> str:',
     '        return "Lab(%r)" % self._labdeck_client.base_url',
+    ...pyRouteMethods(),
     PY_LAB_METHODS,
   );
   return out.join('\n');
@@ -761,38 +854,6 @@ export interface CallRecord {
   [field: string]: unknown;
 }
 
-/** What POST /executions/config takes: \`config\` rows or a \`repeat\` count. */
-export interface RunOptions {
-  /** A saved workflow. */
-  workflow: string;
-  /** One object of parameter values per iteration, or */
-  config?: Array<Record<string, unknown>>;
-  /** this many iterations with the parameters' defaults. */
-  repeat?: number;
-  /** The task's display name (default "<workflow> × n"). */
-  name?: string;
-}
-
-/** What POST /executions/campaign takes. */
-export interface CampaignOptions {
-  workflow: string;
-  /** How many experiments the campaign runs. */
-  repeat: number;
-  /** random, sobol, gp or an optimizer plugin. */
-  optimizer_type: string;
-  /** The search space, or the short form "t: 20..120, solvent: water|ethanol". */
-  parameters: Array<{ name: string; type: 'range' | 'int' | 'choice'; bounds?: number[]; choices?: string[] }> | string;
-  /** Workflow outputs to optimize, or the short form "yield:max". */
-  objectives: Array<{ name: string; minimize: boolean }> | string;
-  /** An uploaded history file's name, to warm-start from. */
-  existing_data?: string;
-  batch_size?: number;
-  seed?: number;
-  /** The optimizer's options. */
-  config?: Record<string, unknown>;
-  name?: string;
-}
-
 export interface WaitOptions {
   /** Milliseconds to wait at most (default: as long as it takes); then WaitTimeoutError. The run goes on. */
   timeoutMs?: number;
@@ -806,32 +867,10 @@ export interface WaitOptions {
   waitForOperator?: boolean;
 }
 
-/** The runner's part of the lab: runs, campaigns, the queue and the records. */
-export interface Runner {
-  /** Queue a run of a saved workflow; pass the answer to waitForRun. 400 names the bad row and column. */
-  queueRun(options: RunOptions): Promise<RunStarted>;
-  /** Queue an optimization campaign over a saved workflow; pass the answer to waitForRun. */
-  startCampaign(options: CampaignOptions): Promise<RunStarted>;
+/** The runner's part of the lab: its routes (RunnerRoutes, generated), and waiting for a run to end. */
+export interface Runner extends RunnerRoutes {
   /** Wait until a queued task's run ends: its record when it completed; rejects with RunError otherwise. */
   waitForRun(task: number | { task_id: number }, options?: WaitOptions): Promise<RunRecord>;
-  runnerStatus(): Promise<RunnerStatus>;
-  /** The unfinished tasks in order. */
-  queue(): Promise<Queue>;
-  /** One task, finished or not, with its payload. */
-  queuedTask(taskId: number): Promise<QueuedTask>;
-  /** Run records, newest first; \`keyword\` matches part of the run's or the workflow's name. */
-  records(query?: { keyword?: string; page?: number; per_page?: number }): Promise<RecordList>;
-  record(runId: number): Promise<RunRecord>;
-  /** The record of one instrument call, e.g. LabError.taskId of a failed call. */
-  callRecord(taskId: number): Promise<CallRecord>;
-  /** Re-run the failed step, then go on. */
-  retry(): Promise<RunnerStatus>;
-  /** Pause or resume; with a failed step: skip it and go on. */
-  pauseResume(): Promise<RunnerStatus>;
-  /** Finish the current iteration, skip the rest, run cleanup: the run is "stopped". */
-  abortNextIteration(): Promise<RunnerStatus>;
-  /** Finish the in-flight step, run cleanup: the run is "aborted", and the queue is held. */
-  abortNextTask(): Promise<RunnerStatus>;
 }
 
 type Send = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<unknown>;
@@ -867,6 +906,12 @@ function makeSend(baseUrl: string, token: string | undefined): Send {
   };
 }
 
+/** \`?k=v&…\` of the values given (undefined and null left out), or nothing. */
+function queryString(query: object | undefined): string {
+  const q = Object.entries(query ?? {}).filter(([, v]) => v !== undefined && v !== null);
+  return q.length ? \`?\${new URLSearchParams(q.map(([k, v]): [string, string] => [k, String(v)]))}\` : '';
+}
+
 type Call = (instrument: string, method: string, args: object | undefined) => Promise<unknown>;
 
 function makeCall(send: Send): Call {
@@ -879,24 +924,8 @@ function makeCall(send: Send): Call {
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function makeRunner(send: Send): Runner {
-  const get = <T>(path: string) => send('GET', path) as Promise<T>;
-  const post = <T>(path: string, body: unknown = {}) => send('POST', path, body) as Promise<T>;
   const runner: Runner = {
-    queueRun: (options) => post('/executions/config', options),
-    startCampaign: (options) => post('/executions/campaign', options),
-    runnerStatus: () => get('/executions/status'),
-    queue: () => get('/executions/queue'),
-    queuedTask: (taskId) => get(\`/executions/queue/task/\${taskId}\`),
-    records: (query = {}) => {
-      const q = Object.entries(query).filter(([, v]) => v !== undefined && v !== null);
-      return get(\`/executions/records\${q.length ? \`?\${new URLSearchParams(Object.fromEntries(q.map(([k, v]) => [k, String(v)])))}\` : ''}\`);
-    },
-    record: (runId) => get(\`/executions/records/\${runId}\`),
-    callRecord: (taskId) => get(\`/instruments/task/\${taskId}\`),
-    retry: () => post('/executions/retry'),
-    pauseResume: () => post('/executions/pause-resume'),
-    abortNextIteration: () => post('/executions/abort/next-iteration'),
-    abortNextTask: () => post('/executions/abort/next-task'),
+    ...runnerRoutes(send),
     async waitForRun(task, options = {}) {
       const taskId = typeof task === 'number' ? task : task.task_id;
       const { timeoutMs, pollMs = 500, waitForOperator = false } = options;
@@ -948,7 +977,7 @@ function makeRunner(send: Send): Runner {
 `;
 
 /** The Runner methods on the Lab object: an instrument with one of these names is `lab.<name>_`. */
-const TS_LAB_NAMES = [...TS_RUNTIME.slice(TS_RUNTIME.indexOf('export interface Runner {')).split('\n}')[0].matchAll(/^ {2}([A-Za-z]+)\(/gm)].map((m) => m[1]);
+const tsLabNames = () => ['waitForRun', ...clientRoutes().map((m) => camel(m.name))];
 /** Type names the runtime declares. */
 const TS_TYPE_NAMES = [...TS_RUNTIME.matchAll(/^(?:export )?(?:class|interface|type) ([A-Za-z]+)/gm)].map((m) => m[1]);
 
@@ -958,9 +987,10 @@ function typescript(instruments: InstrumentSchema[], opts: ProxyOptions): string
     '',
     `export const DEFAULT_BASE_URL = ${JSON.stringify(opts.defaultBaseUrl)};`,
     TS_RUNTIME,
+    ...tsRouteMethods(),
   ];
-  const typeNames = new Set(['Lab', ...TS_TYPE_NAMES]);
-  const keys = new Set(TS_LAB_NAMES);
+  const typeNames = new Set(['Lab', 'RunnerRoutes', ...TS_TYPE_NAMES, ...clientRoutes().map((m) => m.bodyName)]);
+  const keys = new Set(tsLabNames());
   const labType: string[] = [];
   const labValue: string[] = [];
   const renamed: string[] = [];

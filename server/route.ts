@@ -47,6 +47,24 @@ export interface BodySpec<B extends AnyObject = AnyObject> {
   document?: string;
 }
 
+/**
+ * A route that is also a method of the generated clients (server/proxy.ts): `lab.records(keyword=…)` in
+ * Python, `lab.records({ keyword })` in TypeScript. Its arguments are the route's path parameters, body fields
+ * and the query fields named here, typed from their schemas; its documentation is the route's.
+ */
+export interface ClientSpec {
+  /** The method's name in snake_case (Python); TypeScript writes it in camelCase. */
+  name: string;
+  /** What the method's documentation says (default: the route's summary and description). */
+  doc?: string;
+  /** Path parameters the clients call by another name (`{ workflow_id: 'run_id' }`). */
+  rename?: Record<string, string>;
+  /** The query fields the method takes (as keyword arguments, all optional). */
+  query?: string[];
+  /** Optional body fields Python also takes by position, after the required ones (`queue_run(w, rows)`). */
+  positional?: string[];
+}
+
 export interface RouteSpec<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject> {
   method: Method;
   /** The path under the mount, OpenAPI style: `/workflows/{name}`. */
@@ -71,7 +89,12 @@ export interface RouteSpec<P extends AnyObject = AnyObject, Q extends AnyObject 
   bare?: boolean;
   /** Public, but answers more to a logged-in user. */
   optionalLogin?: boolean;
+  /** The route is a method of the generated clients. */
+  client?: ClientSpec;
 }
+
+/** The name of a route's body in the API document and the generated clients: its own, or `<OperationId>Body`. */
+export const bodyName = (r: RouteSpec): string => r.body?.name ?? `${r.operationId[0]!.toUpperCase()}${r.operationId.slice(1)}Body`;
 
 export interface Route<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject> extends RouteSpec<P, Q, B> {
   access: Access;

@@ -71,6 +71,14 @@ export const CAMPAIGN_ROUTES = {
     section: SECTION,
     summary: 'Start a campaign: workflow, repeat, optimizer_type, parameters, objectives, existing_data, batch_size (302 to the config page)',
     operationId: 'startCampaign',
+    client: {
+      name: 'start_campaign',
+      positional: ['parameters', 'objectives'],
+      doc:
+        'Queue an optimization campaign over a saved workflow. parameters: [{ name: "t", type: "range", bounds: [20, 120] }, { name: "solvent", type: "choice", choices: ["water", "ethanol"] }] ' +
+        '(type "int" for integers), or the short form "t: 20..120, solvent: water|ethanol"; objectives: [{ name: "yield", minimize: false }] or "yield:max". ' +
+        'Returns { task_id, status }: pass it to the wait-for-run method. A bad field is a 400 naming it (details); an unknown workflow or optimizer a 404.',
+    },
     description:
       'Checked against the workflow (parameters, outputs), the optimizer (types, batch) and the warm-start file before it is queued. ' +
       'The page sends `param.<name>.use|type|low|high|choices`, `objective.<name>` (max or min) and `config.<key>` fields instead of the lists.',

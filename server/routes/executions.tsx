@@ -9,9 +9,9 @@ import { MAX_REPEAT } from '../../core/workflow/config.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { runTail } from '../../core/records/tail.js';
 import { ctxOf } from '../context.js';
-import { error, json, pageOrJson, type ResponseObject } from '../api-doc.js';
+import { error, json, pageOrJson } from '../api-doc.js';
 import { asLabError, render, statusOf, wantsJson } from '../http.js';
-import { ID, handle, route } from '../route.js';
+import { ID, handle, route, type RouteSpec } from '../route.js';
 import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
 import { NO_FIELDS } from './auth.js';
 
@@ -58,7 +58,7 @@ const TASK_ID = ID.describe('The integer id of a queued task (GET /app/execution
 const STATUS_AFTER = json('The status after', 'RunnerStatus');
 
 /** A runner control: no fields (a field sent is refused by name), the status after, 409 when it does not apply. */
-const control = (spec: { path: string; operationId: string; summary: string; description?: string; responses: Record<string, ResponseObject> }) =>
+const control = (spec: Pick<RouteSpec, 'path' | 'operationId' | 'summary' | 'description' | 'responses' | 'client'>) =>
   route({ method: 'POST', section: SECTION, body: NO_FIELDS, ...spec });
 
 export const EXECUTION_ROUTES = {
@@ -81,6 +81,13 @@ export const EXECUTION_ROUTES = {
     section: SECTION,
     summary: 'Queue a workflow over config rows or a repeat count (200 { task_id, status })',
     operationId: 'startRun',
+    client: {
+      name: 'queue_run',
+      positional: ['config'],
+      doc:
+        "Queue a run of a saved workflow: `config`, one object of parameter values per iteration, or `repeat`, a number of iterations with the parameters' defaults. " +
+        'Returns { task_id, status }: pass it to the wait-for-run method. A bad row or column is a 400 naming it (details), an unknown workflow a 404.',
+    },
     description: 'Validates the workflow against the live deck and every row against its parameters, then queues the task.',
     body: {
       name: 'RunBody',
@@ -116,6 +123,7 @@ export const EXECUTION_ROUTES = {
     section: SECTION,
     summary: 'Runner status: busy, state, flags, current task, progress',
     operationId: 'runnerStatus',
+    client: { name: 'runner_status' },
     responses: { 200: json('Busy flag, state, flags, current task and progress', 'RunnerStatus') },
   }),
   currentTask: route({
@@ -132,6 +140,7 @@ export const EXECUTION_ROUTES = {
     section: SECTION,
     summary: 'The queue and its state',
     operationId: 'queue',
+    client: { name: 'queue' },
     responses: { 200: json('Unfinished tasks in order, and the runner flags', 'QueueList') },
   }),
   task: route({
@@ -140,6 +149,7 @@ export const EXECUTION_ROUTES = {
     section: SECTION,
     summary: 'A queued task with its full payload',
     operationId: 'queuedTask',
+    client: { name: 'queued_task', doc: 'One task, finished or not, with its payload: its status (pending, running, interrupted, done, failed, stopped or aborted) and run_id.' },
     params: z.object({ task_id: TASK_ID }),
     responses: { 200: json('The task with its full payload', 'QueueTask'), 400: error('task_id is not a positive integer'), 404: error('No such task') },
   }),
@@ -191,6 +201,7 @@ export const EXECUTION_ROUTES = {
     path: '/executions/pause-resume',
     summary: 'Pause or resume; skip a failed step; continue a pause step; release a held queue',
     operationId: 'pauseResume',
+    client: { name: 'pause_resume', doc: 'Pause or resume; with a failed step: skip it and go on. Returns the runner status.' },
     description: 'Failed step: skip it. Pause step: continue. Interrupted task: go on after its in-doubt step. Held queue: release. Otherwise toggle the pause flag.',
     responses: { 200: STATUS_AFTER },
   }),
@@ -234,18 +245,21 @@ export const EXECUTION_ROUTES = {
     path: '/executions/retry',
     summary: 'Re-run the failed step',
     operationId: 'retry',
+    client: { name: 'retry', doc: 'Re-run the failed step, then go on. Returns the runner status.' },
     responses: { 200: STATUS_AFTER, 409: error('No failed step (and no interrupted task): the state is in the message') },
   }),
   abortNextIteration: control({
     path: '/executions/abort/next-iteration',
     summary: 'Finish this iteration, skip the rest, run cleanup',
     operationId: 'abortNextIteration',
+    client: { name: 'abort_next_iteration', doc: 'Finish the current iteration, skip the rest, run cleanup: the run is "stopped".' },
     responses: { 200: json('Stopping after this iteration', 'RunnerStatus'), 409: error('Nothing is running') },
   }),
   abortNextTask: control({
     path: '/executions/abort/next-task',
     summary: 'Stop after the in-flight step, run cleanup, hold the queue',
     operationId: 'abortNextTask',
+    client: { name: 'abort_next_task', doc: 'Finish the in-flight step, run cleanup: the run is "aborted", and the queue is held.' },
     responses: { 200: json('Aborting after the in-flight step; the queue is held', 'RunnerStatus'), 409: error('Nothing is running') },
   }),
   events: route({

@@ -195,6 +195,7 @@ export const INSTRUMENT_ROUTES = {
     section: SECTION,
     summary: 'One recorded instrument call',
     operationId: 'getTask',
+    client: { name: 'call_record', doc: 'The record of one instrument call (e.g. the task_id of a failed call): instrument, method, args, output, status, error (a traceback for Python drivers), log.' },
     params: z.object({ task_id: STEP_ID.describe('The id of a recorded call') }),
     query: z.object({ format: FORMAT }),
     responses: {

@@ -49,6 +49,7 @@ export const RECORD_ROUTES = {
     section: SECTION,
     summary: 'Past runs, newest first: ?keyword= (run or workflow name), ?page=, ?per_page= (20; at most 200)',
     operationId: 'listRecords',
+    client: { name: 'records', query: ['keyword', 'page', 'per_page'], doc: "Run records, newest first: { records, page, per_page, total, pages }; keyword matches part of the run's or the workflow's name." },
     // read by parseListQuery, which names the field that does not fit
     query: z.object({
       format: FORMAT,
@@ -68,6 +69,7 @@ export const RECORD_ROUTES = {
     section: SECTION,
     summary: 'One run: summary, parameters, phases with their steps, log; the page plots the outputs',
     operationId: 'getRecord',
+    client: { name: 'record', rename: { workflow_id: 'run_id' }, doc: 'One run record: status, error, parameters, phases with their outputs and steps, and the log.' },
     description: 'The page shows up to 1,000 steps and plots each output per iteration; JSON has up to 10,000 steps (`steps_truncated` says when there are more: the steps CSV has all).',
     params: ONE,
     query: z.object({ format: FORMAT }),

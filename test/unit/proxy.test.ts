@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import ts from 'typescript';
 import { z, type InstrumentSchema, type JSONSchema, type MethodSchema } from '../../core/contracts/index.js';
+import { allRoutes } from '../../server/catalogue.js';
 import { generateProxy } from '../../server/proxy.js';
 import { methodSchema } from '../helpers/schemas.js';
 
@@ -387,5 +388,35 @@ describe('generateProxy: typescript', () => {
     expect(content).toContain('  wait_for_run: {'); // not a TypeScript method name (waitForRun is)
     expect(content).toContain(" * The instrument 'queue' is lab.queue_: queue is a Runner method.");
     expect(content).toMatch(/ {4}\.\.\.makeRunner\(send\),\n {4}queue_: \{\n {6}go: \(args\?: QueueGoArgs\) => call\("queue", "go", args\)/);
+  });
+});
+
+describe('generateProxy: the runner follows the route declarations', () => {
+  const declared = allRoutes().filter((r) => r.client);
+  const python = generateProxy('python', [], { defaultBaseUrl: 'http://x/app' }).content;
+  const typescript = generateProxy('typescript', [], { defaultBaseUrl: 'http://x/app' }).content;
+  const camel = (s: string) => s.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+  it('has one method per client route in each language, calling that route', () => {
+    expect(declared.length).toBeGreaterThanOrEqual(12);
+    for (const r of declared) {
+      const name = r.client!.name;
+      const py = python.slice(python.indexOf(`    def ${name}(`));
+      expect(py).toMatch(new RegExp(`^    def ${name}\\(`));
+      expect(py.split('\n    def ')[0]).toContain(`request("${r.method}", "${r.path.replace(/\{[^}]+\}/g, '%s')}"`);
+      expect(typescript).toMatch(new RegExp(`\\n  ${camel(name)}\\(`));
+      expect(typescript).toContain(`    ${camel(name)}: (`);
+    }
+  });
+
+  it("takes every field of a route's body, typed and described from its schema", () => {
+    const start = declared.find((r) => r.operationId === 'startRun')!;
+    for (const field of Object.keys(start.body!.schema.shape)) {
+      expect(python).toMatch(new RegExp(`def queue_run\\(self[^\\n]*\\b${field}: `));
+      expect(typescript.slice(typescript.indexOf('export interface RunBody {')).split('\n}')[0]).toMatch(new RegExp(`\\n  ${field}\\??: `));
+    }
+    // required fields by position, the declared positional ones next, the rest by keyword
+    expect(python).toMatch(/def queue_run\(self, workflow: str, config: Optional\[[^\n]*\] = None, \*, repeat: /);
+    expect(python).toContain('            config_file: Or: the filename of an uploaded config CSV');
   });
 });
