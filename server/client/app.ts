@@ -6,7 +6,7 @@ import { initExecution } from './execution.js';
 import './builder.js'; // the workflow builder: starts itself on its page only
 import './records.js'; // the record page's plot: starts itself on its page only
 import './time.js'; // every <time data-local> in the viewer's time zone
-import './campaign.js'; // the campaign page and the execution page's campaign plot: start themselves there only
+import './campaign/index.js'; // the campaign page and the execution page's campaign plot: start themselves there only
 declare const Sortable: {
   create(el: HTMLElement, opts: { handle: string; animation: number; onEnd: () => void }): unknown;
 };

@@ -1,107 +1,34 @@
 /**
- * Campaigns in the browser. On the campaign page: show only the selected optimizer's options (the others'
- * fieldsets are disabled, so their fields are not sent), enable the bound or choice inputs that fit each
- * parameter's type, and switch workflow on select. On the execution page: the campaign panel, drawn from
- * `latest_plot` (uPlot, the vendor IIFE the panel loads: a global) and fetched again on each iteration of
- * the campaign's run (SSE). Does nothing on other pages.
+ * The execution page's campaign panel: drawn from `latest_plot` with uPlot (the vendor IIFE the panel loads:
+ * a global) and fetched again on each iteration of the campaign's run (SSE): the objective per iteration and
+ * the best so far, then the optimizer's model over one parameter (a curve) or two (heatmap.ts).
  */
 import type uPlotType from 'uplot';
-import type { LatestPlot } from '../../core/campaign/index.js';
-import { fmt, niceTicks } from '../views/plot-svg.js';
+import type { LatestPlot } from '../../../core/campaign/index.js';
+import { fmt } from '../../views/plot-svg.js';
+import { C, modelNote, num, surfaceOf, type Surface } from './common.js';
+import { Heatmap } from './heatmap.js';
 
-/* ------------------------------------------------------------------ the campaign page */
-
-export function initCampaignForm() {
-  document.querySelectorAll<HTMLSelectElement>('select[data-autosubmit]').forEach((s) => s.addEventListener('change', () => s.form?.requestSubmit()));
-  const form = document.getElementById('campaign-form') as HTMLFormElement | null;
-  if (!form) return;
-  const opt = document.getElementById('campaign-optimizer') as HTMLSelectElement | null;
-  const showOptimizer = () =>
-    form.querySelectorAll<HTMLFieldSetElement>('fieldset[data-optimizer]').forEach((f) => {
-      const on = f.dataset.optimizer === opt?.value;
-      f.hidden = !on;
-      f.disabled = !on;
-    });
-  opt?.addEventListener('change', showOptimizer);
-  showOptimizer(); // the browser may have restored another selection (back button)
-  form.querySelectorAll<HTMLSelectElement>('select[data-param-type]').forEach((sel) => {
-    const row = sel.closest('tr')!;
-    const apply = () => row.querySelectorAll<HTMLInputElement>('[data-bound]').forEach((i) => (i.disabled = (i.dataset.bound === 'choices') !== (sel.value === 'choice')));
-    sel.addEventListener('change', apply);
-    apply();
-  });
-  form.querySelectorAll<HTMLInputElement>('input[type=checkbox][name$=".use"]').forEach((cb) => {
-    cb.addEventListener('change', () => cb.closest('tr')?.classList.toggle('campaign-off', !cb.checked));
-  });
-}
-
-/* ------------------------------------------------------------------ the live panel */
-
-/** The gp plugin's model surface (snapshot().surface): a curve over one parameter, or a grid over two. */
-interface Surface {
-  parameters: string[];
-  objective: string;
-  x: number[];
-  y?: number[];
-  mean: number[] | number[][];
-  sd: number[] | number[][];
-}
-
-const C = { point: '#0d6efd', best: '#d63384', warm: '#6c757d', band: 'rgba(13,110,253,0.15)', mean: '#0d6efd' };
 const STATUS_BADGE: Record<string, string> = { running: 'primary', done: 'success', ok: 'success', failed: 'danger', aborted: 'danger', stopped: 'warning', interrupted: 'warning', pending: 'secondary' };
 const HEIGHT = 240;
 /** Task states after which a campaign's plot no longer changes. */
 const FINAL = new Set(['done', 'failed', 'stopped', 'aborted', 'interrupted']);
 /** The part of the runner's status (SSE `hello` and `status`) the panel reads. */
 type RunnerStatusLite = { current_task: null | { id: number; kind: string; run_id: number | null } };
-/** Viridis, from poor to good. */
-const RAMP: [number, number, number][] = [
-  [68, 1, 84],
-  [59, 82, 139],
-  [33, 145, 140],
-  [94, 201, 98],
-  [253, 231, 37],
-];
 
 const $ = (id: string) => document.getElementById(id);
 const uPlotGlobal = () => (window as unknown as { uPlot?: typeof uPlotType }).uPlot;
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 const paramsText = (p: Record<string, unknown>) =>
   Object.entries(p)
     .map(([k, v]) => `${k} = ${typeof v === 'number' ? fmt(v) : String(v)}`)
     .join(', ');
-
-function rampRgb(t: number): number[] {
-  const x = (Number.isFinite(t) ? Math.min(1, Math.max(0, t)) : 0) * (RAMP.length - 1);
-  const i = Math.min(RAMP.length - 2, Math.floor(x));
-  const f = x - i;
-  return RAMP[i].map((a, k) => Math.round(a + (RAMP[i + 1][k] - a) * f));
-}
-const ramp = (t: number) => `rgb(${rampRgb(t).join(',')})`;
-
-function surfaceOf(model: unknown): Surface | null {
-  const s = (model as { surface?: unknown } | null)?.surface as Surface | null | undefined;
-  if (!s || !Array.isArray(s.parameters) || !Array.isArray(s.x) || !Array.isArray(s.mean)) return null;
-  if (s.parameters.length === 1 && s.mean.length === s.x.length) return s;
-  if (s.parameters.length === 2 && Array.isArray(s.y) && s.mean.length === s.y.length) return s;
-  return null;
-}
-
-/** Why no model is drawn, in words. */
-function modelNote(plot: LatestPlot): string {
-  const m = plot.model as Record<string, unknown> | null;
-  if (!m) return plot.campaign.status === 'pending' ? 'The campaign waits in the queue.' : '';
-  if (!('surface' in m)) return `${plot.campaign.optimizer} builds no model: the plot shows the measurements.`;
-  if (m.phase === 'initial') return `The model takes over after the initial design (${String(m.initial_points ?? '')} points); its surface is drawn then.`;
-  return 'The model surface is drawn for one or two numeric parameters.';
-}
 
 class CampaignPanel {
   private chart: uPlotType | null = null;
   private chartKey = '';
   private model: uPlotType | null = null;
   private modelKey = '';
-  private heat: HTMLCanvasElement | null = null;
+  private heat: Heatmap | null = null;
   private plot: LatestPlot | null = null;
   private busy = false;
   private again = false;
@@ -340,143 +267,9 @@ class CampaignPanel {
     this.model = null;
     this.modelKey = '';
     const [px, py] = s.parameters;
-    const xs = s.x;
-    const ys = s.y!;
-    const mean = s.mean as number[][];
-    const sd = s.sd as number[][];
-    const obj = plot.objectives.find((o) => o.name === s.objective) ?? plot.objectives[0];
     $('campaign-model-title')!.textContent = `Model of ${s.objective} over ${px} × ${py} (brighter is better)`;
-    if (!this.heat) {
-      this.heat = document.createElement('canvas');
-      this.heat.className = 'campaign-heatmap';
-      this.heat.setAttribute('role', 'img');
-      $('campaign-model-chart')!.append(this.heat);
-      this.heat.addEventListener('mousemove', (e) => this.readout(e));
-      this.heat.addEventListener('mouseleave', () => (this.heat!.title = ''));
-    }
-    const cv = this.heat;
-    const W = Math.min(this.width(), 640);
-    const H = Math.round(Math.min(360, W * 0.62));
-    const dpr = window.devicePixelRatio || 1;
-    cv.width = Math.round(W * dpr);
-    cv.height = Math.round(H * dpr);
-    cv.style.width = `${W}px`;
-    cv.style.height = `${H}px`;
-    cv.setAttribute('aria-label', `Model of ${s.objective} over ${px} and ${py}`);
-    const g = cv.getContext('2d');
-    if (!g) return;
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, W, H);
-    const M = { l: 58, r: 70, t: 8, b: 42 };
-    const edges = (v: number[]) => {
-      if (v.length === 1) return [v[0] - 0.5, v[0] + 0.5];
-      const e = [v[0] - (v[1] - v[0]) / 2];
-      for (let i = 1; i < v.length; i++) e.push((v[i - 1] + v[i]) / 2);
-      e.push(v[v.length - 1] + (v[v.length - 1] - v[v.length - 2]) / 2);
-      return e;
-    };
-    const ex = edges(xs);
-    const ey = edges(ys);
-    const X = (v: number) => M.l + ((v - ex[0]) / (ex[ex.length - 1] - ex[0])) * (W - M.l - M.r);
-    const Y = (v: number) => H - M.b - ((v - ey[0]) / (ey[ey.length - 1] - ey[0])) * (H - M.t - M.b);
-    const flat = mean.flat().filter((v) => Number.isFinite(v));
-    const lo = Math.min(...flat);
-    const hi = Math.max(...flat);
-    const t = (v: number) => {
-      const f = hi > lo ? (v - lo) / (hi - lo) : 0.5;
-      return obj?.minimize ? 1 - f : f;
-    };
-    // one pixel per grid point, scaled up with smoothing: a continuous surface, no seams between cells
-    const img = document.createElement('canvas');
-    img.width = xs.length;
-    img.height = ys.length;
-    const ig = img.getContext('2d');
-    if (ig) {
-      const pixels = ig.createImageData(xs.length, ys.length);
-      ys.forEach((_, iy) =>
-        xs.forEach((__, ix) => {
-          const [r, gr, b] = rampRgb(t(mean[iy][ix]));
-          const o = 4 * ((ys.length - 1 - iy) * xs.length + ix); // image rows run top-down, y bottom-up
-          pixels.data.set([r, gr, b, 255], o);
-        }),
-      );
-      ig.putImageData(pixels, 0, 0);
-      g.imageSmoothingEnabled = true;
-      g.drawImage(img, X(ex[0]), Y(ey[ey.length - 1]), X(ex[ex.length - 1]) - X(ex[0]), Y(ey[0]) - Y(ey[ey.length - 1]));
-    }
-    // axes
-    const style = getComputedStyle(this.box);
-    const ink = style.color || '#212529';
-    g.fillStyle = ink;
-    g.strokeStyle = ink;
-    g.font = '11px system-ui, sans-serif';
-    g.strokeRect(M.l, M.t, W - M.l - M.r, H - M.t - M.b);
-    g.textAlign = 'center';
-    for (const v of niceTicks(ex[0], ex[ex.length - 1], 6).ticks) g.fillText(fmt(v), X(v), H - M.b + 14);
-    g.fillText(px, M.l + (W - M.l - M.r) / 2, H - 8);
-    g.textAlign = 'right';
-    for (const v of niceTicks(ey[0], ey[ey.length - 1], 5).ticks) g.fillText(fmt(v), M.l - 5, Y(v) + 4);
-    g.save();
-    g.translate(13, M.t + (H - M.t - M.b) / 2);
-    g.rotate(-Math.PI / 2);
-    g.textAlign = 'center';
-    g.fillText(py, 0, 0);
-    g.restore();
-    // colour bar: the objective's model mean, low to high
-    const bx = W - M.r + 14;
-    const bh = H - M.t - M.b;
-    for (let i = 0; i < bh; i++) {
-      const v = lo + ((hi - lo) * (bh - i)) / bh;
-      g.fillStyle = ramp(t(v));
-      g.fillRect(bx, M.t + i, 12, 1.5);
-    }
-    g.fillStyle = ink;
-    g.textAlign = 'left';
-    g.fillText(fmt(hi), bx + 16, M.t + 9);
-    g.fillText(fmt(lo), bx + 16, M.t + bh);
-    // the measurements, and the best one ringed
-    const best = plot.best_so_far[plot.best_so_far.length - 1];
-    for (const p of plot.points) {
-      const x = num(p.params[px]);
-      const y = num(p.params[py]);
-      if (x === null || y === null) continue;
-      const isBest = best && num(p.values[s.objective]) === best.value && p.iteration !== null;
-      g.beginPath();
-      g.arc(X(x), Y(y), isBest ? 6 : 3.5, 0, 2 * Math.PI);
-      g.fillStyle = p.iteration === null ? 'rgba(255,255,255,0.5)' : '#ffffff';
-      g.fill();
-      g.lineWidth = isBest ? 2.5 : 1.2;
-      g.strokeStyle = isBest ? C.best : '#000000';
-      g.stroke();
-    }
-    g.lineWidth = 1;
-    this.heatGeometry = { xs, ys, mean, sd, px, py, objective: s.objective, X, Y, ex, ey };
-  }
-
-  private heatGeometry: {
-    xs: number[];
-    ys: number[];
-    mean: number[][];
-    sd: number[][];
-    px: string;
-    py: string;
-    objective: string;
-    X: (v: number) => number;
-    Y: (v: number) => number;
-    ex: number[];
-    ey: number[];
-  } | null = null;
-
-  /** The model's value under the mouse, as the canvas's tooltip. */
-  private readout(e: MouseEvent) {
-    const h = this.heatGeometry;
-    if (!h || !this.heat) return;
-    const r = this.heat.getBoundingClientRect();
-    const mx = e.clientX - r.left;
-    const my = e.clientY - r.top;
-    const ix = h.ex.findIndex((_, i) => i < h.xs.length && mx >= h.X(h.ex[i]) && mx < h.X(h.ex[i + 1]));
-    const iy = h.ey.findIndex((_, i) => i < h.ys.length && my <= h.Y(h.ey[i]) && my > h.Y(h.ey[i + 1]));
-    this.heat.title = ix < 0 || iy < 0 ? '' : `${h.px} = ${fmt(h.xs[ix])}, ${h.py} = ${fmt(h.ys[iy])}: ${h.objective} ≈ ${fmt(h.mean[iy][ix])} ± ${fmt(h.sd[iy][ix])}`;
+    this.heat ??= new Heatmap($('campaign-model-chart')!);
+    this.heat.draw(plot, s, Math.min(this.width(), 640), getComputedStyle(this.box).color || '#212529');
   }
 }
 
@@ -484,12 +277,4 @@ export function initCampaignPanel() {
   const box = document.getElementById('campaign');
   if (!box?.dataset.plot) return;
   new CampaignPanel(box).start();
-}
-
-// starts itself: server/client/app.ts only imports this module (DOMContentLoaded: after the deferred uPlot)
-if (typeof document !== 'undefined') {
-  document.addEventListener('DOMContentLoaded', () => {
-    initCampaignForm();
-    initCampaignPanel();
-  });
 }
