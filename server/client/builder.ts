@@ -44,7 +44,7 @@ import {
   type ParamType,
   type Step,
   type Workflow,
-} from './builder-model.js';
+} from './builder-model/index.js';
 
 type SortableCtor = typeof SortableType;
 const sortableLib = () => (globalThis as { Sortable?: SortableCtor }).Sortable;

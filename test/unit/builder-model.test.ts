@@ -31,7 +31,7 @@ import {
   type MethodInfo,
   type Step,
   type Workflow,
-} from '../../server/client/builder-model.js';
+} from '../../server/client/builder-model/index.js';
 import { validateWorkflow } from '../../core/workflow/validate.js';
 
 const VOLUME = { type: 'number', exclusiveMinimum: 0, maximum: 50, description: 'Volume, mL' };

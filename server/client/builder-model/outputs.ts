@@ -1,0 +1,74 @@
+/** The variables steps save and the outputs a workflow reports (what a campaign optimises). */
+import type { JSONSchema } from '../../../core/contracts/index.js';
+import type { MethodLookup, Phase, Workflow } from './document.js';
+import { walk } from './paths.js';
+import { isObject } from './util.js';
+
+/** The names call steps save (`save_as`), in document order, once each; only those in `phase` when given. */
+export function savedVars(doc: Workflow, phase?: Phase): string[] {
+  const out: string[] = [];
+  walk(doc, (s, _p, ph) => {
+    if (isObject(s) && s.kind === 'call' && typeof s.save_as === 'string' && s.save_as && (!phase || ph === phase) && !out.includes(s.save_as)) {
+      out.push(s.save_as);
+    }
+  });
+  return out;
+}
+
+/** The fields of a declared return value: an object's properties, a tuple's positions (`0`, `1`, …). */
+function returnFields(returns: JSONSchema | undefined): string[] {
+  if (!isObject(returns)) return [];
+  if (isObject(returns.properties)) return Object.keys(returns.properties);
+  if (Array.isArray(returns.prefixItems)) return returns.prefixItems.map((_, i) => String(i));
+  return [];
+}
+
+/**
+ * The outputs the builder offers, in document order: each variable a main step saves and, when its method
+ * declares that it returns an object (`{ yield }`) or a tuple, each field of it (`run.yield`, `pos.0`).
+ */
+export function outputChoices(doc: Workflow, lookup: MethodLookup): string[] {
+  const out: string[] = [];
+  walk(doc, (s, _p, phase) => {
+    if (phase !== 'main' || !isObject(s) || s.kind !== 'call' || typeof s.save_as !== 'string' || !s.save_as || out.includes(s.save_as)) return;
+    out.push(s.save_as);
+    for (const f of returnFields(lookup(s.instrument, s.method)?.returns)) out.push(`${s.save_as}.${f}`);
+  });
+  return out;
+}
+
+/**
+ * After a "Save result as" changed: tick the outputs of each variable main saves now and did not before
+ * (`before`: the choices offered until then): the fields of its declared return object when it has them
+ * (`run.yield`, the numbers a campaign can optimise), else the variable. Returns what was ticked.
+ */
+export function tickNewOutputs(doc: Workflow, lookup: MethodLookup, before: readonly string[]): string[] {
+  const now = outputChoices(doc, lookup);
+  const ticked: string[] = [];
+  for (const v of savedVars(doc, 'main')) {
+    if (before.includes(v)) continue;
+    const fields = now.filter((n) => n.startsWith(`${v}.`));
+    for (const n of fields.length ? fields : [v]) {
+      if (doc.outputs.includes(n)) continue;
+      setOutput(doc, n, true);
+      ticked.push(n);
+    }
+  }
+  return ticked;
+}
+
+/**
+ * Keep outputs in the order main saves them (a field beside its variable); drop none (an output no step
+ * saves is reported by the server).
+ */
+export function setOutput(doc: Workflow, name: string, on: boolean): void {
+  const saved = savedVars(doc, 'main');
+  const set = new Set(doc.outputs);
+  if (on) set.add(name);
+  else set.delete(name);
+  const rank = (n: string) => {
+    const root = saved.indexOf(n.split('.')[0]!);
+    return root >= 0 ? root : saved.length + doc.outputs.indexOf(n);
+  };
+  doc.outputs = [...set].sort((a, b) => rank(a) - rank(b));
+}
