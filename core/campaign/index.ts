@@ -7,7 +7,9 @@
 import {
   checkBatchSize,
   checkConfig,
+  checkConstraints,
   checkObjectives,
+  checkOutcomeConstraints,
   checkSeed,
   checkSpace,
   isOptimizer,
@@ -33,8 +35,15 @@ export interface CampaignPayload extends TaskPayload {
   optimizer: string;
   config: Record<string, unknown>;
   seed: number;
+  /** The search space, fixed parameters included (the optimizer adds their values to its suggestions). */
   space: ParameterSpec[];
   objectives: ObjectiveSpec[];
+  /** Linear parameter constraints, as written (`x1 + 2*x2 <= 10`); every suggestion satisfies them. */
+  constraints?: string[];
+  /** Limits on outputs (`purity >= 0.9`), as written; observations carry these outputs. */
+  outcome_constraints?: string[];
+  /** The campaign ends early when a measurement meets one of these (`run.yield >= 0.95`). */
+  stop_when?: string[];
   /** Iterations to run (measurements to make). */
   budget: number;
   batch_size: number;
@@ -52,6 +61,9 @@ export interface CampaignInput {
   existing_data?: unknown;
   parameters?: unknown;
   objectives?: unknown;
+  parameter_constraints?: unknown;
+  outcome_constraints?: unknown;
+  stop_when?: unknown;
   batch_size?: unknown;
   seed?: unknown;
   config?: unknown;
@@ -63,35 +75,53 @@ const bad = (field: string, message: string): never => {
 };
 
 /**
- * The short text form of a search space: `x: 0..1, n: int 1..10, solvent: water|ethanol`. A range whose
- * bounds are written `a..b` is continuous unless marked `int`.
+ * The short text form of a search space: `x: 0..1, n: int 1..10, c: log 0.01..10, v: 0..100 step 5,
+ * solvent: water|ethanol, ph: = 7`. A range whose bounds are written `a..b` is continuous unless marked
+ * `int`; `log` searches it on a log scale, `step s` on the grid low + k·s; `= v` fixes the parameter.
  */
 export function parseSpaceText(text: string): unknown[] {
+  const NUM = String.raw`-?[\d.eE+-]+`;
+  const RANGE = new RegExp(String.raw`^((?:(?:int|integer|log)\s+)*)(${NUM})\s*\.\.\s*(${NUM})((?:\s+(?:int|integer|log|step\s+${NUM}))*)$`);
   return text
     .split(/[,;\n]/)
     .map((s) => s.trim())
     .filter(Boolean)
     .map((part, i) => {
       const m = /^([A-Za-z_][A-Za-z0-9_-]*)\s*:\s*(.+)$/.exec(part);
-      if (!m) return bad(`parameters[${i}]`, `write "name: low..high" or "name: a|b|c", got "${part}"`);
+      if (!m) return bad(`parameters[${i}]`, `write "name: low..high", "name: a|b|c" or "name: = value", got "${part}"`);
       const [, name, rest] = m;
-      const range = /^(int(?:eger)?\s+)?(-?[\d.eE+-]+)\s*\.\.\s*(-?[\d.eE+-]+)(\s+int(?:eger)?)?$/.exec(rest.trim());
-      if (range) return { name, type: range[1] || range[4] ? 'int' : 'range', bounds: [Number(range[2]), Number(range[3])] };
+      const fixed = /^=\s*(.+)$/.exec(rest.trim());
+      if (fixed) {
+        const v = fixed[1].trim();
+        return { name, type: 'fixed', value: Number.isFinite(Number(v)) ? Number(v) : v };
+      }
+      const range = RANGE.exec(rest.trim());
+      if (range) {
+        const words = `${range[1]} ${range[4]}`;
+        const step = /step\s+(\S+)/.exec(words);
+        return {
+          name,
+          type: /\bint/.test(words) ? 'int' : 'range',
+          bounds: [Number(range[2]), Number(range[3])],
+          ...(/\blog\b/.test(words) ? { log_scale: true } : {}),
+          ...(step ? { step: Number(step[1]) } : {}),
+        };
+      }
       if (rest.includes('|')) return { name, type: 'choice', choices: rest.split('|').map((c) => c.trim()) };
-      return bad(`parameters[${i}]`, `"${rest}" is neither a range "low..high" nor choices "a|b|c"`);
+      return bad(`parameters[${i}]`, `"${rest}" is neither a range "low..high" nor choices "a|b|c" nor a value "= 7"`);
     });
 }
 
-/** The short text form of objectives: `yield:max, cost:min`. */
+/** The short text form of objectives: `yield:max, cost:min`, or with weights `yield:max:2, cost:min:1`. */
 export function parseObjectivesText(text: string): unknown[] {
   return text
     .split(/[,;\n]/)
     .map((s) => s.trim())
     .filter(Boolean)
     .map((part, i) => {
-      const m = /^([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(max|maximi[sz]e|min|minimi[sz]e)$/i.exec(part);
-      if (!m) return bad(`objectives[${i}]`, `write "name:max" or "name:min", got "${part}"`);
-      return { name: m[1], minimize: m[2].toLowerCase().startsWith('min') };
+      const m = /^([A-Za-z_][A-Za-z0-9_.-]*)\s*:\s*(max|maximi[sz]e|min|minimi[sz]e)(?:\s*:\s*([\d.eE+-]+))?$/i.exec(part);
+      if (!m) return bad(`objectives[${i}]`, `write "name:max" or "name:min" (or "name:max:2" with a weight), got "${part}"`);
+      return { name: m[1], minimize: m[2].toLowerCase().startsWith('min'), ...(m[3] !== undefined ? { weight: Number(m[3]) } : {}) };
     });
 }
 
@@ -110,6 +140,16 @@ function listField(value: unknown, field: string, text: (s: string) => unknown[]
   return text(s);
 }
 
+/** A list of constraint strings: a list, JSON text of one, or text with one per line (or `;`). */
+function constraintList(value: unknown, field: string): unknown {
+  if (typeof value !== 'string' || !value.trim().startsWith('[')) return value;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch (e) {
+    return bad(field, `is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
 const intField = (value: unknown, field: string, fallback?: number): number => {
   if ((value === undefined || value === '') && fallback !== undefined) return fallback;
   const n = typeof value === 'string' ? Number(value) : value;
@@ -123,6 +163,8 @@ interface Live {
   runId: number | null;
   payload: CampaignPayload;
   instance: OptimizerInstance;
+  /** Set when a measurement met stop_when: the iterations the campaign ends after, and why. */
+  stopped: { iteration: number; reason: string } | null;
 }
 
 export interface PlotPoint {
@@ -132,7 +174,7 @@ export interface PlotPoint {
 }
 
 export interface LatestPlot {
-  campaign: { task_id: number; run_id: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number };
+  campaign: { task_id: number; run_id: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number; stopped_early?: string | null };
   parameters: ParameterSpec[];
   objectives: ObjectiveSpec[];
   /** Measurements of this campaign, in order; warm-start rows come first with iteration null. */
@@ -161,6 +203,9 @@ export interface CampaignRecord {
     batch_size: number;
     space: ParameterSpec[];
     objectives: ObjectiveSpec[];
+    constraints: string[];
+    outcome_constraints: string[];
+    stop_when: string[];
     fixed: Record<string, unknown>;
     config: Record<string, unknown>;
     /** The history file it started from: how many observations, and the best value of the first objective. */
@@ -180,6 +225,9 @@ export function campaignRecord(p: CampaignPayload): CampaignRecord {
       batch_size: p.batch_size,
       space: p.space,
       objectives: p.objectives,
+      constraints: p.constraints ?? [],
+      outcome_constraints: p.outcome_constraints ?? [],
+      stop_when: p.stop_when ?? [],
       fixed: p.fixed,
       config: p.config,
       warm_start: { file: p.existing_file, rows: p.existing.length, best },
@@ -257,21 +305,31 @@ export class Campaigns {
     const params = new Map(wf.parameters.map((p) => [p.name, p]));
     space.forEach((s, i) => {
       const p = params.get(s.name);
+      const fixedType = typeof s.value === 'string' ? 'string' : Number.isInteger(s.value) ? 'integer' : 'number';
       if (!p) details.push({ field: `parameters[${i}].name`, message: `"${s.name}" is not a parameter of ${wf.name} (it has ${[...params.keys()].join(', ') || 'none'})` });
-      else if (s.type === 'choice' ? p.type !== 'string' : p.type !== 'number' && p.type !== 'integer') {
+      else if (s.type === 'fixed') {
+        if (p.type !== fixedType && !(p.type === 'number' && fixedType === 'integer')) details.push({ field: `parameters[${i}].value`, message: `"${s.name}" is a ${p.type} parameter, and ${JSON.stringify(s.value)} is not` });
+      } else if (s.type === 'choice' ? p.type !== 'string' : p.type !== 'number' && p.type !== 'integer') {
         details.push({ field: `parameters[${i}].type`, message: `${s.type} does not fit the ${p.type} parameter "${s.name}"` });
       } else if (p.type === 'integer' && s.type === 'range') {
         details.push({ field: `parameters[${i}].type`, message: `"${s.name}" is an integer parameter: use type int` });
       }
     });
-    objectives.forEach((o, i) => {
-      if (!wf.outputs.includes(o.name)) {
-        details.push({ field: `objectives[${i}].name`, message: `"${o.name}" is not an output of ${wf.name} (its outputs: ${wf.outputs.join(', ') || 'none'})` });
-        return;
+    const outcomeConstraints = checkOutcomeConstraints(constraintList(input.outcome_constraints, 'outcome_constraints'), 'outcome_constraints', opt);
+    const stopWhen = checkOutcomeConstraints(constraintList(input.stop_when, 'stop_when'), 'stop_when');
+    const outputs: [string, string][] = [
+      ...objectives.map((o, i): [string, string] => [`objectives[${i}].name`, o.name]),
+      ...outcomeConstraints.map((c, i): [string, string] => [`outcome_constraints[${i}]`, c.name]),
+      ...stopWhen.map((c, i): [string, string] => [`stop_when[${i}]`, c.name]),
+    ];
+    for (const [field, name] of outputs) {
+      if (!wf.outputs.includes(name)) {
+        details.push({ field, message: `"${name}" is not an output of ${wf.name} (its outputs: ${wf.outputs.join(', ') || 'none'})` });
+        continue;
       }
-      const problem = notNumeric(wf, this.opts.deck, o.name);
-      if (problem) details.push({ field: `objectives[${i}].name`, message: problem });
-    });
+      const problem = notNumeric(wf, this.opts.deck, name);
+      if (problem) details.push({ field, message: field.startsWith('objectives') ? problem : problem.replace('an objective must', 'it must') });
+    }
     const fixed: Record<string, unknown> = {};
     for (const p of wf.parameters) {
       if (space.some((s) => s.name === p.name)) continue;
@@ -284,12 +342,34 @@ export class Campaigns {
     const seed = input.seed === undefined || input.seed === '' ? Math.floor(Math.random() * 2 ** 31) : checkSeed(typeof input.seed === 'string' ? Number(input.seed) : input.seed);
     const config = checkConfig(input.config ?? {}, opt) as Record<string, unknown>;
     const file = typeof input.existing_data === 'string' && input.existing_data.trim() ? input.existing_data.trim() : null;
-    const existing = file ? await this.warmStart(file, space, objectives) : [];
-    return { workflow: wf.name, version: saved.version, definition: wf, optimizer: opt.name, config, seed, space, objectives, budget, batch_size: batchSize, fixed, existing, existing_file: file };
+    const constraints = checkConstraints(constraintList(input.parameter_constraints, 'parameter_constraints'), space, opt).map((c) => c.text);
+    const outcome = outcomeConstraints.map((c) => c.text);
+    // the optimizer checks what only it can (constraints that exclude each other, its own limits) before anything is queued
+    opt.create({ space, objectives, config, seed, constraints, outcomeConstraints: outcome });
+    const existing = file ? await this.warmStart(file, space, [...objectives, ...outcomeConstraints]) : [];
+    return {
+      workflow: wf.name,
+      version: saved.version,
+      definition: wf,
+      optimizer: opt.name,
+      config,
+      seed,
+      space,
+      objectives,
+      constraints,
+      outcome_constraints: outcome,
+      stop_when: stopWhen.map((c) => c.text),
+      budget,
+      batch_size: batchSize,
+      fixed,
+      existing,
+      existing_file: file,
+    };
   }
 
-  /** Observations from an uploaded history CSV: its columns must cover the space and the objectives. */
-  private async warmStart(file: string, space: ParameterSpec[], objectives: ObjectiveSpec[]): Promise<Observation[]> {
+  /** Observations from an uploaded history CSV: its columns must cover the searched space and the measured outputs. */
+  private async warmStart(file: string, all: ParameterSpec[], objectives: { name: string }[]): Promise<Observation[]> {
+    const space = all.filter((s) => s.type !== 'fixed');
     const rows: Observation[] = [];
     const details: ErrorDetail[] = [];
     let bad = 0;
@@ -353,15 +433,31 @@ export class Campaigns {
   readonly source: SourceFactory = Object.assign(async ({ task, runId, payload, done, log }: Parameters<SourceFactory>[0]) => {
     const p = payload as CampaignPayload;
     const opt = this.optimizer(p.optimizer);
-    const instance = opt.create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed });
+    const instance = opt.create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed, constraints: p.constraints, outcomeConstraints: p.outcome_constraints });
     const measured = done.map((ph) => this.observation(p, ph.params as Record<string, unknown>, ph.outputs as Record<string, unknown>)).filter((o): o is Observation => o !== null);
     const history = [...p.existing, ...measured];
     if (history.length) await instance.observe(history);
     if (done.length) await log(`Optimizer ${p.optimizer} rebuilt from ${p.existing.length} warm-start row(s) and ${measured.length} measurement(s) of this run.`);
-    this.live = { taskId: task.id, runId, payload: p, instance };
+    this.live = { taskId: task.id, runId, payload: p, instance, stopped: null };
+    const live = this.live;
+    const stopWhen = checkOutcomeConstraints(p.stop_when ?? [], 'stop_when');
+    /** The condition a measurement met, or null. */
+    const met = (outputs: Record<string, unknown> | null): string | null => {
+      const c = stopWhen.find((w) => {
+        const v = outputs?.[w.name];
+        return typeof v === 'number' && (w.op === '>=' ? v >= w.bound : v <= w.bound);
+      });
+      return c ? `${c.name} = ${String(outputs![c.name])} met stop_when "${c.text}"` : null;
+    };
+    // a resumed campaign that had met its condition has no next iteration either
+    const before = done.filter((ph) => ph.phase === 'main' && ph.status === 'ok').find((ph) => met(ph.outputs as Record<string, unknown>));
+    if (before) live.stopped = { iteration: (before.iteration ?? 0) + 1, reason: met(before.outputs as Record<string, unknown>)! };
     let buffer: Record<string, number | string>[] = [];
     const source: IterationSource = {
-      total: p.budget,
+      // the runner reads this before each iteration: stop_when ends the campaign early
+      get total() {
+        return live.stopped ? Math.min(live.stopped.iteration, p.budget) : p.budget;
+      },
       params: async (i, recorded) => {
         if (recorded) return recorded;
         if (buffer.length === 0) buffer = [...(await instance.suggest(Math.min(p.batch_size, p.budget - i)))];
@@ -372,15 +468,20 @@ export class Campaigns {
       measured: async (i, params, outputs) => {
         const obs = this.observation(p, params, outputs);
         if (obs) await instance.observe([obs]);
-        else await log(`Iteration ${i + 1} gave no numeric ${p.objectives.map((o) => o.name).join('/')}: not told to the optimizer.`);
+        else await log(`Iteration ${i + 1} gave no numeric ${this.measuredNames(p).join('/')}: not told to the optimizer.`);
+        const reason = live.stopped ? null : met(outputs);
+        if (reason) {
+          live.stopped = { iteration: i + 1, reason };
+          await log(`Campaign stopped early after iteration ${i + 1} of ${p.budget}: ${reason}.`);
+        }
       },
-      // an objective that is not a number fails the step that saved it: the operator retries, skips or aborts
+      // an objective (or a constrained output) that is not a number fails the step that saved it: the operator retries, skips or aborts
       checkSaved: (name, value) => {
-        for (const o of p.objectives) {
-          if (o.name.split('.')[0] !== name) continue;
-          const v = outputValue({ [name]: value }, o.name);
+        for (const o of this.measuredNames(p)) {
+          if (o.split('.')[0] !== name) continue;
+          const v = outputValue({ [name]: value }, o);
           if (typeof v !== 'number' || !Number.isFinite(v)) {
-            return `the campaign's objective "${o.name}" must be a number, and it is ${v === null ? 'missing' : JSON.stringify(v).slice(0, 100)}`;
+            return `the campaign's ${p.objectives.some((x) => x.name === o) ? 'objective' : 'outcome constraint on'} "${o}" must be a number, and it is ${v === null ? 'missing' : JSON.stringify(v).slice(0, 100)}`;
           }
         }
         return null;
@@ -389,12 +490,19 @@ export class Campaigns {
     return source;
   }, { runParameters: (payload: TaskPayload) => campaignRecord(payload as CampaignPayload) });
 
+  /** The outputs an observation carries: the objectives, then the outputs with outcome constraints. */
+  private measuredNames(p: CampaignPayload): string[] {
+    const names = p.objectives.map((o) => o.name);
+    for (const c of checkOutcomeConstraints(p.outcome_constraints ?? [], 'outcome_constraints')) if (!names.includes(c.name)) names.push(c.name);
+    return names;
+  }
+
   private observation(p: CampaignPayload, params: Record<string, unknown>, outputs: Record<string, unknown> | null): Observation | null {
     const values: Record<string, number> = {};
-    for (const o of p.objectives) {
-      const v = outputs?.[o.name];
+    for (const name of this.measuredNames(p)) {
+      const v = outputs?.[name];
       if (typeof v !== 'number' || !Number.isFinite(v)) return null;
-      values[o.name] = v;
+      values[name] = v;
     }
     const x: Record<string, number | string> = {};
     for (const s of p.space) x[s.name] = params[s.name] as number | string;
@@ -423,7 +531,7 @@ export class Campaigns {
     }
     const live = this.live?.taskId === task.id ? this.live : null;
     return {
-      campaign: { task_id: task.id, run_id: task.runId, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size },
+      campaign: { task_id: task.id, run_id: task.runId, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size, stopped_early: live?.stopped?.reason ?? null },
       parameters: p.space,
       objectives: p.objectives,
       points,

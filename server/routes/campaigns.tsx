@@ -14,21 +14,36 @@ import { plotSvg } from '../views/plot-svg.js';
 
 type Fields = Record<string, unknown>;
 
+/** The fields the page may send for one parameter: `param.<name>.<key>`. */
+const PARAM_FIELDS = ['use', 'type', 'low', 'high', 'choices', 'value', 'step', 'log_scale'];
+
 /**
  * The page's structured fields → the spec's `parameters` and `objectives` lists: `param.<name>.use|type|low|
- * high|choices` and `objective.<name>` = max|min. The spec's own fields (JSON or the short text form) win.
+ * high|choices|value|step|log_scale` and `objective.<name>` = max|min. The spec's own fields (JSON or the
+ * short text form) win. A `param.` field of another key is refused by name.
  */
 export function campaignInput(body: Fields, configSchema: (optimizer: unknown) => Record<string, unknown> | null): CampaignInput {
   const input: CampaignInput = { ...body };
   const structured = (prefix: string) => Object.keys(body).filter((k) => k.startsWith(prefix));
+  const unknown = structured('param.').filter((k) => !PARAM_FIELDS.includes(k.split('.').slice(2).join('.')));
+  if (unknown.length) {
+    throw new LabError('invalid_input', `${unknown.join(', ')}: not a field of a parameter (param.<name>.${PARAM_FIELDS.join('|')})`, unknown.map((field) => ({ field, message: `is not a field of a parameter (its fields: ${PARAM_FIELDS.join(', ')})` })));
+  }
   if (!nonEmpty(body.parameters) && structured('param.').length) {
     const names = [...new Set(structured('param.').map((k) => k.split('.')[1]))];
+    const field = (name: string, key: string) => body[`param.${name}.${key}`];
     input.parameters = names
-      .filter((n) => body[`param.${n}.use`] === 'on' || body[`param.${n}.use`] === 'true')
+      .filter((n) => field(n, 'use') === 'on' || field(n, 'use') === 'true')
       .map((name) => {
-        const type = String(body[`param.${name}.type`] ?? 'range');
-        if (type === 'choice') return { name, type, choices: String(body[`param.${name}.choices`] ?? '').split('|').map((c) => c.trim()).filter(Boolean) };
-        return { name, type, bounds: [Number(body[`param.${name}.low`]), Number(body[`param.${name}.high`])] };
+        const type = String(field(name, 'type') ?? 'range');
+        if (type === 'choice') return { name, type, choices: String(field(name, 'choices') ?? '').split('|').map((c) => c.trim()).filter(Boolean) };
+        if (type === 'fixed') {
+          const v = String(field(name, 'value') ?? '').trim();
+          return { name, type, value: v !== '' && Number.isFinite(Number(v)) ? Number(v) : v };
+        }
+        const step = String(field(name, 'step') ?? '').trim();
+        const log = field(name, 'log_scale') === 'on' || field(name, 'log_scale') === 'true';
+        return { name, type, bounds: [Number(field(name, 'low')), Number(field(name, 'high'))], ...(step ? { step: Number(step) } : {}), ...(log ? { log_scale: true } : {}) };
       });
   }
   if (!nonEmpty(body.objectives) && structured('objective.').length) {
@@ -89,13 +104,38 @@ export const CAMPAIGN_ROUTES = {
         repeat: count.describe('How many experiments the campaign runs'),
         optimizer_type: z.string().min(1).describe('random, sobol, gp, or a plugin (POST /app/executions/optimizer_schema)'),
         parameters: z
-          .union([z.array(z.looseObject({ name: z.string(), type: z.enum(['range', 'int', 'choice']), bounds: z.array(z.number()).optional(), choices: z.array(z.string()).optional() })), z.string()])
+          .union([
+            z.array(
+              z.looseObject({
+                name: z.string(),
+                type: z.enum(['range', 'int', 'choice', 'fixed']),
+                bounds: z.array(z.number()).optional(),
+                choices: z.array(z.string()).optional(),
+                log_scale: z.boolean().optional().describe('Search on a log scale (bounds above 0)'),
+                step: z.number().optional().describe('Only the values low + k·step'),
+                value: z.union([z.number(), z.string()]).optional().describe('The value of a fixed parameter'),
+              }),
+            ),
+            z.string(),
+          ])
           .optional()
-          .describe('The search space: a JSON list, or the short form "x: 0..1, n: int 1..10, solvent: water|ethanol"'),
+          .describe('The search space: a JSON list, or the short form "x: 0..1, c: log 0.01..10, v: 0..100 step 5, n: int 1..10, solvent: water|ethanol, ph: = 7"'),
         objectives: z
-          .union([z.array(z.object({ name: z.string(), minimize: z.boolean() })), z.string()])
+          .union([z.array(z.strictObject({ name: z.string(), minimize: z.boolean(), weight: z.number().optional().describe('Scalarises several objectives') })), z.string()])
           .optional()
-          .describe('Workflow outputs to optimize: a JSON list, or "yield:max, cost:min"'),
+          .describe('Workflow outputs to optimize: a JSON list, or "yield:max, cost:min" ("yield:max:2, cost:min:1" with weights)'),
+        parameter_constraints: z
+          .union([z.array(z.string()), z.string()])
+          .optional()
+          .describe('Linear constraints every suggestion satisfies: ["x1 + 2*x2 <= 10", "water + ethanol + dmso == 1"], JSON text of such a list, or one per line'),
+        outcome_constraints: z
+          .union([z.array(z.string()), z.string()])
+          .optional()
+          .describe('Limits on workflow outputs: ["purity >= 0.9"] (gp models them; every optimizer records which observations meet them)'),
+        stop_when: z
+          .union([z.array(z.string()), z.string()])
+          .optional()
+          .describe('End the campaign early when a measurement meets this: "run.yield >= 0.95"'),
         existing_data: z.string().optional().describe('An uploaded history file (POST /app/files/execution-data) to warm-start from'),
         batch_size: count.optional().describe('Experiments suggested at a time (1 by default)'),
         seed: count.optional().describe('Makes the suggestions repeatable'),

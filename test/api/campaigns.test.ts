@@ -117,12 +117,19 @@ describe('optimization campaigns', () => {
 
   it('refuses a field it does not take by name, from JSON and from the page (the form comes back with the message)', async () => {
     const base = { workflow: 'react', repeat: 3, optimizer_type: 'random', parameters: 'temperature: 20..120', objectives: 'run.yield:max' };
-    const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, parameter_constraints: ['temperature <= 100'], steps: { temperature: 5 } }).expect(400);
-    expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['parameter_constraints', 'steps']);
+    const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, constraints: ['temperature <= 100'], steps: { temperature: 5 } }).expect(400);
+    expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['constraints', 'steps']);
     expect(res.body.error.details[0].message).toMatch(/^is not a field of this request \(its fields: workflow, repeat, optimizer_type, /);
     const form = await lab.admin.post('/app/executions/campaign').type('form').send({ ...base, repeat: '3', steps: '5' }).expect(400);
     expect(form.text).toContain('steps is not a field of this request');
     expect(form.text).toContain('id="campaign-form"');
+    // nothing is silently dropped: a parameter field the page does not have, an optimizer option, an objective's key
+    const param = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, parameters: undefined, 'param.temperature.use': 'on', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.constraint': 'x' }).expect(400);
+    expect(param.body.error.details).toEqual([{ field: 'param.temperature.constraint', message: expect.stringMatching(/^is not a field of a parameter/) }]);
+    const option = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, config: { parameter_constraints: ['temperature <= 100'] } }).expect(400);
+    expect(option.body.error.details).toEqual([{ field: 'config.parameter_constraints', message: 'is not an option of the optimizer "random" (its options: none)' }]);
+    const objective = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, objectives: [{ name: 'run.yield', minimize: false, weigth: 2 }] }).expect(400);
+    expect(objective.body.error.details[0].field).toBe('objectives.0.weigth');
     // the page's own structured fields pass: param.<name>.*, objective.<name>, config.<key>
     await lab.admin
       .post('/app/executions/campaign')
