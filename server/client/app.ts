@@ -3,7 +3,7 @@
  * vendor script) and hide/show of methods. Bundled by esbuild into /static/app.js; no inline scripts (CSP).
  */
 import { initExecution } from './execution.js';
-import './builder.js'; // the workflow builder: starts itself on its page only
+import './builder/index.js'; // the workflow builder: starts itself on its page only
 import './records.js'; // the record page's plot: starts itself on its page only
 import './time.js'; // every <time data-local> in the viewer's time zone
 import './campaign/index.js'; // the campaign page and the execution page's campaign plot: start themselves there only

@@ -1,4 +1,4 @@
-/** Workflow pages: the list, one workflow (read-only), and the builder's skeleton (server/client/builder.ts fills it). */
+/** Workflow pages: the list, one workflow (read-only), and the builder's skeleton (server/client/builder/ fills it). */
 import type { Parameter, Step, Workflow } from '../../core/workflow/model.js';
 import { PHASES, summary, type InstrumentInfo } from '../client/builder-model/index.js';
 import { Breadcrumb, Layout, LocalTime, type ViewCtx } from './layout.js';

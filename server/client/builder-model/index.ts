@@ -1,6 +1,6 @@
 /**
  * The workflow builder's model: pure functions over the workflow document (DESIGN.md §4), no DOM. The page
- * (builder.ts) keeps one document as its state, changes it only through these functions, and re-renders.
+ * (builder/page.ts) keeps one document as its state, changes it only through these functions, and re-renders.
  *
  * - Steps are addressed by paths, as the server's validation names them: a list is `main` or
  *   `main[2].steps` / `main[0].then` / `main[0].else`; a step is `main[2].steps[1]`.
