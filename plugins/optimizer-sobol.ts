@@ -4,10 +4,13 @@
  * Seeded scrambling (linear matrix scramble + digital shift); up to 32 parameters.
  *
  * The k-th suggested point is the k-th point of the sequence (k counts the points observed or pending before
- * it), so a campaign rebuilt from its records after a restart continues the same sequence.
+ * it), so a campaign rebuilt from its records after a restart continues the same sequence. Under linear
+ * constraints, the k-th feasible point of the sequence (./opt/polytope.ts).
  */
 import { defineOptimizer, z } from '../core/contracts/index.js';
 import { LabError } from '../core/contracts/index.js';
+import { FeasibleSequence, FeasibleSpace } from './opt/polytope.js';
+import { createRng } from './opt/rng.js';
 import { SOBOL_MAX_DIM, SobolSequence } from './opt/sobol.js';
 import { History, Pending, SpaceCodec, checkCount } from './opt/space.js';
 
@@ -17,20 +20,22 @@ export const sobolOptimizer = defineOptimizer({
   config: z.object({
     scramble: z.boolean().default(true).describe('Scramble the sequence with the seed (off: the plain Sobol sequence, starting at the corner)'),
   }),
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: false },
-  create({ space, objectives, config, seed }) {
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true },
+  create({ space, objectives, config, seed, constraints }) {
     if (space.length > SOBOL_MAX_DIM) {
       throw new LabError('invalid_input', `sobol handles up to ${SOBOL_MAX_DIM} parameters`, [{ field: 'parameters', message: `at most ${SOBOL_MAX_DIM} parameters` }]);
     }
     const codec = new SpaceCodec(space);
     const history = new History(codec, objectives);
     const pending = new Pending(codec);
-    const seq = new SobolSequence(space.length, { scramble: config.scramble, seed });
+    const feasible = new FeasibleSpace(codec, constraints);
+    const seq = new SobolSequence(feasible.cubeDim, { scramble: config.scramble, seed });
+    const points = new FeasibleSequence(feasible, (i) => seq.point(i), (j) => createRng(seed, 'sobol-walk', j));
     return {
       suggest(n) {
         checkCount(n);
         const start = history.total + pending.list.length;
-        const out = Array.from({ length: n }, (_, j) => codec.fromUnit(seq.point(start + j)));
+        const out = Array.from({ length: n }, (_, j) => points.at(start + j));
         pending.add(out);
         return out;
       },

@@ -1,10 +1,11 @@
-import type { ObjectiveSpec, Optimizer, ParamValues } from '../../core/contracts/index.js';
+import { CONSTRAINT_TOLERANCE, checkConstraints, checkSpace, constraintViolation, type ObjectiveSpec, type Optimizer, type ParamValues } from '../../core/contracts/index.js';
 import { LabError } from '../../core/errors.js';
 import { gpOptimizer } from '../../plugins/optimizer-gp.js';
 import { randomOptimizer } from '../../plugins/optimizer-random.js';
 import { sobolOptimizer } from '../../plugins/optimizer-sobol.js';
 import { SobolSequence } from '../../plugins/opt/sobol.js';
 import { REACTOR_OPTIMUM, reactorYield } from '../../plugins/sim-reactor.js';
+import { labError } from '../helpers/errors.js';
 
 const BRANIN_MIN = 0.397887;
 const branin = (p: ParamValues) => {
@@ -49,9 +50,10 @@ describe.each([
   ['gp', gpOptimizer],
 ] as const)('%s', (name, opt) => {
   it('is reproducible: the same seed gives the same suggestions, another seed others', async () => {
-    const a = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 7, FAST);
-    const b = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 7, FAST);
-    const c = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 8, FAST);
+    const config = name === 'gp' ? FAST : {};
+    const a = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 7, config);
+    const b = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 7, config);
+    const c = await run(opt, BRANIN_SPACE, MIN_Y, branin, 10, 8, config);
     expect(b.rows).toEqual(a.rows);
     expect(c.rows.map((r) => r.params)).not.toEqual(a.rows.map((r) => r.params));
   });
@@ -257,5 +259,70 @@ describe('optimizer state and input checks', () => {
       { field: 'rows[1].params.c', message: 'must be one of a, b' },
     ]);
     expect(() => o.suggest(0)).toThrow(LabError);
+  });
+});
+
+/** Every suggestion within CONSTRAINT_TOLERANCE of every constraint (checked with the contract's own measure). */
+function expectFeasible(points: ParamValues[], constraints: string[], space: unknown) {
+  const s = checkSpace(space);
+  const cs = checkConstraints(constraints, s);
+  for (const p of points) for (const c of cs) expect({ point: p, constraint: c.text, ok: constraintViolation(c, p, s) <= CONSTRAINT_TOLERANCE }).toEqual({ point: p, constraint: c.text, ok: true });
+}
+
+const MIXTURE_SPACE = [
+  { name: 'water', type: 'range', bounds: [0, 1] },
+  { name: 'ethanol', type: 'range', bounds: [0, 1] },
+  { name: 'dmso', type: 'range', bounds: [0, 0.5] },
+  { name: 'temperature', type: 'range', bounds: [20, 80] },
+  { name: 'solvent', type: 'choice', choices: ['a', 'b'] },
+];
+const MIXTURE = ['water + ethanol + dmso == 1', 'ethanol <= 2*water'];
+
+describe.each([
+  ['random', randomOptimizer],
+  ['sobol', sobolOptimizer],
+] as const)('%s under linear constraints', (name, opt) => {
+  it('suggests only points that satisfy them, initial design and batches included, and spreads them over the feasible part', async () => {
+    const constraints = ['x1 + x2 <= 8'];
+    const o = opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 2, constraints });
+    const points: ParamValues[] = [];
+    for (let round = 0; round < 5; round++) {
+      const batch = await o.suggest(8);
+      points.push(...batch);
+      await o.observe(batch.map((p) => ({ params: p, values: { y: branin(p) } })));
+    }
+    expectFeasible(points, constraints, BRANIN_SPACE);
+    // not squeezed into a corner: both ends of x1 and x2 are reached
+    expect(Math.min(...points.map((p) => p.x1 as number))).toBeLessThan(-3);
+    expect(Math.max(...points.map((p) => p.x2 as number))).toBeGreaterThan(10);
+    expect(new Set(points.map((p) => JSON.stringify(p))).size).toBe(40);
+  });
+
+  it('keeps a mixture on its simplex, with other parameters searched freely', async () => {
+    const o = opt.create({ space: MIXTURE_SPACE, objectives: MIN_Y, seed: 1, constraints: MIXTURE });
+    const points = await o.suggest(50);
+    expectFeasible(points, MIXTURE, MIXTURE_SPACE);
+    for (const p of points) expect(Math.abs((p.water as number) + (p.ethanol as number) + (p.dmso as number) - 1)).toBeLessThan(1e-12);
+    expect(new Set(points.map((p) => p.solvent))).toEqual(new Set(['a', 'b']));
+    expect(Math.max(...points.map((p) => p.temperature as number)) - Math.min(...points.map((p) => p.temperature as number))).toBeGreaterThan(40);
+    expect(Math.max(...points.map((p) => p.dmso as number))).toBeGreaterThan(0.4);
+  });
+
+  it('a thin polytope (0.2% of its bounding box) still gives feasible points along it (hit-and-run), reproducibly', async () => {
+    const constraints = ['x1 - x2 <= 0.01', 'x2 - x1 <= 0.01'];
+    const a = await opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 3, constraints }).suggest(20);
+    const b = await opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 3, constraints }).suggest(20);
+    expectFeasible(a, constraints, BRANIN_SPACE);
+    expect(b).toEqual(a);
+    expect(new Set(a.map((p) => JSON.stringify(p))).size).toBe(20);
+    expect(Math.min(...a.map((p) => p.x1 as number))).toBeLessThan(3);
+    expect(Math.max(...a.map((p) => p.x1 as number))).toBeGreaterThan(7);
+  });
+
+  it(`refuses constraints that exclude each other before anything runs (${name})`, () => {
+    const e = labError(() => opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, constraints: ['x1 + x2 >= 20', 'x1 - x2 >= 5'] }));
+    expect(e.details).toEqual([{ field: 'parameter_constraints', message: 'no point within the bounds satisfies all of "x1 + x2 >= 20", "x1 - x2 >= 5" at once' }]);
+    const eq = labError(() => opt.create({ space: MIXTURE_SPACE, objectives: MIN_Y, constraints: ['water + ethanol == 1', 'water + ethanol == 0.5'] }));
+    expect(eq.details?.[0]?.message).toBe('"water + ethanol == 0.5" contradicts the equalities before it');
   });
 });
