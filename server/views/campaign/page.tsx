@@ -124,37 +124,23 @@ export function CampaignPage(props: CampaignPageProps) {
                   <p className="small text-body-secondary mt-2 mb-1">
                     JSON lists as in the API, or the short form. When filled, these replace the tables above.
                   </p>
-                  <label className="form-label small mb-0" htmlFor="campaign-parameters">
-                    <code>parameters</code>
-                  </label>
-                  <textarea
-                    className={`form-control form-control-sm font-monospace${errs.has('parameters') && v('parameters')?.trim() ? ' is-invalid' : ''}`}
+                  <AdvancedField
                     id="campaign-parameters"
                     name="parameters"
-                    rows={2}
+                    first
+                    multiline
                     placeholder={shortSpace(params, hints) || 'x: 0..1, n: int 1..10, solvent: water|ethanol'}
-                    defaultValue={v('parameters')}
+                    value={v('parameters')}
+                    invalid={errs.has('parameters') && !!v('parameters')?.trim()}
                   />
-                  <label className="form-label small mb-0 mt-2" htmlFor="campaign-objectives-text">
-                    <code>objectives</code>
-                  </label>
-                  <input
-                    className={`form-control form-control-sm font-monospace${errs.has('objectives') && v('objectives')?.trim() ? ' is-invalid' : ''}`}
+                  <AdvancedField
                     id="campaign-objectives-text"
                     name="objectives"
                     placeholder={outputs.length ? `${outputs[0]}:max` : 'yield:max'}
-                    defaultValue={v('objectives')}
+                    value={v('objectives')}
+                    invalid={errs.has('objectives') && !!v('objectives')?.trim()}
                   />
-                  <label className="form-label small mb-0 mt-2" htmlFor="campaign-config-text">
-                    <code>config</code> (JSON; replaces the optimizer's options)
-                  </label>
-                  <input
-                    className={`form-control form-control-sm font-monospace${errs.has('config') ? ' is-invalid' : ''}`}
-                    id="campaign-config-text"
-                    name="config"
-                    placeholder='{"candidates": 4096}'
-                    defaultValue={v('config')}
-                  />
+                  <AdvancedField id="campaign-config-text" name="config" note=" (JSON; replaces the optimizer's options)" placeholder='{"candidates": 4096}' value={v('config')} invalid={errs.has('config')} />
                   <Invalid messages={errs.get('config')} />
                 </details>
               </div>
@@ -220,5 +206,26 @@ function BudgetField(props: { label: string; id: string; name: string; min?: num
       />
       <Invalid messages={errs.get(name)} />
     </div>
+  );
+}
+
+/** One of the advanced fields: the spec's own `parameters`, `objectives` or `config`, typed as in the API. */
+function AdvancedField(props: { id: string; name: string; note?: string; first?: boolean; multiline?: boolean; placeholder: string; value?: string; invalid: boolean }) {
+  const Control = props.multiline ? 'textarea' : 'input';
+  return (
+    <>
+      <label className={`form-label small mb-0${props.first ? '' : ' mt-2'}`} htmlFor={props.id}>
+        <code>{props.name}</code>
+        {props.note}
+      </label>
+      <Control
+        className={`form-control form-control-sm font-monospace${props.invalid ? ' is-invalid' : ''}`}
+        id={props.id}
+        name={props.name}
+        rows={props.multiline ? 2 : undefined}
+        placeholder={props.placeholder}
+        defaultValue={props.value}
+      />
+    </>
   );
 }
