@@ -10,6 +10,8 @@
  *   The fitted model is cached per set of observations and shared by suggest() and snapshot().
  * - Acquisition (./opt/acquisition.ts): log EI (computed without underflow), over many quasi-random and
  *   local candidates, the best refined by projected L-BFGS; ints rounded, choices kept exact.
+ * - Linear constraints (./opt/polytope.ts): the initial design is the feasible points of the Sobol sequence,
+ *   and every acquisition candidate and local search result is kept feasible.
  * - Batches and pending points: constant liar (the lie is the best value so far) or Kriging believer (the
  *   model's own mean), hyper-parameters held fixed within a batch.
  * - Several objectives: ParEGO. Each suggested point optimises a fresh random augmented Chebyshev
@@ -19,10 +21,11 @@
  *   A state rebuilt from the records (observe everything, then suggest) repeats the initial design exactly;
  *   in the model phase it suggests equivalent, not bit-identical, points (its fit starts cold).
  */
-import { defineOptimizer, z, type JsonValue, type ObjectiveSpec, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
+import { defineOptimizer, z, type JsonValue, type LinearConstraint, type ObjectiveSpec, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
 import { LabError } from '../core/contracts/index.js';
 import { maximizeLogEI } from './opt/acquisition.js';
 import { Posterior, fitHyper, hyperOf, thetaBounds, type FitStart, type Hyper } from './opt/gp.js';
+import { FeasibleSequence, FeasibleSpace } from './opt/polytope.js';
 import { createRng, hashSeed, type Rng } from './opt/rng.js';
 import { SOBOL_MAX_DIM, SobolSequence } from './opt/sobol.js';
 import { History, Pending, SpaceCodec, checkCount } from './opt/space.js';
@@ -49,8 +52,8 @@ export const gpOptimizer = defineOptimizer({
   description:
     'Gaussian-process Bayesian optimization (Matérn-5/2, log expected improvement): finds good settings in few experiments. Handles integers, choices, batches and several objectives (ParEGO).',
   config,
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: false },
-  create: ({ space, objectives, config, seed }) => new GpOptimizer(space, objectives, config, seed),
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true },
+  create: ({ space, objectives, config, seed, constraints }) => new GpOptimizer(space, objectives, config, seed, constraints),
 });
 
 interface Model {
@@ -72,7 +75,8 @@ class GpOptimizer {
   private readonly codec: SpaceCodec;
   private readonly history: History;
   private readonly pending: Pending;
-  private readonly design: SobolSequence;
+  private readonly feasible: FeasibleSpace;
+  private readonly design: FeasibleSequence;
   private readonly nInit: number;
   /** The last fit's θ and curvature pairs: the warm start of the next fit. */
   private lastFit: FitStart | null = null;
@@ -85,6 +89,7 @@ class GpOptimizer {
     private readonly objectives: ObjectiveSpec[],
     private readonly config: Config,
     private readonly seed: number,
+    constraints: LinearConstraint[],
   ) {
     if (space.length > SOBOL_MAX_DIM) {
       throw new LabError('invalid_input', `gp handles up to ${SOBOL_MAX_DIM} parameters`, [{ field: 'parameters', message: `at most ${SOBOL_MAX_DIM} parameters` }]);
@@ -92,7 +97,9 @@ class GpOptimizer {
     this.codec = new SpaceCodec(space);
     this.history = new History(this.codec, objectives);
     this.pending = new Pending(this.codec);
-    this.design = new SobolSequence(space.length, { seed, scramble: true });
+    this.feasible = new FeasibleSpace(this.codec, constraints);
+    const design = new SobolSequence(this.feasible.cubeDim, { seed, scramble: true });
+    this.design = new FeasibleSequence(this.feasible, (i) => design.point(i), (j) => createRng(seed, 'gp-walk', j));
     this.nInit = config.initial_points ?? space.length + 3;
   }
 
@@ -110,8 +117,8 @@ class GpOptimizer {
     const taken = new Set([...this.history.rows, ...this.pending.list.map((params) => ({ params }))].map((r) => this.codec.key(r.params)));
     let index = start;
     while (out.length < n && (start + out.length < this.nInit || this.history.rows.length < 2)) {
-      let p = this.codec.fromUnit(this.design.point(index++));
-      for (let tries = 0; taken.has(this.codec.key(p)) && tries < 32; tries++) p = this.codec.fromUnit(this.design.point(index++));
+      let p = this.design.at(index++);
+      for (let tries = 0; taken.has(this.codec.key(p)) && tries < 32; tries++) p = this.design.at(index++);
       taken.add(this.codec.key(p));
       out.push(p);
     }
@@ -134,6 +141,7 @@ class GpOptimizer {
       const exclude = new Set([...this.pending.list, ...chosen, ...out].map((p) => this.codec.key(p)));
       const r = maximizeLogEI(m.post, {
         codec: this.codec,
+        feasible: this.feasible,
         rng,
         best: m.best,
         incumbents: m.incumbents,

@@ -8,16 +8,25 @@
  *    coordinates (ints relaxed) with the choices held fixed; the result is snapped back (ints rounded) and
  *    scored again.
  * 3. Return the best point that is not excluded (already suggested in this batch or still pending).
+ *
+ * Under linear constraints every candidate is feasible (./polytope.ts): the Sobol set keeps its feasible
+ * points (topped up by the feasible sampler in a thin polytope), a perturbation moves the constrained
+ * parameters within the equalities (in z) and is pulled back towards its incumbent until it satisfies the
+ * inequalities, and local search moves z within its bounding box with a quadratic penalty on the
+ * inequalities, its result pulled back onto the segment from its (feasible) start.
  */
 import { minimizeBox } from './lbfgs.js';
 import { logEI } from './normal.js';
 import type { Posterior } from './gp.js';
+import type { FeasibleSpace } from './polytope.js';
 import type { Rng } from './rng.js';
 import { SobolSequence } from './sobol.js';
 import type { SpaceCodec } from './space.js';
 
 export interface AcquisitionOptions {
   codec: SpaceCodec;
+  /** The constraints' feasible set: every candidate lies in it. */
+  feasible: FeasibleSpace;
   rng: Rng;
   /** Incumbent (standardised, minimisation) EI improves on. */
   best: number;
@@ -37,20 +46,34 @@ export interface AcquisitionResult {
 const LOCAL_SCALES = [0.2, 0.05, 0.01, 0.002];
 
 export function maximizeLogEI(post: Posterior, o: AcquisitionOptions): AcquisitionResult {
-  const { codec, rng } = o;
+  const { codec, rng, feasible } = o;
   const D = codec.dim;
   const m = Math.max(8, o.candidates);
-  const mLocal = o.incumbents.length ? Math.floor(m / 4) : 0;
+  const incumbents = o.incumbents.filter((x) => feasible.feasibleModel(x)); // a warm start may hold infeasible points
+  const mLocal = incumbents.length ? Math.floor(m / 4) : 0;
   const mGlobal = m - mLocal;
   const C = new Float64Array(m * D);
 
-  const sobol = new SobolSequence(codec.params.length, { seed: rng.uint32() });
-  for (let c = 0; c < mGlobal; c++) codec.encode(codec.fromUnit(sobol.next()), C.subarray(c * D, c * D + D));
-  for (let c = 0; c < mLocal; c++) {
-    const x = C.subarray((mGlobal + c) * D, (mGlobal + c + 1) * D);
-    x.set(o.incumbents[c % o.incumbents.length]!);
-    const scale = LOCAL_SCALES[Math.floor(c / o.incumbents.length) % LOCAL_SCALES.length]!;
-    for (const d of codec.numeric) x[d] = Math.min(1, Math.max(0, x[d]! + scale * rng.normal()));
+  const sobol = new SobolSequence(feasible.cubeDim, { seed: rng.uint32() });
+  const row = (i: number) => C.subarray(i * D, i * D + D);
+  let c = 0;
+  for (let scanned = 0; c < mGlobal && scanned < 4 * mGlobal; scanned++) {
+    const p = feasible.fromCube(sobol.next());
+    if (p) codec.encode(p, row(c++));
+  }
+  for (; c < mGlobal / 4; c++) codec.encode(feasible.sample(rng), row(c)); // a thin polytope
+  const zAt = feasible.modelAt();
+  for (let j = 0; j < mLocal; j++, c++) {
+    const x = row(c);
+    const from = incumbents[j % incumbents.length]!;
+    x.set(from);
+    const scale = LOCAL_SCALES[Math.floor(j / incumbents.length) % LOCAL_SCALES.length]!;
+    for (const d of codec.numeric) if (!zAt.includes(d)) x[d] = Math.min(1, Math.max(0, x[d]! + scale * rng.normal()));
+    if (feasible.active) {
+      const z = feasible.zOf(x).map((v) => v + scale * rng.normal());
+      feasible.setZ(z, x);
+      x.set(feasible.pullBack(from, x));
+    }
     codec.params.forEach((p, i) => {
       if (p.type !== 'choice' || rng.next() > 0.2) return;
       const off = codec.offsets[i]!;
@@ -59,48 +82,75 @@ export function maximizeLogEI(post: Posterior, o: AcquisitionOptions): Acquisiti
     });
     codec.snap(x);
   }
+  const n = c;
 
-  const { mu, sd } = post.predict(C, m);
-  const score = new Float64Array(m);
-  for (let c = 0; c < m; c++) score[c] = logEI(mu[c]!, sd[c]!, o.best).value;
-  const order = Array.from({ length: m }, (_, c) => c).sort((a, b) => score[b]! - score[a]!);
+  const { mu, sd } = post.predict(C, n);
+  const score = new Float64Array(n);
+  for (let i = 0; i < n; i++) score[i] = logEI(mu[i]!, sd[i]!, o.best).value;
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
 
   const results: AcquisitionResult[] = [];
   const started = new Set<string>();
-  for (const c of order) {
+  for (const i of order) {
     if (started.size >= o.localStarts) break;
-    const x0 = C.slice(c * D, c * D + D);
+    const x0 = C.slice(i * D, i * D + D);
     const key = codec.key(codec.decode(x0));
     if (started.has(key)) continue;
     started.add(key);
-    results.push(refine(post, codec, x0, o.best));
+    results.push(refine(post, o, x0));
   }
   // the raw candidates stay in the running (refinement may round badly for ints)
-  for (const c of order.slice(0, Math.max(64, o.localStarts))) results.push({ x: C.slice(c * D, c * D + D), logEI: score[c]! });
+  for (const i of order.slice(0, Math.max(64, o.localStarts))) results.push({ x: C.slice(i * D, i * D + D), logEI: score[i]! });
   results.sort((a, b) => b.logEI - a.logEI);
   for (const r of results) if (!o.exclude.has(codec.key(codec.decode(r.x)))) return r;
-  for (const c of order) {
-    const x = C.slice(c * D, c * D + D);
-    if (!o.exclude.has(codec.key(codec.decode(x)))) return { x, logEI: score[c]! };
+  for (const i of order) {
+    const x = C.slice(i * D, i * D + D);
+    if (!o.exclude.has(codec.key(codec.decode(x)))) return { x, logEI: score[i]! };
   }
   return results[0]!; // everything is excluded (a tiny discrete space): repeat the best
 }
 
-/** Local search from x0 on the numeric coordinates; returns the snapped result and its log EI. */
-function refine(post: Posterior, codec: SpaceCodec, x0: Float64Array, best: number): AcquisitionResult {
-  const idx = codec.numeric;
+/** Weight of the penalty on violated inequalities during local search (the result is pulled back anyway). */
+const PENALTY = 1e3;
+
+/**
+ * Local search from x0 on the numeric coordinates (the constrained ones through z); returns the snapped
+ * result, pulled back into the feasible set, and its log EI.
+ */
+function refine(post: Posterior, o: AcquisitionOptions, x0: Float64Array): AcquisitionResult {
+  const { codec, feasible, best } = o;
+  const zAt = feasible.modelAt();
+  const idx = codec.numeric.filter((d) => !zAt.includes(d));
+  const k = feasible.active ? feasible.k : 0;
   const x = Float64Array.from(x0);
-  if (idx.length) {
-    const f = (u: Float64Array, g: Float64Array): number => {
-      for (let i = 0; i < idx.length; i++) x[idx[i]!] = u[i]!;
+  if (idx.length + k) {
+    const gModel = new Float64Array(codec.dim);
+    const gz = new Float64Array(k);
+    const f = (w: Float64Array, g: Float64Array): number => {
+      for (let i = 0; i < idx.length; i++) x[idx[i]!] = w[i]!;
+      const z = w.subarray(idx.length);
+      if (k) feasible.setZ(z, x);
       const p = post.predictWithGrad(x);
       const a = logEI(p.mu, p.sd, best);
-      for (let i = 0; i < idx.length; i++) g[i] = -(a.dMu * p.dMu[idx[i]!]! + a.dSigma * p.dSd[idx[i]!]!);
-      return -a.value;
+      for (let d = 0; d < codec.dim; d++) gModel[d] = -(a.dMu * p.dMu[d]! + a.dSigma * p.dSd[d]!);
+      for (let i = 0; i < idx.length; i++) g[i] = gModel[idx[i]!]!;
+      if (!k) return -a.value;
+      feasible.zGrad(gModel, gz);
+      const pg = new Float64Array(k);
+      const pen = feasible.penalty(z, pg);
+      for (let l = 0; l < k; l++) g[idx.length + l] = gz[l]! + PENALTY * pg[l]!;
+      return -a.value + PENALTY * pen;
     };
-    const u0 = Float64Array.from(idx, (d) => x0[d]!);
-    const r = minimizeBox(f, u0, new Float64Array(idx.length), new Float64Array(idx.length).fill(1), { maxIter: 40, gtol: 1e-7, ftol: 1e-9 });
+    const { lo: zlo, hi: zhi } = feasible.zBounds();
+    const w0 = Float64Array.from([...idx.map((d) => x0[d]!), ...(k ? feasible.zOf(x0) : [])]);
+    const lo = Float64Array.from([...idx.map(() => 0), ...(k ? zlo : [])]);
+    const hi = Float64Array.from([...idx.map(() => 1), ...(k ? zhi : [])]);
+    const r = minimizeBox(f, w0, lo, hi, { maxIter: 40, gtol: 1e-7, ftol: 1e-9 });
     for (let i = 0; i < idx.length; i++) x[idx[i]!] = r.x[i]!;
+    if (k) {
+      feasible.setZ(r.x.subarray(idx.length), x);
+      x.set(feasible.pullBack(x0, x));
+    }
   }
   codec.snap(x);
   const p = post.predict(x, 1);

@@ -302,8 +302,16 @@ export class FeasibleSpace {
   /* ------------------------------------------------------------ the GP's model space */
 
   /** Model-space coordinates of the constrained parameters. */
-  private modelAt(): number[] {
+  modelAt(): number[] {
     return this.constrained.map((pi) => this.codec.offsets[pi]!);
+  }
+
+  /** The gradient with respect to z of a function of the model-space point, from its model-space gradient. */
+  zGrad(gModel: ArrayLike<number>, out: Float64Array): void {
+    out.fill(0);
+    this.modelAt().forEach((o, j) => {
+      for (let l = 0; l < this.k; l++) out[l]! += gModel[o]! * this.N[j * this.k + l]!;
+    });
   }
 
   /** z of a model-space point: Nᵀ(u_S − u0). */

@@ -2,7 +2,9 @@ import { maximizeLogEI } from '../../plugins/opt/acquisition.js';
 import { Posterior, cholesky, fitHyper, hyperOf, negLogPosterior, pairDiffs } from '../../plugins/opt/gp.js';
 import { minimizeBox } from '../../plugins/opt/lbfgs.js';
 import { dLogH, erfc, logEI, logH, normCdf, normPdf } from '../../plugins/opt/normal.js';
+import { FeasibleSpace, linprog } from '../../plugins/opt/polytope.js';
 import { createRng } from '../../plugins/opt/rng.js';
+import { checkConstraints, checkSpace } from '../../core/contracts/index.js';
 import { SOBOL_MAX_DIM, SobolSequence } from '../../plugins/opt/sobol.js';
 import { SpaceCodec } from '../../plugins/opt/space.js';
 
@@ -190,7 +192,7 @@ describe('Gaussian process', () => {
     const h = hyperOf(Float64Array.from([Math.log(0.15), 0, Math.log(1e-4)]), 1);
     const post = new Posterior(X, xs.length, 1, y, h);
     const best = Math.min(...post.trainMean());
-    const r = maximizeLogEI(post, { codec, rng: createRng(2), best, incumbents: [], candidates: 256, localStarts: 4, exclude: new Set() });
+    const r = maximizeLogEI(post, { codec, feasible: new FeasibleSpace(codec, []), rng: createRng(2), best, incumbents: [], candidates: 256, localStarts: 4, exclude: new Set() });
     // a dense grid agrees on the maximiser
     let gx = 0;
     let gv = -Infinity;
@@ -202,6 +204,52 @@ describe('Gaussian process', () => {
     }
     expect(r.logEI).toBeGreaterThanOrEqual(gv - 1e-6);
     expect(Math.abs(r.x[0]! - gx)).toBeLessThan(1e-3);
+  });
+});
+
+describe('linear constraints', () => {
+  it('linprog solves small LPs, negative right-hand sides (phase 1) included, and says when none is feasible', () => {
+    // max x + y  s.t. x + 2y <= 4, 3x + y <= 6, x >= 0, y >= 0  →  (1.6, 1.2), 2.8
+    const r = linprog([[1, 2], [3, 1]], [4, 6], [1, 1])!;
+    expect(r.value).toBeCloseTo(2.8, 12);
+    expect(r.x[0]).toBeCloseTo(1.6, 12);
+    expect(r.x[1]).toBeCloseTo(1.2, 12);
+    // max -x  s.t. -x - y <= -3 (x + y >= 3), y <= 1  →  x = 2
+    expect(linprog([[-1, -1], [0, 1]], [-3, 1], [-1, 0])!.value).toBeCloseTo(-2, 12);
+    expect(linprog([[1, 1], [-1, -1]], [1, -2], [1, 0])).toBeNull();
+  });
+
+  it('maximises log EI inside the constraints when the unconstrained maximiser lies outside', () => {
+    const space = checkSpace([{ name: 'x', type: 'range', bounds: [0, 1] }, { name: 'y', type: 'range', bounds: [0, 1] }]);
+    const codec = new SpaceCodec(space);
+    const feasible = new FeasibleSpace(codec, checkConstraints(['x + y <= 0.6'], space));
+    const pts: number[] = [];
+    const vals: number[] = [];
+    for (let i = 0; i < 5; i++) for (let j = 0; j < 5; j++) {
+      const [a, b] = [i / 4, j / 4];
+      pts.push(a, b);
+      vals.push((a - 0.8) ** 2 + (b - 0.8) ** 2);
+    }
+    const mean = vals.reduce((a, b) => a + b) / vals.length;
+    const post = new Posterior(Float64Array.from(pts), 25, 2, Float64Array.from(vals, (v) => (v - mean) / 0.3), hyperOf(Float64Array.from([Math.log(0.4), Math.log(0.4), 0, Math.log(1e-4)]), 2));
+    const best = Math.min(...post.trainMean());
+    const r = maximizeLogEI(post, { codec, feasible, rng: createRng(1), best, incumbents: [], candidates: 512, localStarts: 4, exclude: new Set() });
+    expect(r.x[0]! + r.x[1]!).toBeLessThanOrEqual(0.6 + 1e-12);
+    // a dense grid over the feasible triangle finds nothing better, and agrees on where
+    let gv = -Infinity;
+    let at = [0, 0];
+    for (let i = 0; i <= 300; i++) {
+      for (let j = 0; i + j <= 180; j++) {
+        const p = post.predict(Float64Array.from([i / 300, j / 300]), 1);
+        const v = logEI(p.mu[0]!, p.sd[0]!, best).value;
+        if (v > gv) [gv, at] = [v, [i / 300, j / 300]];
+      }
+    }
+    expect(r.logEI).toBeGreaterThanOrEqual(gv - 1e-3);
+    expect(Math.hypot(r.x[0]! - at[0]!, r.x[1]! - at[1]!)).toBeLessThan(0.02);
+    // without the constraint the maximiser lies outside it
+    const free = maximizeLogEI(post, { codec, feasible: new FeasibleSpace(codec, []), rng: createRng(1), best, incumbents: [], candidates: 512, localStarts: 4, exclude: new Set() });
+    expect(free.x[0]! + free.x[1]!).toBeGreaterThan(0.6);
   });
 });
 

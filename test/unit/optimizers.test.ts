@@ -281,10 +281,12 @@ const MIXTURE = ['water + ethanol + dmso == 1', 'ethanol <= 2*water'];
 describe.each([
   ['random', randomOptimizer],
   ['sobol', sobolOptimizer],
+  ['gp', gpOptimizer],
 ] as const)('%s under linear constraints', (name, opt) => {
+  const config = name === 'gp' ? FAST : {};
   it('suggests only points that satisfy them, initial design and batches included, and spreads them over the feasible part', async () => {
     const constraints = ['x1 + x2 <= 8'];
-    const o = opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 2, constraints });
+    const o = opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 2, constraints, config });
     const points: ParamValues[] = [];
     for (let round = 0; round < 5; round++) {
       const batch = await o.suggest(8);
@@ -299,8 +301,15 @@ describe.each([
   });
 
   it('keeps a mixture on its simplex, with other parameters searched freely', async () => {
-    const o = opt.create({ space: MIXTURE_SPACE, objectives: MIN_Y, seed: 1, constraints: MIXTURE });
-    const points = await o.suggest(50);
+    const o = opt.create({ space: MIXTURE_SPACE, objectives: MIN_Y, seed: 1, constraints: MIXTURE, config });
+    const points: ParamValues[] = [];
+    for (let round = 0; round < 5; round++) {
+      const batch = await o.suggest(10);
+      points.push(...batch);
+      // a mixture response: best near water 0.2, ethanol 0.3, dmso 0.5, at 50 °C with solvent b
+      const f = (p: ParamValues) => ((p.water as number) - 0.2) ** 2 + ((p.dmso as number) - 0.5) ** 2 + (((p.temperature as number) - 50) / 60) ** 2 + (p.solvent === 'b' ? 0 : 0.1);
+      await o.observe(batch.map((p) => ({ params: p, values: { y: f(p) } })));
+    }
     expectFeasible(points, MIXTURE, MIXTURE_SPACE);
     for (const p of points) expect(Math.abs((p.water as number) + (p.ethanol as number) + (p.dmso as number) - 1)).toBeLessThan(1e-12);
     expect(new Set(points.map((p) => p.solvent))).toEqual(new Set(['a', 'b']));
@@ -310,8 +319,9 @@ describe.each([
 
   it('a thin polytope (0.2% of its bounding box) still gives feasible points along it (hit-and-run), reproducibly', async () => {
     const constraints = ['x1 - x2 <= 0.01', 'x2 - x1 <= 0.01'];
-    const a = await opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 3, constraints }).suggest(20);
-    const b = await opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 3, constraints }).suggest(20);
+    const thin = name === 'gp' ? { ...config, initial_points: 20 } : config;
+    const a = await opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 3, constraints, config: thin }).suggest(20);
+    const b = await opt.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 3, constraints, config: thin }).suggest(20);
     expectFeasible(a, constraints, BRANIN_SPACE);
     expect(b).toEqual(a);
     expect(new Set(a.map((p) => JSON.stringify(p))).size).toBe(20);
@@ -324,5 +334,29 @@ describe.each([
     expect(e.details).toEqual([{ field: 'parameter_constraints', message: 'no point within the bounds satisfies all of "x1 + x2 >= 20", "x1 - x2 >= 5" at once' }]);
     const eq = labError(() => opt.create({ space: MIXTURE_SPACE, objectives: MIN_Y, constraints: ['water + ethanol == 1', 'water + ethanol == 0.5'] }));
     expect(eq.details?.[0]?.message).toBe('"water + ethanol == 0.5" contradicts the equalities before it');
+  });
+});
+
+describe('gp under linear constraints', () => {
+  it('finds the best feasible point of Branin with x1 + x2 <= 8, and models inside the thin strip too', async () => {
+    const constraints = ['x1 + x2 <= 8'];
+    const o = gpOptimizer.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 0, constraints, config: { fit_restarts: 1 } });
+    const points: ParamValues[] = [];
+    for (let i = 0; i < 25; i++) {
+      const [p] = await o.suggest(1);
+      points.push(p!);
+      await o.observe([{ params: p!, values: { y: branin(p!) } }]);
+    }
+    expectFeasible(points, constraints, BRANIN_SPACE);
+    expect(Math.min(...points.map(branin)) - BRANIN_MIN).toBeLessThan(0.05); // (π, 2.275) is feasible
+    const strip = ['x1 - x2 <= 0.01', 'x2 - x1 <= 0.01'];
+    const s = gpOptimizer.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 1, constraints: strip, config: FAST });
+    const seen: ParamValues[] = [];
+    for (let i = 0; i < 10; i++) {
+      const batch = await s.suggest(2);
+      seen.push(...batch);
+      await s.observe(batch.map((p) => ({ params: p, values: { y: branin(p) } })));
+    }
+    expectFeasible(seen, strip, BRANIN_SPACE);
   });
 });
