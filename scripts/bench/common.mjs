@@ -5,6 +5,7 @@ import { Agent, request } from 'node:http';
 // What every bench section shares: a real `lab serve`, HTTP with keep-alive, a token, figures printed with targets.
 
 export const bin = new URL('../../bin/lab', import.meta.url).pathname;
+const root = new URL('../..', import.meta.url).pathname;
 export const PASSWORD = 'bench-password';
 
 /** `lab serve` on a free port; `extra` are more of its options (e.g. `['--deck', file]`). */
@@ -113,3 +114,51 @@ export function memoryWatch(pid) {
 }
 
 /** Issue 10's figures: a CSV bomb, 32 clients for 60 s with and without a run, and a long fuzz. */
+
+/**
+ * A bare Express 5 server with one JSON endpoint (`POST /call` answers `{ ok: true }`), started the way
+ * `lab serve` is (same node flags): the framework's own limit, for the figures given as a ratio to it.
+ */
+export function startBareExpress() {
+  const code = `import express from 'express';
+const app = express();
+app.post('/call', express.json(), (req, res) => res.json({ ok: true, method: req.body.method }));
+const s = app.listen(0, '127.0.0.1', () => console.log('ready in 0 ms: http://127.0.0.1:' + s.address().port));`;
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, ['--max-semi-space-size=4', '--input-type=module', '-e', code], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout.on('data', (b) => {
+      out += b;
+      const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
+      if (m) resolve({ proc, base: m[1], readyMs: performance.now() - t0 });
+    });
+    proc.once('exit', (c) => reject(new Error(`bare Express exited ${c}: ${out}`)));
+  });
+}
+
+/** A browser's session cookie for the bench user (tokenFor made the account). */
+export async function cookieFor(base) {
+  const form = new URLSearchParams({ username: 'bench', password: PASSWORD }).toString();
+  const login = await http('POST', `${base}/auth/login`, { body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  return login.headers['set-cookie'].find((c) => c.startsWith('labdeck.sid=')).split(';')[0];
+}
+
+/**
+ * Median milliseconds of GET `paths` (each `rounds` times, taken in turn so that a busy machine weighs on
+ * all alike); the first `warm` rounds are not counted. `check(path, response)` sees each path's first answer.
+ */
+export async function timePaths(base, paths, headers, { rounds = 200, warm = 20, check } = {}) {
+  const times = paths.map(() => []);
+  for (let i = 0; i < rounds + warm; i++) {
+    for (const [k, p] of paths.entries()) {
+      const t = performance.now();
+      const r = await http('GET', `${base}${p}`, { headers });
+      const ms = performance.now() - t;
+      if (r.status !== 200) throw new Error(`${p}: ${r.status} ${r.text.slice(0, 200)}`);
+      if (i === 0) check?.(p, r);
+      if (i >= warm) times[k].push(ms);
+    }
+  }
+  return times.map(median);
+}

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'node:http';
-import { startServer, stop, agent, http, tokenFor, median, line, built, rssOf } from './common.mjs';
+import { startServer, stop, agent, http, tokenFor, cookieFor, timePaths, median, line, built, rssOf } from './common.mjs';
 
 export default async function records() {
   console.log('\n== records (issue 3): 100,000 runs and a 100,000-step run in SQLite, through `lab serve` ==');
@@ -71,6 +71,10 @@ export default async function records() {
       if (b.total !== N / 50) throw new Error('wrong total');
     });
     line('records list, workflow-name keyword, page 1', `${wf.median.toFixed(1)} ms`, '(reported)');
+    // the list page as a browser gets it against its JSON: the same session cookie, taken in turn
+    const cookie = await cookieFor(s.base);
+    const [html, json] = await timePaths(s.base, ['/executions/records?page=500', '/executions/records?page=500&format=json'], { cookie }, { rounds: 100 });
+    line('records list page, HTML against its JSON', `+${(html - json).toFixed(1)} ms`, `<= +2 ms (${html.toFixed(1)} against ${json.toFixed(1)} ms, ${(html / json).toFixed(2)}x)`, html <= json + 2);
 
     // The steps CSV of the 100,000-step run, streamed; the server's RSS is sampled during the stream.
     const stream = (id) =>
