@@ -52,7 +52,7 @@ export const gpOptimizer = defineOptimizer({
   description:
     'Gaussian-process Bayesian optimization (Matérn-5/2, log expected improvement): finds good settings in few experiments. Handles integers, choices, batches and several objectives (ParEGO).',
   config,
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true },
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, logScale: true, steps: true },
   create: ({ space, objectives, config, seed, constraints }) => new GpOptimizer(space, objectives, config, seed, constraints),
 });
 
@@ -303,7 +303,7 @@ class GpOptimizer {
       ls[p.name] =
         p.type === 'choice'
           ? p.choices!.map((_, k) => ROUND(h.lengthscales[o + k]!))
-          : ROUND(h.lengthscales[o]! * (p.bounds![1] - p.bounds![0]));
+          : ROUND(h.lengthscales[o]! * (p.log_scale ? Math.log(p.bounds![1] / p.bounds![0]) : p.bounds![1] - p.bounds![0]));
     });
     return { lengthscales: ls, signal_sd: ROUND(Math.sqrt(h.signal) * m.ySd), noise_sd: ROUND(Math.sqrt(h.noise) * m.ySd) };
   }
@@ -316,11 +316,18 @@ class GpOptimizer {
     if (this.space.length > 2 || this.space.some((p) => p.type === 'choice')) return null;
     const obj = this.objectives[0]!;
     const sign = obj.minimize ? 1 : -1;
+    // the values the parameter can take, at most `size` of them, evenly spread in model space
     const axis = (p: ParameterSpec, size: number): number[] => {
-      const [lo, hi] = p.bounds!;
-      if (p.type === 'int' && hi - lo + 1 <= size) return Array.from({ length: hi - lo + 1 }, (_, i) => lo + i);
-      const pts = Array.from({ length: size }, (_, i) => lo + ((hi - lo) * i) / (size - 1));
-      return p.type === 'int' ? [...new Set(pts.map(Math.round))] : pts;
+      const x = new Float64Array(this.codec.dim);
+      const o = this.codec.offsets[this.space.indexOf(p)]!;
+      return [
+        ...new Set(
+          Array.from({ length: size }, (_, i) => {
+            x[o] = i / (size - 1);
+            return this.codec.decode(x)[p.name] as number;
+          }),
+        ),
+      ];
     };
     const toUser = (mu: number, sd: number) => [ROUND(sign * (m.yMean + m.ySd * mu)), ROUND(m.ySd * sd)] as const;
     const post = m.post;

@@ -16,7 +16,7 @@ export const randomOptimizer = defineOptimizer({
   name: 'random',
   description: 'Uniform random search: every point equally likely. A baseline, and a safe choice for very cheap experiments.',
   config: z.object({}),
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true },
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, logScale: true, steps: true },
   create({ space, objectives, seed, constraints }) {
     const codec = new SpaceCodec(space);
     const feasible = new FeasibleSpace(codec, constraints);

@@ -20,7 +20,7 @@ export const sobolOptimizer = defineOptimizer({
   config: z.object({
     scramble: z.boolean().default(true).describe('Scramble the sequence with the seed (off: the plain Sobol sequence, starting at the corner)'),
   }),
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true },
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, logScale: true, steps: true },
   create({ space, objectives, config, seed, constraints }) {
     if (space.length > SOBOL_MAX_DIM) {
       throw new LabError('invalid_input', `sobol handles up to ${SOBOL_MAX_DIM} parameters`, [{ field: 'parameters', message: `at most ${SOBOL_MAX_DIM} parameters` }]);

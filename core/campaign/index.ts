@@ -150,6 +150,17 @@ function constraintList(value: unknown, field: string): unknown {
   }
 }
 
+/**
+ * A plugin's LabError as this runtime's: plugins are loaded in their own module instances (core/plugins/
+ * loader.ts), so their LabError is another class (under jest, of another realm) with the same name, code
+ * and details.
+ */
+function pluginError(e: unknown): unknown {
+  const err = e as Partial<LabError> | null;
+  if (e instanceof LabError || err?.name !== 'LabError' || typeof err.code !== 'string' || typeof err.message !== 'string') return e;
+  return new LabError(err.code, err.message, err.details, err.data);
+}
+
 const intField = (value: unknown, field: string, fallback?: number): number => {
   if ((value === undefined || value === '') && fallback !== undefined) return fallback;
   const n = typeof value === 'string' ? Number(value) : value;
@@ -345,7 +356,11 @@ export class Campaigns {
     const constraints = checkConstraints(constraintList(input.parameter_constraints, 'parameter_constraints'), space, opt).map((c) => c.text);
     const outcome = outcomeConstraints.map((c) => c.text);
     // the optimizer checks what only it can (constraints that exclude each other, its own limits) before anything is queued
-    opt.create({ space, objectives, config, seed, constraints, outcomeConstraints: outcome });
+    try {
+      opt.create({ space, objectives, config, seed, constraints, outcomeConstraints: outcome });
+    } catch (e) {
+      throw pluginError(e);
+    }
     const existing = file ? await this.warmStart(file, space, [...objectives, ...outcomeConstraints]) : [];
     return {
       workflow: wf.name,

@@ -144,7 +144,8 @@ export interface Optimizer<C extends ZodObjectAny = ZodObjectAny> extends Omit<O
 }
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-const RAW_CREATE = Symbol('labdeck.optimizer.rawCreate');
+// Symbol.for: a plugin loaded in its own module instance defines its optimizers with another copy of this module
+const RAW_CREATE = Symbol.for('labdeck.optimizer.rawCreate');
 
 /** Check and tag an optimizer plugin. Throws a ContractError that names the offending part. */
 export function defineOptimizer<C extends ZodObjectAny>(def: OptimizerDefinition<C>): Optimizer<C> {
@@ -453,14 +454,19 @@ function parseRelation(text: string, field: string, known?: Set<string>): Relati
   return { terms, op, rhs: right.constant - left.constant };
 }
 
-/** A list of constraint strings: a list, or one string with one constraint per line (or `;`). */
+/**
+ * A list of constraint strings: a list, or one string with one constraint per line (or `;`). Checked
+ * constraints (objects with their `text`) are read again from their text: an optimizer defined twice (a
+ * plugin loaded in its own module instance) passes them on to its inner `create`.
+ */
 function textList(raw: unknown, field: string): string[] {
   if (raw === undefined || raw === null || raw === '') return [];
   const list = typeof raw === 'string' ? raw.split(/[;\n]/).map((s) => s.trim()).filter(Boolean) : raw;
-  if (!Array.isArray(list) || list.some((c) => typeof c !== 'string' || !c.trim())) {
+  const texts = Array.isArray(list) ? list.map((c: unknown) => (isObj(c) && typeof c.text === 'string' ? c.text : c)) : null;
+  if (!texts || !texts.every((c): c is string => typeof c === 'string' && c.trim() !== '')) {
     throw invalid(`${field} must be a list of strings`, [{ field, message: 'must be a list of strings such as "x1 + 2*x2 <= 10"' }]);
   }
-  return list.map((c: string) => c.trim());
+  return texts.map((c) => c.trim());
 }
 
 /**

@@ -3,12 +3,18 @@
  *
  * Two coordinate systems:
  * - the unit cube, one coordinate per parameter (what random and Sobol points live in): `fromUnit(u)` maps a
- *   point to parameter values, ints and choices in equal-width bins;
- * - the model space [0, 1]^D the GP works in: range and int parameters scaled to [0, 1] (ints relaxed to
- *   reals and rounded back by `snap`), each choice parameter one-hot over its choices.
+ *   point to parameter values, ints, steps and choices in equal-width bins;
+ * - the model space [0, 1]^D the GP works in: range and int parameters scaled to [0, 1] (ints and steps
+ *   relaxed to reals and rounded back by `snap`), each choice parameter one-hot over its choices.
+ * A log-scale parameter is scaled by its logarithm in both (uniform in log, modelled in log).
  */
 import { LabError, type ErrorDetail } from '../../core/contracts/index.js';
 import type { JsonValue, ObjectiveSpec, Observation, ParameterSpec, ParamValues } from '../../core/contracts/index.js';
+
+/** How many values a stepped parameter takes. */
+const gridSize = (p: ParameterSpec) => Math.round((p.bounds![1] - p.bounds![0]) / p.step!) + 1;
+/** A grid value, clamped, without the binary noise of low + k·step (0.30000000000000004). */
+const onGrid = (v: number, p: ParameterSpec) => Math.min(p.bounds![1], Math.max(p.bounds![0], Number(v.toPrecision(12))));
 
 export class SpaceCodec {
   readonly params: ParameterSpec[];
@@ -37,9 +43,11 @@ export class SpaceCodec {
     const out: ParamValues = {};
     this.params.forEach((p, i) => {
       const v = Math.min(Math.max(u[i]!, 0), 1 - 1e-12);
+      const [lo, hi] = p.bounds ?? [0, 0];
       if (p.type === 'choice') out[p.name] = p.choices![Math.floor(v * p.choices!.length)]!;
-      else if (p.type === 'int') out[p.name] = p.bounds![0] + Math.floor(v * (p.bounds![1] - p.bounds![0] + 1));
-      else out[p.name] = p.bounds![0] + v * (p.bounds![1] - p.bounds![0]);
+      else if (p.step) out[p.name] = onGrid(lo + Math.floor(v * gridSize(p)) * p.step, p);
+      else if (p.type === 'int' && !p.log_scale) out[p.name] = lo + Math.floor(v * (hi - lo + 1));
+      else out[p.name] = this.decodeNumber(p, v);
     });
     return out;
   }
@@ -51,6 +59,8 @@ export class SpaceCodec {
       const v = values[p.name]!;
       if (p.type === 'choice') {
         for (let k = 0; k < p.choices!.length; k++) out[o + k] = p.choices![k] === v ? 1 : 0;
+      } else if (p.log_scale) {
+        out[o] = Math.log((v as number) / p.bounds![0]) / Math.log(p.bounds![1] / p.bounds![0]);
       } else {
         out[o] = ((v as number) - p.bounds![0]) / (p.bounds![1] - p.bounds![0]);
       }
@@ -58,7 +68,7 @@ export class SpaceCodec {
     return out;
   }
 
-  /** Model-space vector → parameter values (ints rounded and clamped, choices by largest coordinate). */
+  /** Model-space vector → parameter values (ints rounded and clamped, steps onto their grid, choices by largest coordinate). */
   decode(x: ArrayLike<number>): ParamValues {
     const out: ParamValues = {};
     this.params.forEach((p, i) => {
@@ -68,12 +78,19 @@ export class SpaceCodec {
         for (let k = 1; k < p.choices!.length; k++) if (x[o + k]! > x[o + best]!) best = k;
         out[p.name] = p.choices![best]!;
       } else {
-        const [lo, hi] = p.bounds!;
-        const v = lo + Math.min(Math.max(x[o]!, 0), 1) * (hi - lo);
-        out[p.name] = p.type === 'int' ? Math.min(hi, Math.max(lo, Math.round(v))) : Math.min(hi, Math.max(lo, v));
+        out[p.name] = this.decodeNumber(p, Math.min(Math.max(x[o]!, 0), 1));
       }
     });
     return out;
+  }
+
+  /** A model coordinate in [0, 1] → the value of a range or int parameter (log scale, step grid, rounding). */
+  private decodeNumber(p: ParameterSpec, t: number): number {
+    const [lo, hi] = p.bounds!;
+    const v = p.log_scale ? lo * Math.exp(t * Math.log(hi / lo)) : lo + t * (hi - lo);
+    if (p.step) return onGrid(lo + Math.round((v - lo) / p.step) * p.step, p);
+    const r = p.type === 'int' ? Math.round(v) : v;
+    return Math.min(hi, Math.max(lo, r));
   }
 
   /** Move a model-space vector onto the feasible set in place: clamp, round ints, exact one-hot. */

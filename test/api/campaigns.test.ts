@@ -191,4 +191,84 @@ describe('optimization campaigns', () => {
     // a recorded iteration keeps the parameters it ran with
     expect(await source.params(0, phases[0].params as Record<string, unknown>)).toEqual(phases[0].params);
   });
+
+  it('runs a constrained campaign with a fixed and a stepped parameter: every experiment satisfies the constraints, and the record says so', async () => {
+    const res = await lab.admin
+      .post('/app/executions/campaign')
+      .type('form')
+      .send({
+        workflow: 'react',
+        repeat: '6',
+        optimizer_type: 'gp',
+        batch_size: '2',
+        seed: '3',
+        parameters: 'temperature: 20..120 step 5, time: 1..60',
+        parameter_constraints: 'temperature + 2*time <= 100\ntime >= 5',
+        objectives: 'run.yield:max',
+        'config.initial_points': '3',
+      });
+    expect(res.status).toBe(400); // a stepped parameter cannot be constrained: said, not ignored
+    expect(res.text).toContain('&quot;temperature&quot; in &quot;temperature + 2*time &lt;= 100&quot; is stepped');
+    const ok = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({
+        workflow: 'react',
+        repeat: 6,
+        optimizer_type: 'gp',
+        batch_size: 2,
+        seed: 3,
+        parameters: [{ name: 'temperature', type: 'range', bounds: [20, 120] }, { name: 'time', type: 'range', bounds: [1, 60], step: 1 }],
+        parameter_constraints: '["temperature + 2*time <= 100"]',
+        objectives: 'run.yield:max',
+        config: { initial_points: 3 },
+      })
+      .expect(400);
+    expect(ok.body.error.details[0]).toEqual({ field: 'parameter_constraints[0]', message: '"time" in "temperature + 2*time <= 100" is stepped: constraints apply to continuous range parameters' });
+    const started = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'react', repeat: 6, optimizer_type: 'gp', batch_size: 2, seed: 3, parameters: 'temperature: 20..120, time: 1..60', parameter_constraints: ['temperature + 2*time <= 100', 'time >= 5'], objectives: 'run.yield:max', config: { initial_points: 3 } })
+      .expect(200);
+    await until(async () => (await lab.runtime.store.queue.get(started.body.task_id))?.status === 'done');
+    const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+    expect(plot.points).toHaveLength(6);
+    for (const p of plot.points) {
+      expect(p.params.temperature + 2 * p.params.time).toBeLessThanOrEqual(100 + 1e-9);
+      expect(p.params.time).toBeGreaterThanOrEqual(5 - 1e-9);
+    }
+    const record = await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).set('Accept', J).expect(200);
+    expect(record.body.campaign.constraints).toEqual(['temperature + 2*time <= 100', 'time >= 5']);
+    // a fixed parameter and a stepped one, in the short text form
+    const fixed = await lab.runtime.campaigns.plan({ workflow: 'react', repeat: 2, optimizer_type: 'sobol', seed: 1, parameters: 'temperature: 20..120 step 5, time: = 30', objectives: 'run.yield:max' });
+    expect(fixed.space).toEqual([{ name: 'temperature', type: 'range', bounds: [20, 120], step: 5 }, { name: 'time', type: 'fixed', value: 30 }]);
+    // a constraint may name a fixed parameter: its value moves to the right-hand side (temperature <= 70)
+    const source = await lab.runtime.campaigns.source({ task: { id: 0 } as never, runId: 0, payload: await lab.runtime.campaigns.plan({ workflow: 'react', repeat: 8, batch_size: 8, optimizer_type: 'random', seed: 1, parameters: 'temperature: 20..120, time: = 30', parameter_constraints: 'temperature + time <= 100', objectives: 'run.yield:max' }), done: [], log: async () => undefined });
+    for (let i = 0; i < 8; i++) {
+      const p = await source.params(i, undefined);
+      expect(p.time).toBe(30);
+      expect(p.temperature).toBeLessThanOrEqual(70);
+    }
+  });
+
+  it('refuses bad constraints and kinds before anything is queued, naming the field and the parameter', async () => {
+    const base = { workflow: 'react', repeat: 4, optimizer_type: 'sobol', parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max' };
+    const cases: [Record<string, unknown>, string, string | RegExp][] = [
+      [{ ...base, parameter_constraints: ['temperature + * time <= 10'] }, 'parameter_constraints[0]', 'cannot read "temperature + * time <= 10" at column 15: expected a number or a name, found "*"'],
+      [{ ...base, parameter_constraints: ['temperature + pressure <= 10'] }, 'parameter_constraints[0]', '"pressure" in "temperature + pressure <= 10" is not a searched parameter (the parameters: temperature, time)'],
+      [{ ...base, parameter_constraints: ['temperature + time <= 30', 'time >= 20'] }, 'parameter_constraints', 'no point within the bounds satisfies all of "temperature + time <= 30", "time >= 20" at once'],
+      [{ ...base, parameter_constraints: '[not json' }, 'parameter_constraints', /^is not valid JSON/],
+      [{ ...base, parameters: 'temperature: log 0..120' }, 'parameters[0].bounds', '"temperature" is searched on a log scale: its bounds must be above 0, and low is 0'],
+      [{ ...base, parameters: 'temperature: 20..120 step 7' }, 'parameters[0].step', '"temperature": the step 7 does not divide the range 20..120 (100)'],
+      [{ ...base, parameters: [{ name: 'temperature', type: 'fixed', value: 200, bounds: [20, 120] }, { name: 'time', type: 'range', bounds: [1, 60] }] }, 'parameters[0].value', '"temperature" is fixed at 200, outside its bounds 20..120'],
+      [{ ...base, parameters: 'temperature: = hot, time: 1..60' }, 'parameters[0].value', '"temperature" is a number parameter, and "hot" is not'],
+      [{ ...base, stop_when: 'run.yield > 0.95' }, 'stop_when[0]', 'cannot read "run.yield > 0.95" at column 11: write >= (a constraint includes its boundary)'],
+    ];
+    for (const [body, field, message] of cases) {
+      const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send(body);
+      expect({ field, status: res.status, body: res.status === 400 ? null : res.body }).toEqual({ field, status: 400, body: null });
+      expect(res.body.error.details).toContainEqual({ field, message: typeof message === 'string' ? message : expect.stringMatching(message) });
+    }
+    expect(await lab.runtime.store.queue.open()).toEqual([]);
+  });
 });

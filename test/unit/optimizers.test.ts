@@ -360,3 +360,42 @@ describe('gp under linear constraints', () => {
     expectFeasible(seen, strip, BRANIN_SPACE);
   });
 });
+
+describe.each([
+  ['random', randomOptimizer],
+  ['sobol', sobolOptimizer],
+  ['gp', gpOptimizer],
+] as const)('%s with fixed, log-scale and stepped parameters', (name, opt) => {
+  it('keeps fixed values, steps on their grid, and spreads log-scale values evenly in log', async () => {
+    const space = [
+      { name: 'conc', type: 'range', bounds: [0.001, 10], log_scale: true },
+      { name: 'volume', type: 'range', bounds: [0, 1], step: 0.1 },
+      { name: 'rpm', type: 'int', bounds: [100, 1000], step: 50 },
+      { name: 'n', type: 'int', bounds: [1, 1000], log_scale: true },
+      { name: 'ph', type: 'fixed', value: 7 },
+      { name: 'solvent', type: 'fixed', value: 'water' },
+    ];
+    // best at conc 0.01, volume 0.3, rpm 650, n 20
+    const f = (p: ParamValues) =>
+      Math.log10((p.conc as number) / 0.01) ** 2 + ((p.volume as number) - 0.3) ** 2 + (((p.rpm as number) - 650) / 900) ** 2 + Math.log10((p.n as number) / 20) ** 2;
+    const o = opt.create({ space, objectives: MIN_Y, seed: 5, config: name === 'gp' ? FAST : {} });
+    const points: ParamValues[] = [];
+    for (let round = 0; round < 6; round++) {
+      const batch = await o.suggest(4);
+      points.push(...batch);
+      await o.observe(batch.map((p) => ({ params: p, values: { y: f(p) } })));
+    }
+    for (const p of points) {
+      expect(p).toMatchObject({ ph: 7, solvent: 'water' });
+      expect(p.conc).toBeGreaterThanOrEqual(0.001);
+      expect(p.conc).toBeLessThanOrEqual(10);
+      expect(Math.round((p.volume as number) * 10) / 10).toBe(p.volume); // 0.3, never 0.30000000000000004
+      expect(((p.rpm as number) - 100) % 50).toBe(0);
+      expect(Number.isInteger(p.n)).toBe(true);
+    }
+    // evenly spread in log: a quarter of the values below 0.01 (a linear spread would put almost none there)
+    const low = points.filter((p) => (p.conc as number) < 0.01).length;
+    expect(low).toBeGreaterThanOrEqual(name === 'gp' ? 3 : 4);
+    expect(new Set(points.map((p) => p.volume)).size).toBeGreaterThan(5);
+  });
+});
