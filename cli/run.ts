@@ -34,7 +34,7 @@ import { openStore } from '../core/store/index.js';
 import type { RunStatus } from '../core/store/types.js';
 import { deepEqual } from '../core/workflow/jsonschema.js';
 import { Workflow } from '../core/workflow/model.js';
-import { validateWorkflow } from '../core/workflow/validate.js';
+import { instrumentsOf, validateWorkflow } from '../core/workflow/validate.js';
 import { EXIT, exitCodeFor, println, processIO, UsageError, type CliIO, type ExitCode } from './io.js';
 // The runtime, ink and React load when the command runs, not when any `lab` command starts.
 import type { KeyAction, RunModel } from './run-view.js';
@@ -187,6 +187,22 @@ async function checkQueueFree(opts: RunOptions, dataDir: string): Promise<void> 
   }
 }
 
+/**
+ * One instrument is never driven by two processes: an instrument of the workflow that another labdeck on
+ * this database drives (a running `lab serve`) refuses the run, naming that labdeck.
+ */
+function refuseInstrumentsDrivenElsewhere(runtime: Runtime, workflow: Workflow): void {
+  const taken = runtime.runner.heldElsewhere(instrumentsOf(workflow));
+  if (!taken.length) return;
+  const hosts = [...new Set(taken.map((t) => t.host))].join(' and ');
+  throw new LabError(
+    'conflict',
+    `${taken.map((t) => t.name).join(', ')} ${taken.length > 1 ? 'are' : 'is'} driven by ${hosts}, another labdeck on this database: ` +
+      'lab run never drives an instrument another process drives. Queue the run there (its web app, or POST /app/executions/config), or stop it first.',
+    taken.map((t) => ({ field: t.name, message: `driven by ${t.host}` })),
+  );
+}
+
 /** An error as text on stderr: the message, then every detail (step path, line and column) on its own line. */
 function reportError(io: CliIO, mode: Mode, e: unknown): ExitCode {
   const details = isLabError(e) ? (e.details ?? []) : [];
@@ -307,9 +323,19 @@ export async function runWorkflow(target: string, opts: RunOptions, io: CliIO = 
     const inputs = await readInputs(target, opts);
     await checkQueueFree(opts, dataDir);
     const { createRuntime } = await import('../core/runtime.js');
-    runtime = await createRuntime({ deck: opts.deck, pluginDirs: [opts.plugins ?? 'lab-plugins'], dataDir, db: opts.db, watch: false, python: opts.python });
+    runtime = await createRuntime({
+      deck: opts.deck,
+      pluginDirs: [opts.plugins ?? 'lab-plugins'],
+      dataDir,
+      db: opts.db,
+      watch: false,
+      python: opts.python,
+      labHost: { kind: 'run' },
+      takes: 'own',
+    });
     for (const e of runtime.plugins.errors()) println(io.stderr, `plugin error: ${e.file}: ${e.message}`);
     const loaded = await loadWorkflow(runtime, target, inputs);
+    refuseInstrumentsDrivenElsewhere(runtime, loaded.definition);
     const rows = iterationsOf(loaded.definition, inputs, opts.config);
     return await execute(runtime, loaded, rows, mode, io, env.signals ?? process);
   } catch (e) {

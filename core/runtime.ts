@@ -9,7 +9,8 @@ import { BrandingService } from './branding.js';
 import { Deck } from './deck/index.js';
 import { FileStore } from './files/store.js';
 import { PluginHost } from './plugins/index.js';
-import { Runner } from './runner/index.js';
+import type { HostOptions } from './runner/hosts.js';
+import { Runner, type RunnerOptions } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
@@ -36,6 +37,10 @@ export interface RuntimeOptions {
   /** Largest workflow file upload, in bytes (default 10 MB); bigger ones are refused (413). */
   uploadLimitBytes?: number;
   accounts?: AccountsOptions;
+  /** This process as one of the lab's hosts (kind, name, lease; DESIGN.md §12). Default: a `serve` host. */
+  labHost?: HostOptions;
+  /** Which queued tasks the runner takes: the queue's (default), or only its own (`lab run`). */
+  takes?: RunnerOptions['takes'];
 }
 
 export interface Runtime {
@@ -75,7 +80,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     // campaigns and the runner need each other: the runner runs campaign iterations, campaigns queue tasks
     let runnerRef: Runner | null = null;
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
-    const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source } }));
+    const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes }));
     await runner.start();
     const runtime: Runtime = {
       dataDir,

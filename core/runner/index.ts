@@ -21,74 +21,17 @@ import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control 
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
-import type { Phase, Step, Workflow } from '../workflow/model.js';
+import type { Phase, Step } from '../workflow/model.js';
 import { countSteps, instrumentsOf, validateWorkflow } from '../workflow/validate.js';
+import { HostLease, type HostOptions } from './hosts.js';
 
 export type RunnerState = 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
 export type Direction = 'up' | 'down' | 'top' | 'bottom';
 export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
-/** What a workflow task carries: the workflow as validated when it was queued, and one row per iteration. */
-/** What every task carries: the workflow as validated when it was queued. */
-export interface TaskPayload {
-  workflow: string;
-  version: number;
-  definition: Workflow;
-}
+import { runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 
-/** A workflow task: one row of parameters per iteration. */
-export interface WorkflowPayload extends TaskPayload {
-  /** One parameter row per iteration (a config), or */
-  rows?: Record<string, unknown>[];
-  /** the same row `times` times (a repeat: stored as a count, whatever its size). */
-  repeat?: { times: number; row: Record<string, unknown> };
-}
-
-/** The iterations of a workflow task: its config rows, or its repeat. */
-export function workflowIterations(p: WorkflowPayload): IterationSource {
-  if (p.repeat) {
-    const { times, row } = p.repeat;
-    return { total: times, params: async () => ({ ...row }) };
-  }
-  return rowsSource(p.rows ?? []);
-}
-
-/** What a run record keeps of its parameters: the config rows, or a repeat's row and count. */
-export function runParameters(p: WorkflowPayload): unknown {
-  return p.repeat ? { repeat: p.repeat.times, row: p.repeat.row } : (p.rows ?? []);
-}
-
-/** A run record's parameters read back: a repeat's count and row, or null for config rows. */
-export function repeatOfRun(parameters: unknown): { repeat: number; row: Record<string, unknown> } | null {
-  const r = parameters as { repeat?: unknown; row?: unknown } | null;
-  return r && typeof r === 'object' && typeof r.repeat === 'number' && r.row && typeof r.row === 'object' ? { repeat: r.repeat, row: r.row as Record<string, unknown> } : null;
-}
-
-/**
- * Where a task's iterations come from: a list of rows, or an optimizer that suggests each next one. The
- * runner asks for iteration i's parameters in order and reports each finished iteration's outputs.
- */
-export interface IterationSource {
-  /** How many iterations (for progress, and the loop's end). */
-  readonly total: number;
-  /** Parameters of iteration i; `recorded`: what that iteration ran with before a crash (reuse them). */
-  params(i: number, recorded: Record<string, unknown> | undefined): Promise<Record<string, unknown>>;
-  /** Iteration i finished; outputs are the workflow's outputs. */
-  measured?(i: number, params: Record<string, unknown>, outputs: Record<string, unknown>): Promise<void>;
-  /**
-   * A problem with the value a main step saved as `name`, or null. With a problem the step fails (its record
-   * says why) and the operator decides, as for any failed step: a campaign's objective that is not a number.
-   */
-  checkSaved?(name: string, value: unknown): string | null;
-}
-
-/** Makes the iteration source of a task kind other than `workflow` (campaigns); `done`: finished iterations of a resumed run. */
-export type SourceFactory = ((ctx: { task: QueueTaskRow; runId: number; payload: TaskPayload; done: PhaseRow[]; log: (message: string) => Promise<void> }) => Promise<IterationSource>) & {
-  /** What the run record keeps as its parameters (a campaign: how it was set up); null when absent. */
-  runParameters?: (payload: TaskPayload) => unknown;
-};
-
-const rowsSource = (rows: Record<string, unknown>[]): IterationSource => ({ total: rows.length, params: async (i) => rows[i] });
+export { repeatOfRun, runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 
 export interface RunnerStatus {
   busy: boolean;
@@ -186,6 +129,13 @@ const STORE_RETRY_MS = 2_000;
 export interface RunnerOptions {
   store: Store;
   deck: Deck;
+  /** This process as a host of the lab (default: a `serve` host with a 10 s lease). */
+  host?: HostOptions;
+  /**
+   * Which tasks it takes: `queue` (default), every pending task whose instruments it drives; `own`, only the
+   * ones submitted through it (`lab run` beside a server on the same database).
+   */
+  takes?: 'queue' | 'own';
   /** Iteration sources for task kinds other than `workflow` (e.g. `campaign`). */
   sources?: Partial<Record<string, SourceFactory>>;
 }
@@ -206,12 +156,21 @@ export class Runner extends EventEmitter {
   private loopDone: Promise<void> | null = null;
   private interrupted: RunnerStatus['interrupted'] = null;
   private sleeping = new Set<{ timer: NodeJS.Timeout; done: Waiter<void> }>();
+  /** This process in the lab's hosts table: its lease, its instruments. */
+  readonly host: HostLease;
+  private readonly takesOwnOnly: boolean;
+  /** Tasks submitted through this runner (what it takes with `takes: 'own'`). */
+  private readonly mine = new Set<number>();
+  /** Instruments of this deck that another live host drives: instrument → that host's name. */
+  private othersHold = new Map<string, string>();
 
   constructor(opts: RunnerOptions) {
     super();
     this.store = opts.store;
     this.deck = opts.deck;
     this.sources = opts.sources ?? {};
+    this.host = new HostLease(opts.store, opts.host ?? { kind: 'serve' });
+    this.takesOwnOnly = opts.takes === 'own';
     // what an instrument logs while it works for the current run goes to that run's log
     this.deck.on('log', (e: { instrument: string; method: string; message: string }) => {
       const c = this.current;
@@ -221,22 +180,84 @@ export class Runner extends EventEmitter {
 
   /* ------------------------------------------------------------------ lifecycle */
 
-  /** Recover from a crash, then start taking tasks from the queue. */
+  /**
+   * Register as a host, lease the deck's instruments, recover what hosts that are gone left running, then
+   * start taking tasks from the queue. Every heartbeat looks again (hosts gone since, tasks other hosts
+   * queued, holds released elsewhere).
+   */
   async start(): Promise<void> {
-    this.held = (await this.store.settings.get<boolean>('runner.held')) ?? false;
-    for (const run of await this.store.runs.running()) {
-      await this.store.runSteps.markInDoubt(run.id);
-      await this.store.runs.update(run.id, { status: 'interrupted', error: 'labdeck stopped while this run was going on' });
-      await this.store.logs.add(run.id, 'warn', 'Interrupted: labdeck stopped during this run. Its in-flight step is marked in-doubt.');
-    }
-    for (const task of await this.store.queue.open()) {
-      if (task.status === 'running') {
-        await this.store.queue.update(task.id, { status: 'interrupted' });
-        await this.setHeld(true);
+    await this.host.register();
+    await this.host.sweep(); // hosts gone since (a killed server on this computer is seen at once) free their instruments
+    await this.syncInstruments();
+    await this.recover();
+    this.deck.on('change', this.onDeckChange);
+    this.host.start(async () => {
+      if (this.closed) return;
+      if (this.host.lost) {
+        // another host took this one for gone (it stalled past its lease) and recovered its runs: going on
+        // would run them twice, so this runner stops here and says why
+        this.storeFault = `another labdeck found this one's lease expired (no heartbeat for ${this.host.leaseMs / 1000} s) and took over its runs: restart labdeck`;
+        this.reportFault(new Error(this.storeFault));
+        this.stopWork(this.storeFault);
+        this.emitStatus();
+        return;
       }
+      await this.host.sweep();
+      await this.recover();
+      await this.syncInstruments();
+      this.notify();
+    });
+    this.loopDone = this.loop();
+  }
+
+  /**
+   * Runs and tasks whose host is gone: the run `interrupted` (its in-flight step in-doubt), the task
+   * `interrupted`, holding the queue until an operator decides. Each is claimed by one host only.
+   */
+  private async recover(): Promise<void> {
+    for (const run of await this.store.runs.orphaned()) {
+      if (!(await this.store.runs.interrupt(run.id, 'labdeck stopped while this run was going on'))) continue;
+      await this.store.runSteps.markInDoubt(run.id);
+      const by = run.hostId ? await this.store.hosts.get(run.hostId) : null;
+      await this.store.logs.add(run.id, 'warn', `Interrupted: labdeck stopped during this run${by ? ` (${by.name})` : ''}. Its in-flight step is marked in-doubt.`);
+    }
+    let changed = false;
+    for (const task of await this.store.queue.orphaned()) if (await this.store.queue.interrupt(task.id)) changed = true;
+    const held = (await this.store.queue.holding()).length > 0;
+    if (changed || held !== this.held) {
+      this.held = held;
+      this.emitQueue();
     }
     await this.refreshInterrupted();
-    this.loopDone = this.loop();
+    if (changed) this.emitStatus();
+  }
+
+  private readonly onDeckChange = () => void this.syncInstruments().catch(() => undefined);
+  private syncing: Promise<void> = Promise.resolve();
+
+  /**
+   * Lease the deck's instruments; the ones another live host drives go offline here, naming that host, and
+   * come back when it lets them go. Runs one at a time (the deck's change events call it too).
+   */
+  private syncInstruments(): Promise<void> {
+    const run = async () => {
+      const names = this.deck.list().map((i) => i.name);
+      const taken = await this.host.lease(names);
+      const holds = new Map(taken.map((t) => [t.name, t.host.name]));
+      const freed = [...this.othersHold.keys()].filter((n) => !holds.has(n) && this.deck.has(n));
+      this.othersHold = holds;
+      for (const host of new Set(holds.values())) {
+        this.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database`);
+      }
+      if (freed.length) this.deck.setOffline(freed, null);
+    };
+    this.syncing = this.syncing.then(run, run);
+    return this.syncing;
+  }
+
+  /** Instruments among `names` that another labdeck drives, with the host that does. */
+  heldElsewhere(names: string[]): { name: string; host: string }[] {
+    return names.filter((n) => this.othersHold.has(n)).map((n) => ({ name: n, host: this.othersHold.get(n)! }));
   }
 
   /** Stop taking tasks; a running phase is cut at its next step and its run left for recovery. */
@@ -246,8 +267,22 @@ export class Runner extends EventEmitter {
    * `running`, to be recovered as interrupted at the next start.
    */
   async close(graceMs = 5000): Promise<void> {
+    this.stopWork('labdeck is stopping');
+    this.notify();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.loopDone, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    if (this.statusTimer) clearTimeout(this.statusTimer);
+    this.deck.off('change', this.onDeckChange);
+    await this.syncing;
+    // a run cut here stays `running`: stopped, this host's runs are recovered (interrupted) by the next one
+    await this.host.stop().catch((e) => this.reportFault(e, 'could not mark this host stopped: '));
+  }
+
+  /** Take no more tasks, and cut the running phase at its next step (its run is left for recovery). */
+  private stopWork(why: string) {
     this.closed = true;
-    const stop = new Shutdown('labdeck is stopping');
+    const stop = new Shutdown(why);
     this.failed?.reject(stop);
     this.waitingPause?.reject(stop);
     this.resumeFlag?.reject(stop);
@@ -255,11 +290,6 @@ export class Runner extends EventEmitter {
       clearTimeout(s.timer);
       s.done.reject(stop);
     }
-    this.notify();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.loopDone, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
-    clearTimeout(timer);
-    if (this.statusTimer) clearTimeout(this.statusTimer);
   }
 
   /* ------------------------------------------------------------------ status */
@@ -320,9 +350,10 @@ export class Runner extends EventEmitter {
     w.resolve();
   }
 
-  private async setHeld(held: boolean) {
-    this.held = held;
-    await this.store.settings.set('runner.held', held);
+  /** Hold the queue because of this task (aborted, or interrupted): a decision about it, not a lab-wide flag. */
+  private async hold(taskId: number) {
+    this.held = true;
+    await this.store.queue.update(taskId, { holdsQueue: true });
   }
 
   /* ------------------------------------------------------------------ the queue */
@@ -361,6 +392,7 @@ export class Runner extends EventEmitter {
   /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
   async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
     const task = await this.store.queue.add(t);
+    this.mine.add(task.id);
     this.emitQueue();
     this.notify();
     return task;
@@ -416,10 +448,21 @@ export class Runner extends EventEmitter {
    * deleted just as the runner takes it is either gone first or already running (409), never both.
    */
   private async claim(): Promise<QueueTaskRow | null> {
-    const task = (await this.store.queue.open()).find((t) => t.status === 'pending');
-    if (!task) return null;
-    await this.store.queue.update(task.id, { status: 'running' });
-    return { ...task, status: 'running' };
+    if (this.host.lost) return null; // another host took this one for gone: it takes no more work
+    const candidates = (await this.store.queue.open()).filter((t) => t.status === 'pending' && this.canRun(t)).map((t) => t.id);
+    return this.store.queue.claim(this.host.id, candidates);
+  }
+
+  /** A task this host can run: every instrument of its workflow is in this deck and driven by no other host. */
+  private canRun(task: QueueTaskRow): boolean {
+    if (this.takesOwnOnly && !this.mine.has(task.id)) return false;
+    let needs: string[];
+    try {
+      needs = instrumentsOf((task.payload as TaskPayload).definition);
+    } catch {
+      return true; // a payload that cannot be read: the host that takes it records why it failed
+    }
+    return needs.every((n) => this.deck.has(n) && !this.othersHold.has(n));
   }
 
   private turn: Promise<unknown> = Promise.resolve();
@@ -524,7 +567,8 @@ export class Runner extends EventEmitter {
   /** Let a held queue (after abort next-task, or the pause flag set while idle) start tasks again. */
   async release(): Promise<RunnerStatus> {
     this.check('release');
-    await this.setHeld(false);
+    await this.store.queue.release();
+    this.held = false;
     this.paused = false;
     this.notify();
     this.emitStatus();
@@ -558,7 +602,7 @@ export class Runner extends EventEmitter {
     } else {
       if (!this.current) this.notApplicable('abort');
       this.abortRequest = 'task';
-      await this.setHeld(true);
+      await this.hold(this.current.task.id);
       const abort = new Abort('task');
       this.failed?.reject(abort);
       this.waitingPause?.reject(abort);
@@ -592,9 +636,15 @@ export class Runner extends EventEmitter {
   private async resumeInterrupted(mode: 'retry' | 'skip') {
     const info = this.interrupted!;
     const task = await this.task(info.task_id);
+    if (!this.canRun({ ...task, status: 'pending' })) {
+      const needs = instrumentsOf((task.payload as TaskPayload).definition).filter((n) => !this.deck.has(n) || this.othersHold.has(n));
+      throw new LabError('conflict', `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`, needs.map((n) => ({ field: n, message: 'not driven here' })));
+    }
     const run = task.runId ? await this.store.runs.get(task.runId) : null;
     this.interrupted = null;
-    await this.setHeld(false);
+    // deciding about the interrupted task lifts its hold (another task may still hold the queue)
+    await this.store.queue.update(task.id, { holdsQueue: false });
+    this.held = (await this.store.queue.holding()).length > 0;
     if (!run) {
       // it died before its run record was written: start it afresh
       await this.store.queue.update(task.id, { status: 'pending' });
@@ -696,11 +746,12 @@ export class Runner extends EventEmitter {
         status: 'running',
         userId: task.createdBy,
         startedAt: now(),
+        hostId: this.host.id,
       }));
     const ending = this.endingInterrupted;
     this.endingInterrupted = false;
-    if (resume) await this.store.runs.update(run.id, { status: 'running', error: null });
-    await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now() });
+    if (resume) await this.store.runs.update(run.id, { status: 'running', error: null, hostId: this.host.id }); // this host carries it on now
+    await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now(), hostId: this.host.id });
     const phases = resume ? await this.store.phases.list(run.id) : [];
     const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false, skipped: run.skipped ?? 0, failedStep: null };
     this.current = c;
@@ -793,7 +844,7 @@ export class Runner extends EventEmitter {
       }
       await log('warn', `Cleanup ended early: ${message(e)}`);
     }
-    if (outcome === 'aborted') await this.setHeld(true);
+    if (outcome === 'aborted') await this.hold(c.task.id);
     await this.finish(c, outcome, error);
   }
 

@@ -94,6 +94,8 @@ export interface QueueTaskEntity {
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
+  hostId: string | null;
+  holdsQueue: boolean;
 }
 export interface RunEntity {
   id: number;
@@ -109,6 +111,22 @@ export interface RunEntity {
   startedAt: Date;
   endedAt: Date | null;
   skipped: number;
+  hostId: string | null;
+}
+export interface HostEntity {
+  id: string;
+  name: string;
+  kind: string;
+  machine: string;
+  pid: number;
+  startedAt: Date;
+  heartbeatAt: Date;
+  stoppedAt: Date | null;
+}
+export interface InstrumentLeaseEntity {
+  name: string;
+  hostId: string;
+  since: Date;
 }
 export interface PhaseEntity {
   id: number;
@@ -327,6 +345,8 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       createdAt: { type: ts, name: 'created_at' },
       startedAt: { type: ts, name: 'started_at', nullable: true },
       endedAt: { type: ts, name: 'ended_at', nullable: true },
+      hostId: { type: 'text', name: 'host_id', nullable: true },
+      holdsQueue: { type: dialect === 'postgres' ? 'boolean' : 'integer', name: 'holds_queue', default: dialect === 'postgres' ? false : 0 },
     },
     indices: [
       { name: 'ix_queue_tasks_status_position', columns: ['status', 'position'] },
@@ -355,6 +375,7 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       startedAt: { type: ts, name: 'started_at' },
       endedAt: { type: ts, name: 'ended_at', nullable: true },
       skipped: { type: 'integer', default: 0 },
+      hostId: { type: 'text', name: 'host_id', nullable: true },
     },
     indices: [
       // Covering index of the records list: the keyword filter and the newest-first order read only this
@@ -425,5 +446,33 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
     foreignKeys: [byUser('files', 'createdBy')],
   });
 
-  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File] as EntitySchema[];
+  /** A labdeck process that touches instruments, and its lease: alive while its heartbeat is recent. */
+  const Host = new EntitySchema<HostEntity>({
+    name: 'Host',
+    tableName: 'hosts',
+    columns: {
+      id: { type: 'text', primary: true, primaryKeyConstraintName: 'pk_hosts' },
+      name: { type: 'text' },
+      kind: { type: 'text' },
+      machine: { type: 'text' },
+      pid: { type: 'integer' },
+      startedAt: { type: ts, name: 'started_at' },
+      heartbeatAt: { type: ts, name: 'heartbeat_at' },
+      stoppedAt: { type: ts, name: 'stopped_at', nullable: true },
+    },
+  });
+
+  /** The one host that drives an instrument (by name, lab-wide). */
+  const InstrumentLease = new EntitySchema<InstrumentLeaseEntity>({
+    name: 'InstrumentLease',
+    tableName: 'instrument_leases',
+    columns: {
+      name: { type: 'text', primary: true, primaryKeyConstraintName: 'pk_instrument_leases' },
+      hostId: { type: 'text', name: 'host_id' },
+      since: { type: ts },
+    },
+    foreignKeys: [{ name: 'fk_instrument_leases_host', target: 'Host', columnNames: ['hostId'], referencedColumnNames: ['id'], onDelete: 'CASCADE' }],
+  });
+
+  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease] as EntitySchema[];
 }

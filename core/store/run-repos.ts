@@ -7,6 +7,7 @@
  * snapshots) and only the page's rows are then read by id. The total is a COUNT over the same index.
  */
 import { LabError } from '../errors.js';
+import { createHostRepository } from './host-repos.js';
 import { STEP_COLS, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
 import {
   Sql,
@@ -54,10 +55,12 @@ const DEFAULT_BATCH = 500;
 
 const WORKFLOW_COLS = `"id", "name", "version", "definition", "created_by", "created_at", "deleted_at"`;
 const TASK_COLS =
-  `"id", "name", "kind", "payload", "status", "position", "run_id", "created_by", "created_at", "started_at", "ended_at"`;
+  `"id", "name", "kind", "payload", "status", "position", "run_id", "created_by", "created_at", "started_at", "ended_at", "host_id", "holds_queue"`;
 const RUN_COLS =
   `"id", "task_id", "name", "workflow_name", "workflow_version", "workflow", "parameters", "status", "error", ` +
-  `"user_id", "started_at", "ended_at", "skipped"`;
+  `"user_id", "started_at", "ended_at", "skipped", "host_id"`;
+/** A running row's host has stopped (or it has none: written before hosts existed): nobody will finish it. */
+const ORPHANED = `("host_id" IS NULL OR "host_id" IN (SELECT "id" FROM "hosts" WHERE "stopped_at" IS NOT NULL))`;
 const PHASE_COLS = `"id", "run_id", "phase", "iteration", "params", "outputs", "status", "started_at", "ended_at"`;
 const FILE_COLS =
   `"id", "kind", "stored_name", "original_name", "workflow", "rows", "columns", "size", "created_by", "created_at"`;
@@ -100,6 +103,8 @@ function taskRow(r: DbRow): QueueTaskRow {
     createdAt: toDate(r.created_at),
     startedAt: toDateOrNull(r.started_at),
     endedAt: toDateOrNull(r.ended_at),
+    hostId: (r.host_id as string | null) ?? null,
+    holdsQueue: Boolean(r.holds_queue),
   };
 }
 
@@ -118,6 +123,7 @@ function runRow(r: DbRow): RunRow {
     startedAt: toDate(r.started_at),
     endedAt: toDateOrNull(r.ended_at),
     skipped: toInt(r.skipped ?? 0),
+    hostId: (r.host_id as string | null) ?? null,
   };
 }
 
@@ -259,7 +265,10 @@ export function createRunRepositories(sql: Sql): RunStore {
     startedAt: ['started_at', same],
     endedAt: ['ended_at', same],
     position: ['position', same],
+    hostId: ['host_id', same],
+    holdsQueue: ['holds_queue', (v) => (sql.dialect === 'postgres' ? (v as unknown as Param) : v ? 1 : 0)],
   };
+  const TRUE = sql.dialect === 'postgres' ? 'TRUE' : '1';
 
   const queue: RunStore['queue'] = {
     async add(t) {
@@ -287,6 +296,35 @@ export function createRunRepositories(sql: Sql): RunStore {
     },
     async delete(id) {
       return (await sql.run(`DELETE FROM "queue_tasks" WHERE "id" = ?`, [id])) > 0;
+    },
+    async claim(hostId, candidates) {
+      const ids = candidates.filter(Number.isSafeInteger);
+      if (!ids.length) return null;
+      // One statement: the first pending candidate, marked running by this host. PostgreSQL skips rows another
+      // host is claiming right now (FOR UPDATE SKIP LOCKED) instead of waiting; SQLite has one writer at a time.
+      const among = `"status" = 'pending' AND "id" IN (${ids.join(', ')})`;
+      for (;;) {
+        const r = await sql.one(
+          `UPDATE "queue_tasks" SET "status" = 'running', "host_id" = ? WHERE "status" = 'pending' AND "id" = (SELECT "id" FROM "queue_tasks" ` +
+            `WHERE ${among} ORDER BY "position", "id" LIMIT 1${sql.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}) RETURNING ${TASK_COLS}`,
+          [hostId],
+        );
+        if (r) return taskRow(r);
+        // PostgreSQL: the row this statement picked was taken by another host as it looked; look again while any is left
+        if (!(await sql.one(`SELECT "id" FROM "queue_tasks" WHERE ${among} LIMIT 1`))) return null;
+      }
+    },
+    async holding() {
+      return (await sql.rows(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "holds_queue" = ${TRUE} ORDER BY "id"`)).map(taskRow);
+    },
+    async orphaned() {
+      return (await sql.rows(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "status" = 'running' AND ${ORPHANED} ORDER BY "id"`)).map(taskRow);
+    },
+    async interrupt(id) {
+      return (await sql.run(`UPDATE "queue_tasks" SET "status" = 'interrupted', "holds_queue" = ${TRUE} WHERE "id" = ? AND "status" = 'running'`, [id])) === 1;
+    },
+    async release() {
+      await sql.run(`UPDATE "queue_tasks" SET "holds_queue" = ${TRUE === '1' ? '0' : 'FALSE'} WHERE "holds_queue" = ${TRUE}`);
     },
     async move(id, direction) {
       oneOf(direction, MOVES, 'direction');
@@ -333,6 +371,7 @@ export function createRunRepositories(sql: Sql): RunStore {
     endedAt: ['ended_at', same],
     parameters: ['parameters', (v) => encodeJson(v, 'parameters') ?? 'null'],
     skipped: ['skipped', same],
+    hostId: ['host_id', same],
   };
 
   const runs: RunStore['runs'] = {
@@ -344,7 +383,7 @@ export function createRunRepositories(sql: Sql): RunStore {
       const row = await withRefs(refs, () =>
         sql.one(
           `INSERT INTO "runs" ("task_id", "name", "workflow_name", "workflow_version", "workflow", "parameters", ` +
-            `"status", "user_id", "started_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${RUN_COLS}`,
+            `"status", "user_id", "started_at", "host_id") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${RUN_COLS}`,
           [
             r.taskId,
             r.name,
@@ -355,6 +394,7 @@ export function createRunRepositories(sql: Sql): RunStore {
             oneOf(r.status, RUN_STATUSES, 'status'),
             r.userId,
             r.startedAt,
+            r.hostId ?? null,
           ],
         ),
       );
@@ -395,9 +435,12 @@ export function createRunRepositories(sql: Sql): RunStore {
       await sql.run(`DELETE FROM "steps" WHERE "run_id" = ?`, [id]);
       return (await sql.run(`DELETE FROM "runs" WHERE "id" = ?`, [id])) > 0;
     },
-    async running() {
-      const rows = await sql.rows(`SELECT ${RUN_COLS} FROM "runs" WHERE "status" = 'running' ORDER BY "id"`);
+    async orphaned() {
+      const rows = await sql.rows(`SELECT ${RUN_COLS} FROM "runs" WHERE "status" = 'running' AND ${ORPHANED} ORDER BY "id"`);
       return rows.map(runRow);
+    },
+    async interrupt(id, error) {
+      return (await sql.run(`UPDATE "runs" SET "status" = 'interrupted', "error" = ? WHERE "id" = ? AND "status" = 'running'`, [error, id])) === 1;
     },
   };
 
@@ -532,5 +575,5 @@ export function createRunRepositories(sql: Sql): RunStore {
     },
   };
 
-  return { workflows, queue, runs, phases, logs, runSteps, files };
+  return { workflows, queue, runs, phases, logs, runSteps, files, hosts: createHostRepository(sql) };
 }

@@ -172,6 +172,27 @@ export interface QueueTaskRow {
   createdAt: Date;
   startedAt: Date | null;
   endedAt: Date | null;
+  /** The host executing it (while running, and after: the host that ran it). */
+  hostId: string | null;
+  /** The queue is held because of this task (it was interrupted, or aborted): released by an operator. */
+  holdsQueue: boolean;
+}
+
+export type HostKind = 'serve' | 'run' | 'agent';
+
+/** A labdeck process that touches instruments (DESIGN.md §12): alive while its heartbeat is recent. */
+export interface HostRow {
+  id: string;
+  /** How people know it: `--name`, else `lab serve on <machine> (pid N)`. */
+  name: string;
+  kind: HostKind;
+  /** The computer's host name. */
+  machine: string;
+  pid: number;
+  startedAt: Date;
+  heartbeatAt: Date;
+  /** Set when it stopped, or when another host found its lease expired and took over its runs. */
+  stoppedAt: Date | null;
 }
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'stopped' | 'aborted' | 'interrupted';
@@ -194,6 +215,8 @@ export interface RunRow {
   endedAt: Date | null;
   /** Failed steps the operator skipped: a `completed` run with skipped steps says so everywhere. */
   skipped: number;
+  /** The host that executes (executed) it; null for runs from before hosts existed. */
+  hostId: string | null;
 }
 
 export interface PhaseRow {
@@ -259,21 +282,36 @@ export interface RunStore {
     get(id: number): Promise<QueueTaskRow | null>;
     /** Unfinished tasks (pending, running, interrupted) in queue order. */
     open(): Promise<QueueTaskRow[]>;
-    update(id: number, patch: Partial<Pick<QueueTaskRow, 'name' | 'status' | 'runId' | 'startedAt' | 'endedAt' | 'position'>>): Promise<void>;
+    update(id: number, patch: Partial<Pick<QueueTaskRow, 'name' | 'status' | 'runId' | 'startedAt' | 'endedAt' | 'position' | 'hostId' | 'holdsQueue'>>): Promise<void>;
+    /**
+     * Atomically take the first pending task among `candidates` (ids, the tasks this host can run) in queue
+     * order, marked running by `hostId`; null when another host took them all first.
+     */
+    claim(hostId: string, candidates: number[]): Promise<QueueTaskRow | null>;
+    /** The tasks that hold the queue (interrupted, or aborted and not yet released), in id order. */
+    holding(): Promise<QueueTaskRow[]>;
+    /** Release the queue: no task holds it any more. */
+    release(): Promise<void>;
+    /** Running tasks whose host has stopped (or that no host runs), in id order. */
+    orphaned(): Promise<QueueTaskRow[]>;
+    /** Mark a running task interrupted, holding the queue; false when it was not running (another host did it). */
+    interrupt(id: number): Promise<boolean>;
     delete(id: number): Promise<boolean>;
     /** Move an unfinished task one place up/down or to the top/bottom (swapping positions). */
     move(id: number, direction: 'up' | 'down' | 'top' | 'bottom'): Promise<void>;
   };
   runs: {
-    create(r: Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped'>): Promise<RunRow>;
-    update(id: number, patch: Partial<Pick<RunRow, 'status' | 'error' | 'endedAt' | 'parameters' | 'skipped'>>): Promise<void>;
+    create(r: Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped' | 'hostId'> & { hostId?: string | null }): Promise<RunRow>;
+    update(id: number, patch: Partial<Pick<RunRow, 'status' | 'error' | 'endedAt' | 'parameters' | 'skipped' | 'hostId'>>): Promise<void>;
     get(id: number): Promise<RunRow | null>;
     /** Newest first; keyword matches the run name or workflow name (case-insensitive substring). */
     list(q: { keyword?: string; page: number; perPage: number }): Promise<Page<RunRow>>;
     /** Delete the run with its phases, steps and log lines. */
     delete(id: number): Promise<boolean>;
-    /** Runs left `running` (after a crash). */
-    running(): Promise<RunRow[]>;
+    /** Runs left `running` by a host that has stopped (or by no host), in id order. */
+    orphaned(): Promise<RunRow[]>;
+    /** Mark a running run interrupted with `error`; false when it was not running (another host did it). */
+    interrupt(id: number, error: string): Promise<boolean>;
   };
   phases: {
     create(p: Omit<PhaseRow, 'id' | 'endedAt' | 'outputs' | 'status'> & { status?: PhaseRow['status'] }): Promise<number>;
@@ -291,6 +329,24 @@ export interface RunStore {
     iterate(runId: number, batch?: number): AsyncIterable<StepRow[]>;
     /** Mark a run's `running` steps as `in-doubt` (after a crash). */
     markInDoubt(runId: number): Promise<number>;
+  };
+  hosts: {
+    /** Register a host, its lease starting now. */
+    register(h: Pick<HostRow, 'id' | 'name' | 'kind' | 'machine' | 'pid'>): Promise<HostRow>;
+    get(id: string): Promise<HostRow | null>;
+    /** Renew a host's lease; false when it was stopped (another host found it expired and took over). */
+    beat(id: string): Promise<boolean>;
+    /** Hosts not stopped, oldest first. */
+    live(): Promise<HostRow[]>;
+    /** Mark a host stopped and free its instruments; true for the one caller that did it (it recovers the host's runs). */
+    stop(id: string): Promise<boolean>;
+    /**
+     * Lease the instruments `names` to host `id`: each one free (never leased, or its host stopped) becomes
+     * its. Returns the names another live host holds, with that host.
+     */
+    lease(id: string, names: string[]): Promise<{ name: string; host: HostRow }[]>;
+    /** Give up instruments (all of the host's without `names`). */
+    release(id: string, names?: string[]): Promise<void>;
   };
   files: {
     add(f: Omit<FileRow, 'id' | 'createdAt'>): Promise<FileRow>;

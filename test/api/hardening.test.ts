@@ -225,14 +225,14 @@ describe('the store failing before a task starts', () => {
     const errors: unknown[] = [];
     lab.runtime.runner.on('error', (e) => errors.push(e));
     const queue = lab.runtime.store.queue;
-    const update = queue.update.bind(queue);
+    const claim = queue.claim.bind(queue);
     let full = true;
     try {
       const agent = await signupAndLogin(lab.app, 'ada');
       await agent.post('/app/workflows').set('Accept', J).send({ name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
       // the disk fills just as the runner claims the task (its status cannot be written)
-      queue.update = (id, patch) =>
-        full && patch.status === 'running' ? Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: labdeck.db has no space left (SQLITE_FULL).')) : update(id, patch);
+      queue.claim = (host, ids) =>
+        full ? Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: labdeck.db has no space left (SQLITE_FULL).')) : claim(host, ids);
       await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'ping', repeat: 1 }).expect(200);
       const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
       let s = await status();
@@ -252,7 +252,7 @@ describe('the store failing before a task starts', () => {
       expect(runs[0]).toMatchObject({ status: 'completed' });
       expect(unhandled.seen).toEqual([]);
     } finally {
-      queue.update = update;
+      queue.claim = claim;
       unhandled.stop();
       await lab.close();
     }

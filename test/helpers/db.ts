@@ -32,6 +32,11 @@ async function admin(sql: string): Promise<void> {
  */
 export async function testDbUrl(): Promise<{ url: string | undefined; drop(): Promise<void> }> {
   if (!usingPostgres()) return { url: undefined, drop: async () => undefined };
+  return postgresTestDb();
+}
+
+/** A fresh PostgreSQL database (whatever LABDECK_TEST_DB says), for tests of several processes on one database. */
+export async function postgresTestDb(): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `labdeck_test_${crypto.randomBytes(6).toString('hex')}`;
   await admin(`CREATE DATABASE "${name}"`);
   const u = new URL(ADMIN_URL);

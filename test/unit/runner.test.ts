@@ -57,8 +57,12 @@ async function lab(): Promise<Lab> {
       runner,
       events,
       async restart(opts = {}) {
-        if (opts.crash) live.delete(stop);
-        else await stop();
+        if (opts.crash) {
+          // the process "dies": no more heartbeats, and its lease has run out (as another host would find)
+          live.delete(stop);
+          runner.host.halt();
+          await db.store.hosts.stop(runner.host.id);
+        } else await stop();
         return make();
       },
     };

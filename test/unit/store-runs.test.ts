@@ -13,7 +13,7 @@ import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, SQLITE_FILE } from '../../core/store/index.js';
 import { Init1732300000000 as InitPostgres } from '../../core/store/migrations/postgres/1732300000000-init.js';
 import { Init1732300000000 as InitSqlite } from '../../core/store/migrations/sqlite/1732300000000-init.js';
-import type { NewStep, QueueTaskRow, RunRow, Store } from '../../core/store/types.js';
+import type { NewStep, QueueTaskRow, Store } from '../../core/store/types.js';
 import { testDbUrl, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 
@@ -31,7 +31,8 @@ const newUser = () => store.users.create({ username: uniq('user'), passwordHash:
 
 const T0 = new Date('2024-05-01T08:00:00.250Z');
 
-function newRun(over: Partial<Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped'>> = {}): Omit<RunRow, 'id' | 'endedAt' | 'error' | 'skipped'> {
+type NewRun = Parameters<Store['runs']['create']>[0];
+function newRun(over: Partial<NewRun> = {}): NewRun {
   return {
     taskId: null,
     name: 'run',
@@ -175,6 +176,8 @@ describe(`queue (${dialect})`, () => {
         createdAt: expect.any(Date),
         startedAt: null,
         endedAt: null,
+        hostId: null,
+        holdsQueue: false,
       });
       expect(t.position).toBeGreaterThan(prev);
       prev = t.position;
@@ -277,7 +280,7 @@ describe(`runs (${dialect})`, () => {
     const u = await newUser();
     const task = await store.queue.add({ name: 'job', kind: 'workflow', payload: {}, createdBy: u.id });
     const r = await store.runs.create(newRun({ taskId: task.id, userId: u.id, name: 'first' }));
-    expect(r).toEqual({ id: expect.any(Number), ...newRun({ taskId: task.id, userId: u.id, name: 'first' }), error: null, endedAt: null, skipped: 0 });
+    expect(r).toEqual({ id: expect.any(Number), ...newRun({ taskId: task.id, userId: u.id, name: 'first' }), error: null, endedAt: null, skipped: 0, hostId: null });
     expect(await store.runs.get(r.id)).toEqual(r);
     expect(await store.runs.get(999_999)).toBeNull();
 
@@ -309,16 +312,19 @@ describe(`runs (${dialect})`, () => {
     expect((await store.runs.get(r2.id))?.taskId).toBeNull();
   });
 
-  it('lists the runs left running', async () => {
+  it('lists the runs left running by no host, and interrupts each once', async () => {
     const a = await store.runs.create(newRun({ name: 'crashed-a' }));
     const b = await store.runs.create(newRun({ name: 'crashed-b' }));
     const c = await store.runs.create(newRun({ name: 'finished', status: 'completed' }));
     await store.runs.update(b.id, { status: 'interrupted' });
-    const ids = (await store.runs.running()).map((r) => r.id);
+    const ids = (await store.runs.orphaned()).map((r) => r.id);
     expect(ids).toContain(a.id);
     expect(ids).not.toContain(b.id);
     expect(ids).not.toContain(c.id);
-    expect((await store.runs.running()).every((r) => r.status === 'running')).toBe(true);
+    expect((await store.runs.orphaned()).every((r) => r.status === 'running')).toBe(true);
+    expect(await store.runs.interrupt(a.id, 'gone')).toBe(true);
+    expect(await store.runs.interrupt(a.id, 'gone again')).toBe(false); // another host got there first
+    expect(await store.runs.get(a.id)).toMatchObject({ status: 'interrupted', error: 'gone' });
   });
 
   it('deletes a run with its phases, log lines and steps, and nothing of other runs', async () => {
@@ -651,7 +657,7 @@ describe(`100,000 runs and steps (${dialect})`, () => {
     const plain = await time('runs.list no keyword, page 500', () => big.runs.list({ page: 500, perPage: 20 }));
     expect(plain.total).toBe(N);
     expect(plain.rows[0]?.name).toBe(`Run ${N - 9980} Titration`);
-    await time('runs.running() over 100k runs', () => big.runs.running());
+    await time('runs.orphaned() over 100k runs', () => big.runs.orphaned());
   });
 
   it('streams a 100,000-step export in batches with flat memory', async () => {

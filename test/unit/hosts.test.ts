@@ -1,0 +1,175 @@
+/**
+ * Several hosts on one database (DESIGN.md §12, issue 13): each runner is a host with a lease; recovery,
+ * holds, claims and instruments are decided by rows, not by any one process's memory. Two runners with their
+ * own decks share one store here (SQLite, or PostgreSQL with LABDECK_TEST_DB=postgres); the tests with real
+ * processes are in test/api/hosts.test.ts.
+ */
+import { Deck } from '../../core/deck/index.js';
+import { HostLease } from '../../core/runner/hosts.js';
+import { Runner, type RunnerStatus, type TaskPayload } from '../../core/runner/index.js';
+import type { QueueTaskRow, Store } from '../../core/store/types.js';
+import { Workflow, type WorkflowInput } from '../../core/workflow/model.js';
+import { newDeckState, runnerDrivers, type DeckState } from '../fixtures/runner/instruments.js';
+import { testStore, type TestStore } from '../helpers/db.js';
+
+const call = (instrument: string, method: string, args: Record<string, unknown> = {}) => ({ kind: 'call' as const, instrument, method, args });
+const WORKFLOWS: Record<string, WorkflowInput> = {
+  gated: { name: 'gated', main: [call('gate', 'pass'), call('counter', 'inc')] },
+  count: { name: 'count', main: [call('counter', 'inc')] },
+  ping: { name: 'ping', main: [call('spare', 'ping')] },
+};
+
+interface Host {
+  runner: Runner;
+  deck: Deck;
+  state: DeckState;
+  stop(): Promise<void>;
+}
+
+let db: TestStore;
+let store: Store;
+const hosts: Host[] = [];
+
+beforeEach(async () => {
+  db = await testStore();
+  store = db.store;
+  for (const [name, wf] of Object.entries(WORKFLOWS)) await store.workflows.save(name, wf, null);
+});
+afterEach(async () => {
+  for (const h of hosts.splice(0)) await h.stop();
+  await db.cleanup();
+});
+
+/** A runner on the shared store whose deck has the instruments `names` (a short lease, so tests are quick). */
+async function host(names: string[], leaseMs = 2000): Promise<Host> {
+  const state = newDeckState();
+  const deck = new Deck({ recordStep: (s) => store.steps.insert(s), busyTimeoutMs: 200 });
+  const drivers = runnerDrivers(state);
+  deck.setFileDrivers('/virtual/runner-deck.ts', 'imported', drivers);
+  for (const n of names) await deck.connect(n, n, {});
+  const runner = new Runner({ store, deck, host: { kind: 'serve', leaseMs } });
+  await runner.start();
+  let stopped = false;
+  const h: Host = {
+    runner,
+    deck,
+    state,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      while (state.waiting.length) state.release();
+      await runner.close(500);
+      await deck.close();
+    },
+  };
+  hosts.push(h);
+  return h;
+}
+
+/** The process dies: its heartbeat stops, its gate calls hang forever, nothing is cleaned up. */
+function kill(h: Host) {
+  h.runner.host.halt();
+  hosts.splice(hosts.indexOf(h), 1);
+}
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const queued = (task: QueueTaskRow) => store.queue.get(task.id);
+const running = (h: Host) => (s: RunnerStatus = h.runner.status()) => s.current_task?.id ?? null;
+
+it("restarting one host never touches another host's live run, and sets no hold", async () => {
+  const a = await host(['gate', 'counter']);
+  const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
+  await a.state.gateWaiting();
+  const b = await host(['spare']);
+  await b.stop(); // host B restarts
+  await host(['spare']);
+  const t = await queued(task);
+  expect(t).toMatchObject({ status: 'running', hostId: a.runner.host.id, holdsQueue: false });
+  const run = await store.runs.get(t!.runId!);
+  expect(run).toMatchObject({ status: 'running', hostId: a.runner.host.id });
+  expect((await store.logs.list(run!.id)).map((l) => l.message).join('\n')).not.toMatch(/Interrupted/);
+  expect(await store.queue.holding()).toEqual([]);
+  a.state.release();
+  await until(async () => (await queued(task))?.status === 'done', 'the run ends on A');
+});
+
+it('an idle host takes a task queued on another, and only tasks whose instruments it has', async () => {
+  const a = await host(['spare']);
+  const b = await host(['gate', 'counter']);
+  // queued through A (which cannot run it: no gate, no counter here), taken by B on its next look
+  const definition = Workflow.parse(WORKFLOWS.gated);
+  const task = await a.runner.enqueue({ name: 'gated on B', kind: 'workflow', payload: { workflow: 'gated', version: 1, definition, rows: [{}] } as TaskPayload, createdBy: null });
+  await b.state.gateWaiting();
+  expect(await queued(task)).toMatchObject({ status: 'running', hostId: b.runner.host.id });
+  expect(running(a)()).toBeNull();
+  b.state.release();
+  await until(async () => (await queued(task))?.status === 'done', 'B finishes it');
+  expect(b.state.calls['counter.inc']).toBe(1);
+});
+
+it('two hosts never claim one task', async () => {
+  const a = await host(['counter']);
+  const b = await host(['counter']); // the same name: only one of them may drive it
+  expect(b.runner.heldElsewhere(['counter'])).toEqual([{ name: 'counter', host: a.runner.host.name }]);
+  expect(b.deck.schema('counter').offline).toMatch(/driven by lab serve on .* \(pid \d+\), another labdeck on this database/);
+  const tasks = [];
+  for (let i = 0; i < 20; i++) tasks.push(await a.runner.submit({ workflow: 'count', repeat: 1, userId: null }));
+  await until(async () => (await store.queue.open()).length === 0, 'all 20 done', 10_000);
+  expect(a.state.calls['counter.inc']).toBe(20);
+  expect(b.state.calls['counter.inc'] ?? 0).toBe(0);
+  for (const t of tasks) expect(await queued(t)).toMatchObject({ status: 'done', hostId: a.runner.host.id });
+});
+
+it('claims are atomic: of two hosts claiming the same tasks at once, each task goes to one', async () => {
+  const a = new HostLease(store, { kind: 'serve' });
+  const b = new HostLease(store, { kind: 'serve' });
+  await a.register();
+  await b.register();
+  const tasks: QueueTaskRow[] = [];
+  for (let i = 0; i < 30; i++) tasks.push(await store.queue.add({ name: `t${i}`, kind: 'workflow', payload: null, createdBy: null }));
+  const ids = tasks.map((t) => t.id);
+  const got = await Promise.all(Array.from({ length: 40 }, (_, i) => store.queue.claim((i % 2 ? a : b).id, ids)));
+  const claimed = got.filter((t): t is QueueTaskRow => t !== null);
+  expect(claimed.length).toBe(30);
+  expect(new Set(claimed.map((t) => t.id)).size).toBe(30);
+  for (const t of claimed) expect(await queued(t)).toMatchObject({ status: 'running', hostId: t.hostId });
+  expect(await store.queue.claim(a.id, ids)).toBeNull();
+});
+
+it("a host that dies: another one finds its lease expired, interrupts its run, and that task holds the queue", async () => {
+  const a = await host(['gate', 'counter'], 1000);
+  const b = await host(['spare'], 1000);
+  const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
+  await a.state.gateWaiting();
+  const next = await b.runner.submit({ workflow: 'ping', repeat: 1, userId: null });
+  await until(async () => (await queued(next))?.status === 'done', 'B runs its own task meanwhile');
+  kill(a);
+  await until(async () => (await queued(task))?.status === 'interrupted', "B recovers A's run", 8000);
+  const t = await queued(task);
+  expect(t!.holdsQueue).toBe(true);
+  expect(await store.runs.get(t!.runId!)).toMatchObject({ status: 'interrupted' });
+  const log = (await store.logs.list(t!.runId!)).map((l) => l.message);
+  expect(log.filter((m) => m.startsWith('Interrupted')).length).toBe(1); // one host recovered it, once
+  expect(log.join('\n')).toContain(`(${a.runner.host.name})`);
+  await until(() => b.runner.status().queue_held, 'B sees the hold');
+  // the hold is that task's: nothing else starts until an operator decides
+  const after = await b.runner.submit({ workflow: 'ping', repeat: 1, userId: null });
+  await new Promise((r) => setTimeout(r, 300));
+  expect((await queued(after))!.status).toBe('pending');
+  // A's instruments are free again: a new host takes them
+  const c = await host(['gate', 'counter']);
+  expect(c.runner.heldElsewhere(['gate', 'counter'])).toEqual([]);
+  // an operator decides on C (it has the instruments): abort ends it, release lets the queue go on
+  await until(() => c.runner.status().interrupted?.task_id === task.id, 'C sees the interrupted task');
+  await c.runner.abortNextTask();
+  await until(async () => (await queued(task))?.status === 'aborted', 'aborted');
+  await c.runner.release();
+  await until(async () => (await queued(after))?.status === 'done', 'the queue goes on');
+});
