@@ -15,15 +15,18 @@
  * - Batches and pending points: constant liar (the lie is the best value so far) or Kriging believer (the
  *   model's own mean), hyper-parameters held fixed within a batch.
  * - Several objectives: ParEGO. Each suggested point optimises a fresh random augmented Chebyshev
- *   scalarisation max_i(λ_i f_i) + 0.05·Σ λ_i f_i of the objectives normalised to [0, 1]; the snapshot
- *   reports the Pareto front of the observations.
+ *   scalarisation max_i(λ_i f_i) + 0.05·Σ λ_i f_i of the objectives normalised to [0, 1] (with weights on
+ *   the objectives, λ is the weights, normalised); the snapshot reports the Pareto front of the observations.
+ * - Outcome constraints (`purity >= 0.9`): each outcome is modelled by its own GP, and log EI (over the best
+ *   observation meeting them all) is added log P(each is met); before any observation meets them, the
+ *   probability alone is maximised.
  * - Seeded: the same seed and the same sequence of observe/suggest/snapshot calls give the same suggestions.
  *   A state rebuilt from the records (observe everything, then suggest) repeats the initial design exactly;
  *   in the model phase it suggests equivalent, not bit-identical, points (its fit starts cold).
  */
-import { defineOptimizer, z, type JsonValue, type LinearConstraint, type ObjectiveSpec, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
+import { defineOptimizer, z, type JsonValue, type LinearConstraint, type ObjectiveSpec, type OutcomeConstraint, type ParameterSpec, type ParamValues } from '../core/contracts/index.js';
 import { LabError } from '../core/contracts/index.js';
-import { maximizeLogEI } from './opt/acquisition.js';
+import { maximizeLogEI, type OutcomeModel } from './opt/acquisition.js';
 import { Posterior, fitHyper, hyperOf, thetaBounds, type FitStart, type Hyper } from './opt/gp.js';
 import { FeasibleSequence, FeasibleSpace } from './opt/polytope.js';
 import { createRng, hashSeed, type Rng } from './opt/rng.js';
@@ -52,8 +55,8 @@ export const gpOptimizer = defineOptimizer({
   description:
     'Gaussian-process Bayesian optimization (Matérn-5/2, log expected improvement): finds good settings in few experiments. Handles integers, choices, batches and several objectives (ParEGO).',
   config,
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, logScale: true, steps: true },
-  create: ({ space, objectives, config, seed, constraints }) => new GpOptimizer(space, objectives, config, seed, constraints),
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, outcomeConstraints: true, logScale: true, steps: true },
+  create: ({ space, objectives, config, seed, constraints, outcomeConstraints }) => new GpOptimizer(space, objectives, config, seed, constraints, outcomeConstraints),
 });
 
 interface Model {
@@ -63,7 +66,9 @@ interface Model {
   ySd: number;
   /** Standardised incumbent (lowest posterior mean at an observation). */
   best: number;
-  /** Model-space points of the best observations, best first. */
+  /** The same among the observations that meet the outcome constraints, or null when none does. */
+  feasibleBest: number | null;
+  /** Model-space points of the best observations (those meeting the outcome constraints first), best first. */
   incumbents: Float64Array[];
 }
 
@@ -78,10 +83,12 @@ class GpOptimizer {
   private readonly feasible: FeasibleSpace;
   private readonly design: FeasibleSequence;
   private readonly nInit: number;
-  /** The last fit's θ and curvature pairs: the warm start of the next fit. */
-  private lastFit: FitStart | null = null;
+  /** The last fit's θ and curvature pairs, per modelled quantity (the objective, each outcome): the warm start of the next fit. */
+  private lastFit = new Map<string, FitStart>();
   /** The single-objective model of the current observations (for suggest and snapshot). */
   private model: { version: number; model: Model } | null = null;
+  /** The outcome constraints' models of the current observations. */
+  private outcomeModels: { version: number; models: OutcomeModel[] } | null = null;
   private version = 0;
 
   constructor(
@@ -90,12 +97,13 @@ class GpOptimizer {
     private readonly config: Config,
     private readonly seed: number,
     constraints: LinearConstraint[],
+    private readonly outcomes: OutcomeConstraint[],
   ) {
     if (space.length > SOBOL_MAX_DIM) {
       throw new LabError('invalid_input', `gp handles up to ${SOBOL_MAX_DIM} parameters`, [{ field: 'parameters', message: `at most ${SOBOL_MAX_DIM} parameters` }]);
     }
     this.codec = new SpaceCodec(space);
-    this.history = new History(this.codec, objectives);
+    this.history = new History(this.codec, objectives, outcomes);
     this.pending = new Pending(this.codec);
     this.feasible = new FeasibleSpace(this.codec, constraints);
     const design = new SobolSequence(this.feasible.cubeDim, { seed, scramble: true });
@@ -132,6 +140,7 @@ class GpOptimizer {
     const out: ParamValues[] = [];
     const multi = this.objectives.length > 1;
     let m: Model | null = null;
+    const outcomes = this.outcomeModelsNow();
     for (let j = 0; j < n; j++) {
       // one model per batch for one objective; a fresh scalarisation (and model) per point for several
       if (!m || multi) {
@@ -143,7 +152,8 @@ class GpOptimizer {
         codec: this.codec,
         feasible: this.feasible,
         rng,
-        best: m.best,
+        best: outcomes.length ? m.feasibleBest : m.best,
+        outcomes,
         incumbents: m.incumbents,
         candidates: this.config.candidates,
         localStarts: this.config.local_starts,
@@ -178,36 +188,28 @@ class GpOptimizer {
     return X;
   }
 
-  /** ParEGO: a random augmented Chebyshev scalarisation of the objectives normalised to [0, 1]. */
+  /** ParEGO: an augmented Chebyshev scalarisation of the objectives, with their weights or random ones. */
   private scalarised(rng: Rng): number[] {
-    const k = this.objectives.length;
-    const rows = this.history.rows;
-    const lo = new Array<number>(k).fill(Infinity);
-    const hi = new Array<number>(k).fill(-Infinity);
-    for (const r of rows) {
-      for (let i = 0; i < k; i++) {
-        lo[i] = Math.min(lo[i]!, r.loss[i]!);
-        hi[i] = Math.max(hi[i]!, r.loss[i]!);
-      }
-    }
+    if (this.history.weighted) return this.history.scalarised();
     // λ uniform on the simplex (normalised exponentials)
-    const e = Array.from({ length: k }, () => -Math.log(1 - rng.next()));
-    const sum = e.reduce((a, b) => a + b, 0);
-    const w = e.map((v) => v / sum);
-    return rows.map((r) => {
-      let max = -Infinity;
-      let tot = 0;
-      for (let i = 0; i < k; i++) {
-        const f = hi[i]! > lo[i]! ? (r.loss[i]! - lo[i]!) / (hi[i]! - lo[i]!) : 0;
-        max = Math.max(max, w[i]! * f);
-        tot += w[i]! * f;
-      }
-      return max + 0.05 * tot;
-    });
+    return this.history.scalarised(this.objectives.map(() => -Math.log(1 - rng.next())));
   }
 
-  /** Standardise the losses and fit the GP hyper-parameters. */
-  private fit(loss: number[], rng: Rng): Model {
+  /** One GP per outcome constraint, on its margins (met where ≤ 0), fitted once per set of observations. */
+  private outcomeModelsNow(): OutcomeModel[] {
+    if (!this.outcomes.length) return [];
+    if (this.outcomeModels?.version !== this.version) {
+      const models = this.outcomes.map((c, k) => {
+        const m = this.fit(this.history.rows.map((r) => r.margins[k]!), createRng(this.seed, 'fit-outcome', k, this.history.rows.length), `outcome ${k}`);
+        return { post: m.post, threshold: -m.yMean / m.ySd };
+      });
+      this.outcomeModels = { version: this.version, models };
+    }
+    return this.outcomeModels.models;
+  }
+
+  /** Standardise the losses and fit the GP hyper-parameters (`key`: which quantity, for the warm start). */
+  private fit(loss: number[], rng: Rng, key = 'objective'): Model {
     const n = loss.length;
     const D = this.codec.dim;
     const yMean = loss.reduce((a, b) => a + b, 0) / n;
@@ -235,9 +237,10 @@ class GpOptimizer {
     // observation joins it only if it draws a place): O(FIT_MAX³) per step, while the posterior uses all
     const [Xf, yf, nf] = n > FIT_MAX ? this.subset(X, y, FIT_MAX) : [X, y, n];
     let starts: FitStart[];
-    if (n <= 30) starts = [...(this.lastFit ? [this.lastFit] : []), { theta: def }, ...random(restarts)];
-    else if (n <= 60) starts = [...(this.lastFit ? [this.lastFit] : []), { theta: def }, ...random(Math.ceil(restarts / 2))];
-    else if (this.lastFit) starts = [this.lastFit, ...random(n <= 100 ? Math.min(1, restarts) : 0)];
+    const last = this.lastFit.get(key);
+    if (n <= 30) starts = [...(last ? [last] : []), { theta: def }, ...random(restarts)];
+    else if (n <= 60) starts = [...(last ? [last] : []), { theta: def }, ...random(Math.ceil(restarts / 2))];
+    else if (last) starts = [last, ...random(n <= 100 ? Math.min(1, restarts) : 0)];
     else {
       // a cold start on many observations (a warm-start history, a restart): fit a small subset first,
       // cheaply, and start the full fit from its optimum and curvature
@@ -248,17 +251,20 @@ class GpOptimizer {
     const maxIter = n <= 50 ? 100 : n <= 100 ? 50 : 30;
     const fit = fitHyper(Xf, nf, D, yf, starts, maxIter);
     const theta = fit.theta;
-    this.lastFit = { theta, pairs: fit.pairs };
+    this.lastFit.set(key, { theta, pairs: fit.pairs });
     const post = new Posterior(X, n, D, y, hyperOf(theta, D));
     const mean = post.trainMean();
+    const rows = this.history.rows;
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => mean[a]! - mean[b]!);
+    const feasible = order.filter((i) => rows[i]!.feasible);
     return {
       post,
       theta,
       yMean,
       ySd,
       best: mean[order[0]!]!,
-      incumbents: order.slice(0, 3).map((i) => X.slice(i * D, i * D + D)),
+      feasibleBest: feasible.length ? mean[feasible[0]!]! : null,
+      incumbents: [...feasible, ...order.filter((i) => !rows[i]!.feasible)].slice(0, 3).map((i) => X.slice(i * D, i * D + D)),
     };
   }
 

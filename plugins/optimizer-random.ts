@@ -16,11 +16,11 @@ export const randomOptimizer = defineOptimizer({
   name: 'random',
   description: 'Uniform random search: every point equally likely. A baseline, and a safe choice for very cheap experiments.',
   config: z.object({}),
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, logScale: true, steps: true },
-  create({ space, objectives, seed, constraints }) {
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, outcomeConstraints: true, logScale: true, steps: true },
+  create({ space, objectives, seed, constraints, outcomeConstraints }) {
     const codec = new SpaceCodec(space);
     const feasible = new FeasibleSpace(codec, constraints);
-    const history = new History(codec, objectives);
+    const history = new History(codec, objectives, outcomeConstraints);
     const pending = new Pending(codec);
     return {
       suggest(n) {

@@ -20,13 +20,13 @@ export const sobolOptimizer = defineOptimizer({
   config: z.object({
     scramble: z.boolean().default(true).describe('Scramble the sequence with the seed (off: the plain Sobol sequence, starting at the corner)'),
   }),
-  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, logScale: true, steps: true },
-  create({ space, objectives, config, seed, constraints }) {
+  capabilities: { parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, outcomeConstraints: true, logScale: true, steps: true },
+  create({ space, objectives, config, seed, constraints, outcomeConstraints }) {
     if (space.length > SOBOL_MAX_DIM) {
       throw new LabError('invalid_input', `sobol handles up to ${SOBOL_MAX_DIM} parameters`, [{ field: 'parameters', message: `at most ${SOBOL_MAX_DIM} parameters` }]);
     }
     const codec = new SpaceCodec(space);
-    const history = new History(codec, objectives);
+    const history = new History(codec, objectives, outcomeConstraints);
     const pending = new Pending(codec);
     const feasible = new FeasibleSpace(codec, constraints);
     const seq = new SobolSequence(feasible.cubeDim, { scramble: config.scramble, seed });

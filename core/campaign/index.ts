@@ -19,6 +19,7 @@ import {
   type Optimizer,
   type OptimizerInstance,
   type OptimizerSchema,
+  type OutcomeConstraint,
   type ParameterSpec,
 } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
@@ -185,12 +186,13 @@ export interface PlotPoint {
 }
 
 export interface LatestPlot {
+  /** `stopped_early`: the measurement that met stop_when, in words (the campaign ran no further), or null. */
   campaign: { task_id: number; run_id: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number; stopped_early?: string | null };
   parameters: ParameterSpec[];
   objectives: ObjectiveSpec[];
   /** Measurements of this campaign, in order; warm-start rows come first with iteration null. */
   points: (Omit<PlotPoint, 'iteration'> & { iteration: number | null })[];
-  /** Best value of the first objective after each measurement (the campaign's own iterations). */
+  /** Best value of the first objective after each measurement (the campaign's own iterations) that meets the outcome constraints. */
   best_so_far: { iteration: number; value: number }[];
   /** The optimizer's own view (model surface, Pareto front, …), when it is still in memory. */
   model: unknown;
@@ -224,9 +226,26 @@ export interface CampaignRecord {
   };
 }
 
+/** The first of `limits` that a measurement's outputs meet, said in words, or null. */
+function limitMet(limits: OutcomeConstraint[], outputs: Record<string, unknown> | null): string | null {
+  const c = limits.find((w) => {
+    const v = outputs?.[w.name];
+    return typeof v === 'number' && (w.op === '>=' ? v >= w.bound : v <= w.bound);
+  });
+  return c ? `${c.name} = ${String(outputs![c.name])} met stop_when "${c.text}"` : null;
+}
+
+/** Whether a measurement meets every outcome constraint of the campaign (it then counts for the best so far). */
+function meetsOutcomes(p: CampaignPayload, outputs: Record<string, unknown>): boolean {
+  return checkOutcomeConstraints(p.outcome_constraints ?? [], 'outcome_constraints').every((c) => {
+    const v = outputs[c.name];
+    return typeof v === 'number' && (c.op === '>=' ? v >= c.bound : v <= c.bound);
+  });
+}
+
 export function campaignRecord(p: CampaignPayload): CampaignRecord {
   const first = p.objectives[0];
-  const values = p.existing.map((o) => o.values[first?.name ?? '']).filter((v): v is number => typeof v === 'number');
+  const values = p.existing.filter((o) => meetsOutcomes(p, o.values)).map((o) => o.values[first?.name ?? '']).filter((v): v is number => typeof v === 'number');
   const best = values.length ? (first?.minimize ? Math.min(...values) : Math.max(...values)) : null;
   return {
     campaign: {
@@ -456,14 +475,7 @@ export class Campaigns {
     this.live = { taskId: task.id, runId, payload: p, instance, stopped: null };
     const live = this.live;
     const stopWhen = checkOutcomeConstraints(p.stop_when ?? [], 'stop_when');
-    /** The condition a measurement met, or null. */
-    const met = (outputs: Record<string, unknown> | null): string | null => {
-      const c = stopWhen.find((w) => {
-        const v = outputs?.[w.name];
-        return typeof v === 'number' && (w.op === '>=' ? v >= w.bound : v <= w.bound);
-      });
-      return c ? `${c.name} = ${String(outputs![c.name])} met stop_when "${c.text}"` : null;
-    };
+    const met = (outputs: Record<string, unknown> | null) => limitMet(stopWhen, outputs);
     // a resumed campaign that had met its condition has no next iteration either
     const before = done.filter((ph) => ph.phase === 'main' && ph.status === 'ok').find((ph) => met(ph.outputs as Record<string, unknown>));
     if (before) live.stopped = { iteration: (before.iteration ?? 0) + 1, reason: met(before.outputs as Record<string, unknown>)! };
@@ -535,18 +547,22 @@ export class Campaigns {
     const best: LatestPlot['best_so_far'] = [];
     // the warm start's best counts: a campaign that found nothing better shows the level it started from
     let bestValue: number | null = campaignRecord(p).campaign.warm_start.best;
+    let stopped: string | null = null;
+    const stopWhen = checkOutcomeConstraints(p.stop_when ?? [], 'stop_when');
     for (const ph of phases.sort((a, b) => (a.iteration ?? 0) - (b.iteration ?? 0))) {
       if (ph.status !== 'ok') continue;
       const outputs = (ph.outputs ?? {}) as Record<string, unknown>;
-      const values = Object.fromEntries(p.objectives.map((o) => [o.name, typeof outputs[o.name] === 'number' ? (outputs[o.name] as number) : null]));
+      const values = Object.fromEntries(this.measuredNames(p).map((name) => [name, typeof outputs[name] === 'number' ? (outputs[name] as number) : null]));
       points.push({ iteration: ph.iteration ?? 0, params: Object.fromEntries(p.space.map((s) => [s.name, (ph.params as Record<string, unknown>)[s.name]])), values });
       const v = values[first.name];
-      if (typeof v === 'number' && (bestValue === null || (first.minimize ? v < bestValue : v > bestValue))) bestValue = v;
+      // a measurement that misses an outcome constraint is no candidate for the best, whatever its value
+      if (typeof v === 'number' && meetsOutcomes(p, outputs) && (bestValue === null || (first.minimize ? v < bestValue : v > bestValue))) bestValue = v;
       if (bestValue !== null) best.push({ iteration: ph.iteration ?? 0, value: bestValue });
+      stopped ??= limitMet(stopWhen, outputs);
     }
     const live = this.live?.taskId === task.id ? this.live : null;
     return {
-      campaign: { task_id: task.id, run_id: task.runId, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size, stopped_early: live?.stopped?.reason ?? null },
+      campaign: { task_id: task.id, run_id: task.runId, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size, stopped_early: stopped },
       parameters: p.space,
       objectives: p.objectives,
       points,

@@ -9,6 +9,9 @@
  *    scored again.
  * 3. Return the best point that is not excluded (already suggested in this batch or still pending).
  *
+ * With outcome constraints the criterion is log EI + Σ log P(outcome meets its constraint), each outcome
+ * modelled by its own GP (log P alone while no observation meets them all).
+ *
  * Under linear constraints every candidate is feasible (./polytope.ts): the Sobol set keeps its feasible
  * points (topped up by the feasible sampler in a thin polytope), a perturbation moves the constrained
  * parameters within the equalities (in z) and is pulled back towards its incumbent until it satisfies the
@@ -16,20 +19,31 @@
  * inequalities, its result pulled back onto the segment from its (feasible) start.
  */
 import { minimizeBox } from './lbfgs.js';
-import { logEI } from './normal.js';
+import { logEI, logPhi } from './normal.js';
 import type { Posterior } from './gp.js';
 import type { FeasibleSpace } from './polytope.js';
 import type { Rng } from './rng.js';
 import { SobolSequence } from './sobol.js';
 import type { SpaceCodec } from './space.js';
 
+/** A modelled outcome constraint: met where the model's value is at most `threshold` (standardised). */
+export interface OutcomeModel {
+  post: Posterior;
+  threshold: number;
+}
+
 export interface AcquisitionOptions {
   codec: SpaceCodec;
   /** The constraints' feasible set: every candidate lies in it. */
   feasible: FeasibleSpace;
   rng: Rng;
-  /** Incumbent (standardised, minimisation) EI improves on. */
-  best: number;
+  /**
+   * Incumbent (standardised, minimisation) EI improves on; null when no observation meets the outcome
+   * constraints yet (the probability of meeting them is maximised alone).
+   */
+  best: number | null;
+  /** Outcome constraints: log EI + Σ log P(met) is maximised. */
+  outcomes?: OutcomeModel[];
   /** Model-space points around which local candidates are drawn (best first). */
   incumbents: Float64Array[];
   candidates: number;
@@ -84,9 +98,7 @@ export function maximizeLogEI(post: Posterior, o: AcquisitionOptions): Acquisiti
   }
   const n = c;
 
-  const { mu, sd } = post.predict(C, n);
-  const score = new Float64Array(n);
-  for (let i = 0; i < n; i++) score[i] = logEI(mu[i]!, sd[i]!, o.best).value;
+  const score = scoreAll(post, o, C, n);
   const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
 
   const results: AcquisitionResult[] = [];
@@ -115,10 +127,10 @@ const PENALTY = 1e3;
 
 /**
  * Local search from x0 on the numeric coordinates (the constrained ones through z); returns the snapped
- * result, pulled back into the feasible set, and its log EI.
+ * result, pulled back into the feasible set, and its criterion.
  */
 function refine(post: Posterior, o: AcquisitionOptions, x0: Float64Array): AcquisitionResult {
-  const { codec, feasible, best } = o;
+  const { codec, feasible } = o;
   const zAt = feasible.modelAt();
   const idx = codec.numeric.filter((d) => !zAt.includes(d));
   const k = feasible.active ? feasible.k : 0;
@@ -130,16 +142,14 @@ function refine(post: Posterior, o: AcquisitionOptions, x0: Float64Array): Acqui
       for (let i = 0; i < idx.length; i++) x[idx[i]!] = w[i]!;
       const z = w.subarray(idx.length);
       if (k) feasible.setZ(z, x);
-      const p = post.predictWithGrad(x);
-      const a = logEI(p.mu, p.sd, best);
-      for (let d = 0; d < codec.dim; d++) gModel[d] = -(a.dMu * p.dMu[d]! + a.dSigma * p.dSd[d]!);
-      for (let i = 0; i < idx.length; i++) g[i] = gModel[idx[i]!]!;
-      if (!k) return -a.value;
+      const value = scoreWithGrad(post, o, x, gModel);
+      for (let i = 0; i < idx.length; i++) g[i] = -gModel[idx[i]!]!;
+      if (!k) return -value;
       feasible.zGrad(gModel, gz);
       const pg = new Float64Array(k);
       const pen = feasible.penalty(z, pg);
-      for (let l = 0; l < k; l++) g[idx.length + l] = gz[l]! + PENALTY * pg[l]!;
-      return -a.value + PENALTY * pen;
+      for (let l = 0; l < k; l++) g[idx.length + l] = -gz[l]! + PENALTY * pg[l]!;
+      return -value + PENALTY * pen;
     };
     const { lo: zlo, hi: zhi } = feasible.zBounds();
     const w0 = Float64Array.from([...idx.map((d) => x0[d]!), ...(k ? feasible.zOf(x0) : [])]);
@@ -153,6 +163,42 @@ function refine(post: Posterior, o: AcquisitionOptions, x0: Float64Array): Acqui
     }
   }
   codec.snap(x);
-  const p = post.predict(x, 1);
-  return { x, logEI: logEI(p.mu[0]!, p.sd[0]!, best).value };
+  return { x, logEI: scoreAll(post, o, x, 1)[0]! };
+}
+
+/** The criterion at n model-space points (rows of C). */
+function scoreAll(post: Posterior, o: AcquisitionOptions, C: Float64Array, n: number): Float64Array {
+  const out = new Float64Array(n);
+  if (o.best !== null) {
+    const { mu, sd } = post.predict(C, n);
+    for (let i = 0; i < n; i++) out[i] = logEI(mu[i]!, sd[i]!, o.best).value;
+  }
+  for (const c of o.outcomes ?? []) {
+    const { mu, sd } = c.post.predict(C, n);
+    for (let i = 0; i < n; i++) out[i]! += logPhi((c.threshold - mu[i]!) / sd[i]!).value;
+  }
+  return out;
+}
+
+/** The criterion at x, its gradient in model space written to `grad`. */
+function scoreWithGrad(post: Posterior, o: AcquisitionOptions, x: Float64Array, grad: Float64Array): number {
+  grad.fill(0);
+  let value = 0;
+  const add = (p: { dMu: ArrayLike<number>; dSd: ArrayLike<number> }, dMu: number, dSd: number) => {
+    for (let d = 0; d < grad.length; d++) grad[d]! += dMu * p.dMu[d]! + dSd * p.dSd[d]!;
+  };
+  if (o.best !== null) {
+    const p = post.predictWithGrad(x);
+    const a = logEI(p.mu, p.sd, o.best);
+    value += a.value;
+    add(p, a.dMu, a.dSigma);
+  }
+  for (const c of o.outcomes ?? []) {
+    const p = c.post.predictWithGrad(x);
+    const z = (c.threshold - p.mu) / p.sd;
+    const l = logPhi(z);
+    value += l.value;
+    add(p, -l.d / p.sd, (-l.d * z) / p.sd);
+  }
+  return value;
 }

@@ -109,3 +109,17 @@ export function logEI(mu: number, sigma: number, best: number): { value: number;
   const g = dLogH(z);
   return { value: lh + Math.log(sigma), dMu: -g / sigma, dSigma: (1 - z * g) / sigma };
 }
+
+/**
+ * log Φ(z) and its derivative φ(z)/Φ(z), finite for every finite z (the probability that a modelled
+ * outcome meets its constraint). Below z = −1: Φ(z)/φ(z) = 1/(t + c(t)) with t = −z.
+ */
+export function logPhi(z: number): { value: number; d: number } {
+  if (z > -1) {
+    const p = normCdf(z);
+    return { value: Math.log(p), d: normPdf(z) / p };
+  }
+  const t = -z;
+  const c = millsTail(t);
+  return { value: -0.5 * t * t - LOG_SQRT_2PI - Math.log(t + c), d: t + c };
+}

@@ -9,7 +9,7 @@
  * A log-scale parameter is scaled by its logarithm in both (uniform in log, modelled in log).
  */
 import { LabError, type ErrorDetail } from '../../core/contracts/index.js';
-import type { JsonValue, ObjectiveSpec, Observation, ParameterSpec, ParamValues } from '../../core/contracts/index.js';
+import type { JsonValue, ObjectiveSpec, Observation, OutcomeConstraint, ParameterSpec, ParamValues } from '../../core/contracts/index.js';
 
 /** How many values a stepped parameter takes. */
 const gridSize = (p: ParameterSpec) => Math.round((p.bounds![1] - p.bounds![0]) / p.step!) + 1;
@@ -138,19 +138,28 @@ export interface HistoryRow {
   values: number[];
   /** The same, oriented for minimisation (maximised objectives negated). */
   loss: number[];
+  /** Each outcome constraint's margin, oriented so that ≤ 0 meets it (bound − value for ≥, value − bound for ≤). */
+  margins: number[];
+  /** Whether the row meets every outcome constraint. */
+  feasible: boolean;
 }
 
-/** The observations an optimizer has been told about. Rows without a finite value for every objective are counted, not modelled. */
+/**
+ * The observations an optimizer has been told about. Rows without a finite value for every objective (and
+ * every output with an outcome constraint) are counted, not modelled.
+ */
 export class History {
   readonly codec: SpaceCodec;
   readonly objectives: ObjectiveSpec[];
+  readonly outcomes: OutcomeConstraint[];
   readonly rows: HistoryRow[] = [];
   /** Rows observed without usable values (failed runs). */
   skipped = 0;
 
-  constructor(codec: SpaceCodec, objectives: ObjectiveSpec[]) {
+  constructor(codec: SpaceCodec, objectives: ObjectiveSpec[], outcomes: OutcomeConstraint[] = []) {
     this.codec = codec;
     this.objectives = objectives;
+    this.outcomes = outcomes;
   }
 
   /** Every row observed, usable or not. */
@@ -166,12 +175,14 @@ export class History {
       const params = this.codec.checkParams(r?.params, `rows[${i}].params`);
       all.push(params);
       const raw = (r?.values ?? {}) as Record<string, unknown>;
-      const values = this.objectives.map((o) => {
-        const v = raw[o.name];
+      const num = (name: string) => {
+        const v = raw[name];
         return typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
-      });
-      if (!values.every(Number.isFinite)) return null;
-      return { params, values, loss: values.map((v, k) => (this.objectives[k]!.minimize ? v : -v)) };
+      };
+      const values = this.objectives.map((o) => num(o.name));
+      const margins = this.outcomes.map((c) => (c.op === '>=' ? c.bound - num(c.name) : num(c.name) - c.bound));
+      if (!values.every(Number.isFinite) || !margins.every(Number.isFinite)) return null;
+      return { params, values, loss: values.map((v, k) => (this.objectives[k]!.minimize ? v : -v)), margins, feasible: margins.every((m) => m <= 0) };
     });
     for (const r of checked) {
       if (r) this.rows.push(r);
@@ -180,23 +191,59 @@ export class History {
     return all;
   }
 
-  /** Index of the best row (single objective: lowest loss), or -1. */
+  /** Whether the objectives carry weights: they are then scalarised with them. */
+  get weighted(): boolean {
+    return this.objectives.length > 1 && this.objectives.every((o) => o.weight !== undefined);
+  }
+
+  /**
+   * Each row's augmented Chebyshev scalarisation max_i(λ_i f_i) + 0.05·Σ λ_i f_i of the losses normalised to
+   * [0, 1] over the rows (ParEGO); λ: the weights normalised, unless given.
+   */
+  scalarised(lambda?: number[]): number[] {
+    const k = this.objectives.length;
+    const w0 = lambda ?? this.objectives.map((o) => o.weight ?? 1);
+    const sum = w0.reduce((a, b) => a + b, 0);
+    const w = w0.map((v) => v / sum);
+    const lo = new Array<number>(k).fill(Infinity);
+    const hi = new Array<number>(k).fill(-Infinity);
+    for (const r of this.rows) {
+      for (let i = 0; i < k; i++) {
+        lo[i] = Math.min(lo[i]!, r.loss[i]!);
+        hi[i] = Math.max(hi[i]!, r.loss[i]!);
+      }
+    }
+    return this.rows.map((r) => {
+      let max = -Infinity;
+      let tot = 0;
+      for (let i = 0; i < k; i++) {
+        const f = hi[i]! > lo[i]! ? (r.loss[i]! - lo[i]!) / (hi[i]! - lo[i]!) : 0;
+        max = Math.max(max, w[i]! * f);
+        tot += w[i]! * f;
+      }
+      return max + 0.05 * tot;
+    });
+  }
+
+  /** Index of the best row meeting the outcome constraints (one objective: lowest loss; weighted: lowest scalarisation), or -1. */
   bestIndex(): number {
+    const score = this.weighted ? this.scalarised() : this.rows.map((r) => r.loss[0]!);
     let best = -1;
     this.rows.forEach((r, i) => {
-      if (best < 0 || r.loss[0]! < this.rows[best]!.loss[0]!) best = i;
+      if (r.feasible && (best < 0 || score[i]! < score[best]!)) best = i;
     });
     return best;
   }
 
-  /** Indices of the non-dominated rows (duplicates kept once), in observation order. */
+  /** Indices of the non-dominated rows among those meeting the outcome constraints (duplicates kept once), in observation order. */
   paretoIndices(): number[] {
     const out: number[] = [];
     const rows = this.rows;
     for (let i = 0; i < rows.length; i++) {
+      if (!rows[i]!.feasible) continue;
       let dominated = false;
       for (let j = 0; j < rows.length && !dominated; j++) {
-        if (i === j) continue;
+        if (i === j || !rows[j]!.feasible) continue;
         const a = rows[j]!.loss;
         const b = rows[i]!.loss;
         let le = true;
@@ -226,8 +273,9 @@ export class History {
     return {
       observations: this.rows.length,
       failed: this.skipped,
-      objectives: this.objectives.map((o) => ({ name: o.name, minimize: o.minimize })),
-      best: !multi && b >= 0 ? this.rowJson(b) : null,
+      objectives: this.objectives.map((o) => ({ name: o.name, minimize: o.minimize, ...(o.weight !== undefined ? { weight: o.weight } : {}) })),
+      ...(this.outcomes.length ? { outcome_constraints: this.outcomes.map((c) => c.text), feasible: this.rows.filter((r) => r.feasible).length } : {}),
+      best: (!multi || this.weighted) && b >= 0 ? this.rowJson(b) : null,
       pareto: multi ? this.paretoIndices().map((i) => this.rowJson(i)) : null,
     };
   }

@@ -262,6 +262,7 @@ describe('optimization campaigns', () => {
       [{ ...base, parameters: 'temperature: 20..120 step 7' }, 'parameters[0].step', '"temperature": the step 7 does not divide the range 20..120 (100)'],
       [{ ...base, parameters: [{ name: 'temperature', type: 'fixed', value: 200, bounds: [20, 120] }, { name: 'time', type: 'range', bounds: [1, 60] }] }, 'parameters[0].value', '"temperature" is fixed at 200, outside its bounds 20..120'],
       [{ ...base, parameters: 'temperature: = hot, time: 1..60' }, 'parameters[0].value', '"temperature" is a number parameter, and "hot" is not'],
+      [{ ...base, outcome_constraints: ['purity >= 0.9'] }, 'outcome_constraints[0]', '"purity" is not an output of react (its outputs: run.yield)'],
       [{ ...base, stop_when: 'run.yield > 0.95' }, 'stop_when[0]', 'cannot read "run.yield > 0.95" at column 11: write >= (a constraint includes its boundary)'],
     ];
     for (const [body, field, message] of cases) {
@@ -270,5 +271,37 @@ describe('optimization campaigns', () => {
       expect(res.body.error.details).toContainEqual({ field, message: typeof message === 'string' ? message : expect.stringMatching(message) });
     }
     expect(await lab.runtime.store.queue.open()).toEqual([]);
+  });
+
+  it('stop_when ends a campaign early, saying why; a measurement that misses an outcome constraint never counts as the best', async () => {
+    const started = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'react', repeat: 30, optimizer_type: 'random', seed: 1, parameters: 'temperature: 70..100, time: 15..35', objectives: 'run.yield:max', stop_when: 'run.yield >= 0.8' })
+      .expect(200);
+    await until(async () => (await lab.runtime.store.queue.get(started.body.task_id))?.status === 'done');
+    const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+    expect(plot.points.length).toBeLessThan(30);
+    const last = plot.points.at(-1);
+    expect(last.values['run.yield']).toBeGreaterThanOrEqual(0.8);
+    expect(plot.points.slice(0, -1).every((p: { values: Record<string, number> }) => p.values['run.yield'] < 0.8)).toBe(true);
+    expect(plot.campaign.stopped_early).toBe(`run.yield = ${last.values['run.yield']} met stop_when "run.yield >= 0.8"`);
+    const record = await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).set('Accept', J).expect(200);
+    expect(record.body).toMatchObject({ status: 'completed', campaign: { stop_when: ['run.yield >= 0.8'] } });
+    expect((await lab.runtime.store.phases.list(plot.campaign.run_id)).filter((ph) => ph.phase === 'main')).toHaveLength(plot.points.length);
+    const logs = await lab.runtime.store.logs.list(plot.campaign.run_id);
+    expect(logs.map((l: { message: string }) => l.message)).toContainEqual(expect.stringMatching(/^Campaign stopped early after iteration \d+ of 30: run.yield = [\d.]+ met stop_when/));
+
+    const limited = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'react', repeat: 8, optimizer_type: 'sobol', seed: 2, parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max', outcome_constraints: ['run.yield <= 0.4'] })
+      .expect(200);
+    await until(async () => (await lab.runtime.store.queue.get(limited.body.task_id))?.status === 'done');
+    const p2 = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+    const yields = p2.points.map((p: { values: Record<string, number> }) => p.values['run.yield']);
+    expect(Math.max(...yields)).toBeGreaterThan(0.4); // sobol measured some beyond the limit …
+    expect(Math.max(...p2.best_so_far.map((b: { value: number }) => b.value))).toBe(Math.max(...yields.filter((y: number) => y <= 0.4))); // … and none of them is the best
+    expect(p2.model).toMatchObject({ outcome_constraints: ['run.yield <= 0.4'], feasible: yields.filter((y: number) => y <= 0.4).length });
   });
 });

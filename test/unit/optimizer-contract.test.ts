@@ -91,7 +91,7 @@ describe('optimizerSchema', () => {
     const schemas = [randomOptimizer, sobolOptimizer, gpOptimizer].map(optimizerSchema);
     expect(schemas.map((s) => s.name)).toEqual(['random', 'sobol', 'gp']);
     for (const s of schemas) {
-      expect(s.capabilities).toEqual({ parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, outcomeConstraints: false, logScale: true, steps: true });
+      expect(s.capabilities).toEqual({ parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: true, outcomeConstraints: true, logScale: true, steps: true });
     }
     const gp = schemas[2]!.config as { properties: Record<string, { default?: unknown; enum?: unknown }> };
     expect(gp.properties.batch_strategy).toMatchObject({ default: 'constant_liar', enum: ['constant_liar', 'kriging_believer'] });

@@ -399,3 +399,71 @@ describe.each([
     expect(new Set(points.map((p) => p.volume)).size).toBeGreaterThan(5);
   });
 });
+
+describe('outcome constraints and weights', () => {
+  const space = [
+    { name: 'x', type: 'range', bounds: [0, 1] },
+    { name: 'y', type: 'range', bounds: [0, 1] },
+  ];
+  // cost is lowest at (0.8, 0.8), but purity = 1 - (x + y)/2 must stay ≥ 0.5: the best feasible point is (0.5, 0.5), cost 0.18
+  const values = (p: ParamValues) => ({ cost: ((p.x as number) - 0.8) ** 2 + ((p.y as number) - 0.8) ** 2, purity: 1 - ((p.x as number) + (p.y as number)) / 2 });
+  const cost = [{ name: 'cost', minimize: true }];
+
+  it.each([
+    ['random', randomOptimizer],
+    ['sobol', sobolOptimizer],
+  ] as const)('%s records them: its best is the best observation that meets them', async (_name, opt) => {
+    const o = opt.create({ space, objectives: cost, seed: 1, outcomeConstraints: ['purity >= 0.5'] });
+    const points = await o.suggest(30);
+    await o.observe(points.map((p) => ({ params: p, values: values(p) })));
+    const feasible = points.filter((p) => values(p).purity >= 0.5);
+    const best = feasible.reduce((a, b) => (values(b).cost < values(a).cost ? b : a));
+    expect(o.snapshot()).toMatchObject({ outcome_constraints: ['purity >= 0.5'], feasible: feasible.length, best: { params: best, values: { cost: values(best).cost } } });
+    expect(Math.min(...points.map((p) => values(p).cost))).toBeLessThan(values(best).cost); // the unconstrained best is infeasible
+  });
+
+  it('gp models them: it closes in on the best feasible point instead of the infeasible optimum', async () => {
+    const o = gpOptimizer.create({ space, objectives: cost, seed: 2, outcomeConstraints: ['purity >= 0.5'], config: FAST });
+    const seen: ParamValues[] = [];
+    for (let i = 0; i < 20; i++) {
+      const [p] = await o.suggest(1);
+      seen.push(p!);
+      await o.observe([{ params: p!, values: values(p!) }]);
+    }
+    const best = (o.snapshot().best as { values: { cost: number } }).values.cost;
+    expect(best).toBeLessThan(0.19); // 0.18 at (0.5, 0.5)
+    // after the design, most suggestions meet the constraint, and hug its boundary
+    const later = seen.slice(5);
+    expect(later.filter((p) => values(p).purity >= 0.5 - 0.02).length).toBeGreaterThanOrEqual(12);
+    // a purity missing from an observation: the row is not modelled
+    await o.observe([{ params: { x: 0.1, y: 0.1 }, values: { cost: 1 } }]);
+    expect(o.snapshot()).toMatchObject({ failed: 1 });
+  });
+
+  it('weights scalarise several objectives: the best is the best weighted compromise', async () => {
+    const objectives = [
+      { name: 'cost', minimize: true, weight: 3 },
+      { name: 'purity', minimize: false, weight: 1 },
+    ];
+    const o = sobolOptimizer.create({ space, objectives, seed: 4 });
+    const points = await o.suggest(32);
+    await o.observe(points.map((p) => ({ params: p, values: values(p) })));
+    const snap = o.snapshot() as { best: { params: ParamValues }; pareto: unknown[] };
+    expect(snap.pareto.length).toBeGreaterThan(1);
+    // the same compromise with the weights the other way round favours purity
+    const swapped = sobolOptimizer.create({ space, objectives: [{ ...objectives[0]!, weight: 1 }, { ...objectives[1]!, weight: 3 }], seed: 4 });
+    await swapped.observe(points.map((p) => ({ params: p, values: values(p) })));
+    const other = (swapped.snapshot() as { best: { params: ParamValues } }).best.params;
+    expect(values(other).purity).toBeGreaterThan(values(snap.best.params).purity);
+    expect(values(other).cost).toBeGreaterThan(values(snap.best.params).cost);
+    // gp follows the weights: heavy on purity, it heads for small x + y
+    const g = gpOptimizer.create({ space, objectives: [{ name: 'cost', minimize: true, weight: 1 }, { name: 'purity', minimize: false, weight: 20 }], seed: 4, config: FAST });
+    const seen: ParamValues[] = [];
+    for (let i = 0; i < 12; i++) {
+      const [p] = await g.suggest(1);
+      seen.push(p!);
+      await g.observe([{ params: p!, values: values(p!) }]);
+    }
+    expect(median(seen.slice(6).map((p) => (p.x as number) + (p.y as number)))).toBeLessThan(0.5);
+  });
+});
