@@ -411,6 +411,8 @@ function parseRelation(text: string, field: string, known?: Set<string>): Relati
     let op = '*';
     for (;;) {
       if (tok.kind === 'sym' && tok.text === '(') fail(tok.at, 'parentheses are not supported; write the expression out (2*x1 + 2*x2)');
+      if (tok.kind === 'num' && !(Number(tok.text) < 1e100)) fail(tok.at, `${tok.text} is too large a number`);
+      if (tok.kind === 'num' && op === '/' && Number(tok.text) === 0) fail(tok.at, 'division by 0');
       if (tok.kind === 'num') coef = op === '*' ? coef * Number(tok.text) : coef / Number(tok.text);
       else if (tok.kind === 'name' && op === '*' && name === null) name = tok.text;
       else if (tok.kind === 'name') fail(tok.at, name === null ? `cannot divide by "${tok.text}": the constraint must be linear` : `"${name}" times "${tok.text}" is not linear`);

@@ -278,6 +278,8 @@ describe('checkConstraints', () => {
       { text: '-2*loss >= -1', name: 'loss', op: '<=', bound: 0.5 },
     ]);
     expect(labError(() => checkOutcomeConstraints(['a + b >= 1'], 'stop_when')).details?.[0]?.field).toBe('stop_when[0]');
+    expect(labError(() => checkOutcomeConstraints(['a >= 1e400'], 'stop_when')).details?.[0]?.message).toBe('cannot read "a >= 1e400" at column 6: 1e400 is too large a number');
+    expect(labError(() => checkOutcomeConstraints(['a/0 >= 1'], 'stop_when')).details?.[0]?.message).toBe('cannot read "a/0 >= 1" at column 3: division by 0');
   });
 
   it('measures a violation relative to the spread of the left side over the box', () => {
