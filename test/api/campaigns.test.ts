@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { campaignInput } from '../../server/routes/campaigns.js';
 import { startLab, type TestLab } from './helpers.js';
 
 const J = 'application/json';
@@ -130,6 +131,17 @@ describe('optimization campaigns', () => {
     expect(option.body.error.details).toEqual([{ field: 'config.parameter_constraints', message: 'is not an option of the optimizer "random" (its options: none)' }]);
     const objective = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, objectives: [{ name: 'run.yield', minimize: false, weigth: 2 }] }).expect(400);
     expect(objective.body.error.details[0].field).toBe('objectives.0.weigth');
+    // the page's structured fields carry the kinds too: param.<name>.value (fixed), .step, .log_scale
+    const kinds = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'react', repeat: '2', optimizer_type: 'random', 'param.temperature.use': 'on', 'param.temperature.type': 'range', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.step': '7', 'param.time.use': 'on', 'param.time.type': 'fixed', 'param.time.value': '30', 'objective.run.yield': 'max' })
+      .expect(400);
+    expect(kinds.body.error.details).toEqual([{ field: 'parameters[0].step', message: '"temperature": the step 7 does not divide the range 20..120 (100)' }]);
+    const logScale = await lab.runtime.campaigns.plan(
+      campaignInput({ workflow: 'react', repeat: '2', optimizer_type: 'random', 'param.temperature.use': 'on', 'param.temperature.type': 'range', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.log_scale': 'on', 'param.time.use': 'on', 'param.time.type': 'fixed', 'param.time.value': '30', 'objective.run.yield': 'max' }, () => null),
+    );
+    expect(logScale.space).toEqual([{ name: 'temperature', type: 'range', bounds: [20, 120], log_scale: true }, { name: 'time', type: 'fixed', value: 30 }]);
     // the page's own structured fields pass: param.<name>.*, objective.<name>, config.<key>
     await lab.admin
       .post('/app/executions/campaign')
