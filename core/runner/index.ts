@@ -191,6 +191,14 @@ export class Runner extends EventEmitter {
     await this.syncInstruments();
     await this.recover();
     this.deck.on('change', this.onDeckChange);
+    // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
+    await this.store.signals.onQueueChange(() => {
+      if (this.closed) return;
+      void this.refreshHeld().then(() => {
+        this.emitQueue();
+        this.notify();
+      });
+    });
     this.host.start(async () => {
       if (this.closed) return;
       if (this.host.lost) {
@@ -223,11 +231,9 @@ export class Runner extends EventEmitter {
     }
     let changed = false;
     for (const task of await this.store.queue.orphaned()) if (await this.store.queue.interrupt(task.id)) changed = true;
-    const held = (await this.store.queue.holding()).length > 0;
-    if (changed || held !== this.held) {
-      this.held = held;
-      this.emitQueue();
-    }
+    const wasHeld = this.held;
+    await this.refreshHeld();
+    if (changed || wasHeld !== this.held) this.emitQueue();
     await this.refreshInterrupted();
     if (changed) this.emitStatus();
   }
@@ -350,9 +356,33 @@ export class Runner extends EventEmitter {
     w.resolve();
   }
 
+  /** Whether any task holds the queue (set by any host). */
+  private async refreshHeld() {
+    const version = this.heldVersion;
+    try {
+      const held = (await this.store.queue.holding()).length > 0;
+      if (version === this.heldVersion) this.held = held; // else this host changed it meanwhile: that is newer
+    } catch {
+      // the store is failing: the loop reports it
+    }
+  }
+
+  /** Counts this host's own changes of `held`, so a read of the database that started before one is dropped. */
+  private heldVersion = 0;
+
+  private setHeld(held: boolean) {
+    this.held = held;
+    this.heldVersion++;
+  }
+
+  /** Tell the other hosts the queue changed (they look at once instead of at their next heartbeat). */
+  private tellOthers() {
+    void this.store.signals.queueChanged().catch(() => undefined);
+  }
+
   /** Hold the queue because of this task (aborted, or interrupted): a decision about it, not a lab-wide flag. */
   private async hold(taskId: number) {
-    this.held = true;
+    this.setHeld(true);
     await this.store.queue.update(taskId, { holdsQueue: true });
   }
 
@@ -393,6 +423,7 @@ export class Runner extends EventEmitter {
   async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
     const task = await this.store.queue.add(t);
     this.mine.add(task.id);
+    this.tellOthers();
     this.emitQueue();
     this.notify();
     return task;
@@ -449,20 +480,41 @@ export class Runner extends EventEmitter {
    */
   private async claim(): Promise<QueueTaskRow | null> {
     if (this.host.lost) return null; // another host took this one for gone: it takes no more work
-    const candidates = (await this.store.queue.open()).filter((t) => t.status === 'pending' && this.canRun(t)).map((t) => t.id);
+    const pending = await this.store.queue.pending();
+    const candidates: number[] = [];
+    for (const id of pending) if (await this.canRun(id)) candidates.push(id);
+    const open = new Set(pending);
+    for (const id of this.needs.keys()) if (!open.has(id)) this.needs.delete(id);
     return this.store.queue.claim(this.host.id, candidates);
   }
 
-  /** A task this host can run: every instrument of its workflow is in this deck and driven by no other host. */
-  private canRun(task: QueueTaskRow): boolean {
-    if (this.takesOwnOnly && !this.mine.has(task.id)) return false;
-    let needs: string[];
-    try {
-      needs = instrumentsOf((task.payload as TaskPayload).definition);
-    } catch {
-      return true; // a payload that cannot be read: the host that takes it records why it failed
+  /** The instruments each pending task needs, read once per task (a payload never changes). */
+  private readonly needs = new Map<number, string[] | null>();
+
+  /** The instruments of a task's workflow; null when its payload cannot be read. */
+  private async needsOf(id: number): Promise<string[] | null> {
+    if (!this.needs.has(id)) {
+      const task = await this.store.queue.get(id);
+      let needs: string[] | null = null;
+      try {
+        needs = instrumentsOf((task?.payload as TaskPayload).definition);
+      } catch {
+        // a payload that cannot be read: the host that takes it records why it failed
+      }
+      this.needs.set(id, needs);
     }
-    return needs.every((n) => this.deck.has(n) && !this.othersHold.has(n));
+    return this.needs.get(id)!;
+  }
+
+  /** A task this host can run: every instrument of its workflow is in this deck and driven by no other host. */
+  private async canRun(id: number): Promise<boolean> {
+    if (this.takesOwnOnly && !this.mine.has(id)) return false;
+    return (await this.missing(id)).length === 0;
+  }
+
+  /** The instruments a task needs that this host does not drive. */
+  private async missing(id: number): Promise<string[]> {
+    return ((await this.needsOf(id)) ?? []).filter((n) => !this.deck.has(n) || this.othersHold.has(n));
   }
 
   private turn: Promise<unknown> = Promise.resolve();
@@ -568,7 +620,8 @@ export class Runner extends EventEmitter {
   async release(): Promise<RunnerStatus> {
     this.check('release');
     await this.store.queue.release();
-    this.held = false;
+    this.setHeld(false);
+    this.tellOthers();
     this.paused = false;
     this.notify();
     this.emitStatus();
@@ -636,15 +689,16 @@ export class Runner extends EventEmitter {
   private async resumeInterrupted(mode: 'retry' | 'skip') {
     const info = this.interrupted!;
     const task = await this.task(info.task_id);
-    if (!this.canRun({ ...task, status: 'pending' })) {
-      const needs = instrumentsOf((task.payload as TaskPayload).definition).filter((n) => !this.deck.has(n) || this.othersHold.has(n));
+    const needs = await this.missing(task.id);
+    if (needs.length) {
       throw new LabError('conflict', `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`, needs.map((n) => ({ field: n, message: 'not driven here' })));
     }
     const run = task.runId ? await this.store.runs.get(task.runId) : null;
     this.interrupted = null;
     // deciding about the interrupted task lifts its hold (another task may still hold the queue)
     await this.store.queue.update(task.id, { holdsQueue: false });
-    this.held = (await this.store.queue.holding()).length > 0;
+    this.heldVersion++;
+    await this.refreshHeld();
     if (!run) {
       // it died before its run record was written: start it afresh
       await this.store.queue.update(task.id, { status: 'pending' });
@@ -887,6 +941,7 @@ export class Runner extends EventEmitter {
     this.deck.unlock(c.owner);
     await this.store.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
     await this.store.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
+    this.tellOthers();
     const skipped = c.skipped ? ` with ${skippedSteps(c.skipped)}` : '';
     await this.log(c.run.id, outcome === 'completed' && !skipped ? 'info' : 'warn', `Run ${outcome}${skipped}${error ? `: ${error}` : ''}.`);
     this.current = null;

@@ -15,6 +15,7 @@ import { postgresMigrations } from './migrations/postgres/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
+import { signals } from './signals.js';
 import { Sql } from './sql.js';
 import type { Store } from './types.js';
 
@@ -121,11 +122,14 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   }
 
   const sql = new Sql(ds, dialect, where);
+  const wakeups = signals(ds, dialect);
   const store: Store = {
     dialect,
     ...createRepositories(sql),
     ...createRunRepositories(sql),
+    signals: wakeups,
     async close() {
+      wakeups.close();
       if (ds.isInitialized) await ds.destroy();
     },
   };

@@ -314,6 +314,9 @@ export function createRunRepositories(sql: Sql): RunStore {
         if (!(await sql.one(`SELECT "id" FROM "queue_tasks" WHERE ${among} LIMIT 1`))) return null;
       }
     },
+    async pending() {
+      return (await sql.rows(`SELECT "id" FROM "queue_tasks" WHERE "status" = 'pending' ORDER BY "position", "id"`)).map((r) => toInt(r.id));
+    },
     async holding() {
       return (await sql.rows(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "holds_queue" = ${TRUE} ORDER BY "id"`)).map(taskRow);
     },

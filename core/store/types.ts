@@ -133,6 +133,14 @@ export interface Store extends RunStore {
     /** Set `key` only if it has never been set; true for the one caller that set it. */
     claim(key: string, value: unknown): Promise<boolean>;
   };
+  /** Wake-ups between the hosts on this database (core/store/signals.ts). */
+  signals: {
+    /** Tell every host that the queue changed (a task queued, ended, a hold released). */
+    queueChanged(): Promise<void>;
+    /** Call `fn` when another host says the queue changed (PostgreSQL; SQLite: never, the heartbeats look). */
+    onQueueChange(fn: () => void): Promise<void>;
+    close(): void;
+  };
   close(): Promise<void>;
 }
 
@@ -288,6 +296,8 @@ export interface RunStore {
      * order, marked running by `hostId`; null when another host took them all first.
      */
     claim(hostId: string, candidates: number[]): Promise<QueueTaskRow | null>;
+    /** The ids of the pending tasks in queue order (light: no payloads). */
+    pending(): Promise<number[]>;
     /** The tasks that hold the queue (interrupted, or aborted and not yet released), in id order. */
     holding(): Promise<QueueTaskRow[]>;
     /** Release the queue: no task holds it any more. */

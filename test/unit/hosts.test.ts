@@ -169,7 +169,18 @@ it("a host that dies: another one finds its lease expired, interrupts its run, a
   // an operator decides on C (it has the instruments): abort ends it, release lets the queue go on
   await until(() => c.runner.status().interrupted?.task_id === task.id, 'C sees the interrupted task');
   await c.runner.abortNextTask();
-  await until(async () => (await queued(task))?.status === 'aborted', 'aborted');
+  await until(async () => (await queued(task))?.status === 'aborted' && !c.runner.status().busy, 'aborted');
   await c.runner.release();
   await until(async () => (await queued(after))?.status === 'done', 'the queue goes on');
+});
+
+it('a host hears at once that another queued a task (PostgreSQL: NOTIFY; SQLite: its next heartbeat)', async () => {
+  // on PostgreSQL the lease is long, so only the wake-up can start the task within the wait below
+  const leaseMs = store.dialect === 'postgres' ? 60_000 : 400;
+  const a = await host(['spare'], leaseMs);
+  const b = await host(['gate', 'counter'], leaseMs);
+  const definition = Workflow.parse(WORKFLOWS.count);
+  const task = await a.runner.enqueue({ name: 'count on B', kind: 'workflow', payload: { workflow: 'count', version: 1, definition, rows: [{}] } as TaskPayload, createdBy: null });
+  await until(async () => (await queued(task))?.status === 'done', 'B runs it', 4000);
+  expect(await queued(task)).toMatchObject({ hostId: b.runner.host.id });
 });
