@@ -19,8 +19,8 @@ const PARAM_FIELDS = ['use', 'type', 'low', 'high', 'choices', 'value', 'step', 
 
 /**
  * The page's structured fields → the spec's `parameters` and `objectives` lists: `param.<name>.use|type|low|
- * high|choices|value|step|log_scale` and `objective.<name>` = max|min. The spec's own fields (JSON or the
- * short text form) win. A `param.` field of another key is refused by name.
+ * high|choices|value|step|log_scale`, `objective.<name>` = max|min and its `objective.<name>.weight`. The
+ * spec's own fields (JSON or the short text form) win. A `param.` field of another key is refused by name.
  */
 export function campaignInput(body: Fields, configSchema: (optimizer: unknown) => Record<string, unknown> | null): CampaignInput {
   const input: CampaignInput = { ...body };
@@ -49,7 +49,10 @@ export function campaignInput(body: Fields, configSchema: (optimizer: unknown) =
   if (!nonEmpty(body.objectives) && structured('objective.').length) {
     input.objectives = structured('objective.')
       .filter((k) => body[k] === 'max' || body[k] === 'min')
-      .map((k) => ({ name: k.slice('objective.'.length), minimize: body[k] === 'min' }));
+      .map((k) => {
+        const weight = String(body[`${k}.weight`] ?? '').trim();
+        return { name: k.slice('objective.'.length), minimize: body[k] === 'min', ...(weight ? { weight: Number(weight) } : {}) };
+      });
   }
   if (typeof body.config === 'string' && body.config.trim()) {
     try {
@@ -96,7 +99,7 @@ export const CAMPAIGN_ROUTES = {
     },
     description:
       'Checked against the workflow (parameters, outputs), the optimizer (types, batch) and the warm-start file before it is queued. ' +
-      'The page sends `param.<name>.use|type|low|high|choices`, `objective.<name>` (max or min) and `config.<key>` fields instead of the lists.',
+      'The page sends `param.<name>.use|type|low|high|step|log_scale|choices|value`, `objective.<name>` (max or min), `objective.<name>.weight` and `config.<key>` fields instead of the lists.',
     body: {
       name: 'CampaignBody',
       schema: z.object({

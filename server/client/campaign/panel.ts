@@ -131,6 +131,11 @@ class CampaignPanel {
     ]
       .filter(Boolean)
       .join(' · ');
+    // stop_when met: the campaign ran no further, and says which measurement met it
+    const stopped = $('campaign-stopped')!;
+    stopped.hidden = !c.stopped_early;
+    stopped.textContent = c.stopped_early ? `Stopped early after ${own.length} of ${c.budget} experiments: ${c.stopped_early}.` : '';
+    this.box.dataset.stopped = c.stopped_early ? 'true' : 'false';
     this.box.dataset.points = String(measured.length);
     this.box.dataset.status = c.status;
     const UPlot = uPlotGlobal();

@@ -1,4 +1,7 @@
-/** The campaign page's objectives: a goal (maximize, minimize or none) per workflow output, `objective.<output>`. */
+/**
+ * The campaign page's objectives: a goal (maximize, minimize or none) per workflow output, `objective.<output>`,
+ * and, when there are several outputs, a weight each (`objective.<output>.weight`).
+ */
 import { Alert } from '../layout.js';
 import { Invalid, str, type FieldErrors, type Values } from './form.js';
 
@@ -12,6 +15,7 @@ export const goalOf = (output: string, index: number, values: Values | undefined
 /** The "Objectives" section: a goal per output, or why there is none to choose. */
 export function Objectives(props: { workflow?: string; builder: string; outputs: string[]; values?: Values; errs: FieldErrors }) {
   const { outputs, values, errs } = props;
+  const weighed = outputs.length > 1;
   return (
     <>
       <h2 className="h5 mt-3">Objectives</h2>
@@ -26,11 +30,12 @@ export function Objectives(props: { workflow?: string; builder: string; outputs:
             <tr>
               <th scope="col">Output</th>
               <th scope="col">Goal</th>
+              {weighed ? <th scope="col">Weight</th> : null}
             </tr>
           </thead>
           <tbody>
             {outputs.map((o, i) => (
-              <tr key={o}>
+              <tr key={o} data-objective={o}>
                 <td>
                   <label htmlFor={`objective-${i}`}>
                     <code>{o}</code>
@@ -49,12 +54,34 @@ export function Objectives(props: { workflow?: string; builder: string; outputs:
                   </select>
                   <Invalid messages={errs.get(`objective.${o}`)} />
                 </td>
+                {weighed ? (
+                  <td>
+                    <input
+                      className={`form-control form-control-sm campaign-num${errs.has(`objective.${o}.weight`) ? ' is-invalid' : ''}`}
+                      type="number"
+                      step="any"
+                      min={0}
+                      name={`objective.${o}.weight`}
+                      placeholder="none"
+                      defaultValue={values ? (str(values[`objective.${o}.weight`]) ?? '') : ''}
+                      disabled={goalOf(o, i, values) === ''}
+                      data-weight="true"
+                      aria-label={`${o} weight`}
+                    />
+                  </td>
+                ) : null}
               </tr>
             ))}
           </tbody>
         </table>
       )}
       <Invalid messages={errs.get('objectives')} />
+      {weighed ? (
+        <p className="small text-body-secondary">
+          With several objectives, weights (every objective one, or none) say how much each counts: gp then scalarises
+          them with these weights, and the best compromise is the one they favour.
+        </p>
+      ) : null}
     </>
   );
 }

@@ -1,17 +1,20 @@
 /**
  * The campaign page: set an optimization campaign up from a workflow's parameters and outputs. Its parts:
- * parameters.tsx (the search space), objectives.tsx, optimizer.tsx (the optimizer and its options), form.tsx
- * (the inline error messages); the execution page's live plot is panel.tsx.
+ * parameters.tsx (the search space), constraints.tsx (parameter constraints, outcome limits, early stop),
+ * objectives.tsx, optimizer.tsx (the optimizer and its options), form.tsx (the inline error messages); the
+ * execution page's live plot is panel.tsx.
  *
  * Form fields (read by server/routes/campaigns.tsx): `workflow`, `name`, `param.<name>.use|type|low|high|
- * choices`, `objective.<output>` = ""|max|min, `optimizer_type`, `config.<key>` (one fieldset per optimizer;
- * only the selected one is enabled, so only its fields are sent), `repeat`, `batch_size`, `seed`,
- * `existing_data`, and the spec's own `parameters` / `objectives` / `config` text fields ("advanced"), which
- * replace the table when filled.
+ * step|log_scale|choices|value` (type range, int, choice or fixed), `objective.<output>` = ""|max|min and
+ * `objective.<output>.weight`, `parameter_constraints`, `outcome_constraints` and `stop_when` (one per
+ * line), `optimizer_type`, `config.<key>` (one fieldset per optimizer; only the selected one is enabled, so
+ * only its fields are sent), `repeat`, `batch_size`, `seed`, `existing_data`, and the spec's own
+ * `parameters` / `objectives` / `config` text fields ("advanced"), which replace the table when filled.
  */
 import type { JSONSchema, OptimizerSchema } from '../../../core/contracts/index.js';
 import { UploadForm } from '../files.js';
 import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from '../layout.js';
+import { OutcomeLimits, ParameterConstraints } from './constraints.js';
 import { fieldMessages, Invalid, str, type FieldErrors, type LabErrorLike, type Values } from './form.js';
 import { goalOf, Objectives } from './objectives.js';
 import { OptimizerFields } from './optimizer.js';
@@ -97,7 +100,9 @@ export function CampaignPage(props: CampaignPageProps) {
             <div className="row g-4">
               <div className="col-xl-7">
                 <SearchSpace workflow={current?.name} builder={builder} params={params} hints={hints} values={values} errs={errs} />
+                <ParameterConstraints names={params.filter((p) => p.type === 'number' || p.type === undefined).map((p) => p.name)} value={v('parameter_constraints')} errs={errs} />
                 <Objectives workflow={current?.name} builder={builder} outputs={outputs} values={values} errs={errs} />
+                <OutcomeLimits outputs={outputs} values={{ outcome: v('outcome_constraints'), stop: v('stop_when') }} errs={errs} />
 
                 <h2 className="h5 mt-3">Warm start (optional)</h2>
                 <label className="form-label small mb-1" htmlFor="existing_data">

@@ -33,6 +33,7 @@ export function CampaignPanel({ ctx, active, workflow }: { ctx: ViewCtx; active?
           </span>
         </div>
         <p id="campaign-summary" className="small text-body-secondary mb-1" />
+        <p id="campaign-stopped" className="small alert alert-info py-1 px-2 mb-1" role="status" hidden />
         <div id="campaign-chart" className="campaign-chart" />
         <div id="campaign-model" className="mt-2" hidden>
           <h3 className="h6 mb-1" id="campaign-model-title">

@@ -1,6 +1,7 @@
 /**
  * The campaign page's search space: which workflow parameters are searched and over what (a row each:
- * `param.<name>.use|type|low|high|choices`), preset from the bounds and choices the deck declares.
+ * `param.<name>.use|type|low|high|step|log_scale|choices|value`), preset from the bounds and choices the
+ * deck declares.
  */
 import type { JSONSchema } from '../../../core/contracts/index.js';
 import type { Step } from '../../../core/workflow/model.js';
@@ -54,14 +55,39 @@ export function parameterHints(definition: unknown, methodParams: (instrument: s
   return hints;
 }
 
+type Kind = 'range' | 'int' | 'choice' | 'fixed';
+
 /** The parameter types a campaign can give a workflow parameter of this type (first = preset). */
-function typesFor(t: string | undefined): ('range' | 'int' | 'choice')[] {
-  if (t === 'number' || t === undefined) return ['range', 'int'];
-  if (t === 'integer') return ['int'];
-  if (t === 'string') return ['choice'];
+function typesFor(t: string | undefined): Kind[] {
+  if (t === 'number' || t === undefined) return ['range', 'int', 'fixed'];
+  if (t === 'integer') return ['int', 'fixed'];
+  if (t === 'string') return ['choice', 'fixed'];
   if (t === 'boolean') return [];
-  return ['range', 'int', 'choice'];
+  return ['range', 'int', 'choice', 'fixed'];
 }
+
+/**
+ * Which inputs of a row a parameter type uses (`data-types`; the page script enables only those), and
+ * which it hides (`data-hidden-for`: the choices and the fixed value share a cell).
+ */
+const INPUTS = {
+  low: { types: 'range int' },
+  high: { types: 'range int' },
+  step: { types: 'range int' },
+  log_scale: { types: 'range int' },
+  choices: { types: 'choice', hiddenFor: 'fixed' },
+  value: { types: 'fixed', hiddenFor: 'range int choice' },
+} as const;
+type Input = keyof typeof INPUTS;
+const inputAttrs = (k: Input, type: string) => {
+  const spec: { types: string; hiddenFor?: string } = INPUTS[k];
+  return {
+    'data-types': spec.types,
+    'data-hidden-for': spec.hiddenFor,
+    disabled: !spec.types.split(' ').includes(type),
+    hidden: !!spec.hiddenFor?.split(' ').includes(type),
+  };
+};
 
 /** A parameter is searched by default when the page knows enough to search it (bounds or choices). */
 function presetUse(p: WfParam, h: ParamHint | undefined): boolean {
@@ -110,7 +136,9 @@ export function SearchSpace(props: { workflow?: string; builder: string; params:
                 <th scope="col">Type</th>
                 <th scope="col">Low</th>
                 <th scope="col">High</th>
-                <th scope="col">Choices</th>
+                <th scope="col">Step</th>
+                <th scope="col">Log</th>
+                <th scope="col">Choices / value</th>
               </tr>
             </thead>
             <tbody>
@@ -123,7 +151,10 @@ export function SearchSpace(props: { workflow?: string; builder: string; params:
       )}
       <Invalid messages={errs.get('parameters')} />
       <p className="small text-body-secondary">
-        Parameters not searched keep their default. Choices are written <code>a|b|c</code>.
+        Parameters not searched keep their default. Choices are written <code>a|b|c</code>. A <em>fixed</em> parameter is
+        not searched: every experiment runs with its value, and the record keeps it. A step keeps a range to{' '}
+        <code>low + k·step</code> (it must divide the range); <em>log</em> searches a range evenly in its logarithm (bounds
+        above 0).
       </p>
     </>
   );
@@ -150,20 +181,21 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
       <Invalid messages={messages} />
     </>
   );
-  const bound = (end: 'low' | 'high') => (
+  const number = (k: 'low' | 'high' | 'step', fallback: string, invalid: string) => (
     <td>
       <input
-        className={`form-control form-control-sm campaign-num${bad('bounds')}`}
+        className={`form-control form-control-sm campaign-num${invalid}`}
         type="number"
         step="any"
-        name={key(end)}
-        defaultValue={v(end, hint?.[end] === undefined ? '' : String(hint[end]))}
-        disabled={type === 'choice'}
-        data-bound={end}
-        aria-label={`${p.name} ${end}`}
+        min={k === 'step' ? 0 : undefined}
+        name={key(k)}
+        defaultValue={v(k, fallback)}
+        aria-label={`${p.name} ${k}`}
+        {...inputAttrs(k, type)}
       />
     </td>
   );
+  const hinted = (end: 'low' | 'high') => (hint?.[end] === undefined ? '' : String(hint[end]));
   if (!types.length) {
     return (
       <tr data-param={p.name}>
@@ -171,7 +203,7 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
           <input className="form-check-input" type="checkbox" id={id('use')} disabled aria-label={`search ${p.name}`} />
         </td>
         <td>{info}</td>
-        <td colSpan={4} className="small text-body-secondary">
+        <td colSpan={6} className="small text-body-secondary">
           A {p.type} parameter cannot be searched: it keeps its default.
         </td>
       </tr>
@@ -192,17 +224,36 @@ function ParamRow({ p, hint, values, use, errs }: { p: WfParam; hint?: ParamHint
           ))}
         </select>
       </td>
-      {bound('low')}
-      {bound('high')}
+      {number('low', hinted('low'), bad('bounds'))}
+      {number('high', hinted('high'), bad('bounds'))}
+      {number('step', '', bad('step'))}
+      <td>
+        <input
+          className={`form-check-input${bad('log_scale')}`}
+          type="checkbox"
+          name={key('log_scale')}
+          value="on"
+          defaultChecked={values ? str(values[key('log_scale')]) === 'on' : false}
+          aria-label={`${p.name} on a log scale`}
+          {...inputAttrs('log_scale', type)}
+        />
+      </td>
       <td>
         <input
           className={`form-control form-control-sm${bad('choices')}`}
           name={key('choices')}
           placeholder="a|b|c"
           defaultValue={v('choices', hint?.choices?.join('|') ?? '')}
-          disabled={type !== 'choice'}
-          data-bound="choices"
           aria-label={`${p.name} choices`}
+          {...inputAttrs('choices', type)}
+        />
+        <input
+          className={`form-control form-control-sm campaign-num${bad('value')}`}
+          name={key('value')}
+          placeholder={p.default !== undefined ? String(p.default) : 'value'}
+          defaultValue={v('value', '')}
+          aria-label={`${p.name} value`}
+          {...inputAttrs('value', type)}
         />
       </td>
     </tr>
