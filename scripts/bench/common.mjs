@@ -14,6 +14,11 @@ export function startServer(dataDir, extra = []) {
   const proc = spawn(bin, [ 'serve', '--port', '0', '--no-watch', '--data-dir', dataDir, '--plugins', join(dataDir, 'plugins'), ...extra], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  return ready(proc, t0, 'server');
+}
+
+/** Resolves when `proc` prints its "ready in N ms: URL" line: the process, its base URL, the time since `t0`. */
+function ready(proc, t0, what) {
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout.on('data', (b) => {
@@ -21,7 +26,7 @@ export function startServer(dataDir, extra = []) {
       const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
       if (m) resolve({ proc, base: m[1], readyMs: performance.now() - t0 });
     });
-    proc.once('exit', (c) => reject(new Error(`server exited ${c}: ${out}`)));
+    proc.once('exit', (c) => reject(new Error(`${what} exited ${c}: ${out}`)));
   });
 }
 
@@ -126,15 +131,7 @@ app.post('/call', express.json(), (req, res) => res.json({ ok: true, method: req
 const s = app.listen(0, '127.0.0.1', () => console.log('ready in 0 ms: http://127.0.0.1:' + s.address().port));`;
   const t0 = performance.now();
   const proc = spawn(process.execPath, ['--max-semi-space-size=4', '--input-type=module', '-e', code], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    proc.stdout.on('data', (b) => {
-      out += b;
-      const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ proc, base: m[1], readyMs: performance.now() - t0 });
-    });
-    proc.once('exit', (c) => reject(new Error(`bare Express exited ${c}: ${out}`)));
-  });
+  return ready(proc, t0, 'bare Express');
 }
 
 /** A browser's session cookie for the bench user (tokenFor made the account). */
