@@ -1,4 +1,4 @@
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext, Locator, Page } from 'playwright-core';
 import { login, pageErrors, serverAndBrowser } from './server.js';
 
 /** The demo reactor as a workflow: its `run` returns { yield }, saved as `out`; a short wait makes the growth visible. */
@@ -17,12 +17,32 @@ const REACTOR_WORKFLOW = {
 };
 const OBJECTIVE = 'out.yield';
 
+/** A mixture: three solvents dosed by the demo pump (their fractions), then the reactor at a temperature for a time. */
+const MIXTURE_WORKFLOW = {
+  name: 'mixture-opt',
+  parameters: ['water', 'ethanol', 'dmso', 'temperature', 'time'].map((name) => ({ name, type: 'number', default: name === 'temperature' ? 60 : name === 'time' ? 20 : 0.3 })),
+  outputs: ['out.yield', 'dmso_ml'],
+  main: [
+    ...['water', 'ethanol', 'dmso'].map((s) => ({ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: s } }, ...(s === 'dmso' ? { save_as: 'dmso_ml' } : {}) })),
+    { kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'out' },
+  ],
+};
+
 /** Submit the campaign form and land on the execution page; a rejected form fails with the page's error. */
 async function start(page: Page) {
   await page.locator('#campaign-start').click();
   await page.waitForURL(/\/app\/executions\/(config|campaign)/);
   await page.waitForLoadState();
   if (/\/executions\/campaign/.test(page.url())) throw new Error(`the campaign was refused: ${await page.locator('.alert-danger').first().textContent()}`);
+}
+
+/** Tick each parameter's row of the campaign form and give its range. */
+async function searchRanges(form: Locator, ranges: string[][]) {
+  for (const [name, low, high] of ranges) {
+    await form.locator(`input[name="param.${name}.use"]`).check();
+    await form.locator(`input[name="param.${name}.low"]`).fill(low);
+    await form.locator(`input[name="param.${name}.high"]`).fill(high);
+  }
 }
 
 /** Watch #campaign's data-points (set by the page script on each draw); resolve with every value seen. */
@@ -63,14 +83,10 @@ describe('a scientist running a campaign in Chromium', () => {
     await expect(page.locator('#campaign-params tbody tr').count()).resolves.toBe(2);
     await expect(page.locator('#campaign-intro').textContent()).resolves.toMatch(/sobol.*quasi-random/i);
     const form = page.locator('#campaign-form');
-    for (const [name, low, high] of [
+    await searchRanges(form, [
       ['temperature', '20', '120'],
       ['time', '1', '60'],
-    ]) {
-      await form.locator(`input[name="param.${name}.use"]`).check();
-      await form.locator(`input[name="param.${name}.low"]`).fill(low);
-      await form.locator(`input[name="param.${name}.high"]`).fill(high);
-    }
+    ]);
     await expect(form.locator(`select[name="objective.${OBJECTIVE}"]`).inputValue()).resolves.toBe('max');
     // only the selected optimizer's options are shown (and sent)
     await form.locator('#campaign-optimizer').selectOption('sobol');
@@ -150,6 +166,103 @@ describe('a scientist running a campaign in Chromium', () => {
   });
 });
 
+describe('a scientist setting a constrained mixture campaign up in Chromium', () => {
+  const lab = serverAndBrowser();
+  let context: BrowserContext;
+  beforeAll(async () => {
+    context = await lab.browser.newContext({ viewport: { width: 1400, height: 1000 } });
+    await login(await context.newPage(), lab.server.base);
+    for (const data of [REACTOR_WORKFLOW, MIXTURE_WORKFLOW]) {
+      const res = await context.request.post(`${lab.server.base}/workflows`, { data, headers: { Accept: 'application/json' } });
+      expect(res.status()).toBe(201);
+    }
+  });
+
+  it('sets a mixture summing to 1 and a fixed temperature up on the page; every suggestion keeps to them', async () => {
+    const page = await context.newPage();
+    const errors = pageErrors(page, 'status of 400'); // the one mistyped constraint below
+    await page.goto(`${lab.server.base}/executions/campaign?workflow=mixture-opt`);
+    const form = page.locator('#campaign-form');
+    await searchRanges(form, ['water', 'ethanol', 'dmso'].map((name) => [name, '0.05', '0.9']));
+    // fixed: its value input appears in place of the choices, and the bounds, step and log scale no longer apply
+    const temperature = form.locator('tr[data-param=temperature]');
+    await expect(temperature.locator('input[name="param.temperature.value"]').isVisible()).resolves.toBe(false);
+    await temperature.locator('select[name="param.temperature.type"]').selectOption('fixed');
+    await expect(temperature.locator('input[name="param.temperature.value"]').isVisible()).resolves.toBe(true);
+    for (const k of ['low', 'high', 'step', 'log_scale']) await expect(temperature.locator(`input[name="param.temperature.${k}"]`).isDisabled()).resolves.toBe(true);
+    await temperature.locator('input[name="param.temperature.value"]').fill('85');
+    await form.locator('input[name="param.time.low"]').fill('10');
+    await form.locator('input[name="param.time.high"]').fill('40');
+    await form.locator('input[name="param.time.step"]').fill('5');
+    // a weight only for an output chosen as an objective
+    const dmsoWeight = form.locator('input[name="objective.dmso_ml.weight"]');
+    await expect(dmsoWeight.isDisabled()).resolves.toBe(true);
+    await form.locator('select[name="objective.dmso_ml"]').selectOption('min');
+    await expect(dmsoWeight.isDisabled()).resolves.toBe(false);
+    await form.locator('select[name="objective.dmso_ml"]').selectOption('');
+    await expect(page.locator('#campaign-constraints-hint').textContent()).resolves.toContain('water + ethanol + dmso == 1');
+    await form.locator('#campaign-constraints').fill('water + ethanol + dmso == 1\nwater + ethnol <= 0.8');
+    await form.locator('#campaign-optimizer').selectOption('gp');
+    await form.locator('fieldset[data-optimizer=gp] input[name="config.initial_points"]').fill('3');
+    await form.locator('input[name=repeat]').fill('6');
+    await form.locator('input[name=seed]').fill('11');
+    await form.locator('#campaign-start').click();
+
+    // the mistyped name: named beside the constraints, the rest of the form as it was
+    await page.locator('[data-testid=field-error]').first().waitFor();
+    const constraints = page.locator('#campaign-constraints');
+    await expect(page.locator('#campaign-constraints ~ [data-testid=field-error]').textContent()).resolves.toContain('parameter_constraints[1]: "ethnol" in "water + ethnol <= 0.8" is not a searched parameter');
+    await expect(constraints.getAttribute('class')).resolves.toContain('is-invalid');
+    await expect(constraints.inputValue()).resolves.toBe('water + ethanol + dmso == 1\nwater + ethnol <= 0.8');
+    await expect(form.locator('select[name="param.temperature.type"]').inputValue()).resolves.toBe('fixed');
+    await expect(form.locator('input[name="param.temperature.value"]').isVisible()).resolves.toBe(true);
+    await expect(form.locator('input[name="param.temperature.value"]').inputValue()).resolves.toBe('85');
+    await expect(form.locator('input[name="param.time.step"]').inputValue()).resolves.toBe('5');
+    await expect(form.locator('input[name="param.water.high"]').inputValue()).resolves.toBe('0.9');
+
+    await constraints.fill('water + ethanol + dmso == 1');
+    await start(page);
+    await page.locator('#campaign').waitFor({ state: 'visible' });
+    await watchPoints(page, { points: 6, status: 'done' }, 30_000);
+    await expect(page.locator('#campaign-stopped').isVisible()).resolves.toBe(false);
+    const plot = (await (await context.request.get(`${lab.server.base}/executions/latest_plot`, { headers: { Accept: 'application/json' } })).json()) as {
+      campaign: { optimizer: string; run_id: number };
+      points: { params: Record<string, number> }[];
+    };
+    expect(plot.campaign.optimizer).toBe('gp');
+    expect(plot.points).toHaveLength(6);
+    for (const { params } of plot.points) {
+      expect(Math.abs(params.water + params.ethanol + params.dmso - 1)).toBeLessThan(1e-9);
+      for (const s of ['water', 'ethanol', 'dmso']) expect(params[s]).toBeGreaterThanOrEqual(0.05 - 1e-12);
+      expect(params.temperature).toBe(85);
+      expect(params.time % 5).toBe(0);
+    }
+    // the run's record: what each experiment ran with, the fixed temperature among it
+    const record = await context.request.get(`${lab.server.base}/executions/records/${plot.campaign.run_id}`, { headers: { Accept: 'application/json' } });
+    expect((await record.json()).campaign).toMatchObject({ constraints: ['water + ethanol + dmso == 1'], space: expect.arrayContaining([{ name: 'temperature', type: 'fixed', value: 85 }]) });
+    expect(errors).toEqual([]);
+  });
+
+  it('stops a campaign early when a measurement meets stop_when, and the panel says why', async () => {
+    const page = await context.newPage();
+    const errors = pageErrors(page);
+    await page.goto(`${lab.server.base}/executions/campaign?workflow=reactor-opt`);
+    const form = page.locator('#campaign-form');
+    await searchRanges(form, [
+      ['temperature', '20', '120'],
+      ['time', '1', '60'],
+    ]);
+    await form.locator('#campaign-optimizer').selectOption('random');
+    await form.locator('#campaign-stop-when').fill('out.yield >= 0');
+    await form.locator('input[name=repeat]').fill('5');
+    await start(page);
+    await watchPoints(page, { points: 1, status: 'done' }, 30_000);
+    await page.locator('#campaign-stopped').waitFor({ state: 'visible' });
+    await expect(page.locator('#campaign-stopped').textContent()).resolves.toMatch(/^Stopped early after 1 of 5 experiments: out\.yield = [\d.]+ met stop_when "out\.yield >= 0"\.$/);
+    expect(errors).toEqual([]);
+  });
+});
+
 /**
  * The whole story of issue 11 in the browser, on its own server (no workflow made through the API, no
  * earlier campaign): build the reactor workflow in the builder, set a gp campaign up on it, run it, and see
@@ -223,14 +336,10 @@ describe('a scientist building the reactor campaign in the UI', () => {
     await page.waitForURL(/\/app\/executions\/campaign/);
     await expect(page.locator('#campaign-pick-workflow').inputValue()).resolves.toBe('reactor-built');
     const form = page.locator('#campaign-form');
-    for (const [name, low, high] of [
+    await searchRanges(form, [
       ['temperature', '20', '120'],
       ['time', '1', '60'],
-    ]) {
-      await form.locator(`input[name="param.${name}.use"]`).check();
-      await form.locator(`input[name="param.${name}.low"]`).fill(low);
-      await form.locator(`input[name="param.${name}.high"]`).fill(high);
-    }
+    ]);
     await form.locator('select[name="objective.out.yield"]').selectOption('max');
     await form.locator('#campaign-optimizer').selectOption('gp');
     await form.locator('fieldset[data-optimizer=gp] input[name="config.initial_points"]').fill(String(INITIAL));
