@@ -2,6 +2,7 @@
 import './production.js'; // first: before anything loads React
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { isLabError } from '../core/errors.js';
+import { registerAgentCommand } from './agent.js';
 import { registerInitCommands } from './init.js';
 import { EXIT } from './io.js';
 import { registerPluginsCommands } from './plugins.js';
@@ -70,6 +71,7 @@ common(program.command('serve').description('serve the web app'))
   });
 
 registerRunCommand(program, common);
+registerAgentCommand(program);
 registerUserCommands(program);
 registerPluginsCommands(program);
 registerInitCommands(program);

@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
+import { attachAgents } from '../server/agents.js';
 import { createApp } from '../server/app.js';
 import { LabError } from '../core/errors.js';
 import { errorText } from '../core/deck/util.js';
@@ -64,6 +65,7 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  attachAgents(server, runtime); // lab agents on instrument PCs connect here (WebSocket)
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;

@@ -9,6 +9,7 @@ import { BrandingService } from './branding.js';
 import { Deck } from './deck/index.js';
 import { FileStore } from './files/store.js';
 import { PluginHost } from './plugins/index.js';
+import { Agents } from './hosts/agent.js';
 import type { HostOptions } from './runner/hosts.js';
 import { Runner, type RunnerOptions } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
@@ -50,6 +51,8 @@ export interface Runtime {
   readonly consoleTimeoutMs: number;
   readonly store: Store;
   readonly deck: Deck;
+  /** Instruments on other PCs: the `lab agent`s connected to this labdeck. */
+  readonly agents: Agents;
   readonly plugins: PluginHost;
   /** Python decks and drivers: the Python host process (started when first needed). */
   readonly python: PythonModules;
@@ -88,6 +91,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       consoleTimeoutMs: options.consoleTimeoutMs ?? 10_000,
       store,
       deck,
+      agents: new Agents(deck),
       plugins,
       python,
       runner,

@@ -58,6 +58,8 @@ export interface BuildOptions {
 // declared bodies are converted where their routes are (read as input, closed).
 
 const ISO_DATE = z.string().describe('ISO 8601 date-time');
+const OFFLINE = z.string().optional().describe('Why it cannot be called now (its host process or agent is down, or another labdeck drives it)');
+const HOST = z.string().optional().describe('The instrument PC it lives on (its lab agent), for an instrument served by an agent');
 
 const User = z.object({ id: z.int(), username: z.string(), role: z.enum(['admin', 'operator']) });
 const ManagedUser = User.extend({
@@ -173,19 +175,19 @@ const RESPONSE = {
   Account: z.object({
     user: User,
     tokens: z.array(
-      z.object({ id: z.int(), name: z.string(), prefix: z.string(), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
+      z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
     ),
     signup_open: z.boolean(),
     users: z.array(User).optional().describe('Every account (admins only)'),
   }),
-  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>"'), id: z.int(), name: z.string() }),
+  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'), id: z.int(), name: z.string(), scope: z.enum(['user', 'agent']) }),
   SignupState: z.object({ signup_open: z.boolean() }),
   ManagedUser,
   UserList: z.object({ users: z.array(ManagedUser).describe('Every account that is not deleted, oldest first') }),
   UserChanged: z.object({ user: ManagedUser.describe('The account as it is now') }),
   InstrumentList: z.object({
     instruments: z.array(
-      z.object({ name: z.string(), driver: z.string(), description: z.string(), source: z.enum(['deck', 'temporary']), methods: z.array(z.string()) }),
+      z.object({ name: z.string(), driver: z.string(), description: z.string(), source: z.enum(['deck', 'temporary']), methods: z.array(z.string()), offline: OFFLINE, host: HOST }),
     ),
   }),
   Instrument: z
@@ -195,6 +197,8 @@ const RESPONSE = {
       description: z.string(),
       source: z.enum(['deck', 'temporary']),
       methods: z.array(MethodSchemaZ).describe('In your saved order'),
+      offline: OFFLINE,
+      host: HOST,
     })
     .describe('An instrument and its methods, with your order and hidden flags'),
   CallResult: z.object({ task_id: z.int().describe('The record of this call: GET /app/instruments/task/{task_id}'), output: z.unknown().optional() }),

@@ -5,6 +5,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { isIP } from 'node:net';
 import { hostname } from 'node:os';
+import { tokenScope } from '../core/accounts/index.js';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { url, wantsJson } from './http.js';
@@ -18,6 +19,9 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler): Reque
     if (header) {
       const m = /^Bearer\s+(\S+)$/i.exec(header);
       if (!m) return next(new LabError('unauthenticated', 'The Authorization header must be "Bearer <token>".'));
+      if (tokenScope(m[1]) === 'agent') {
+        return next(new LabError('unauthenticated', 'This is an agent token: it serves instruments through `lab agent` and calls nothing else. Use a token of your account for the API.'));
+      }
       runtime.accounts.userForToken(m[1]).then((user) => {
         if (!user) return next(new LabError('unauthenticated', 'This API token is unknown or was revoked.'));
         req.user = user;

@@ -7,6 +7,12 @@ import { randomBytes, scrypt as scryptCb, timingSafeEqual, createHash, type Scry
 import { LabError } from '../errors.js';
 import type { Role, Store, UserPatch, UserRow } from '../store/types.js';
 
+/** What a token may do: act as its user (`user`), or only serve instruments as an agent (`agent`). */
+export type TokenScope = 'user' | 'agent';
+export const AGENT_TOKEN_PREFIX = 'labagent_';
+/** A token's scope, read from the token (or from the prefix the account page shows). */
+export const tokenScope = (tokenOrPrefix: string): TokenScope => (tokenOrPrefix.startsWith(AGENT_TOKEN_PREFIX.slice(0, 8)) ? 'agent' : 'user');
+
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
     scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))),
@@ -343,10 +349,14 @@ export class Accounts {
     return managedUser(user);
   }
 
-  /** A new API token; the plain token is returned once and only its hash is stored. */
-  async createToken(userId: number, name: string) {
+  /**
+   * A new API token; the plain token is returned once and only its hash is stored. Its scope is written in
+   * the token itself, as GitHub's token prefixes do: `lab_…` acts as its user on every route, `labagent_…`
+   * (scope `agent`) only serves instruments through `lab agent` (DESIGN.md §12).
+   */
+  async createToken(userId: number, name: string, scope: TokenScope = 'user') {
     const clean = name.trim().slice(0, 64) || 'token';
-    const token = `lab_${randomBytes(24).toString('base64url')}`;
+    const token = `${scope === 'agent' ? AGENT_TOKEN_PREFIX : 'lab_'}${randomBytes(24).toString('base64url')}`;
     const row = await this.store.tokens.create({ userId, name: clean, tokenHash: hashToken(token), prefix: token.slice(0, 8) });
     return { token, row };
   }
@@ -361,8 +371,14 @@ export class Accounts {
     return this.store.tokens.list(userId);
   }
 
+  /** The user behind an agent token (`labagent_…`), or null: the only thing such a token opens. */
+  async agentTokenUser(token: string): Promise<PublicUser | null> {
+    return tokenScope(token) === 'agent' ? this.userForToken(token, 'agent') : null;
+  }
+
   /** The user behind a bearer token, cached briefly: scripts call at thousands of requests a second. */
-  async userForToken(token: string): Promise<PublicUser | null> {
+  async userForToken(token: string, scope: TokenScope = 'user'): Promise<PublicUser | null> {
+    if (tokenScope(token) !== scope) return null;
     const hash = hashToken(token);
     const hit = this.tokenCache.get(hash);
     if (hit && Date.now() - hit.at < 30_000) return hit.user;

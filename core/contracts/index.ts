@@ -159,6 +159,8 @@ export interface InstrumentSchema {
   methods: MethodSchema[];
   /** Why the instrument cannot be called now (its host process is down); absent while it is online. */
   offline?: string;
+  /** The instrument PC it lives on (its `lab agent` name); absent for instruments of this labdeck's own deck. */
+  host?: string;
 }
 
 export * from './optimizer.js';

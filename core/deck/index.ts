@@ -141,6 +141,8 @@ interface Device {
   removed: boolean;
   /** Why it cannot be called now (its host is down), or null. */
   offline: string | null;
+  /** The agent (instrument PC) it lives on, for an agent's device. */
+  host?: string;
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
@@ -615,7 +617,31 @@ export class Deck extends EventEmitter {
       source: dev.source,
       methods: dev.entry.methodSchemas,
       ...(dev.offline !== null ? { offline: dev.offline } : {}),
+      ...(dev.host ? { host: dev.host } : {}),
     };
+  }
+
+  /**
+   * Instruments another PC serves (`lab agent`, DESIGN.md §11): each becomes a device of this deck, named as
+   * the agent names it, calls going to the agent. Refused whole when a name is taken or reserved.
+   */
+  async addAgentDevices(agent: string, devices: [string, InstrumentDriver][]): Promise<string[]> {
+    this.checkNewNames(devices.map(([n]) => n), `the agent ${agent}`);
+    const created: Device[] = [];
+    for (const [name, driver] of devices) {
+      const dev = await this.createDevice(name, 'deck', this.compile(driver, 'deck', `agent:${agent}`), null, {}, false);
+      dev.host = agent;
+      dev.schema = this.schemaOf(dev);
+      created.push(dev);
+    }
+    return this.addDevices(created);
+  }
+
+  /** Forget devices (an agent's, when what it serves changed); their calls in flight finish first. */
+  removeAgentDevices(names: string[]): void {
+    let changed = false;
+    for (const n of names) changed = this.devices.delete(n) || changed;
+    if (changed) this.emit('change');
   }
 
   /* --------------------------------------------------------- decks, devices */

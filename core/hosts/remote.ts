@@ -10,13 +10,19 @@ import { DEVICE_TAG, INSTRUMENT_TAG, z, type CallContext, type DeviceSpec, type 
 import type { HostClass, HostInstrument, HostMethod } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { checkValue } from '../workflow/jsonschema.js';
-import { RemoteError, type PythonHost } from './python.js';
+import { RemoteError, type CallEvents, type PythonHost } from './python.js';
 
 /** Marks a driver whose instances live in a host process. Read by the deck. */
 export const REMOTE = Symbol.for('labdeck.remote');
 
+/** What a remote driver needs of the process its instruments live in: a PythonHost, or an agent's link. */
+export interface HostLink {
+  call(instrument: string, method: string, args: Record<string, unknown>, events?: CallEvents): Promise<unknown>;
+  dispose(name: string): Promise<void>;
+}
+
 export interface RemoteInfo {
-  host: PythonHost;
+  host: HostLink;
   options: JSONSchema;
   optionsFields: string[];
   methods: Record<string, { params: JSONSchema; returns?: JSONSchema; inferred: boolean; inferredFields: string[] }>;
@@ -28,7 +34,7 @@ export function remoteInfo(driver: unknown): RemoteInfo | undefined {
 
 /** The handle a remote device's instance is: the host and the instrument's name there. */
 export interface RemoteHandle {
-  host: PythonHost;
+  host: HostLink;
   name: string;
 }
 
@@ -68,7 +74,7 @@ function hostFailure(e: unknown, label: string): unknown {
   return e;
 }
 
-function methodsOf(host: PythonHost, methods: HostMethod[]) {
+function methodsOf(host: HostLink, methods: HostMethod[]) {
   const defs: Record<string, MethodDefinition<RemoteHandle>> = {};
   const info: RemoteInfo['methods'] = {};
   for (const m of methods) {
@@ -119,7 +125,7 @@ function driverOf(
 }
 
 /** A live instrument of a Python deck: its "driver" only reaches that one instance. */
-export function instanceDriver(host: PythonHost, inst: HostInstrument): InstrumentDriver {
+export function instanceDriver(host: HostLink, inst: HostInstrument): InstrumentDriver {
   const { defs, info } = methodsOf(host, inst.methods);
   return driverOf(inst.class, inst.description, { host, options: { type: 'object', properties: {} }, optionsFields: [], methods: info }, defs, z.object({}).strict(), () => ({ host, name: inst.name }));
 }

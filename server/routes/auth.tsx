@@ -10,7 +10,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import { MIN_PASSWORD, USERNAME_RE } from '../../core/accounts/index.js';
+import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index.js';
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
@@ -154,8 +154,18 @@ export const AUTH_ROUTES = {
     section: SECTION,
     summary: 'Make an API token (shown once)',
     operationId: 'createToken',
-    body: { name: 'TokenBody', schema: z.object({ name: z.string().max(64).optional().describe('A label for the token (default "token")') }) },
-    responses: { 201: pageOrJson('The new token, shown once (the account page, or JSON)', 'TokenCreated') },
+    description: 'scope `agent` (admins only) makes a token for `lab agent` on an instrument PC: it serves instruments and opens nothing else.',
+    body: {
+      name: 'TokenBody',
+      schema: z.object({
+        name: z.string().max(64).optional().describe('A label for the token (default "token")'),
+        scope: z.enum(['user', 'agent']).optional().describe('user (default): acts as you on every route; agent: only for `lab agent` (admins)'),
+      }),
+    },
+    responses: {
+      201: pageOrJson('The new token, shown once (the account page, or JSON)', 'TokenCreated'),
+      403: error('An agent token asked for by someone who is not an admin'),
+    },
   }),
   revokeToken: route({
     method: 'POST',
@@ -362,15 +372,17 @@ export function accountRoutes(runtime: Runtime): Router {
       users: user.role === 'admin' ? await accounts.users() : undefined,
     };
     if (wantsJson(req)) {
-      const tokens = data.tokens.map((t) => ({ id: t.id, name: t.name, prefix: t.prefix, created_at: t.createdAt, last_used_at: t.lastUsedAt }));
+      const tokens = data.tokens.map((t) => ({ id: t.id, name: t.name, prefix: t.prefix, scope: tokenScope(t.prefix), created_at: t.createdAt, last_used_at: t.lastUsedAt }));
       return res.json({ ...data, tokens });
     }
     render(res, <AccountPage ctx={await ctxOf(req)} {...data} />);
   });
 
   handle(r, AUTH_ROUTES.createToken, async (req, res, { body }) => {
-    const { token, row } = await accounts.createToken(req.user!.id, body.name ?? '');
-    if (wantsJson(req)) return res.status(201).json({ token, id: row.id, name: row.name });
+    const scope = body.scope ?? 'user';
+    if (scope === 'agent' && req.user!.role !== 'admin') throw new LabError('forbidden', 'Only an admin can make an agent token.', [{ field: 'scope', message: 'admins only' }]);
+    const { token, row } = await accounts.createToken(req.user!.id, body.name ?? '', scope);
+    if (wantsJson(req)) return res.status(201).json({ token, id: row.id, name: row.name, scope });
     const user = req.user!;
     render(
       res,

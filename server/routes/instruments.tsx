@@ -266,7 +266,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
     const instruments = deck.list();
     if (wantsJson(req)) {
       return res.json({
-        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}) })),
+        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.host ? { host: i.host } : {}) })),
       });
     }
     render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} />);

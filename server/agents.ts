@@ -1,0 +1,77 @@
+/**
+ * Where `lab agent` connects (DESIGN.md §12): a WebSocket at `/app/agent` (and `/agent`), opened by the agent
+ * on the instrument PC (no port opened there), authenticated by an agent token (`labagent_…`, made by an
+ * admin with `POST /app/account/tokens {"scope": "agent"}`). Anything else on that path is refused before the
+ * upgrade: no token, a user's token, a revoked one → 401. What the agent says goes to the runtime's Agents.
+ */
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Runtime } from '../core/runtime.js';
+
+export const AGENT_PATHS = ['/app/agent', '/agent'];
+/** Largest message an agent may send (a call's result): the same bound as a JSON request body. */
+const MAX_MESSAGE = 16 * 1024 * 1024;
+/** A connection that answers no ping for this long is taken for gone (a cut cable says nothing). */
+const PING_MS = 5_000;
+/** The agent must say hello this soon after connecting. */
+const HELLO_MS = 10_000;
+
+function refuse(socket: Duplex, status: number, message: string) {
+  const body = JSON.stringify({ error: { code: status === 401 ? 'unauthenticated' : 'invalid_input', message } });
+  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** Accept agents on `server`'s upgrade requests for AGENT_PATHS; other upgrades are left alone. */
+export function attachAgents(server: Server, runtime: Runtime): void {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (!AGENT_PATHS.includes(path)) return;
+    const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+    if (!m) return refuse(socket, 401, 'An agent connects with "Authorization: Bearer <agent token>" (lab agent --token).');
+    runtime.accounts.agentTokenUser(m[1]).then(
+      (user) => {
+        if (!user) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
+        wss.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username));
+      },
+      () => refuse(socket, 401, 'The token could not be checked.'),
+    );
+  });
+  server.on('close', () => wss.close());
+}
+
+function accept(ws: WebSocket, runtime: Runtime, by: string) {
+  const socket = { send: (text: string) => ws.send(text), close: (code: number, reason: string) => ws.close(code, reason) };
+  let link: Awaited<ReturnType<Runtime['agents']['connect']>> = null;
+  let alive = true;
+  const hello = setTimeout(() => ws.close(4408, 'No hello within 10 s.'), HELLO_MS);
+  const ping = setInterval(() => {
+    if (!alive) return ws.terminate();
+    alive = false;
+    ws.ping();
+  }, PING_MS);
+  ws.on('pong', () => (alive = true));
+  ws.on('message', (data, binary) => {
+    if (binary) return ws.close(4400, 'Messages are JSON text.');
+    const text = data.toString();
+    if (link) return runtime.agents.message(link, text);
+    clearTimeout(hello);
+    let msg: unknown;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return ws.close(4400, 'The first message must be the hello, as JSON.');
+    }
+    void runtime.agents.connect(socket, msg).then((l) => {
+      link = l;
+      if (l) void runtime.audit(null, 'agent.connect', { agent: l.name, token_of: by, instruments: l.instruments.map((i) => i.name) });
+    });
+  });
+  ws.on('close', (code) => {
+    clearTimeout(hello);
+    clearInterval(ping);
+    if (link) runtime.agents.disconnected(link, socket, code === 1000 ? 'it stopped' : `connection lost, code ${code}`);
+  });
+  ws.on('error', () => ws.terminate());
+}

@@ -1,0 +1,143 @@
+/**
+ * Instruments on other PCs (issue 13 item 3): `lab agent` connects out to a real labdeck HTTP server over a
+ * WebSocket with an agent token and serves its deck (TypeScript and Python); the server relays calls and
+ * records them. An agent that drops takes its instruments offline (a call in flight: 503, in-doubt), and all
+ * comes back when it connects again. Tokens: only an admin makes agent tokens; an agent token opens nothing
+ * else; a user's token, a revoked one or none → 401 before the upgrade.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { startAgent, type RunningAgent } from '../../cli/agent.js';
+import { attachAgents } from '../../server/agents.js';
+import { signupAndLogin, startLab, type TestLab } from './helpers.js';
+
+const tsDeck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
+const pyDeck = fileURLToPath(new URL('../fixtures/python/deck.py', import.meta.url));
+
+let lab: TestLab;
+let server: Server;
+let base: string;
+let userToken: string;
+let agentToken: string;
+const agents: RunningAgent[] = [];
+const lines: string[] = [];
+
+beforeAll(async () => {
+  lab = await startLab({ deck: false });
+  server = lab.app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  attachAgents(server, lab.runtime);
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/app`;
+  userToken = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'me' }).expect(201)).body.token;
+  const made = await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'pc-2', scope: 'agent' }).expect(201);
+  expect(made.body).toMatchObject({ scope: 'agent' });
+  agentToken = made.body.token;
+}, 30_000);
+afterAll(async () => {
+  for (const a of agents) await a.stop();
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r));
+  await lab?.close();
+});
+
+const api = async (method: string, path: string, body?: unknown, token = userToken) => {
+  const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: await res.json() };
+};
+const agent = async (deck: string, name: string) => {
+  const a = await startAgent({ deck, server: base, token: agentToken, name }, (l) => lines.push(l));
+  agents.push(a);
+  await a.welcomed;
+  return a;
+};
+async function until(cond: () => Promise<boolean>, what: string, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('agent tokens', () => {
+  it('only an admin makes one, and it opens nothing but the agent endpoint', async () => {
+    const ben = await signupAndLogin(lab.app, 'ben');
+    const refused = await ben.post('/app/account/tokens').set('Accept', 'application/json').send({ scope: 'agent' }).expect(403);
+    expect(refused.body.error.details).toEqual([{ field: 'scope', message: 'admins only' }]);
+    const r = await api('GET', '/executions/status', undefined, agentToken);
+    expect(r.status).toBe(401);
+    expect(r.body.error.message).toMatch(/agent token/);
+    const list = await lab.admin.get('/app/account').set('Accept', 'application/json').expect(200);
+    expect(list.body.tokens.map((t: { scope: string }) => t.scope).sort()).toEqual(['agent', 'user']);
+  });
+
+  it.each([
+    ['no token', {}],
+    ["a user's token", { Authorization: `Bearer USER` }],
+    ['an unknown agent token', { Authorization: 'Bearer labagent_nope' }],
+  ])('refuses %s with 401 before the upgrade', async (_what, headers: Record<string, string>) => {
+    const h = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, v.replace('USER', userToken)]));
+    const status = await new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(`${base.replace('http', 'ws')}/agent`, { headers: h });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => reject(new Error('connected')));
+      ws.on('error', () => undefined);
+    });
+    expect(status).toBe(401);
+  });
+});
+
+describe('an agent serving a TypeScript deck', () => {
+  let a: RunningAgent;
+  beforeAll(async () => {
+    a = await agent(tsDeck, 'pc-2');
+  }, 30_000);
+
+  it('puts its instruments on the lab with the PC they live on; calls are relayed and recorded', async () => {
+    const list = (await api('GET', '/instruments')).body.instruments as { name: string; host?: string }[];
+    expect(list.find((i) => i.name === 'counter')).toMatchObject({ host: 'pc-2' });
+    const r = await api('POST', '/instruments/counter', { method: 'inc', args: { by: 2 } });
+    expect(r.status).toBe(200);
+    expect(r.body.output).toBe(2);
+    const rec = await api('GET', `/instruments/task/${r.body.task_id}`);
+    expect(rec.body).toMatchObject({ instrument: 'counter', method: 'inc', args: { by: 2 }, output: 2, status: 'ok' });
+    // bad arguments are refused here, before the agent is asked
+    const bad = await api('POST', '/instruments/counter', { method: 'inc', args: { by: 'two' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details[0].field).toBe('by');
+  });
+
+  it('a second agent with the same name is refused; one that drops: offline, its call in flight in-doubt; back when it returns', async () => {
+    const twin = await startAgent({ deck: tsDeck, server: base, token: agentToken, name: 'pc-2' }, (l) => lines.push(l));
+    await until(async () => lines.some((l) => /agent pc-2: the server refused this agent: An agent named pc-2 is connected already/.test(l)), 'the twin refused');
+    await twin.stop();
+
+    const slow = api('POST', '/instruments/slow', { method: 'work', args: { ms: 3000 } });
+    await new Promise((r) => setTimeout(r, 300));
+    await a.stop();
+    const cut = await slow;
+    expect(cut.status).toBe(503);
+    expect(cut.body).toMatchObject({ in_doubt: true, instrument: 'slow' });
+    expect((await api('GET', `/instruments/task/${cut.body.task_id}`)).body.status).toBe('in-doubt');
+    const off = await api('POST', '/instruments/counter', { method: 'read', args: {} });
+    expect(off.status).toBe(503);
+    expect(off.body.error.message).toMatch(/the agent pc-2 is not connected/);
+
+    a = await agent(tsDeck, 'pc-2');
+    const back = await api('POST', '/instruments/counter', { method: 'inc', args: {} });
+    expect(back.status).toBe(200);
+    expect(back.body.output).toBe(1); // a new process: its own counter
+  });
+});
+
+describe('an agent serving a Python deck', () => {
+  it('serves the deck unchanged (an ivoryOS script), with the schemas read from Python', async () => {
+    await agent(pyDeck, 'hplc-pc');
+    const pump = (await api('GET', '/instruments')).body.instruments.find((i: { name: string }) => i.name === 'pump');
+    expect(pump).toMatchObject({ host: 'hplc-pc' });
+    const r = await api('POST', '/instruments/pump', { method: 'dose', args: { volume_ml: 1.5 } });
+    expect(r.status).toBe(200);
+    expect(typeof r.body.output).toBe('number');
+  }, 30_000);
+});
