@@ -215,6 +215,17 @@ function parsePart<S extends AnyObject>(schema: S, value: unknown, where: string
   return undefined;
 }
 
+/**
+ * A body schema that refuses fields it does not declare, made once per schema: zod compiles a schema's
+ * parser on its first use, and a `.strict()` copy made per request was compiled again for every call.
+ */
+const strictSchemas = new WeakMap<AnyObject, AnyObject>();
+function strictOf<S extends AnyObject>(schema: S): S {
+  let strict = strictSchemas.get(schema);
+  if (!strict) strictSchemas.set(schema, (strict = schema.strict() as unknown as AnyObject));
+  return strict as S;
+}
+
 /** The route's input, parsed; LabError invalid_input naming every field that does not fit. */
 export function parseInput<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(r: Route<P, Q, B>, req: Request): Input<P, Q, B> {
   const problems: ErrorDetail[] = [];
@@ -244,7 +255,7 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
       const shape = spec.schema.shape as Record<string, z.ZodType>;
       // own fields only: a form field named `toString` or `constructor` has no schema (it is refused below)
       if (kind === 'form' || kind === 'multipart') for (const k of Object.keys(given)) given[k] = formValue(Object.hasOwn(shape, k) ? shape[k] : undefined, given[k]);
-      const parsed = parsePart(spec.document ? spec.schema : (spec.schema.strict() as unknown as B), given, '(body)', problems);
+      const parsed = parsePart(spec.document ? spec.schema : strictOf(spec.schema), given, '(body)', problems);
       if (parsed) body = { ...passed, ...(parsed as Record<string, unknown>) };
     }
   }
