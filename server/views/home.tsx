@@ -127,7 +127,11 @@ export function LabHome({ ctx, data, routes, notice }: { ctx: ViewCtx; data: Lab
           <div className="col-6 col-md-4 col-xl-3" key={i.name}>
             <a className="card h-100 text-decoration-none" href={u(`/instruments/${encodeURIComponent(i.name)}`)}>
               <div className="card-body">
-                <h3 className="h6 card-title mb-1">{i.name}</h3>
+                <h3 className="h6 card-title mb-1">
+                  {i.name}
+                  {i.host ? <span className="badge text-bg-secondary ms-1 fw-normal instrument-host">on {i.host}</span> : null}
+                  {i.offline ? <span className="badge text-bg-danger ms-1 fw-normal" title={i.offline}>offline</span> : null}
+                </h3>
                 <p className="card-text small text-body-secondary mb-0">
                   {i.description || i.driver} · {i.methods.length} {i.methods.length === 1 ? 'method' : 'methods'}
                 </p>

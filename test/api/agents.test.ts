@@ -97,6 +97,10 @@ describe('an agent serving a TypeScript deck', () => {
   it('puts its instruments on the lab with the PC they live on; calls are relayed and recorded', async () => {
     const list = (await api('GET', '/instruments')).body.instruments as { name: string; host?: string }[];
     expect(list.find((i) => i.name === 'counter')).toMatchObject({ host: 'pc-2' });
+    for (const page of ['/app/instruments/', '/app/instruments/counter', '/app/']) {
+      const html = (await lab.admin.get(page).expect(200)).text;
+      expect(html).toMatch(/class="badge[^"]*instrument-host"[^>]*>on pc-2</);
+    }
     const r = await api('POST', '/instruments/counter', { method: 'inc', args: { by: 2 } });
     expect(r.status).toBe(200);
     expect(r.body.output).toBe(2);
