@@ -2,7 +2,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { startServer, stop, median, pct, line, built } from './common.mjs';
+import { spawn } from 'node:child_process';
+import { bin, startServer, stop, http, median, pct, line, built, PASSWORD } from './common.mjs';
 
 const ADMIN_URL = process.env.LABDECK_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -21,6 +22,7 @@ async function admin(sql) {
  * no-op object). Tasks are queued the way a host queues them (a row, then NOTIFY), from this process.
  */
 export default async function lab() {
+  await agentCall();
   console.log('\n== lab (issue 13): two lab serve on one PostgreSQL, each driving its own instrument ==');
   const { openStore } = await built('core/store/index.js');
   const { Workflow } = await built('core/workflow/model.js');
@@ -86,12 +88,65 @@ export default async function lab() {
     }
     line('two hosts draining 1,000 one-step tasks', `${(1000 / secs).toFixed(0)} tasks/s`, 'none run twice', twice === 0);
     console.log(`  (${secs.toFixed(1)} s, queued one by one from here; ${[...byHost.values()].join(' + ')} per host; ${steps} step records for 1,000 tasks, ${twice} not run exactly once)`);
-    line('an instrument call on an agent, over a local one', 'not yet', '< 2 ms p50');
-    console.log('  (lab agent is the next step of issue 13)');
   } finally {
     await store?.close();
     for (const s of servers) await stop(s.proc);
     await admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** A user token and an agent token on a fresh server (its first account, so an admin). */
+async function tokens(base) {
+  const form = (o) => new URLSearchParams(o).toString();
+  const fh = { 'content-type': 'application/x-www-form-urlencoded' };
+  await http('POST', `${base}/auth/signup`, { body: form({ username: 'bench', password: PASSWORD }), headers: fh });
+  const login = await http('POST', `${base}/auth/login`, { body: form({ username: 'bench', password: PASSWORD }), headers: fh });
+  const cookie = login.headers['set-cookie'].find((c) => c.startsWith('labdeck.sid=')).split(';')[0];
+  const make = async (scope) => JSON.parse((await http('POST', `${base}/account/tokens`, { body: { name: scope, scope }, headers: { cookie, accept: 'application/json' } })).text).token;
+  return { user: await make('user'), agent: await make('agent') };
+}
+
+/** Issue 13: what a call to an instrument on a `lab agent` (another process, over a WebSocket) adds over a local one. */
+async function agentCall() {
+  console.log('\n== lab (issue 13): a no-op call to an instrument on a lab agent against one in the server, loopback, SQLite ==');
+  const dir = await mkdtemp(join(tmpdir(), 'labdeck-bench-agent-'));
+  await writeFile(join(dir, 'local.mjs'), 'export const local_noop = { ping() { return 1; } };\n');
+  await writeFile(join(dir, 'remote.mjs'), 'export const remote_noop = { ping() { return 1; } };\n');
+  const s = await startServer(join(dir, 'server'), ['--deck', join(dir, 'local.mjs')]);
+  let agent;
+  try {
+    const t = await tokens(s.base);
+    agent = spawn(bin, ['agent', '--deck', join(dir, 'remote.mjs'), '--server', s.base, '--token', t.agent, '--name', 'bench-agent'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise((resolve, reject) => {
+      let out = '';
+      agent.stdout.on('data', (b) => {
+        out += b;
+        if (out.includes('serving remote_noop')) resolve();
+      });
+      agent.once('exit', (c) => reject(new Error(`lab agent exited ${c}: ${out}`)));
+    });
+    const headers = { authorization: `Bearer ${t.user}`, accept: 'application/json', 'content-type': 'application/json' };
+    const body = JSON.stringify({ method: 'ping', args: {} });
+    const time = async (name) => {
+      const t0 = performance.now();
+      const r = await http('POST', `${s.base}/instruments/${name}`, { body, headers });
+      if (r.status !== 200) throw new Error(`${name}.ping: ${r.status} ${r.text}`);
+      return performance.now() - t0;
+    };
+    const local = [];
+    const remote = [];
+    for (let i = 0; i < 300; i++) await time(i % 2 ? 'local_noop' : 'remote_noop'); // warm-up
+    for (let round = 0; round < 10; round++) {
+      for (let i = 0; i < 200; i++) local.push(await time('local_noop'));
+      for (let i = 0; i < 200; i++) remote.push(await time('remote_noop'));
+    }
+    const added = median(remote) - median(local);
+    line('agent call adds over a local call, p50', `${added.toFixed(2)} ms`, '< 2 ms', added < 2);
+    console.log(`  (p50 ${median(local).toFixed(2)} ms local, ${median(remote).toFixed(2)} ms on the agent; p99 ${pct(local, 99).toFixed(2)} / ${pct(remote, 99).toFixed(2)} ms; 2,000 calls each, recorded)`);
+  } finally {
+    agent?.kill('SIGTERM');
+    await stop(s.proc);
     await rm(dir, { recursive: true, force: true });
   }
 }
