@@ -12,6 +12,7 @@ import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
 import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from './http.js';
+import { ivoryosRouter } from './ivoryos/index.js';
 import { apiDocRoutes } from './routes/api-docs.js';
 import { accountRoutes, authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
@@ -135,6 +136,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
   router.use(onError);
 
+  // ivoryOS's routes for its clients (docs/ivoryos.md), before `/`, which would take them otherwise
+  app.use('/ivoryos', ivoryosRouter(runtime, { session: sessionMw, listen: opts.listen, allowedHosts: opts.allowedHosts, bodyLimit: limit }));
   app.use('/app', router);
   app.use('/', router);
   return app;

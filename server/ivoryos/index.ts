@@ -1,0 +1,353 @@
+/**
+ * ivoryOS compatibility (issue 15 item 1, DESIGN.md §13): a router mounted only at `/ivoryos` that answers
+ * ivoryOS 1.6.11's routes as ivoryOS does, for `ivoryos-client` 0.2.x and the proxy file ivoryOS generates.
+ * It speaks to labdeck's own runtime (accounts and sessions, the deck, the runner, the records); labdeck's API
+ * at `/app` does not change. Every answer is JSON (ivoryOS answers JSON to a request that accepts any type,
+ * which is what its clients send); errors are ivoryOS's `{ "success": false, "error": "…" }` with labdeck's status, and a field
+ * that does not fit is named in `details`. What labdeck cannot do is answered as such, never pretended.
+ */
+import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import type { JSONSchema, MethodSchema } from '../../core/contracts/index.js';
+import { coerceFormArgs } from '../../core/deck/index.js';
+import { LabError } from '../../core/errors.js';
+import type { Runtime } from '../../core/runtime.js';
+import type { NewStep } from '../../core/store/types.js';
+import { asLabError, logInternal, statusOf, url } from '../http.js';
+import { handle } from '../route.js';
+import { authenticate, csrfGuard, hostGuard } from '../security.js';
+import { IVORYOS_ROUTES as R } from './routes.js';
+import { DECK_PREFIX, deckName, flaskTime, groupedPhases, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
+
+declare module 'express-session' {
+  interface SessionData {
+    /** The workflow this session selected with GET /ivoryos/library/<name>: ivoryOS's draft. */
+    ivoryosWorkflow?: string;
+  }
+}
+
+export interface IvoryosOptions {
+  /** labdeck's session middleware: the same cookie and sessions as /app. */
+  session: RequestHandler;
+  /** As createApp's: the names labdeck answers to. */
+  listen?: string;
+  allowedHosts?: string[];
+  bodyLimit?: string;
+}
+
+const invalid = (field: string, message: string) => new LabError('invalid_input', message, [{ field, message }]);
+
+/** `deck.pump` → `pump`, a device of the deck; anything else is refused naming the deck's instruments. */
+function deviceOf(runtime: Runtime, name: string): string {
+  const known = runtime.deck.list().map((i) => `${DECK_PREFIX}${i.name}`);
+  const device = name.startsWith(DECK_PREFIX) ? name.slice(DECK_PREFIX.length) : null;
+  if (device && runtime.deck.has(device)) return device;
+  const hint = known.length ? `the deck has ${known.join(', ')}` : 'the deck is empty';
+  throw invalid('instrument', device ? `No instrument "${name}": ${hint}.` : `Name instruments as ivoryOS does, "${DECK_PREFIX}<name>" (${hint}); got "${name}".`);
+}
+
+/** The effective JSON type of a parameter schema (a nullable one's other type). */
+function typeOf(s: JSONSchema): unknown {
+  const types = ([] as unknown[]).concat(s.type ?? []).filter((t) => t !== 'null');
+  if (types.length === 1) return types[0];
+  const branches = ((s.anyOf ?? s.oneOf) as JSONSchema[] | undefined)?.filter((b) => b.type !== 'null');
+  return branches?.length === 1 ? typeOf(branches[0]!) : undefined;
+}
+
+/**
+ * Keyword arguments as ivoryOS reads them: a text value of a number or boolean parameter is converted to its
+ * type (`"2.5"` → 2.5, `"True"` → true); everything else reaches the method as sent, and the deck checks it.
+ */
+function keywordArgs(m: MethodSchema, given: Record<string, unknown>): Record<string, unknown> {
+  const props = (m.params.properties ?? {}) as Record<string, JSONSchema>;
+  const typed = Object.entries(given).filter(([k, v]) => typeof v === 'string' && props[k] && ['number', 'integer', 'boolean'].includes(String(typeOf(props[k]))));
+  const converted = coerceFormArgs({ properties: Object.fromEntries(typed.map(([k]) => [k, props[k]!])) }, Object.fromEntries(typed) as Record<string, string>);
+  return { ...given, ...converted };
+}
+
+/** A settled-later value (the record row of a call started before the row exists). */
+function later<T>() {
+  let resolve!: (v: T) => void;
+  let reject!: (e: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
+const PENDING = Symbol('pending');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
+  const { deck, store, runner } = runtime;
+  const r = Router();
+  const limit = opts.bodyLimit ?? '1mb';
+  /** The latest call made here, and how many are in flight: ivoryOS's runner status knows of single calls too. */
+  let lastCall: number | null = null;
+  let inFlight = 0;
+
+  r.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
+  r.use(express.json({ limit }));
+  r.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
+  r.use(authenticate(runtime, opts.session));
+  r.use(csrfGuard());
+
+  // ---------------------------------------------------------------- log in and out (labdeck's accounts)
+
+  handle(r, R.loginForm, (req) => {
+    throw new LabError('unauthenticated', `Log in by posting the form fields username and password to ${url(req, '/auth/login')}.`);
+  });
+
+  handle(r, R.login, async (req, res, { body: { username, password } }) => {
+    if (!req.session) throw invalid('Authorization', 'This request carries an API token, which needs no log-in; send the form without the Authorization header to log in.');
+    const user = await runtime.accounts.login(username, password, req.ip);
+    await new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
+    req.session.userId = user.id;
+    // stored before the redirect is sent: a client may follow it before the response has ended
+    await new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
+    res.redirect(302, url(req, '/'));
+  });
+
+  handle(r, R.logout, async (req, res) => {
+    if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
+    res.redirect(302, url(req, '/auth/login'));
+  });
+
+  // not logged in: to the login route, as Flask-Login does (the proxy file logs in again on a 302)
+  r.use((req, res, next) => (req.user ? next() : res.redirect(302, url(req, '/auth/login'))));
+
+  handle(r, R.home, (req, res) => {
+    res.json({
+      name: 'labdeck',
+      compatible_with: 'ivoryOS 1.6.11 (ivoryos-client 0.2.x)',
+      user: req.user!.username,
+      deck: deckName(runtime),
+      workflow: req.session?.ivoryosWorkflow ?? null,
+    });
+  });
+
+  // ---------------------------------------------------------------- direct control
+
+  handle(r, R.instruments, (_req, res) => res.json(snapshot(deck.list())));
+  handle(r, R.instrument, (_req, res, { params }) => {
+    deviceOf(runtime, params.instrument);
+    res.json(snapshot(deck.list()));
+  });
+
+  handle(r, R.task, async (_req, res, { params: { task_id: id } }) => {
+    const step = await store.steps.get(id);
+    if (!step) throw new LabError('not_found', `There is no task ${id}.`, [{ field: 'task_id', message: 'unknown task' }]);
+    res.json(singleStep(step));
+  });
+
+  /** An instrument that is busy (a call in flight, or held by a running workflow): ivoryOS answers 200 "busy". */
+  const busy = (res: Response, err: LabError) => res.json({ success: false, status: 'busy', output: err.message });
+
+  handle(r, R.call, async (req, res, { params, body }) => {
+    const name = deviceOf(runtime, params.instrument);
+    const { hidden_name: method, hidden_wait: waitField, ...given } = body;
+    const m = deck.schema(name).methods.find((x) => x.name === method);
+    if (!m) throw invalid('hidden_name', `${params.instrument} has no method "${method}"; it has ${deck.schema(name).methods.map((x) => x.name).join(', ')}.`);
+    const args = keywordArgs(m, given);
+    const userId = req.user!.id;
+    const wait = waitField === undefined || String(waitField).toLowerCase() === 'true';
+    inFlight++;
+    if (wait) {
+      try {
+        const { taskId, output } = await deck.call(name, method, args, { userId });
+        lastCall = taskId;
+        return res.json({ success: true, output, task_id: taskId });
+      } catch (e) {
+        const err = asLabError(e);
+        if (err.data?.task_id) lastCall = err.data.task_id as number;
+        // the method ran and raised: ivoryOS answers 200 with success false and the message as output
+        if (err.code === 'instrument_error') return res.json({ success: false, output: err.message, task_id: err.data?.task_id });
+        if (err.code === 'busy') return busy(res, err);
+        throw err;
+      } finally {
+        inFlight--;
+      }
+    }
+    // hidden_wait false: the record exists (end_time null) before the call runs; the call fills it in
+    const row = later<number>();
+    let recorded = false;
+    const call = deck.call(name, method, args, {
+      userId,
+      record: async (step: NewStep) => {
+        const id = await row.promise;
+        await store.steps.update(id, step);
+        recorded = true;
+        return id;
+      },
+    });
+    void call.finally(() => inFlight--).catch(() => undefined);
+    let early: unknown;
+    try {
+      // the deck checks the instrument, its lock and the arguments before it waits for anything, so a call
+      // refused for them is already rejected here: that is answered now, like a waited-for call's
+      early = await Promise.race([call, Promise.resolve(PENDING)]);
+    } catch (e) {
+      const err = asLabError(e);
+      if (err.code === 'busy') return busy(res, err);
+      throw err;
+    }
+    if (early !== PENDING) throw new LabError('internal', 'The call ended before its record was written.');
+    let id: number;
+    try {
+      id = await store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument: name, method, args, output: null, status: 'running', error: null, userId, startedAt: new Date(), endedAt: null });
+    } catch (e) {
+      row.reject(e);
+      throw e;
+    }
+    row.resolve(id);
+    lastCall = id;
+    // a call refused after it waited (the instrument went offline meanwhile) wrote no record: its row says so
+    call.catch(async (e) => {
+      if (!recorded) await store.steps.update(id, { status: 'error', error: asLabError(e).message, endedAt: new Date() }).catch(() => undefined);
+    });
+    res.json({ status: 'task started', task_id: id });
+  });
+
+  // ---------------------------------------------------------------- the library and the selected workflow
+
+  /** Workflow names, newest first, keyword matching the name (case-insensitive). */
+  const library = async (keyword: string | undefined) => {
+    const k = (keyword ?? '').toLowerCase();
+    const rows = (await store.workflows.list()).filter((w) => w.name.toLowerCase().includes(k));
+    return { workflows: rows.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).map((w) => w.name) };
+  };
+
+  handle(r, R.library, async (_req, res, { query }) => res.json(await library(query.keyword)));
+
+  handle(r, R.load, async (req, res, { params: { name }, query }) => {
+    // ivoryos-client lists a deck's workflows with GET /library/<deck>?deck=<deck>: labdeck has one deck
+    if (query.deck !== undefined && query.deck === name) return res.json(await library(query.keyword));
+    const wf = await store.workflows.get(name);
+    if (!wf) throw new LabError('not_found', `There is no workflow "${name}"; GET ${url(req, '/library')} lists them.`, [{ field: 'name', message: 'unknown workflow' }]);
+    if (!req.session) throw invalid('Authorization', 'Selecting a workflow needs a session: log in with the form (POST /ivoryos/auth/login) instead of a token.');
+    req.session.ivoryosWorkflow = wf.name;
+    const first = await store.workflows.first(wf.name);
+    res.json({
+      script: {
+        name: wf.name,
+        deck: deckName(runtime),
+        version: wf.version,
+        author: wf.createdBy ? await runtime.accounts.userName(wf.createdBy) : null,
+        time_created: flaskTime(first?.createdAt ?? wf.createdAt),
+        last_modified: flaskTime(wf.createdAt),
+        script_dict: wf.definition,
+      },
+      python_script: null,
+      note: 'labdeck does not write workflows as Python yet: python_script is null, script_dict is the labdeck workflow.',
+    });
+  });
+
+  // ---------------------------------------------------------------- execution
+
+  handle(r, R.run, async (req, res, { body }) => {
+    const workflow = req.session?.ivoryosWorkflow;
+    if (!workflow) throw invalid('workflow', `No workflow is selected: GET ${url(req, '/library/<name>')} selects one for this session, as ivoryOS's draft.`);
+    if (body.batch_size !== undefined && body.batch_size !== 1) {
+      throw invalid('batch_size', `labdeck runs one iteration at a time: batch_size must be 1, got ${body.batch_size}.`);
+    }
+    if (body.kwargs !== undefined && body.repeat !== undefined) throw invalid('repeat', 'Give kwargs (one row per iteration) or repeat, not both.');
+    const task = await runner.submit({
+      workflow,
+      config: body.kwargs,
+      repeat: body.kwargs === undefined ? (body.repeat ?? 1) : undefined,
+      userId: req.user!.id,
+      rowLabel: (i) => `kwargs row ${i + 1}`,
+    });
+    // ivoryOS answers the run's id once it started; a task that waits its turn (queue paused or held, another
+    // task running) has none yet
+    for (let i = 0; i < 250; i++) {
+      const runId = (await store.queue.get(task.id))?.runId;
+      if (runId) return res.json({ status: 'task started', task_id: runId, queue_id: task.id });
+      const s = runner.status();
+      if (s.paused || s.queue_held || (s.current_task && s.current_task.id !== task.id)) break;
+      await sleep(20);
+    }
+    res.json({ status: 'queued', task_id: null, queue_id: task.id, message: `"${task.name}" waits in the queue (GET ${url(req, '/executions/queue')}).` });
+  });
+
+  handle(r, R.status, async (_req, res) => {
+    const s = runner.status();
+    const running = s.current_task;
+    const waiting = (await runner.queue()).tasks.some((t) => t.status === 'pending');
+    const out: Record<string, unknown> = { busy: s.busy || waiting || inFlight > 0, paused: s.paused };
+    let current: unknown = {};
+    const run = running?.run_id ? await store.runs.get(running.run_id) : null;
+    if (run) {
+      const last = (await store.runSteps.list(run.id)).at(-1);
+      if (last) current = workflowStep(last, null);
+      out.workflow_status = { workflow_info: workflowInfo(run, deckName(runtime)), runner_status: s };
+    } else if (lastCall !== null) {
+      const step = await store.steps.get(lastCall);
+      if (step) current = singleStep(step);
+    }
+    out.current_task = current;
+    res.json(out);
+  });
+
+  handle(r, R.queue, async (_req, res) => {
+    res.json((await runner.queue()).tasks.filter((t) => t.status !== 'running').map(queueEntry));
+  });
+
+  handle(r, R.pauseResume, async (_req, res) => {
+    const s = await runner.pauseResume();
+    res.json({ status: 'ok', pause_status: s.paused ? 'Paused' : 'Resumed', state: s.state });
+  });
+
+  /** An abort: ivoryOS answers 200 whatever the state; labdeck too, saying what it did (nothing, when idle). */
+  const abort = (act: () => Promise<unknown>, done: string) => async (_req: Request, res: Response) => {
+    try {
+      await act();
+      res.json({ status: 'ok', message: done });
+    } catch (e) {
+      const err = asLabError(e);
+      if (err.code !== 'conflict') throw err;
+      res.json({ status: 'ok', message: `${err.message} Nothing was aborted.` });
+    }
+  };
+  handle(r, R.abortIteration, abort(() => runner.abortNextIteration(), 'The current iteration finishes; the rest are skipped, cleanup runs, and the queue goes on.'));
+  handle(
+    r,
+    R.abortTask,
+    abort(() => runner.abortNextTask(), 'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume releases it.'),
+  );
+
+  // ---------------------------------------------------------------- records
+
+  handle(r, R.records, async (_req, res, { query }) => {
+    const data: Record<string, { workflow_name: string; start_time: string | null }> = {};
+    for (let page = 1; ; page++) {
+      const { rows, total } = await store.runs.list({ keyword: query.keyword, page, perPage: 1000 });
+      for (const run of rows) data[run.id] = { workflow_name: run.name, start_time: flaskTime(run.startedAt) };
+      if (rows.length === 0 || page * 1000 >= total) break;
+    }
+    res.json({ workflow_data: data });
+  });
+
+  handle(r, R.record, async (_req, res, { params: { workflow_id: id } }) => {
+    const run = await store.runs.get(id);
+    if (!run) throw new LabError('not_found', `There is no run ${id}.`, [{ field: 'workflow_id', message: 'unknown run' }]);
+    const [phases, steps] = await Promise.all([store.phases.list(id), store.runSteps.list(id)]);
+    res.json({ workflow_info: workflowInfo(run, deckName(runtime)), phases: groupedPhases(phases, steps), csv_file_name: null });
+  });
+
+  // ---------------------------------------------------------------- not implemented yet, and the rest
+
+  for (const route of [R.submitPython, R.campaign, R.optimizerSchema]) {
+    handle(r, route, (_req, res) => res.status(501).json({ success: false, error: route.notice }));
+  }
+
+  r.use((req, _res, next) =>
+    next(new LabError('not_found', `labdeck does not answer ${req.method} ${req.originalUrl} as ivoryOS (docs/ivoryos.md lists what it answers; labdeck's own API is at /app).`)),
+  );
+  r.use((e: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const err = asLabError(e);
+    logInternal(err);
+    if (res.headersSent) return;
+    if (err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
+    res.status(statusOf(err)).json({ success: false, error: err.message, ...(err.details?.length ? { details: err.details } : {}) });
+  });
+  return r;
+}

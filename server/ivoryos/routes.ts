@@ -1,0 +1,212 @@
+/**
+ * The routes labdeck answers at `/ivoryos`, as ivoryOS 1.6.11 answers them for `ivoryos-client` 0.2.x and the
+ * proxy file ivoryOS generates (docs/ivoryos.md has the table). Declared with labdeck's `route()` (DESIGN.md
+ * §14) but kept in their own list: they are another system's API, so labdeck's API document, home page and
+ * generated clients (which read `declaredRoutes()`) do not show them; docs/ivoryos.md does.
+ */
+import { z } from 'zod';
+import { json, redirect, type ResponseObject } from '../api-doc.js';
+import { ID, route } from '../route.js';
+
+const SECTION = 'ivoryOS compatibility';
+
+/** ivoryOS's error body: `{ "success": false, "error": "…" }` (labdeck adds `details` naming the field). */
+const fail = (description: string): ResponseObject => json(description, 'IvoryosError');
+const ok = (description: string): ResponseObject => json(description, 'IvoryosResult');
+
+/** A whole number, as JSON or as the text ivoryos-client sends (`"repeat": "3"`). */
+const COUNT = z.union([z.int().min(1, 'must be at least 1'), z.string().regex(/^\s*\d+\s*$/, 'must be a whole number').transform(Number)]).pipe(z.int().min(1, 'must be at least 1'));
+
+/** A route ivoryos-client 0.2.x calls that labdeck does not implement yet: 501 saying so, and what to use. */
+function notYet(path: string, summary: string, what: string, instead: string) {
+  return Object.assign(route({ method: 'POST', path, section: SECTION, summary: `${summary}: not implemented yet (501)`, operationId: `ivoryos${path.replace(/\W+(\w)/g, (_m, c: string) => c.toUpperCase())}`, responses: { 501: fail('Not implemented yet') } }), {
+    notice: `labdeck does not implement ${what} yet: ${instead}.`,
+  });
+}
+
+export const IVORYOS_ROUTES = {
+  home: route({
+    method: 'GET',
+    path: '/',
+    section: SECTION,
+    summary: 'Who is logged in, and what this compatibility layer is (200 when logged in: clients test their session with it)',
+    operationId: 'ivoryosHome',
+    responses: { 200: ok('The lab, the deck and the user'), 302: redirect('Not logged in: to the login route') },
+  }),
+  loginForm: route({
+    method: 'GET',
+    path: '/auth/login',
+    section: SECTION,
+    summary: 'No login page here: says how to log in (401)',
+    operationId: 'ivoryosLoginForm',
+    access: 'public',
+    responses: { 401: fail('How to log in') },
+  }),
+  login: route({
+    method: 'POST',
+    path: '/auth/login',
+    section: SECTION,
+    summary: "Log in with labdeck's accounts (form: username, password); 302 to /ivoryos/ with the session cookie",
+    operationId: 'ivoryosLogin',
+    access: 'public',
+    body: { schema: z.object({ username: z.string(), password: z.string() }) },
+    responses: { 302: redirect('Logged in'), 401: fail('Wrong username or password'), 429: fail('Too many failed logins') },
+  }),
+  logout: route({
+    method: 'GET',
+    path: '/auth/logout',
+    section: SECTION,
+    summary: 'Log out (302 to the login route)',
+    operationId: 'ivoryosLogout',
+    access: 'public',
+    responses: { 302: redirect('Logged out') },
+  }),
+  instruments: route({
+    method: 'GET',
+    path: '/instruments',
+    section: SECTION,
+    summary: 'The deck snapshot: { "deck.<name>": { method: { signature, docstring } } }',
+    operationId: 'ivoryosInstruments',
+    responses: { 200: ok('The snapshot') },
+  }),
+  instrument: route({
+    method: 'GET',
+    path: '/instruments/{instrument}',
+    section: SECTION,
+    summary: 'The deck snapshot (as ivoryOS, whichever instrument is named; an unknown one is refused)',
+    operationId: 'ivoryosInstrument',
+    params: z.object({ instrument: z.string() }),
+    responses: { 200: ok('The snapshot'), 400: fail('Not a deck.<name> of the deck') },
+  }),
+  call: route({
+    method: 'POST',
+    path: '/instruments/{instrument}',
+    section: SECTION,
+    summary: 'Call deck.<name>: hidden_name, hidden_wait and the keyword arguments as flat fields',
+    operationId: 'ivoryosCall',
+    params: z.object({ instrument: z.string() }),
+    body: {
+      schema: z.object({
+        hidden_name: z.string().min(1).describe('The method'),
+        hidden_wait: z.union([z.boolean(), z.enum(['true', 'false', 'True', 'False'])]).optional().describe('false: run in the background and answer the task id at once'),
+      }),
+      // every other field is a keyword argument of the method (the deck names one that is not)
+      extra: /^[^.[\]]+$/,
+    },
+    responses: {
+      200: ok('{ success, output } (wait), { status: "task started", task_id } (no wait), or { success: false, status: "busy" }'),
+      400: fail('Not a deck.<name>, an unknown method, or arguments that do not fit (named)'),
+      503: fail('The instrument is offline'),
+    },
+  }),
+  task: route({
+    method: 'GET',
+    path: '/instruments/task/{task_id}',
+    section: SECTION,
+    summary: 'One call record as ivoryOS SingleStep (end_time null while it runs)',
+    operationId: 'ivoryosTask',
+    params: z.object({ task_id: z.union([z.string().regex(/^\d{1,15}$/, 'must be a whole number'), z.int()]).transform(Number).pipe(z.int().min(1, 'must be at least 1')) }),
+    responses: { 200: ok('The record'), 404: fail('No such task') },
+  }),
+  library: route({
+    method: 'GET',
+    path: '/library',
+    section: SECTION,
+    summary: 'Workflow names: { workflows: [...] } (keyword filters by name)',
+    operationId: 'ivoryosLibrary',
+    query: z.object({ keyword: z.string().optional(), deck: z.string().optional(), deck_name: z.string().optional() }),
+    responses: { 200: ok('The names') },
+  }),
+  load: route({
+    method: 'GET',
+    path: '/library/{name}',
+    section: SECTION,
+    summary: "Select a workflow for this session (ivoryOS's draft): { script, python_script }",
+    operationId: 'ivoryosLoad',
+    params: z.object({ name: z.string() }),
+    query: z.object({ keyword: z.string().optional(), deck: z.string().optional() }),
+    responses: { 200: ok('Selected'), 404: fail('No such workflow') },
+  }),
+  run: route({
+    method: 'POST',
+    path: '/executions/config',
+    section: SECTION,
+    summary: 'Run the selected workflow: { kwargs: [rows] } or { repeat } (batch_size 1 only)',
+    operationId: 'ivoryosRun',
+    body: {
+      kinds: ['json'],
+      optional: true,
+      schema: z.object({
+        kwargs: z.array(z.record(z.string(), z.unknown())).optional().describe('One row of parameter values per iteration'),
+        repeat: COUNT.optional().describe('Iterations of a workflow without rows (default 1)'),
+        batch_size: COUNT.optional().describe('Iterations run together: labdeck runs one at a time, so only 1'),
+      }),
+    },
+    responses: {
+      200: ok('{ status: "task started", task_id: run id } or { status: "queued", queue_id }'),
+      400: fail('No workflow selected, rows that do not fit (named), or a batch_size labdeck cannot run'),
+    },
+  }),
+  status: route({
+    method: 'GET',
+    path: '/executions/status',
+    section: SECTION,
+    summary: 'busy, paused, current_task and workflow_status { workflow_info, runner_status }',
+    operationId: 'ivoryosStatus',
+    responses: { 200: ok('The runner') },
+  }),
+  queue: route({
+    method: 'GET',
+    path: '/executions/queue',
+    section: SECTION,
+    summary: 'The tasks waiting to run',
+    operationId: 'ivoryosQueue',
+    responses: { 200: ok('A list, next first') },
+  }),
+  pauseResume: route({
+    method: 'POST',
+    path: '/executions/pause-resume',
+    section: SECTION,
+    summary: "labdeck's one pause button: { status: \"ok\", pause_status: \"Paused\" | \"Resumed\" }",
+    operationId: 'ivoryosPauseResume',
+    responses: { 200: ok('Done') },
+  }),
+  abortIteration: route({
+    method: 'POST',
+    path: '/executions/abort/next-iteration',
+    section: SECTION,
+    summary: 'Finish the current iteration, skip the rest',
+    operationId: 'ivoryosAbortIteration',
+    responses: { 200: ok('{ status: "ok" } and a message saying what it did (nothing, when nothing runs)') },
+  }),
+  abortTask: route({
+    method: 'POST',
+    path: '/executions/abort/next-task',
+    section: SECTION,
+    summary: 'Finish the step in flight, run no further step; labdeck then holds the queue',
+    operationId: 'ivoryosAbortTask',
+    responses: { 200: ok('{ status: "ok" } and a message saying what it did') },
+  }),
+  records: route({
+    method: 'GET',
+    path: '/executions/records',
+    section: SECTION,
+    summary: 'Run records: { workflow_data: { id: { workflow_name, start_time } } }',
+    operationId: 'ivoryosRecords',
+    query: z.object({ keyword: z.string().optional() }),
+    responses: { 200: ok('The records') },
+  }),
+  record: route({
+    method: 'GET',
+    path: '/executions/records/{workflow_id}',
+    section: SECTION,
+    summary: 'One run: { workflow_info, phases: { prep, script: { i: [...] }, cleanup }, csv_file_name }',
+    operationId: 'ivoryosRecord',
+    params: z.object({ workflow_id: ID }),
+    responses: { 200: ok('The run'), 404: fail('No such run') },
+  }),
+  submitPython: notYet('/draft/submit_python', 'Submit a workflow as Python (prep, script, cleanup)', 'workflows submitted as Python', 'issue 15 item 2; save a JSON workflow with POST /app/workflows'),
+  campaign: notYet('/executions/campaign', "Start a campaign in ivoryOS's format", "campaigns in ivoryOS's format", 'start one with POST /app/executions/campaign'),
+  optimizerSchema: notYet('/executions/optimizer_schema', "ivoryOS's optimizer schemas", "optimizer schemas in ivoryOS's format", "labdeck's own are at POST /app/executions/optimizer_schema"),
+};
+
