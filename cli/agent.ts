@@ -34,6 +34,8 @@ export interface RunningAgent {
 }
 
 const BACKOFF_MAX_MS = 30_000;
+/** The server pings every 5 s: without one for this long the connection is taken for cut, and made again. */
+const SILENCE_MS = 15_000;
 
 /** The WebSocket URL of a server's agent endpoint: `http://h:8000/app` → `ws://h:8000/app/agent`. */
 export function agentUrl(server: string): string {
@@ -107,6 +109,13 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
     const socket = new WebSocketClient(url, { headers: { Authorization: `Bearer ${opts.token}` }, maxPayload: 16 * 1024 * 1024 });
     ws = socket;
     let refused = false;
+    // a cut cable says nothing: the server's pings stopping is how this side finds out
+    let silence: NodeJS.Timeout | undefined;
+    const heard = () => {
+      clearTimeout(silence);
+      silence = setTimeout(() => socket.terminate(), SILENCE_MS);
+    };
+    socket.on('ping', heard);
     socket.on('unexpected-response', (_req, res) => {
       let body = '';
       res.on('data', (b: Buffer) => (body += b.toString()));
@@ -123,6 +132,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       });
     });
     socket.on('open', () => {
+      heard();
       socket.send(JSON.stringify({ type: 'hello', protocol: HOST_PROTOCOL_VERSION, name, host: 'agent', language: 'node', version: process.versions.node, instruments: deck.list().map(describe) }));
     });
     socket.on('message', (data) => {
@@ -149,6 +159,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       });
     });
     socket.on('close', (code, reason) => {
+      clearTimeout(silence);
       if (ws === socket) ws = null;
       if (!refused) again(code === 4409 || code === 4400 ? `the server refused this agent: ${reason.toString()}` : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
     });

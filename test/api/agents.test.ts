@@ -6,7 +6,10 @@
  * else; a user's token, a revoked one or none → 401 before the upgrade.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { startAgent, type RunningAgent } from '../../cli/agent.js';
@@ -144,4 +147,45 @@ describe('an agent serving a Python deck', () => {
     expect(r.status).toBe(200);
     expect(typeof r.body.output).toBe('number');
   }, 30_000);
+});
+
+describe('a connection cut without a word (a pulled cable)', () => {
+  it('the server finds it by its pings: offline within seconds; back once the agent connects again', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-agent-'));
+    const deck = join(dir, 'cabled.mjs');
+    await writeFile(deck, "export const probe = { ping() { return 'pong'; } };\n");
+    // a TCP relay between the agent and the server that can stop passing bytes without closing anything
+    let cut = false;
+    const sockets: Socket[] = [];
+    const relay = createServer((client) => {
+      const upstream = connect((server.address() as AddressInfo).port, '127.0.0.1');
+      sockets.push(client, upstream);
+      client.on('data', (b) => cut || upstream.write(b));
+      upstream.on('data', (b) => cut || client.write(b));
+      for (const [s, other] of [[client, upstream], [upstream, client]]) {
+        s.on('close', () => other.destroy());
+        s.on('error', () => other.destroy());
+      }
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    try {
+      const via = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/app`;
+      const a = await startAgent({ deck, server: via, token: agentToken, name: 'cabled-pc' }, (l) => lines.push(l));
+      agents.push(a);
+      await a.welcomed;
+      const probe = async () => ((await api('GET', '/instruments')).body.instruments as { name: string; host?: string; offline?: string }[]).find((i) => i.name === 'probe');
+      expect(await probe()).toMatchObject({ host: 'cabled-pc' });
+      expect((await api('POST', '/instruments/probe', { method: 'ping', args: {} })).body.output).toBe('pong');
+      cut = true; // nothing more gets through, and nobody closes anything
+      await until(async () => !!(await probe())?.offline, 'the server to find the cut', 20_000);
+      expect((await probe())!.offline).toMatch(/the agent cabled-pc is not connected \(connection lost/);
+      cut = false;
+      await until(async () => (await probe())?.offline === undefined, 'the agent back', 30_000);
+      expect((await api('POST', '/instruments/probe', { method: 'ping', args: {} })).body.output).toBe('pong');
+    } finally {
+      for (const s of sockets) s.destroy();
+      relay.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
