@@ -302,6 +302,9 @@ describe('status, queue and control', () => {
     expect(running.workflow_status.workflow_info).toMatchObject({ workflow_name: 'slow', status: null, end_time: null });
     expect(running.workflow_status.runner_status).toMatchObject({ busy: true });
     expect((await ada.get('/executions/queue').expect(200)).body).toEqual([]);
+    // the workflow holds its instruments: a direct call to one answers busy at once, as ivoryOS says it
+    const held = await ada.post('/instruments/deck.noop').send({ hidden_name: 'ping', hidden_wait: true }).expect(200);
+    expect(held.body).toMatchObject({ success: false, status: 'busy', output: expect.stringContaining('noop') });
 
     const abort = await ada.post('/executions/abort/next-task').expect(200);
     expect(abort.body.message).toContain('queue is held');
