@@ -253,7 +253,7 @@ export class Runner extends EventEmitter {
       const freed = [...this.othersHold.keys()].filter((n) => !holds.has(n) && this.deck.has(n));
       this.othersHold = holds;
       for (const host of new Set(holds.values())) {
-        this.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database`);
+        this.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database (not by this one, ${this.host.name})`);
       }
       if (freed.length) this.deck.setOffline(freed, null);
     };
@@ -266,7 +266,6 @@ export class Runner extends EventEmitter {
     return names.filter((n) => this.othersHold.has(n)).map((n) => ({ name: n, host: this.othersHold.get(n)! }));
   }
 
-  /** Stop taking tasks; a running phase is cut at its next step and its run left for recovery. */
   /**
    * Stop taking tasks. A running phase is cut at its next step; the in-flight call gets `graceMs` to finish,
    * after which the runner lets go (a hung driver must not keep labdeck from stopping) and its run is left
@@ -422,7 +421,7 @@ export class Runner extends EventEmitter {
   /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
   async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
     const task = await this.store.queue.add(t);
-    this.mine.add(task.id);
+    if (this.takesOwnOnly) this.mine.add(task.id);
     this.tellOthers();
     this.emitQueue();
     this.notify();
