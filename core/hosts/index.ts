@@ -5,11 +5,12 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
-import type { InstrumentDriver } from '../contracts/index.js';
+import type { InstrumentDriver, Optimizer } from '../contracts/index.js';
 import type { ConsoleAnswer } from '../contracts/host.js';
 import type { Deck, ForeignModules } from '../deck/index.js';
 import { LabError } from '../errors.js';
 import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
+import { pythonOptimizer } from './python-optimizer.js';
 import { classDriver, instanceDriver, remoteInfo } from './remote.js';
 
 export { PythonHost, HostLost, RemoteError, pythonCommand } from './python.js';
@@ -72,11 +73,12 @@ export class PythonModules implements ForeignModules {
     }
   }
 
-  async loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }> {
+  /** A driver module or plugin file: its classes become drivers, its Optimizer subclasses optimizers. */
+  async loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[]; optimizers: Optimizer[] }> {
     const abs = checkPythonFile(file);
     try {
-      const classes = await this.host.loadModule(abs);
-      return { file: abs, drivers: classes.map((c) => classDriver(this.host, c)) };
+      const { classes, optimizers } = await this.host.loadModule(abs);
+      return { file: abs, drivers: classes.map((c) => classDriver(this.host, c)), optimizers: optimizers.map((o) => pythonOptimizer(this.host, o)) };
     } catch (e) {
       throw loadFailure(abs, e);
     }

@@ -26,6 +26,7 @@ import {
 } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { projectRoot } from '../paths.js';
+import type { HostOptimizerClass, OptimizerRequest } from './python-optimizer.js';
 
 /** The interpreter: `--python`, then LABDECK_PYTHON, then `python3` on the PATH. */
 export function pythonCommand(explicit?: string): string {
@@ -287,7 +288,7 @@ export class PythonHost extends EventEmitter {
   }
 
   /** Send one request and wait for its reply. */
-  private async send(req: HostRequest, timeoutMs?: number, onEvent?: CallEvents['onEvent']): Promise<unknown> {
+  private async send(req: HostRequest | OptimizerRequest, timeoutMs?: number, onEvent?: CallEvents['onEvent']): Promise<unknown> {
     // not sent at all (the host is down): unavailable, never in-doubt
     const down = () => new LabError('unavailable', `The Python host is down: ${this.offlineReason ?? 'not running'}.`);
     if (!this.child) {
@@ -332,11 +333,17 @@ export class PythonHost extends EventEmitter {
     return v.instruments;
   }
 
-  async loadModule(file: string): Promise<HostClass[]> {
-    const v = (await this.send({ type: 'load_module', file }, this.loadTimeoutMs)) as { classes: HostClass[] };
+  /** Import a module: its driver classes, and its optimizer classes (Optimizer subclasses). */
+  async loadModule(file: string): Promise<{ classes: HostClass[]; optimizers: HostOptimizerClass[] }> {
+    const v = (await this.send({ type: 'load_module', file }, this.loadTimeoutMs)) as { classes: HostClass[]; optimizers?: HostOptimizerClass[] };
     this.history = this.history.filter((op) => !(op.type === 'load_module' && op.file === file));
     this.history.push({ type: 'load_module', file });
-    return v.classes;
+    return { classes: v.classes, optimizers: v.optimizers ?? [] };
+  }
+
+  /** Create, call or drop a Python optimizer's state (core/hosts/python-optimizer.ts). */
+  optimizerRequest(req: OptimizerRequest): Promise<unknown> {
+    return this.send(req);
   }
 
   async connect(classId: string, name: string, kwargs: Record<string, unknown>): Promise<HostInstrument> {

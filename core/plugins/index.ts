@@ -9,7 +9,8 @@
  * What a module exports is sorted by kind. `instrument`: defineInstrument results, and plain classes with
  * public methods in modules that export no tagged item (zero-config); these go to the Deck's driver
  * registry (origin 'plugin'). `optimizer`: values tagged with Symbol.for('labdeck.optimizer') (the future
- * defineOptimizer), kept in `registry('optimizer')`. More kinds can be passed in `kinds`.
+ * defineOptimizer), kept in `registry('optimizer')`. More kinds can be passed in `kinds`. A `.py` file goes to
+ * the foreign loader (the Python host): its classes become drivers, its `Optimizer` subclasses optimizers.
  *
  * Errors are isolated per file: a module that fails to load or to pass its checks is reported in
  * `errors()` (and by an 'error' event when someone listens), and the last good version of it stays
@@ -20,7 +21,7 @@
  * task holds them (immediately when free).
  */
 import { EventEmitter } from 'node:events';
-import { defineOptimizer, type OptimizerDefinition, type ZodObjectAny } from '../contracts/index.js';
+import { defineOptimizer, type InstrumentDriver, type Optimizer, type OptimizerDefinition, type ZodObjectAny } from '../contracts/index.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import { watch, type FSWatcher } from 'chokidar';
@@ -57,8 +58,13 @@ export interface PluginHostOptions {
   stabilityMs?: number;
   /** Extra kinds (an `optimizer` kind is built in). */
   kinds?: PluginKind[];
-  /** Loads plugin files of another language (`.py`): their classes become instrument drivers. */
-  foreign?: ForeignModules;
+  /** Loads plugin files of another language (`.py`): their classes become instrument drivers, or optimizers. */
+  foreign?: ForeignPlugins;
+}
+
+/** A loader of plugin files in another language, whose files may provide optimizers too (Python's Optimizer subclasses). */
+export interface ForeignPlugins extends ForeignModules {
+  loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[]; optimizers?: Optimizer[] }>;
 }
 
 export interface PluginItem {
@@ -122,7 +128,7 @@ export class PluginHost extends EventEmitter {
   private readonly debounceMs: number;
   private readonly stabilityMs: number;
   private readonly kinds: PluginKind[];
-  private readonly foreign: ForeignModules | undefined;
+  private readonly foreign: ForeignPlugins | undefined;
   private readonly loaded = new Map<string, Loaded>();
   private readonly errs = new Map<string, PluginError>();
   private readonly registries = new Map<string, Map<string, { value: unknown; file: string }>>();
@@ -211,29 +217,40 @@ export class PluginHost extends EventEmitter {
     let loaded: Loaded;
     try {
       const drivers = findDrivers(mod, 'untagged-only');
-      const byKind = new Map<PluginKind, { name: string; value: unknown }[]>();
-      for (const k of this.kinds) {
-        const items: { name: string; value: unknown }[] = [];
-        for (const [exp, value] of Object.entries(mod.exports)) {
-          const name = k.detect(value);
-          if (name === null || items.some((i) => i.value === value)) continue;
-          const other = this.registries.get(k.kind)!.get(name);
-          if (other && other.file !== file) throw new Error(`export "${exp}": the ${k.kind} "${name}" is already provided by ${other.file}`);
-          items.push({ name, value: k.check ? k.check(value) : value });
-        }
-        byKind.set(k, items);
-      }
+      const byKind = this.itemsByKind(file, mod.exports);
       this.deck.setFileDrivers(file, 'plugin', drivers);
-      const items: PluginItem[] = drivers.map((d) => ({ file, kind: 'instrument', name: d.name }));
-      for (const [k, list] of byKind) {
-        this.applyKind(k, file, list);
-        for (const i of list) items.push({ file, kind: k.kind, name: i.name });
-      }
-      loaded = { items, drivers: drivers.map((d) => d.name) };
+      loaded = this.apply(file, drivers.map((d) => d.name), byKind);
     } catch (e) {
       return this.fail(file, e);
     }
     await this.commit(file, loaded);
+  }
+
+  /** A file's items of each kind (checked), refusing a name another file already provides. */
+  private itemsByKind(file: string, exports: Record<string, unknown>): Map<PluginKind, { name: string; value: unknown }[]> {
+    const byKind = new Map<PluginKind, { name: string; value: unknown }[]>();
+    for (const k of this.kinds) {
+      const items: { name: string; value: unknown }[] = [];
+      for (const [exp, value] of Object.entries(exports)) {
+        const name = k.detect(value);
+        if (name === null || items.some((i) => i.value === value)) continue;
+        const other = this.registries.get(k.kind)!.get(name);
+        if (other && other.file !== file) throw new Error(`export "${exp}": the ${k.kind} "${name}" is already provided by ${other.file}`);
+        items.push({ name, value: k.check ? k.check(value) : value });
+      }
+      byKind.set(k, items);
+    }
+    return byKind;
+  }
+
+  /** Register a file's items of every kind; what it now provides. */
+  private apply(file: string, drivers: string[], byKind: Map<PluginKind, { name: string; value: unknown }[]>): Loaded {
+    const items: PluginItem[] = drivers.map((name) => ({ file, kind: 'instrument', name }));
+    for (const [k, list] of byKind) {
+      this.applyKind(k, file, list);
+      for (const i of list) items.push({ file, kind: k.kind, name: i.name });
+    }
+    return { items, drivers };
   }
 
   /** A file loaded: it is no longer in error, and its devices are replaced before anyone hears of it. */
@@ -244,17 +261,18 @@ export class PluginHost extends EventEmitter {
     this.emit('reload', { file, drivers: loaded.drivers, items: loaded.items } satisfies ReloadEvent);
   }
 
-  /** A Python plugin: its classes become drivers; a file that fails to import keeps its last good version. */
+  /** A Python plugin: its classes become drivers or optimizers; a file that fails to import keeps its last good version. */
   private async loadForeignFile(file: string): Promise<void> {
-    let drivers: string[];
+    let loaded: Loaded;
     try {
       if (!this.foreign?.handles(file)) throw new Error(`${file}: no loader for this kind of file here`);
-      const { drivers: found } = await this.foreign.loadModule(file);
-      drivers = this.deck.setFileDrivers(file, 'plugin', found);
+      const { drivers: found, optimizers = [] } = await this.foreign.loadModule(file);
+      const byKind = this.itemsByKind(file, Object.fromEntries(optimizers.map((o) => [o.name, o])));
+      loaded = this.apply(file, this.deck.setFileDrivers(file, 'plugin', found), byKind);
     } catch (e) {
       return this.fail(file, e);
     }
-    await this.commit(file, { items: drivers.map((name) => ({ file, kind: 'instrument', name })), drivers });
+    await this.commit(file, loaded);
   }
 
   private applyKind(k: PluginKind, file: string, list: { name: string; value: unknown }[]): void {

@@ -26,7 +26,7 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-from . import schema
+from . import optimizer, schema
 
 PROTOCOL = 1
 MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
@@ -277,6 +277,9 @@ class Host:
         self.descs = {}  # name -> {method name -> MethodDesc}
         self.classes = {}  # class id ("file::Name") -> class
         self.module_classes = {}  # file -> [class ids]
+        self.optimizer_classes = {}  # class id ("file::Name") -> optimizer class
+        self.module_optimizers = {}  # file -> [optimizer class ids]
+        self.optimizers = optimizer.Instances()
         self.namespace = {"__name__": "__console__", "__builtins__": builtins}
         self.read_lock = threading.Lock()
         self.readers_lock = threading.Lock()
@@ -330,6 +333,8 @@ class Host:
         kind = msg.get("type")
         if kind == "call":
             self.call(msg)
+        elif kind in ("optimizer_create", "optimizer_call", "optimizer_dispose"):
+            self.optimizer_op(msg)
         elif kind == "console":
             threading.Thread(target=self.console, args=(msg,), name="labdeck-console", daemon=True).start()
         elif kind == "ping":
@@ -483,19 +488,29 @@ class Host:
             else:
                 sys.modules.pop(name, None)
             raise self.load_error(path, exc, [path])
-        for cid in self.module_classes.pop(path, []):
-            self.classes.pop(cid, None)
-        ids = []
+        ids, optimizers = [], {}
         for cname, cls in vars(module).items():
             if cname.startswith("_") or not inspect.isclass(cls) or cls.__module__ != module.__name__:
                 continue
+            cid = "%s::%s" % (path, cname)
+            if optimizer.is_optimizer_class(cls):  # an Optimizer subclass is an optimizer, never a driver
+                try:
+                    optimizers[cid] = dict(optimizer.describe(cls), id=cid)
+                except ValueError as exc:
+                    raise HostError("load_error", str(exc), file=path)
+                continue
             if issubclass(cls, (BaseException, enum.Enum)) or not _has_methods(cls):
                 continue
-            cid = "%s::%s" % (path, cname)
-            self.classes[cid] = cls
             ids.append(cid)
+        for cid in self.module_classes.pop(path, []):
+            self.classes.pop(cid, None)
+        for cid in self.module_optimizers.pop(path, []):
+            self.optimizer_classes.pop(cid, None)
+        self.classes.update((cid, vars(module)[cid.split("::")[-1]]) for cid in ids)
+        self.optimizer_classes.update((cid, vars(module)[cid.split("::")[-1]]) for cid in optimizers)
         self.module_classes[path] = ids
-        return {"file": path, "classes": [self.class_desc(cid) for cid in ids]}
+        self.module_optimizers[path] = list(optimizers)
+        return {"file": path, "classes": [self.class_desc(cid) for cid in ids], "optimizers": list(optimizers.values())}
 
     def op_connect(self, msg):
         cid, name = msg["class"], msg["name"]
@@ -562,6 +577,32 @@ class Host:
         except BaseException as exc:  # noqa: B902 - SystemExit/KeyboardInterrupt from a driver fail the call only
             sink.close()
             self.fail(msg, exc)
+
+    def optimizer_op(self, msg):
+        """Create an optimizer state, call its suggest / observe, or drop it; what it prints is the call's."""
+        sink = CallSink(self.channel, msg.get("id"))
+        token = _sink.set(sink)
+        try:
+            kind, handle = msg["type"], msg["handle"]
+            if kind == "optimizer_create":
+                cls = self.optimizer_classes.get(msg["class"])
+                if cls is None:
+                    raise HostError("not_found", "no optimizer class %s in this host" % msg["class"].split("::")[-1])
+                self.optimizers.create(cls, handle, msg["setup"], msg.get("config") or {})
+                value = None
+            elif kind == "optimizer_call":
+                value = self.optimizers.call(handle, msg["method"], msg.get("args") or {})
+                if value is None:
+                    raise HostError("not_found", "no optimizer %s in this host" % handle)
+            else:
+                value = self.optimizers.dispose(handle)
+            sink.close()
+            self.reply(msg, value)
+        except BaseException as exc:  # noqa: B902 - an optimizer's exception fails its request only
+            sink.close()
+            self.fail(msg, exc)
+        finally:
+            _sink.reset(token)
 
     @staticmethod
     async def with_sink(sink, awaitable):
