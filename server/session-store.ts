@@ -1,12 +1,14 @@
 /**
  * express-session store on labdeck's own database (MemoryStore loses sessions on restart).
  *
- * Every request reads its session (so a logout, a password change or a disabled account ends it at once, on
- * every process of a shared database), but does not write it: express-session "touches" an unchanged
- * session on each request to slide its expiry, and that UPDATE is made at most once a minute per session
- * (a session lasts days: a minute of slack changes nothing).
+ * A request reads its session from this process's copy, dropped at once when any process logs out, ends a
+ * session or changes an account (core/accounts/cache.ts), so a logout, a password change or a disabled
+ * account still ends it on the very next request, on every process of a shared database. It does not write
+ * it either: express-session "touches" an unchanged session on each request to slide its expiry, and that
+ * UPDATE is made at most once a minute per session (a session lasts days: a minute of slack changes nothing).
  */
 import session from 'express-session';
+import { AuthCache } from '../core/accounts/cache.js';
 import type { Store } from '../core/store/types.js';
 
 const DAY = 24 * 3600_000;
@@ -19,12 +21,15 @@ export class DbSessionStore extends session.Store {
   private pruner: NodeJS.Timeout;
   /** When each session's expiry was last written by this process, oldest first. */
   private readonly touched = new Map<string, number>();
+  /** Each session as the database holds it (its JSON and expiry), or null: none. */
+  private readonly copies: AuthCache<{ data: string; expiresAt: number } | null>;
 
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
   ) {
     super();
+    this.copies = new AuthCache(store.signals, (hit) => !hit || hit.expiresAt > Date.now());
     this.pruner = setInterval(() => void this.store.sessions.prune().catch(() => undefined), 3600_000);
     this.pruner.unref();
   }
@@ -35,10 +40,12 @@ export class DbSessionStore extends session.Store {
   }
 
   override get(sid: string, cb: (err: unknown, session?: session.SessionData | null) => void) {
-    this.store.sessions.get(sid).then(
-      (row) => cb(null, row && row.expiresAt.getTime() > Date.now() ? JSON.parse(row.data) : null),
-      cb,
-    );
+    this.copies
+      .get(sid, async () => {
+        const row = await this.store.sessions.get(sid);
+        return row && { data: row.data, expiresAt: row.expiresAt.getTime() };
+      })
+      .then((hit) => cb(null, hit && hit.expiresAt > Date.now() ? JSON.parse(hit.data) : null), cb);
   }
 
   override touch(sid: string, sess: session.SessionData, cb?: (err?: unknown) => void) {
@@ -46,8 +53,12 @@ export class DbSessionStore extends session.Store {
     const last = this.touched.get(sid);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return cb?.();
     this.remember(sid, now);
-    this.store.sessions.touch(sid, this.expiry(sess)).then(
-      () => cb?.(),
+    const expiry = this.expiry(sess);
+    this.store.sessions.touch(sid, expiry).then(
+      () => {
+        this.copies.update(sid, (hit) => hit && { ...hit, expiresAt: expiry.getTime() });
+        cb?.();
+      },
       (e) => {
         this.touched.delete(sid); // not written: the next request tries again
         cb?.(e);
@@ -73,5 +84,6 @@ export class DbSessionStore extends session.Store {
 
   close() {
     clearInterval(this.pruner);
+    this.copies.close();
   }
 }

@@ -6,6 +6,7 @@
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, createHash, type ScryptOptions } from 'node:crypto';
 import { LabError } from '../errors.js';
 import type { Role, Store, UserPatch, UserRow } from '../store/types.js';
+import { AuthCache } from './cache.js';
 
 /** What a token may do: act as its user (`user`), or only serve instruments as an agent (`agent`). */
 export type TokenScope = 'user' | 'agent';
@@ -122,6 +123,9 @@ function mustBeAdmin(by: Pick<PublicUser, 'role'>) {
   if (by.role !== 'admin') throw new LabError('forbidden', 'Only an admin may manage accounts.');
 }
 
+/** A token's copy is read again after this long, which also keeps its last use (written at most once a minute). */
+const TOKEN_REREAD_MS = 60_000;
+
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export interface AccountsOptions {
@@ -132,7 +136,12 @@ export interface AccountsOptions {
 
 export class Accounts {
   private failures = new Map<string, { count: number; first: number }>();
-  private tokenCache = new Map<string, { user: PublicUser | null; at: number }>();
+  /**
+   * Copies of who a token or a session's account is, dropped at once when any process changes accounts,
+   * tokens or sessions (./cache.ts). A token's is also read again after a minute, which keeps its last use.
+   */
+  private readonly tokenUsers: AuthCache<{ user: PublicUser | null; at: number }>;
+  private readonly sessionUsers: AuthCache<PublicUser | null>;
   private readonly maxFailures: number;
   private readonly windowMs: number;
 
@@ -142,6 +151,8 @@ export class Accounts {
   ) {
     this.maxFailures = opts.maxFailures ?? 5;
     this.windowMs = opts.windowMs ?? 15 * 60_000;
+    this.tokenUsers = new AuthCache(store.signals, (hit) => Date.now() - hit.at < TOKEN_REREAD_MS);
+    this.sessionUsers = new AuthCache(store.signals);
   }
 
   /** Create an account: the first one is an admin, later ones operators. Sign-up may be closed by an admin. */
@@ -250,9 +261,11 @@ export class Accounts {
   }
 
   /** The user behind a session; null when the account is gone, disabled or deleted (the session is void). */
-  async user(id: number): Promise<PublicUser | null> {
-    const u = await this.store.users.byId(id);
-    return u && active(u) ? publicUser(u) : null;
+  user(id: number): Promise<PublicUser | null> {
+    return this.sessionUsers.get(String(id), async () => {
+      const u = await this.store.users.byId(id);
+      return u && active(u) ? publicUser(u) : null;
+    });
   }
 
   /** Every account that is not deleted (disabled ones too). */
@@ -341,10 +354,9 @@ export class Accounts {
     return { user, sessionsEnded };
   }
 
-  /** `users.change`, with the token cache forgotten: a token acts with its user's role and state at once. */
+  /** `users.change`, or 404 (a token or session acts with its user's new role and state at once: ./cache.ts). */
   private async change(id: number, patch: UserPatch, check?: (u: UserRow, otherActiveAdmins: number) => void): Promise<ManagedUser> {
     const user = await this.store.users.change(id, patch, check);
-    this.tokenCache.clear();
     if (!user) throw noSuchUser(id);
     return managedUser(user);
   }
@@ -363,7 +375,6 @@ export class Accounts {
 
   async revokeToken(userId: number, id: number) {
     const ok = await this.store.tokens.revoke(userId, id);
-    this.tokenCache.clear();
     if (!ok) throw new LabError('not_found', `No token ${id} on this account.`);
   }
 
@@ -376,16 +387,14 @@ export class Accounts {
     return tokenScope(token) === 'agent' ? this.userForToken(token, 'agent') : null;
   }
 
-  /** The user behind a bearer token, cached briefly: scripts call at thousands of requests a second. */
+  /** The user behind a bearer token (a copy: scripts call at thousands of requests a second). */
   async userForToken(token: string, scope: TokenScope = 'user'): Promise<PublicUser | null> {
     if (tokenScope(token) !== scope) return null;
     const hash = hashToken(token);
-    const hit = this.tokenCache.get(hash);
-    if (hit && Date.now() - hit.at < 30_000) return hit.user;
-    const row = await this.store.tokens.userFor(hash);
-    const user = row && active(row) ? publicUser(row) : null;
-    if (this.tokenCache.size > 10_000) this.tokenCache.clear();
-    this.tokenCache.set(hash, { user, at: Date.now() });
-    return user;
+    const hit = await this.tokenUsers.get(hash, async () => {
+      const row = await this.store.tokens.userFor(hash);
+      return { user: row && active(row) ? publicUser(row) : null, at: Date.now() };
+    });
+    return hit.user;
   }
 }

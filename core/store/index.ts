@@ -15,7 +15,7 @@ import { postgresMigrations } from './migrations/postgres/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
-import { signals } from './signals.js';
+import { announcingAuthChanges, signals } from './signals.js';
 import { Sql } from './sql.js';
 import type { Store } from './types.js';
 
@@ -125,7 +125,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const wakeups = signals(ds, dialect);
   const store: Store = {
     dialect,
-    ...createRepositories(sql),
+    ...announcingAuthChanges(createRepositories(sql), wakeups),
     ...createRunRepositories(sql),
     signals: wakeups,
     async close() {

@@ -1,13 +1,23 @@
 /**
- * Wake-ups between the processes on one database (DESIGN.md §12): "the queue changed" sent by one host,
- * heard by every other at once. PostgreSQL: LISTEN/NOTIFY on one connection of its own, opened again after
- * it drops. SQLite: one PC, and processes on one file cannot signal each other through it: nothing is sent,
- * and the hosts' heartbeats (a quarter lease) are the wake-up.
+ * Wake-ups between the processes on one database (DESIGN.md §12), on two channels:
+ *
+ * - "the queue changed", sent by one host and heard by every other at once;
+ * - "accounts, tokens or sessions changed", so each process may keep copies of them (core/accounts/cache.ts)
+ *   and still see a revoked token, a logout or a disabled account on its very next request.
+ *
+ * PostgreSQL: LISTEN/NOTIFY on one connection of its own, opened again after it drops; while it is down no
+ * copy is trusted. SQLite: processes on one file cannot signal each other, so queue wake-ups are the hosts'
+ * heartbeats, and auth copies are trusted only while `PRAGMA data_version` (which moves when another
+ * connection commits) stays put: one synchronous read per check, no disk access.
  */
+import { randomBytes } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import type { Store } from './types.js';
 
-const CHANNEL = 'labdeck_queue';
+const QUEUE = 'labdeck_queue';
+const AUTH = 'labdeck_auth';
+/** How long a change waits to hear its own notification (then every listener has been sent it). */
+const ECHO_MS = 1000;
 
 interface PgClient {
   query(sql: string, values?: unknown[]): Promise<unknown>;
@@ -17,13 +27,25 @@ interface PgClient {
 }
 
 export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['signals'] {
-  const listeners = new Set<() => void>();
+  const queueListeners = new Set<() => void>();
+  const authListeners = new Set<() => void>();
+  const authChangedHere = () => authListeners.forEach((fn) => fn());
+  /** This process's notifications carry its nonce, so it knows its own echo. */
+  const nonce = randomBytes(6).toString('hex');
+  let sent = 0;
+  const echoes = new Map<string, () => void>();
   let client: PgClient | null = null;
+  let connecting: Promise<void> | null = null;
   let closed = false;
   let retry: NodeJS.Timeout | null = null;
 
-  const connect = async () => {
-    if (closed || client) return;
+  const retryLater = () => {
+    if (closed) return;
+    retry = setTimeout(() => void connect(), 1000); // the heartbeats wake hosts meanwhile; auth is read afresh
+    retry.unref();
+  };
+
+  const open = async () => {
     try {
       const pool = (ds.driver as unknown as { master: { connect(): Promise<PgClient> } }).master;
       const c = await pool.connect();
@@ -31,30 +53,81 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
         if (client !== c) return;
         client = null;
         c.release(true);
-        if (!closed) retry = setTimeout(() => void connect(), 1000); // the heartbeats wake hosts meanwhile
-        retry?.unref();
+        retryLater();
       };
       c.on('notification', (msg) => {
-        if (msg.channel === CHANNEL) for (const fn of listeners) fn();
+        if (msg.channel === QUEUE) for (const fn of queueListeners) fn();
+        if (msg.channel !== AUTH) return;
+        const mine = echoes.get(msg.payload ?? '');
+        if (mine) mine();
+        else if (!msg.payload?.startsWith(`${nonce}:`)) authChangedHere();
       });
       c.on('error', lost);
       c.on('end', lost);
+      await c.query(`LISTEN ${QUEUE}; LISTEN ${AUTH}`);
+      if (closed) return c.release(true);
       client = c;
-      await c.query(`LISTEN ${CHANNEL}`);
+      authChangedHere(); // what was copied while nobody listened may be stale
     } catch {
       client = null;
-      if (!closed) retry = setTimeout(() => void connect(), 1000);
-      retry?.unref();
+      retryLater();
     }
+  };
+  const connect = async () => {
+    if (closed || client || dialect !== 'postgres') return;
+    connecting ??= open().finally(() => (connecting = null));
+    await connecting;
+  };
+
+  /** SQLite: the data_version last seen (null: not read yet). */
+  let dataVersion: unknown = null;
+  let versionStmt: { get(): unknown } | null = null;
+  const sqliteUnchanged = (): boolean => {
+    versionStmt ??= (ds.driver as unknown as { databaseConnection: { prepare(sql: string): { pluck(): { get(): unknown } } } }).databaseConnection
+      .prepare('PRAGMA data_version')
+      .pluck();
+    const v = versionStmt.get();
+    if (v === dataVersion) return true;
+    if (dataVersion !== null) authChangedHere();
+    dataVersion = v;
+    return true; // the copies were just dropped: what is copied from now on is current
   };
 
   return {
     async queueChanged() {
-      if (dialect === 'postgres') await ds.query(`SELECT pg_notify('${CHANNEL}', '')`);
+      if (dialect === 'postgres') await ds.query(`SELECT pg_notify('${QUEUE}', '')`);
     },
     async onQueueChange(fn) {
-      listeners.add(fn);
-      if (dialect === 'postgres') await connect();
+      queueListeners.add(fn);
+      await connect();
+    },
+    async authChanged() {
+      authChangedHere();
+      if (dialect !== 'postgres' || closed) return;
+      const id = `${nonce}:${++sent}`;
+      const heard = client
+        ? new Promise<void>((resolve) => {
+            const t = setTimeout(done, ECHO_MS);
+            function done() {
+              clearTimeout(t);
+              echoes.delete(id);
+              resolve();
+            }
+            echoes.set(id, done);
+          })
+        : null;
+      await ds.query(`SELECT pg_notify($1, $2)`, [AUTH, id]);
+      await heard;
+    },
+    onAuthChange(fn) {
+      authListeners.add(fn);
+      void connect();
+      return () => authListeners.delete(fn);
+    },
+    authCacheable() {
+      if (closed) return false;
+      if (dialect === 'postgres') return client !== null;
+      return sqliteUnchanged();
     },
     close() {
       closed = true;
@@ -62,6 +135,27 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
       const c = client;
       client = null;
       c?.release(true);
+      for (const done of echoes.values()) done();
     },
+  };
+}
+
+/** The store's writes to accounts, tokens and sessions, each followed by `signals.authChanged()`. */
+export function announcingAuthChanges<R extends Pick<Store, 'users' | 'sessions' | 'tokens'>>(repos: R, s: Store['signals']): R {
+  const announced =
+    <A extends unknown[], T>(fn: (...a: A) => Promise<T>) =>
+    async (...a: A): Promise<T> => {
+      try {
+        return await fn(...a);
+      } finally {
+        await s.authChanged();
+      }
+    };
+  const { users, sessions, tokens } = repos;
+  return {
+    ...repos,
+    users: { ...users, create: announced(users.create), setPassword: announced(users.setPassword), change: announced(users.change) },
+    sessions: { ...sessions, set: announced(sessions.set), destroy: announced(sessions.destroy), destroyForUser: announced(sessions.destroyForUser) },
+    tokens: { ...tokens, create: announced(tokens.create), revoke: announced(tokens.revoke) },
   };
 }

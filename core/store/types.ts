@@ -139,6 +139,12 @@ export interface Store extends RunStore {
     queueChanged(): Promise<void>;
     /** Call `fn` when another host says the queue changed (PostgreSQL; SQLite: never, the heartbeats look). */
     onQueueChange(fn: () => void): Promise<void>;
+    /** Tell this process and every other that accounts, tokens or sessions changed (the store's writes do). */
+    authChanged(): Promise<void>;
+    /** Call `fn` whenever accounts, tokens or sessions change, here or in another process; returns the undo. */
+    onAuthChange(fn: () => void): () => void;
+    /** Whether copies of accounts, tokens and sessions may be used now (false: read the database). */
+    authCacheable(): boolean;
     close(): void;
   };
   close(): Promise<void>;
