@@ -253,7 +253,7 @@ describe('runSteps', () => {
     await expect(runSteps([{ kind: 'wait', seconds: 60 }], scope(), control, main)).rejects.toThrow('aborted while waiting');
   });
 
-  test('10,000 sequential steps: no stack overflow, microseconds per step', async () => {
+  test('10,000 sequential steps: no stack overflow', async () => {
     const steps: Step[] = Array.from({ length: 10_000 }, (_, i) =>
       i % 2 ? call('pump', 'dose', { volume_ml: { param: 'v' }, n: { value: i } }, 'last') : { kind: 'wait', seconds: 0 },
     );
@@ -272,11 +272,9 @@ describe('runSteps', () => {
     if (process.env.WF_BENCH) console.log(`10,000 steps: ${ms.toFixed(1)} ms`);
     expect(calls).toBe(5_000);
     expect(s.vars.last).toBe(5_000);
-    expect(ms).toBeLessThan(500);
-    // and inside a repeat
-    const t1 = performance.now();
+    // and inside a repeat (the cost per step is a figure of `npm run bench orchestration`, not of a test)
     await runSteps([{ kind: 'repeat', times: 10_000, steps: [{ kind: 'wait', seconds: 0 }] }], s, noop, main);
-    expect(performance.now() - t1).toBeLessThan(500);
+    expect(s.vars.last).toBe(5_000);
   });
 });
 
