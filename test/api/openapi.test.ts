@@ -9,6 +9,7 @@ import request from 'supertest';
 import type { Response } from 'supertest';
 import { routes } from '../../server/catalogue.js';
 import { declaredRoutes } from '../../server/routes/declared.js';
+import { IVORYOS_ROUTES } from '../../server/ivoryos/routes.js';
 import { buildOpenApi, type HttpMethod, type OpenApiDocument, type SchemaObject } from '../../server/openapi.js';
 import type { App } from '../../server/app.js';
 import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
@@ -250,8 +251,9 @@ describe('the API document and the API page', () => {
     const { routes, mounts } = walkApp(lab.app);
     const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
     const under = (m: string) => routes.filter((r) => r.mount === m).map(key).sort();
-    // one router, mounted at /app and at /, and nothing else
-    expect([...new Set(routes.map((r) => r.mount))].sort()).toEqual(['/', '/app']);
+    // one router, mounted at /app and at /, and the ivoryOS compatibility router at /ivoryos (its own list)
+    expect([...new Set(routes.map((r) => r.mount))].sort()).toEqual(['/', '/app', '/ivoryos']);
+    expect(under('/ivoryos')).toEqual(Object.values(IVORYOS_ROUTES).map(key).sort());
     expect(under('/')).toEqual(under('/app'));
     const documented = new Set(ROUTES.map(key));
     expect(under('/app').filter((k) => !documented.has(k))).toEqual([]);
