@@ -46,12 +46,12 @@ function quantile(xs, q) {
 }
 
 /**
- * Simple regret after `budget` sequential evaluations, for seeds 0..19; `feasible(p)` (constrained problems)
+ * Simple regret after `budget` sequential evaluations, for seeds 0..seeds-1 (20); `feasible(p)` (constrained problems)
  * counts the suggestions that satisfy the constraints, in `tally`.
  */
-async function regrets(opt, fn, budget, feasible = null, tally = { ok: 0, all: 0 }) {
+async function regrets(opt, fn, budget, feasible = null, tally = { ok: 0, all: 0 }, seeds = 20) {
   const out = [];
-  for (let seed = 0; seed < 20; seed++) {
+  for (let seed = 0; seed < seeds; seed++) {
     const o = opt.create({ space: fn.space, objectives: [{ name: 'y', minimize: true }], seed, constraints: fn.constraints });
     let best = Infinity;
     for (let i = 0; i < budget; i++) {
@@ -135,7 +135,30 @@ export default async function optimizers() {
     line(`gp suggestion at ${n} observations, 6-D`, `${(med / 1000).toFixed(3)} s`, n === 200 ? '< 0.25 s' : '(reported)', n === 200 ? med < 250 : undefined);
     console.log(`  (campaign steps ${n}-${n + 6}: median of 7, slowest ${(Math.max(...steps) / 1000).toFixed(3)} s; first suggestion after loading ${n - 1} at once: ${(cold / 1000).toFixed(3)} s)`);
   }
+  await pythonOptuna(gpOptimizer, fmt);
 }
 
 /* ------------------------------------------------------------------------------------------ python */
 
+/**
+ * The Optuna adapter (examples/optimizers/optuna_optimizer.py, a Python optimizer run in the Python host)
+ * against gp on Branin after 30, seeds 0-4: what wrapping a Python library costs and gives.
+ */
+async function pythonOptuna(gpOptimizer, fmt) {
+  const { PythonModules, pythonCommand } = await built('core/hosts/index.js');
+  const python = new PythonModules({ log: () => undefined });
+  const file = new URL('../../examples/optimizers/optuna_optimizer.py', import.meta.url).pathname;
+  try {
+    const [optuna] = (await python.loadModule(file)).optimizers;
+    const seeds = 5;
+    for (const [name, opt] of [['optuna (Python, TPE)', optuna], ['gp', gpOptimizer]]) {
+      const t0 = performance.now();
+      const r = await regrets(opt, BRANIN, 30, null, undefined, seeds);
+      line(`Branin regret after 30, seeds 0-${seeds - 1}: ${name} (${((performance.now() - t0) / 1000).toFixed(1)} s)`, fmt(r), '(reported)');
+    }
+  } catch (e) {
+    console.log(`  (the Optuna adapter was not measured: ${pythonCommand()} cannot run it: ${e.message.split('\n')[0]}; install python3-optuna and set LABDECK_PYTHON=/usr/bin/python3)`);
+  } finally {
+    await python.close();
+  }
+}

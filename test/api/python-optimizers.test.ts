@@ -4,6 +4,7 @@
  * optuna (Debian's python3-optuna; .ci/run installs it and points LABDECK_PYTHON at it).
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isOptimizer, type Observation } from '../../core/contracts/index.js';
 import { pythonCommand } from '../../core/hosts/index.js';
@@ -41,6 +42,12 @@ describe('a Python optimizer (the Optuna adapter)', () => {
     await lab.runtime.store.workflows.save(REACTOR.name, REACTOR, null);
   }, 60_000);
   afterAll(() => lab?.close());
+
+  it('is the complete example of docs/optimizers.md, "Wrapping a Python optimizer"', () => {
+    const doc = readFileSync(new URL('../../docs/optimizers.md', import.meta.url), 'utf8');
+    const shown = /## Wrapping a Python optimizer[\s\S]*?```python\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(shown).toBe(readFileSync(`${ADAPTERS}/optuna_optimizer.py`, 'utf8'));
+  });
 
   it('is described like any optimizer: its options from the class signature, its capabilities', async () => {
     const res = await lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'optuna' }).expect(200);
