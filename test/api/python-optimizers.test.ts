@@ -4,7 +4,9 @@
  * optuna (Debian's python3-optuna; .ci/run installs it and points LABDECK_PYTHON at it).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isOptimizer, type Observation } from '../../core/contracts/index.js';
 import { pythonCommand } from '../../core/hosts/index.js';
@@ -120,4 +122,34 @@ describe('a Python optimizer (the Optuna adapter)', () => {
     // the new state holds the four observations and the pending suggestion
     expect(opt.snapshot()).toMatchObject({ trials: 4, best: [{ values: [Math.min(...rows.map((r) => r.values.y))] }] });
   }, 60_000);
+
+  it('loads, reloads and unloads with its file like any plugin; a name another plugin has fails the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'labdeck-pyopt-'));
+    const file = join(dir, 'fixed_opt.py');
+    const source = (name: string) =>
+      ['from labdeck_host.optimizer import Optimizer', '', 'class Fixed(Optimizer):', '    """Always the low bounds."""', `    name = "${name}"`, '',
+        '    def suggest(self, n):', '        return [{p["name"]: p["bounds"][0] for p in self.setup.space}] * n', '',
+        '    def observe(self, rows):', '        pass', ''].join('\n');
+    const { plugins } = lab.runtime;
+    const names = () => [...plugins.registry('optimizer').keys()];
+    try {
+      writeFileSync(file, source('fixed'));
+      await plugins.reload(file);
+      expect(names()).toContain('fixed');
+      writeFileSync(file, source('lowest'));
+      await plugins.reload(file);
+      expect(names()).toEqual(expect.arrayContaining(['lowest', 'optuna', 'gp']));
+      expect(names()).not.toContain('fixed');
+      writeFileSync(file, source('gp'));
+      await plugins.reload(file);
+      expect(plugins.errors()).toEqual([{ file, message: expect.stringContaining('the optimizer "gp" is already provided by') }]);
+      expect(names()).toContain('lowest'); // the last good version stays
+      rmSync(file);
+      await plugins.reload(file);
+      expect(names()).not.toContain('lowest');
+      expect(plugins.errors()).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
