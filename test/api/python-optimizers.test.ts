@@ -57,6 +57,10 @@ describe('a Python optimizer (the Optuna adapter)', () => {
     expect(res.body.config.properties.sampler).toMatchObject({ enum: ['tpe', 'random'], default: 'tpe' });
     expect(res.body.config.properties.n_startup_trials).toMatchObject({ type: 'integer', default: 10, description: expect.stringContaining('random suggestions') });
     expect(res.body.capabilities).toEqual({ parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: false, outcomeConstraints: false, logScale: true, steps: true });
+    // the campaign page's form for it, from the same schema
+    const page = (await lab.admin.get('/app/executions/campaign?workflow=react&optimizer_type=optuna').expect(200)).text;
+    expect(page).toMatch(/<input [^>]*step="1" name="config\.n_startup_trials" value="10"/);
+    expect(page).toContain('name="config.sampler"');
     // never mistaken for an instrument driver
     const drivers = lab.runtime.plugins.list().filter((i) => i.file.endsWith('optuna_optimizer.py'));
     expect(drivers).toEqual([{ file: expect.any(String), kind: 'optimizer', name: 'optuna' }]);
