@@ -3,16 +3,19 @@
  *
  * Modules are loaded with jiti 2 with its module cache off, so loading a file again after an edit runs the
  * new code (and re-reads the files it imports). jiti works inside jest's ESM vm mode too, so the same path
- * is used in tests. Every failure becomes LabError('invalid_input') naming the file and the loader's message.
+ * is used in tests. labdeck's own compiled modules (dist/: the first-party plugins, the demo deck) are
+ * imported as they are: they change only with labdeck, and jiti is then loaded only for a lab's own plugins
+ * (start-up). Every failure becomes LabError('invalid_input') naming the file and the loader's message.
  */
 import { existsSync, statSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
-import { createJiti } from 'jiti';
+import { extname, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { createJiti } from 'jiti';
 import { defineInstrument, isInstrumentDriver, type InstrumentDriver } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import { introspectClass, isClass, moduleSource } from '../deck/introspect.js';
 import { errorText, isErrorClass } from '../deck/util.js';
-import { ownModule } from '../paths.js';
+import { codeRoot, ownModule, projectRoot } from '../paths.js';
 
 export const MODULE_EXTENSIONS = ['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs'];
 
@@ -26,11 +29,14 @@ export function pluginAliases(): Record<string, string> {
 }
 
 let jiti: ReturnType<typeof createJiti> | null = null;
-function loader() {
+async function jitiImport(abs: string): Promise<unknown> {
   // moduleCache off: every import re-evaluates (real reload); interopDefault off: a plain namespace back.
-  jiti ??= createJiti(import.meta.url, { moduleCache: false, interopDefault: false, alias: pluginAliases() });
-  return jiti;
+  jiti ??= (await import('jiti')).createJiti(import.meta.url, { moduleCache: false, interopDefault: false, alias: pluginAliases() });
+  return jiti.import(abs);
 }
+
+/** A module labdeck itself compiled (running from dist/, where nothing but labdeck's own files are). */
+const ownCompiled = (abs: string): boolean => codeRoot !== projectRoot && abs.endsWith('.js') && abs.startsWith(codeRoot + sep);
 
 const fail = (file: string, message: string) =>
   new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file });
@@ -57,7 +63,7 @@ export async function loadModule(file: string): Promise<LoadedModule> {
   const abs = checkModuleFile(file);
   let mod: unknown;
   try {
-    mod = await loader().import(abs);
+    mod = ownCompiled(abs) ? await import(pathToFileURL(abs).href) : await jitiImport(abs);
   } catch (e) {
     const msg = errorText(e);
     throw fail(abs, msg.replace(/\s+/g, ' ').trim());
