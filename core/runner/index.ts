@@ -48,6 +48,8 @@ export interface RunnerStatus {
   interrupted: null | { task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null };
   /** Why no task can start now: the database cannot be written (a full or read-only disk). */
   store_error: string | null;
+  /** Tasks other labdecks on this database are running (DESIGN.md §12): control them there. */
+  elsewhere: { task_id: number; name: string; run_id: number | null; host: string }[];
 }
 
 export type RunnerEvent =
@@ -194,7 +196,7 @@ export class Runner extends EventEmitter {
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.store.signals.onQueueChange(() => {
       if (this.closed) return;
-      void this.refreshHeld().then(() => {
+      void Promise.all([this.refreshHeld(), this.refreshElsewhere().catch(() => undefined)]).then(() => {
         this.emitQueue();
         this.notify();
       });
@@ -235,6 +237,7 @@ export class Runner extends EventEmitter {
     await this.refreshHeld();
     if (changed || wasHeld !== this.held) this.emitQueue();
     await this.refreshInterrupted();
+    await this.refreshElsewhere();
     if (changed) this.emitStatus();
   }
 
@@ -329,7 +332,26 @@ export class Runner extends EventEmitter {
       waiting: this.waitingPause ? { path: this.waitingPause.at.path, message: this.waitingPause.message } : null,
       interrupted: this.interrupted,
       store_error: this.storeFault,
+      elsewhere: this.elsewhere,
     };
+  }
+
+  /** Tasks other hosts are running now, read on each heartbeat and wake-up. */
+  private elsewhere: RunnerStatus['elsewhere'] = [];
+
+  private async refreshElsewhere() {
+    const running = (await this.store.queue.open()).filter((t) => t.status === 'running' && t.hostId !== null && t.hostId !== this.host.id);
+    const names = running.length ? new Map((await this.store.hosts.live()).map((h) => [h.id, h.name])) : new Map<string, string>();
+    const elsewhere = running.map((t) => ({ task_id: t.id, name: t.name, run_id: t.runId, host: names.get(t.hostId!) ?? 'a labdeck that has stopped' }));
+    if (JSON.stringify(elsewhere) === JSON.stringify(this.elsewhere)) return;
+    this.elsewhere = elsewhere;
+    this.emitStatus();
+  }
+
+  /** "; task 7 runs on lab serve on pc-2 (pid 4): control it there", when this host runs nothing and another does. */
+  private elsewhereNote(): string {
+    const t = this.current ? undefined : this.elsewhere[0];
+    return t ? `; task ${t.task_id} ("${t.name}") runs on ${t.host}: control it there` : '';
   }
 
   private emitStatus() {
@@ -548,7 +570,7 @@ export class Runner extends EventEmitter {
 
   private notApplicable(what: string): never {
     const state = this.status().state;
-    throw new LabError('conflict', `Nothing to ${what}: the runner is ${state}${this.held ? ' (queue held)' : ''}.`, undefined, { state });
+    throw new LabError('conflict', `Nothing to ${what}: the runner is ${state}${this.held ? ' (queue held)' : ''}${this.elsewhereNote()}.`, undefined, { state });
   }
 
   /**
@@ -573,7 +595,7 @@ export class Runner extends EventEmitter {
   private check(control: Control): void {
     const s = this.status();
     if (!availableControls(s)[control]) {
-      throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: the runner is ${SITUATION[situationOf(s)].label}.`, undefined, { state: s.state });
+      throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: the runner is ${SITUATION[situationOf(s)].label}${this.elsewhereNote()}.`, undefined, { state: s.state });
     }
   }
 

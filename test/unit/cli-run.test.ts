@@ -298,6 +298,7 @@ describe('the live view (rendered to a string)', () => {
     waiting: null,
     interrupted: null,
     store_error: null,
+    elsewhere: [],
     ...over,
   });
   const base = () => initialState({ workflow: 'dose', version: 2, file: null, iterations: 3, interactive: true, taskId: 4 });

@@ -184,3 +184,20 @@ it('a host hears at once that another queued a task (PostgreSQL: NOTIFY; SQLite:
   await until(async () => (await queued(task))?.status === 'done', 'B runs it', 4000);
   expect(await queued(task)).toMatchObject({ hostId: b.runner.host.id });
 });
+
+it("a host says which task another host runs, and a control here names that host (control it there)", async () => {
+  const a = await host(['gate', 'counter']);
+  const b = await host(['spare']);
+  const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
+  await a.state.gateWaiting();
+  await until(() => b.runner.status().elsewhere.length === 1, "B sees A's task", 5000);
+  expect(b.runner.status().elsewhere).toEqual([{ task_id: task.id, name: task.name, run_id: expect.any(Number), host: a.runner.host.name }]);
+  expect(a.runner.status().elsewhere).toEqual([]);
+  const refused = await b.runner.pause().then(
+    () => null,
+    (e: Error) => e.message,
+  );
+  expect(refused).toContain(`task ${task.id} ("${task.name}") runs on ${a.runner.host.name}: control it there`);
+  a.state.release();
+  await until(() => b.runner.status().elsewhere.length === 0, 'B sees it end', 5000);
+});
