@@ -145,6 +145,9 @@ const RunnerStatus = z.looseObject({
   current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
   progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
   store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
+  elsewhere: z
+    .array(z.object({ task_id: z.int(), name: z.string(), run_id: z.int().nullable(), host: z.string() }))
+    .describe('Tasks other labdecks on this database are running: control them on the host named'),
 });
 
 const RESPONSE = {
