@@ -7,14 +7,15 @@
  * that does not fit is named in `details`. What labdeck cannot do is answered as such, never pretended.
  */
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
-import type { JSONSchema, MethodSchema } from '../../core/contracts/index.js';
+import type { JSONSchema, MethodSchema, OptimizerSchema } from '../../core/contracts/index.js';
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { NewStep } from '../../core/store/types.js';
+import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
 import { handle } from '../route.js';
 import { authenticate, csrfGuard, hostGuard } from '../security.js';
+import { STAND_INS, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
 import { IVORYOS_ROUTES as R } from './routes.js';
 import { DECK_PREFIX, deckName, flaskTime, groupedPhases, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
 
@@ -77,7 +78,7 @@ const PENDING = Symbol('pending');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
-  const { deck, store, runner } = runtime;
+  const { deck, store, runner, campaigns } = runtime;
   const r = Router();
   const limit = opts.bodyLimit ?? '1mb';
   /** The latest call made here, and how many are in flight: ivoryOS's runner status knows of single calls too. */
@@ -242,9 +243,30 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
 
   // ---------------------------------------------------------------- execution
 
-  handle(r, R.run, async (req, res, { body }) => {
+  /** The workflow this session selected (ivoryOS's draft), which `what` runs. */
+  const selected = (req: Request, what: string) => {
     const workflow = req.session?.ivoryosWorkflow;
-    if (!workflow) throw invalid('workflow', `No workflow is selected: GET ${url(req, '/library/<name>')} selects one for this session, as ivoryOS's draft.`);
+    if (!workflow) throw invalid('workflow', `No workflow is selected for ${what}: GET ${url(req, '/library/<name>')} selects one for this session, as ivoryOS's draft.`);
+    return workflow;
+  };
+
+  /**
+   * ivoryOS answers the run's id once it started; a task that waits its turn (queue paused or held, another
+   * task running) has none yet.
+   */
+  const started = async (req: Request, task: QueueTaskRow) => {
+    for (let i = 0; i < 250; i++) {
+      const runId = (await store.queue.get(task.id))?.runId;
+      if (runId) return { status: 'task started', task_id: runId, queue_id: task.id };
+      const s = runner.status();
+      if (s.paused || s.queue_held || (s.current_task && s.current_task.id !== task.id)) break;
+      await sleep(20);
+    }
+    return { status: 'queued', task_id: null, queue_id: task.id, message: `"${task.name}" waits in the queue (GET ${url(req, '/executions/queue')}).` };
+  };
+
+  handle(r, R.run, async (req, res, { body }) => {
+    const workflow = selected(req, 'a run');
     if (body.batch_size !== undefined && body.batch_size !== 1) {
       throw invalid('batch_size', `labdeck runs one iteration at a time: batch_size must be 1, got ${body.batch_size}.`);
     }
@@ -256,16 +278,28 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       userId: req.user!.id,
       rowLabel: (i) => `kwargs row ${i + 1}`,
     });
-    // ivoryOS answers the run's id once it started; a task that waits its turn (queue paused or held, another
-    // task running) has none yet
-    for (let i = 0; i < 250; i++) {
-      const runId = (await store.queue.get(task.id))?.runId;
-      if (runId) return res.json({ status: 'task started', task_id: runId, queue_id: task.id });
-      const s = runner.status();
-      if (s.paused || s.queue_held || (s.current_task && s.current_task.id !== task.id)) break;
-      await sleep(20);
+    res.json(await started(req, task));
+  });
+
+  handle(r, R.campaign, async (req, res, { body }) => {
+    const schemaOf = (name: string) => campaigns.schemas().find((o) => o.name === name) ?? null;
+    const { input, warnings, optimizer } = campaignInput(body, selected(req, 'a campaign'), schemaOf);
+    let task;
+    try {
+      task = await campaigns.submit(input, req.user!.id);
+    } catch (e) {
+      throw inIvoryosTerms(asLabError(e));
     }
-    res.json({ status: 'queued', task_id: null, queue_id: task.id, message: `"${task.name}" waits in the queue (GET ${url(req, '/executions/queue')}).` });
+    await runtime.audit(req.user!.id, 'campaign.start', { task_id: task.id, workflow: input.workflow, optimizer, asked: body.optimizer_type, via: 'ivoryos' });
+    res.json({ ...(await started(req, task)), optimizer, warnings });
+  });
+
+  handle(r, R.optimizerSchema, (_req, res, { body }) => {
+    const asked = body?.optimizer_type;
+    if (!asked) return res.json(Object.fromEntries(campaigns.schemas().map((s) => [s.name, ivoryosSchema(s)])));
+    const name = STAND_INS[asked] ?? asked;
+    const schema = ivoryosSchema(campaigns.schema(name) as OptimizerSchema);
+    res.json(name === asked ? schema : { ...schema, answered_by: name, warning: `labdeck has no "${asked}" optimizer: this is its "${name}", which runs a campaign that asks for "${asked}".` });
   });
 
   handle(r, R.status, async (_req, res) => {
@@ -335,7 +369,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
 
   // ---------------------------------------------------------------- not implemented yet, and the rest
 
-  for (const route of [R.submitPython, R.campaign, R.optimizerSchema]) {
+  for (const route of [R.submitPython]) {
     handle(r, route, (_req, res) => res.status(501).json({ success: false, error: route.notice }));
   }
 

@@ -206,7 +206,49 @@ export const IVORYOS_ROUTES = {
     responses: { 200: ok('The run'), 404: fail('No such run') },
   }),
   submitPython: notYet('/draft/submit_python', 'Submit a workflow as Python (prep, script, cleanup)', 'workflows submitted as Python', 'issue 15 item 2; save a JSON workflow with POST /app/workflows'),
-  campaign: notYet('/executions/campaign', "Start a campaign in ivoryOS's format", "campaigns in ivoryOS's format", 'start one with POST /app/executions/campaign'),
-  optimizerSchema: notYet('/executions/optimizer_schema', "ivoryOS's optimizer schemas", "optimizer schemas in ivoryOS's format", "labdeck's own are at POST /app/executions/optimizer_schema"),
+  campaign: route({
+    method: 'POST',
+    path: '/executions/campaign',
+    section: SECTION,
+    summary: "Run a campaign over the selected workflow in ivoryOS's format; ax and baybe are run by labdeck's gp, and warnings say so",
+    operationId: 'ivoryosCampaign',
+    body: {
+      kinds: ['json'],
+      schema: z.object({
+        optimizer_type: z.string().min(1).describe("gp, random, sobol (labdeck's), or ax / baybe (run by gp)"),
+        parameters: z.array(z.record(z.string(), z.unknown())).min(1).describe('{ name, type: range | choice | fixed, value_type, bounds: [low, high] | [low, high, step] | [choices], value, log_scale }'),
+        objectives: z.array(z.record(z.string(), z.unknown())).min(1).describe('{ name, minimize (default true), weight }: outputs of the workflow'),
+        repeat: COUNT.describe('Experiments the campaign runs'),
+        batch_size: COUNT.optional(),
+        steps: z
+          .strictObject({
+            step_1: z.strictObject({ model: z.string().optional(), num_samples: z.int().min(1, 'must be at least 1').optional() }).optional(),
+            step_2: z.strictObject({ model: z.string().optional(), num_samples: z.int().optional() }).optional(),
+          })
+          .nullish()
+          .describe("step_1.num_samples: gp's initial (Sobol) points; the models named are not used, and warnings say so"),
+        parameter_constraints: z.array(z.string()).nullish().describe('Linear: ["x1 + x2 <= 10"]'),
+        outcome_constraints: z.array(z.string()).nullish().describe('Limits on outputs: ["purity >= 0.9"]'),
+        early_stop: z.array(z.string()).nullish().describe('End early when a measurement meets one: ["run.yield >= 0.95"]'),
+        existing_data: z.string().nullish().describe('A history file uploaded to labdeck (POST /app/files/execution-data) to start from'),
+        additional_params: z.record(z.string(), z.unknown()).nullish().describe('None in labdeck: empty or left out'),
+        seed: z.int().optional().describe('Makes the suggestions repeatable'),
+      }),
+    },
+    responses: {
+      200: ok('{ status: "task started", task_id: run id, queue_id, optimizer, warnings } or { status: "queued", … }'),
+      400: fail('No workflow selected, or a field that does not fit (named)'),
+      404: fail('No such optimizer or history file'),
+    },
+  }),
+  optimizerSchema: route({
+    method: 'POST',
+    path: '/executions/optimizer_schema',
+    section: SECTION,
+    summary: "labdeck's optimizers in ivoryOS's schema shape: one ({ optimizer_type }) or all ({ name: schema })",
+    operationId: 'ivoryosOptimizerSchema',
+    body: { kinds: ['json'], optional: true, schema: z.object({ optimizer_type: z.string().nullish() }) },
+    responses: { 200: ok('The schema (ax and baybe: gp\'s, with a warning)'), 404: fail('No such optimizer') },
+  }),
 };
 

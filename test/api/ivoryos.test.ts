@@ -59,12 +59,22 @@ const TEMPS = {
   outputs: ['set'],
 };
 const PING = { name: 'ping-twice', main: [{ kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }, { kind: 'call', instrument: 'noop', method: 'ping' }], outputs: ['pong'] };
+/** A workflow over the demo reactor: its yield is the output a campaign optimizes. */
+const REACT = {
+  name: 'react',
+  parameters: [
+    { name: 'temperature', type: 'number', default: 60 },
+    { name: 'time', type: 'number', default: 10 },
+  ],
+  outputs: ['run.yield'],
+  main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
+};
 const SLOW = { name: 'slow', main: [{ kind: 'wait', seconds: 1 }, { kind: 'call', instrument: 'noop', method: 'ping' }] };
 
 let ada: Client;
 beforeAll(async () => {
   lab = await startLab();
-  for (const wf of [TEMPS, PING, SLOW]) await lab.admin.post('/app/workflows').set('Accept', 'application/json').send(wf).expect(201);
+  for (const wf of [TEMPS, PING, SLOW, REACT]) await lab.admin.post('/app/workflows').set('Accept', 'application/json').send(wf).expect(201);
   // a temporary instrument whose calls take a while: background calls are still running when looked at
   await lab.runtime.deck.connect('sim-noop', 'slowpoke', { delay_ms: 600 });
   ada = ivoryosClient('ada');
@@ -324,13 +334,141 @@ describe('status, queue and control', () => {
   });
 });
 
+describe('campaigns in ivoryOS\'s format', () => {
+  /** `run_workflow_campaign(...)`: the JSON body ivoryos-client 0.2.x posts, every field it sends. */
+  const runWorkflowCampaign = async (c: Client, fields: Record<string, unknown>, status?: number) => {
+    await c.checkAuthentication();
+    const res = await c.post('/executions/campaign').send({ batch_size: 1, steps: {}, parameter_constraints: [], repeat: 25, existing_data: null, ...fields });
+    // the body shows in a failure: it says why
+    if (status) expect({ status: res.status, body: res.status === status ? null : res.body }).toEqual({ status, body: null });
+    return res;
+  };
+  const SPACE = [
+    { name: 'temperature', type: 'range', value_type: 'float', bounds: [20, 120, 10] },
+    { name: 'time', type: 'fixed', value_type: 'float', value: 15 },
+  ];
+  const OBJECTIVES = [{ name: 'run.yield', minimize: false }];
+
+  it('runs a campaign asked of ax on the selected workflow with labdeck\'s gp, says so, and keeps to the step grid and the fixed value', async () => {
+    await ada.checkAuthentication();
+    await ada.get('/library/react').expect(200);
+    const steps = { step_1: { model: 'Sobol', num_samples: 2 }, step_2: { model: 'BoTorch' } };
+    const res = await runWorkflowCampaign(ada, { optimizer_type: 'ax', parameters: SPACE, objectives: OBJECTIVES, repeat: 4, steps }, 200);
+    expect(res.body).toMatchObject({ status: 'task started', task_id: expect.any(Number), optimizer: 'gp' });
+    expect(res.body.warnings).toEqual([expect.stringMatching(/^labdeck has no "ax" optimizer: its "gp" runs this campaign/), 'steps.step_2.model "BoTorch" is not used: after the initial points, gp\'s own Gaussian process suggests.']);
+    const runId = res.body.task_id as number;
+    await until('the campaign to end', async () => (await ada.get(`/executions/records/${runId}`).expect(200)).body.workflow_info.end_time, 20_000);
+    const record = (await ada.get(`/executions/records/${runId}`).expect(200)).body;
+    expect(record.workflow_info).toMatchObject({ workflow_name: 'react', status: 'completed' });
+    const iterations = Object.values(record.phases.script as Record<string, { parameters: Record<string, number>; outputs: Record<string, unknown> }[]>).map((p) => p[0]!);
+    expect(iterations).toHaveLength(4);
+    for (const { parameters, outputs } of iterations) {
+      expect(parameters.time).toBe(15);
+      expect(parameters.temperature).toBeGreaterThanOrEqual(20);
+      expect(parameters.temperature).toBeLessThanOrEqual(120);
+      expect(Number.isInteger(parameters.temperature / 10)).toBe(true);
+      expect(outputs).toEqual({ 'run.yield': expect.any(Number) });
+    }
+    // labdeck's record of the campaign: gp, its initial points from step_1, the space as labdeck reads it
+    const own = (await ada.agent.get(`/app/executions/records/${runId}`).set('Accept', 'application/json').expect(200)).body;
+    expect(own.campaign).toMatchObject({
+      optimizer: 'gp',
+      budget: 4,
+      config: expect.objectContaining({ initial_points: 2 }),
+      space: [{ name: 'temperature', type: 'range', bounds: [20, 120], step: 10 }, { name: 'time', type: 'fixed', value: 15 }],
+      objectives: [{ name: 'run.yield', minimize: false }],
+    });
+    await idle(ada);
+  });
+
+  it('takes value_type int, log_scale, constraints and early_stop, and hands them to labdeck\'s own checks', async () => {
+    await ada.checkAuthentication();
+    await ada.get('/library/react').expect(200);
+    const res = await runWorkflowCampaign(ada, {
+      optimizer_type: 'random',
+      parameters: [{ name: 'temperature', type: 'range', value_type: 'int', bounds: [20, 120], log_scale: true }, { name: 'time', type: 'range', bounds: [1, 60] }],
+      objectives: [{ name: 'run.yield', minimize: false, weight: 1 }],
+      parameter_constraints: ['2*time <= 70'],
+      outcome_constraints: ['run.yield >= 0'],
+      early_stop: ['run.yield >= 0'],
+      repeat: 3,
+      seed: 5,
+    }, 200);
+    expect(res.body).toMatchObject({ optimizer: 'random', warnings: [] });
+    const runId = res.body.task_id as number;
+    await until('the campaign to end', async () => (await ada.get(`/executions/records/${runId}`).expect(200)).body.workflow_info.end_time, 20_000);
+    const own = (await ada.agent.get(`/app/executions/records/${runId}`).set('Accept', 'application/json').expect(200)).body;
+    expect(own.campaign).toMatchObject({
+      space: [{ name: 'temperature', type: 'int', bounds: [20, 120], log_scale: true }, { name: 'time', type: 'range', bounds: [1, 60] }],
+      constraints: ['2*time <= 70'],
+      outcome_constraints: ['run.yield >= 0'],
+      stop_when: ['run.yield >= 0'],
+    });
+    // every yield is >= 0: early_stop ended the campaign after its first measurement
+    const record = (await ada.get(`/executions/records/${runId}`).expect(200)).body;
+    expect(Object.keys(record.phases.script)).toHaveLength(1);
+    const { temperature, time } = record.phases.script['0'][0].parameters;
+    expect(Number.isInteger(temperature)).toBe(true);
+    expect(time).toBeLessThanOrEqual(35);
+    await idle(ada);
+  });
+
+  it('refuses what does not fit with 400 in ivoryOS\'s error shape, naming the field', async () => {
+    const fresh = ivoryosClient('ada');
+    const none = await runWorkflowCampaign(fresh, { optimizer_type: 'gp', parameters: SPACE, objectives: OBJECTIVES }, 400);
+    expect(none.body).toMatchObject({ success: false, details: [{ field: 'workflow', message: expect.stringContaining('No workflow is selected') }] });
+    await ada.checkAuthentication();
+    await ada.get('/library/react').expect(200);
+    const cases: [Record<string, unknown>, number, string][] = [
+      [{ parameters: [{ name: 'temperature', type: 'range', value_type: 'str', bounds: [20, 120] }] }, 400, 'parameters[0].value_type'],
+      [{ parameters: [{ name: 'temperature', type: 'range', bounds: [20, 120], scaling: 'log' }] }, 400, 'parameters[0].scaling'],
+      [{ parameters: [{ name: 'temperature', type: 'range', bounds: [20, 120, 7] }] }, 400, 'parameters[0].bounds[2]'],
+      [{ parameters: [{ name: 'pressure', type: 'range', bounds: [1, 2] }] }, 400, 'parameters[0].name'],
+      [{ parameters: [{ name: 'temperature', type: 'choice', value_type: 'float', bounds: [20, 40] }] }, 400, 'parameters[0].value_type'],
+      [{ objectives: [{ name: 'purity', minimize: false }] }, 400, 'objectives[0].name'],
+      [{ parameters: [{ name: 'temperature', type: 'range', value_type: 'int', bounds: [20, 120] }], parameter_constraints: ['temperature <= 100'] }, 400, 'parameter_constraints[0]'],
+      [{ objectives: [{ name: 'run.yield', goal: 'max' }] }, 400, 'objectives[0].goal'],
+      [{ additional_params: { acq: 'qEI' } }, 400, 'additional_params'],
+      [{ repeat: 0 }, 400, 'repeat'],
+      [{ optimizer_type: 'nimo' }, 404, 'optimizer_type'],
+      [{ temperature: 5 }, 400, 'temperature'],
+    ];
+    for (const [fields, status, field] of cases) {
+      const res = await runWorkflowCampaign(ada, { optimizer_type: 'gp', parameters: SPACE, objectives: OBJECTIVES, repeat: 2, ...fields });
+      expect({ field, status: res.status }).toEqual({ field, status });
+      expect(res.body.success).toBe(false);
+      expect(res.body.details.map((d: { field: string }) => d.field)).toContain(field);
+    }
+    expect((await ada.get('/executions/queue').expect(200)).body).toEqual([]);
+  });
+
+  it('answers get_optimizer_schema with labdeck\'s optimizers in ivoryOS\'s shape; ax is gp\'s, with a warning', async () => {
+    await ada.checkAuthentication();
+    const all = (await ada.post('/executions/optimizer_schema').send({ optimizer_type: null }).expect(200)).body;
+    expect(Object.keys(all)).toEqual(expect.arrayContaining(['gp', 'random', 'sobol']));
+    expect(all.gp).toMatchObject({
+      parameter_types: ['range', 'choice', 'fixed'],
+      value_types: ['float', 'int', 'str'],
+      multiple_objectives: true,
+      supports_continuous: true,
+      supports_constraints: true,
+      optimizer_config: { step_1: { model: ['Sobol'], num_samples: null }, step_2: { model: ['gp'] } },
+      supports_outcome_constraints: true,
+      config: expect.objectContaining({ type: 'object' }),
+    });
+    expect(all.random.optimizer_config).toEqual({});
+    const ax = (await ada.post('/executions/optimizer_schema').send({ optimizer_type: 'ax' }).expect(200)).body;
+    expect(ax).toEqual({ ...all.gp, answered_by: 'gp', warning: expect.stringContaining('labdeck has no "ax" optimizer') });
+    const nope = await ada.post('/executions/optimizer_schema').send({ optimizer_type: 'nimo' }).expect(404);
+    expect(nope.body).toMatchObject({ success: false, details: [{ field: 'optimizer_type' }] });
+  });
+});
+
 describe('what is not there', () => {
   it('answers submit_workflow_script 501: Python workflows are not implemented yet', async () => {
     await ada.checkAuthentication();
     const res = await ada.post('/draft/submit_python').send({ workflow_name: 'w', script: 'deck.noop.ping()', cleanup: '', prep: '' }).expect(501);
     expect(res.body).toEqual({ success: false, error: 'labdeck does not implement workflows submitted as Python yet: issue 15 item 2; save a JSON workflow with POST /app/workflows.' });
-    expect((await ada.post('/executions/campaign').send({ optimizer_type: 'ax', parameters: [], objectives: [] }).expect(501)).body.success).toBe(false);
-    expect((await ada.post('/executions/optimizer_schema').send({ optimizer_type: null }).expect(501)).body.success).toBe(false);
   });
 
   it('answers other paths 404 in ivoryOS error shape, and leaves labdeck\'s own API as it is', async () => {
