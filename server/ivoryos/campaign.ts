@@ -9,7 +9,7 @@
  * `{ name, minimize (default true), weight }`; `steps: { step_1: { model, num_samples }, step_2: { model } }`.
  */
 import type { CampaignInput } from '../../core/campaign/index.js';
-import type { JSONSchema, OptimizerSchema } from '../../core/contracts/index.js';
+import type { JSONSchema, OptimizerSchema, ParameterType } from '../../core/contracts/index.js';
 import { LabError, type ErrorDetail } from '../../core/errors.js';
 
 /** ivoryOS's optimizers that labdeck does not have, and the one of labdeck's that answers for them. */
@@ -38,17 +38,17 @@ const refuse = (details: ErrorDetail[]): never => {
   throw new LabError('invalid_input', `The campaign does not fit: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, details);
 };
 
-/** Keys of an item that ivoryOS does not give it, each named. */
-function unknownKeys(item: Record<string, unknown>, at: string, known: string[]): ErrorDetail[] {
+/** Keys of an ivoryOS `what` (parameter, objective) that it does not have, each named. */
+function unknownKeys(item: Record<string, unknown>, at: string, what: string, known: string[]): ErrorDetail[] {
   return Object.keys(item)
     .filter((k) => !known.includes(k))
-    .map((k) => ({ field: `${at}.${k}`, message: `is not a field of an ivoryOS ${at.split('[')[0] === 'parameters' ? 'parameter' : 'objective'} (its fields: ${known.join(', ')})` }));
+    .map((k) => ({ field: `${at}.${k}`, message: `is not a field of an ivoryOS ${what} (its fields: ${known.join(', ')})` }));
 }
 
 /** One ivoryOS parameter → labdeck's ParameterSpec fields (labdeck's checkSpace checks the values). */
 function parameter(p: Record<string, unknown>, i: number, details: ErrorDetail[]): Record<string, unknown> {
   const at = `parameters[${i}]`;
-  details.push(...unknownKeys(p, at, PARAM_KEYS));
+  details.push(...unknownKeys(p, at, 'parameter', PARAM_KEYS));
   const { name, type, value_type: valueType, bounds, value, log_scale } = p;
   const wrongType = (message: string) => details.push({ field: `${at}.value_type`, message });
   if (valueType !== undefined && !['float', 'int', 'str', 'bool'].includes(String(valueType))) wrongType('must be float, int, str or bool');
@@ -84,7 +84,7 @@ export function campaignInput(body: IvoryosCampaign, workflow: string, schemaOf:
   }
   const parameters = body.parameters.map((p, i) => parameter(p, i, details));
   const objectives = body.objectives.map((o, i) => {
-    details.push(...unknownKeys(o, `objectives[${i}]`, OBJECTIVE_KEYS));
+    details.push(...unknownKeys(o, `objectives[${i}]`, 'objective', OBJECTIVE_KEYS));
     // ivoryOS minimizes an objective that does not say
     return { name: o.name, minimize: o.minimize ?? true, ...(o.weight === undefined ? {} : { weight: o.weight }) };
   });
@@ -140,23 +140,22 @@ export function inIvoryosTerms(err: LabError): LabError {
  */
 export function ivoryosSchema(s: OptimizerSchema) {
   const c = s.capabilities;
-  const types = c.parameterTypes.some((t) => t === 'range' || t === 'int') ? ['range'] : [];
-  const initial = configFields(s).includes('initial_points');
+  const has = (t: ParameterType) => c.parameterTypes.includes(t);
   return {
-    parameter_types: [...types, ...(c.parameterTypes.includes('choice') ? ['choice'] : []), 'fixed'],
-    value_types: [...(c.parameterTypes.includes('range') ? ['float'] : []), ...(c.parameterTypes.includes('int') ? ['int'] : []), ...(c.parameterTypes.includes('choice') ? ['str'] : [])],
+    parameter_types: [...(has('range') || has('int') ? ['range'] : []), ...(has('choice') ? ['choice'] : []), 'fixed'],
+    value_types: [...(has('range') ? ['float'] : []), ...(has('int') ? ['int'] : []), ...(has('choice') ? ['str'] : [])],
     multiple_objectives: c.multiObjective,
-    supports_continuous: c.parameterTypes.includes('range'),
+    supports_continuous: has('range'),
     supports_constraints: c.constraints,
-    optimizer_config: initial ? { step_1: { model: ['Sobol'], num_samples: null }, step_2: { model: [s.name] } } : {},
+    optimizer_config: configFields(s).includes('initial_points') ? { step_1: { model: ['Sobol'], num_samples: null }, step_2: { model: [s.name] } } : {},
     additional_field: {},
     // labdeck's own
     name: s.name,
     description: s.description,
     supports_batch: c.batch,
-    supports_outcome_constraints: c.outcomeConstraints ?? false,
-    supports_log_scale: c.logScale ?? false,
-    supports_steps: c.steps ?? false,
+    supports_outcome_constraints: c.outcomeConstraints,
+    supports_log_scale: c.logScale,
+    supports_steps: c.steps,
     config: s.config,
   };
 }
