@@ -86,9 +86,9 @@ export class HostLease {
     this.timer.unref();
   }
 
-  /** Lease instruments; returns those another live host drives, with that host. */
-  lease(names: string[]) {
-    return this.store.hosts.lease(this.id, names);
+  /** Lease instruments (with their schemas, for the other hosts); returns those another live host drives. */
+  lease(instruments: { name: string; schema: unknown }[]) {
+    return this.store.hosts.lease(this.id, instruments);
   }
 
   /** Stop heartbeating and mark this host stopped: its instruments are free, its unfinished runs recoverable. */

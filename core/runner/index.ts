@@ -15,6 +15,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
+import type { InstrumentSchema } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
 import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control } from './controls.js';
@@ -22,7 +23,7 @@ import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskSta
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
 import type { Phase, Step } from '../workflow/model.js';
-import { countSteps, instrumentsOf, validateWorkflow } from '../workflow/validate.js';
+import { countSteps, instrumentsOf, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
 import { HostLease, type HostOptions } from './hosts.js';
 
 export type RunnerState = 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
@@ -250,8 +251,8 @@ export class Runner extends EventEmitter {
    */
   private syncInstruments(): Promise<void> {
     const run = async () => {
-      const names = this.deck.list().map((i) => i.name);
-      const taken = await this.host.lease(names);
+      const mine = this.deck.list().map(({ offline: _offline, ...schema }) => ({ name: schema.name, schema: { ...schema, host: schema.host ?? this.host.name } }));
+      const taken = await this.host.lease(mine);
       const holds = new Map(taken.map((t) => [t.name, t.host.name]));
       const freed = [...this.othersHold.keys()].filter((n) => !holds.has(n) && this.deck.has(n));
       this.othersHold = holds;
@@ -259,10 +260,26 @@ export class Runner extends EventEmitter {
         this.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database (not by this one, ${this.host.name})`);
       }
       if (freed.length) this.deck.setOffline(freed, null);
+      this.remote = new Map(
+        (await this.store.hosts.catalogue()).filter((i) => i.hostId !== this.host.id && !this.deck.has(i.name)).map((i) => [i.name, { ...(i.schema as InstrumentSchema), host: (i.schema as InstrumentSchema).host ?? i.host }]),
+      );
     };
     this.syncing = this.syncing.then(run, run);
     return this.syncing;
   }
+
+  /** Instruments other labdecks on the database drive that this deck does not have (their schemas, as they sent them). */
+  private remote = new Map<string, InstrumentSchema>();
+
+  /**
+   * The lab's instruments: this deck's and those other labdecks on the database drive (their `host` says
+   * where). Workflows are checked against it, so one queued here may use instruments another host drives:
+   * that host runs it.
+   */
+  readonly catalogue: DeckSchemas = {
+    schema: (name) => (!this.deck.has(name) && this.remote.has(name) ? this.remote.get(name)! : this.deck.schema(name)),
+    list: () => [...this.deck.list(), ...this.remote.values()],
+  };
 
   /** Instruments among `names` that another labdeck drives, with the host that does. */
   heldElsewhere(names: string[]): { name: string; host: string }[] {
@@ -419,7 +436,7 @@ export class Runner extends EventEmitter {
     }
     const saved = await this.store.workflows.get(input.workflow);
     if (!saved) throw new LabError('not_found', `There is no workflow "${input.workflow}".`, [{ field: 'workflow', message: 'unknown workflow' }]);
-    const definition = validateWorkflow(saved.definition, this.deck);
+    const definition = validateWorkflow(saved.definition, this.catalogue);
     const hasConfig = input.config !== undefined && input.config !== null && input.config !== '';
     const hasRepeat = input.repeat !== undefined && input.repeat !== null && input.repeat !== '';
     if (hasConfig === hasRepeat) {

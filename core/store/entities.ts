@@ -127,6 +127,7 @@ export interface InstrumentLeaseEntity {
   name: string;
   hostId: string;
   since: Date;
+  schema: string | null;
 }
 export interface PhaseEntity {
   id: number;
@@ -470,6 +471,7 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
       name: { type: 'text', primary: true, primaryKeyConstraintName: 'pk_instrument_leases' },
       hostId: { type: 'text', name: 'host_id' },
       since: { type: ts },
+      schema: { type: 'text', nullable: true },
     },
     foreignKeys: [{ name: 'fk_instrument_leases_host', target: 'Host', columnNames: ['hostId'], referencedColumnNames: ['id'], onDelete: 'CASCADE' }],
   });

@@ -3,7 +3,7 @@
  * heartbeat, its lease; an instrument is driven by the one host that leases its name. The logic that
  * decides when a lease has expired and what happens to that host's runs is the runner's (core/runner/hosts.ts).
  */
-import { Sql, toDate, toDateOrNull, toInt, type DbRow } from './sql.js';
+import { Sql, decodeJson, encodeJson, toDate, toDateOrNull, toInt, type DbRow } from './sql.js';
 import type { HostKind, HostRow, RunStore } from './types.js';
 
 const HOST_COLS = `"id", "name", "kind", "machine", "pid", "started_at", "heartbeat_at", "stopped_at"`;
@@ -46,16 +46,18 @@ export function createHostRepository(sql: Sql): RunStore['hosts'] {
       await hosts.release(id);
       return n === 1;
     },
-    async lease(id, names) {
-      if (!names.length) return [];
+    async lease(id, instruments) {
+      if (!instruments.length) return [];
+      const names = instruments.map((i) => i.name);
       const at = new Date();
-      for (const name of names) {
-        // free: never leased, or leased by a host that has stopped
+      for (const { name, schema } of instruments) {
+        // free: never leased, or leased by a host that has stopped; ours already: its schema kept current
         await sql.run(
-          `INSERT INTO "instrument_leases" ("name", "host_id", "since") VALUES (?, ?, ?) ON CONFLICT ("name") DO UPDATE ` +
-            `SET "host_id" = excluded."host_id", "since" = excluded."since" ` +
-            `WHERE "instrument_leases"."host_id" IN (SELECT "id" FROM "hosts" WHERE "stopped_at" IS NOT NULL)`,
-          [name, id, at],
+          `INSERT INTO "instrument_leases" ("name", "host_id", "since", "schema") VALUES (?, ?, ?, ?) ON CONFLICT ("name") DO UPDATE ` +
+            `SET "host_id" = excluded."host_id", "since" = CASE WHEN "instrument_leases"."host_id" = excluded."host_id" THEN "instrument_leases"."since" ELSE excluded."since" END, ` +
+            `"schema" = excluded."schema" ` +
+            `WHERE "instrument_leases"."host_id" = excluded."host_id" OR "instrument_leases"."host_id" IN (SELECT "id" FROM "hosts" WHERE "stopped_at" IS NOT NULL)`,
+          [name, id, at, encodeJson(schema, 'schema')],
         );
       }
       const marks = names.map(() => '?').join(', ');
@@ -65,6 +67,13 @@ export function createHostRepository(sql: Sql): RunStore['hosts'] {
         [...names, id],
       );
       return taken.map((r) => ({ name: String(r.lease_name), host: hostRow(r) }));
+    },
+    async catalogue() {
+      const rows = await sql.rows(
+        `SELECT l."name", l."schema", l."host_id", h."name" AS "host_name" FROM "instrument_leases" l JOIN "hosts" h ON h."id" = l."host_id" ` +
+          `WHERE h."stopped_at" IS NULL ORDER BY l."name"`,
+      );
+      return rows.map((r) => ({ name: String(r.name), schema: decodeJson(r.schema), hostId: String(r.host_id), host: String(r.host_name) }));
     },
     async release(id, names) {
       if (!names) {

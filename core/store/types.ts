@@ -357,10 +357,12 @@ export interface RunStore {
     /** Mark a host stopped and free its instruments; true for the one caller that did it (it recovers the host's runs). */
     stop(id: string): Promise<boolean>;
     /**
-     * Lease the instruments `names` to host `id`: each one free (never leased, or its host stopped) becomes
-     * its. Returns the names another live host holds, with that host.
+     * Lease instruments to host `id`: each one free (never leased, or its host stopped) becomes its, with its
+     * schema. Returns the names another live host holds, with that host.
      */
-    lease(id: string, names: string[]): Promise<{ name: string; host: HostRow }[]>;
+    lease(id: string, instruments: { name: string; schema: unknown }[]): Promise<{ name: string; host: HostRow }[]>;
+    /** The instruments live hosts drive, with their schemas and hosts: the lab's instruments. */
+    catalogue(): Promise<{ name: string; schema: unknown; hostId: string; host: string }[]>;
     /** Give up instruments (all of the host's without `names`). */
     release(id: string, names?: string[]): Promise<void>;
   };

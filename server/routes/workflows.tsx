@@ -174,7 +174,7 @@ export function workflowRoutes(runtime: Runtime): Router {
     let wf: Workflow | undefined;
     let message = '';
     try {
-      wf = validateWorkflow(doc, deck);
+      wf = validateWorkflow(doc, runtime.runner.catalogue); // the lab's instruments, other labdecks' too
     } catch (e) {
       if (!isLabError(e) || e.code !== 'invalid_input') throw e;
       problems = e.details ?? [];

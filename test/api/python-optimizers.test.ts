@@ -1,15 +1,14 @@
 /**
  * A Python optimizer end to end: the Optuna adapter (examples/optimizers/optuna_optimizer.py) loaded from a
  * plugin folder by the Python host, run as a campaign on the demo deck's reactor. Needs an interpreter with
- * optuna (Debian's python3-optuna; .ci/run installs it and points LABDECK_PYTHON at it).
+ * optuna (Debian's python3-optuna, which .ci/run installs; test/helpers/python.ts finds it).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isOptimizer, type Observation } from '../../core/contracts/index.js';
-import { pythonCommand } from '../../core/hosts/index.js';
+import { optunaPython } from '../helpers/python.js';
 import { startLab, type TestLab } from './helpers.js';
 
 const J = 'application/json';
@@ -37,9 +36,7 @@ async function until(check: () => Promise<boolean>, ms = 30_000) {
 describe('a Python optimizer (the Optuna adapter)', () => {
   let lab: TestLab;
   beforeAll(async () => {
-    const probe = spawnSync(pythonCommand(), ['-c', 'import optuna'], { encoding: 'utf8' });
-    if (probe.status !== 0) throw new Error(`${pythonCommand()} has no optuna: install python3-optuna and set LABDECK_PYTHON=/usr/bin/python3 (${probe.stderr.trim().split('\n').pop()})`);
-    lab = await startLab({ pluginDirs: [ADAPTERS], log: () => undefined });
+    lab = await startLab({ pluginDirs: [ADAPTERS], log: () => undefined, python: optunaPython() });
     expect(lab.runtime.plugins.errors()).toEqual([]);
     await lab.runtime.store.workflows.save(REACTOR.name, REACTOR, null);
   }, 60_000);

@@ -201,3 +201,20 @@ it("a host says which task another host runs, and a control here names that host
   a.state.release();
   await until(() => b.runner.status().elsewhere.length === 0, 'B sees it end', 5000);
 });
+
+it("a workflow may use another host's instruments: checked against the lab's, queued here, run there", async () => {
+  const a = await host(['spare']);
+  const b = await host(['gate', 'counter']);
+  await until(() => a.runner.catalogue.list!().some((i) => i.name === 'counter'), "A knows B's instruments");
+  expect(a.runner.catalogue.schema('counter')).toMatchObject({ name: 'counter', host: b.runner.host.name });
+  const task = await a.runner.submit({ workflow: 'count', repeat: 2, userId: null });
+  await until(async () => (await queued(task))?.status === 'done', 'B runs it');
+  expect(await queued(task)).toMatchObject({ hostId: b.runner.host.id });
+  expect(b.state.calls['counter.inc']).toBe(2);
+  // an instrument no host drives is still refused, naming the step
+  await store.workflows.save('nowhere', { name: 'nowhere', main: [call('thermocycler', 'run')] }, null);
+  await expect(a.runner.submit({ workflow: 'nowhere', repeat: 1, userId: null })).rejects.toMatchObject({ code: 'invalid_input' });
+  // when B stops, A no longer offers its instruments
+  await b.stop();
+  await until(() => !a.runner.catalogue.list!().some((i) => i.name === 'counter'), 'A forgets them', 5000);
+});
