@@ -30,11 +30,13 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler): Reque
       }, next);
       return;
     }
+    // the session's copy is checked for changes as it is read: the account's copy needs no check of its own
+    const since = performance.now();
     sessionMw(req, res, (err?: unknown) => {
       if (err) return next(err);
       const id = req.session?.userId;
       if (!id) return next();
-      runtime.accounts.user(id).then((user) => {
+      runtime.accounts.user(id, since).then((user) => {
         if (user) {
           req.user = user;
           req.authVia = 'session';

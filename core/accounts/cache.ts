@@ -23,9 +23,12 @@ export class AuthCache<V> {
     this.stop = signals?.onAuthChange(() => this.clear()) ?? (() => undefined);
   }
 
-  /** The copy of `key` when it may be used, else `load()`'s answer (kept unless a change came meanwhile). */
-  async get(key: string, load: () => Promise<V>): Promise<V> {
-    if (this.signals?.authCacheable()) {
+  /**
+   * The copy of `key` when it may be used, else `load()`'s answer (kept unless a change came meanwhile).
+   * `since`: the request began then, and a check for changes made after it serves it too.
+   */
+  async get(key: string, load: () => Promise<V>, since?: number): Promise<V> {
+    if (this.signals?.authCacheable(since)) {
       const hit = this.entries.get(key);
       if (hit !== undefined && this.usable(hit)) return hit;
     }

@@ -260,12 +260,19 @@ export class Accounts {
     await this.store.users.setPassword(user.id, await hashPassword(password));
   }
 
-  /** The user behind a session; null when the account is gone, disabled or deleted (the session is void). */
-  user(id: number): Promise<PublicUser | null> {
-    return this.sessionUsers.get(String(id), async () => {
-      const u = await this.store.users.byId(id);
-      return u && active(u) ? publicUser(u) : null;
-    });
+  /**
+   * The user behind a session; null when the account is gone, disabled or deleted (the session is void).
+   * `since` (performance.now() when the request began): see AuthCache.get.
+   */
+  user(id: number, since?: number): Promise<PublicUser | null> {
+    return this.sessionUsers.get(
+      String(id),
+      async () => {
+        const u = await this.store.users.byId(id);
+        return u && active(u) ? publicUser(u) : null;
+      },
+      since,
+    );
   }
 
   /** Every account that is not deleted (disabled ones too). */

@@ -79,13 +79,16 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
     await connecting;
   };
 
-  /** SQLite: the data_version last seen (null: not read yet). */
+  /** SQLite: the data_version last seen (null: not read yet), and when it was read (performance.now()). */
   let dataVersion: unknown = null;
+  let checkedAt = -Infinity;
   let versionStmt: { get(): unknown } | null = null;
-  const sqliteUnchanged = (): boolean => {
+  const sqliteUnchanged = (since?: number): boolean => {
+    if (since !== undefined && checkedAt >= since) return true; // read after `since`: it saw what came before
     versionStmt ??= (ds.driver as unknown as { databaseConnection: { prepare(sql: string): { pluck(): { get(): unknown } } } }).databaseConnection
       .prepare('PRAGMA data_version')
       .pluck();
+    checkedAt = performance.now();
     const v = versionStmt.get();
     if (v === dataVersion) return true;
     if (dataVersion !== null) authChangedHere();
@@ -124,10 +127,10 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
       void connect();
       return () => authListeners.delete(fn);
     },
-    authCacheable() {
+    authCacheable(since) {
       if (closed) return false;
       if (dialect === 'postgres') return client !== null;
-      return sqliteUnchanged();
+      return sqliteUnchanged(since);
     },
     close() {
       closed = true;

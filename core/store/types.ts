@@ -143,8 +143,11 @@ export interface Store extends RunStore {
     authChanged(): Promise<void>;
     /** Call `fn` whenever accounts, tokens or sessions change, here or in another process; returns the undo. */
     onAuthChange(fn: () => void): () => void;
-    /** Whether copies of accounts, tokens and sessions may be used now (false: read the database). */
-    authCacheable(): boolean;
+    /**
+     * Whether copies of accounts, tokens and sessions may be used now (false: read the database). `since`
+     * (performance.now()): a check made after that moment is good enough (SQLite reads data_version once).
+     */
+    authCacheable(since?: number): boolean;
     close(): void;
   };
   close(): Promise<void>;
