@@ -65,6 +65,8 @@ const REACT = {
   parameters: [
     { name: 'temperature', type: 'number', default: 60 },
     { name: 'time', type: 'number', default: 10 },
+    // recorded with each experiment, not passed to the reactor: a text parameter for a choice
+    { name: 'solvent', type: 'string', default: 'water' },
   ],
   outputs: ['run.yield'],
   main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
@@ -381,12 +383,16 @@ describe('campaigns in ivoryOS\'s format', () => {
     await idle(ada);
   });
 
-  it('takes value_type int, log_scale, constraints and early_stop, and hands them to labdeck\'s own checks', async () => {
+  it('takes value_type int, log_scale, a choice, constraints and early_stop, and hands them to labdeck\'s own checks', async () => {
     await ada.checkAuthentication();
     await ada.get('/library/react').expect(200);
     const res = await runWorkflowCampaign(ada, {
       optimizer_type: 'random',
-      parameters: [{ name: 'temperature', type: 'range', value_type: 'int', bounds: [20, 120], log_scale: true }, { name: 'time', type: 'range', bounds: [1, 60] }],
+      parameters: [
+        { name: 'temperature', type: 'range', value_type: 'int', bounds: [20, 120], log_scale: true },
+        { name: 'time', type: 'range', bounds: [1, 60] },
+        { name: 'solvent', type: 'choice', value_type: 'str', bounds: ['ethanol', 'dmso'] },
+      ],
       objectives: [{ name: 'run.yield', minimize: false, weight: 1 }],
       parameter_constraints: ['2*time <= 70'],
       outcome_constraints: ['run.yield >= 0'],
@@ -399,7 +405,11 @@ describe('campaigns in ivoryOS\'s format', () => {
     await until('the campaign to end', async () => (await ada.get(`/executions/records/${runId}`).expect(200)).body.workflow_info.end_time, 20_000);
     const own = (await ada.agent.get(`/app/executions/records/${runId}`).set('Accept', 'application/json').expect(200)).body;
     expect(own.campaign).toMatchObject({
-      space: [{ name: 'temperature', type: 'int', bounds: [20, 120], log_scale: true }, { name: 'time', type: 'range', bounds: [1, 60] }],
+      space: [
+        { name: 'temperature', type: 'int', bounds: [20, 120], log_scale: true },
+        { name: 'time', type: 'range', bounds: [1, 60] },
+        { name: 'solvent', type: 'choice', choices: ['ethanol', 'dmso'] },
+      ],
       constraints: ['2*time <= 70'],
       outcome_constraints: ['run.yield >= 0'],
       stop_when: ['run.yield >= 0'],
@@ -407,7 +417,8 @@ describe('campaigns in ivoryOS\'s format', () => {
     // every yield is >= 0: early_stop ended the campaign after its first measurement
     const record = (await ada.get(`/executions/records/${runId}`).expect(200)).body;
     expect(Object.keys(record.phases.script)).toHaveLength(1);
-    const { temperature, time } = record.phases.script['0'][0].parameters;
+    const { temperature, time, solvent } = record.phases.script['0'][0].parameters;
+    expect(['ethanol', 'dmso']).toContain(solvent);
     expect(Number.isInteger(temperature)).toBe(true);
     expect(time).toBeLessThanOrEqual(35);
     await idle(ada);
