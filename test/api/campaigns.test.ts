@@ -1,28 +1,8 @@
 import request from 'supertest';
 import { campaignInput } from '../../server/routes/campaigns.js';
-import { startLab, type TestLab } from './helpers.js';
+import { REACTOR, startLab, until, type TestLab } from './helpers.js';
 
 const J = 'application/json';
-
-/** A workflow over the demo reactor: its yield is the output to maximise. */
-const REACTOR = {
-  name: 'react',
-  parameters: [
-    { name: 'temperature', type: 'number', default: 60 },
-    { name: 'time', type: 'number', default: 10 },
-  ],
-  outputs: ['run.yield'],
-  main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
-};
-
-async function until(check: () => Promise<boolean>, ms = 15_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('timed out');
-}
 
 describe('optimization campaigns', () => {
   let lab: TestLab;

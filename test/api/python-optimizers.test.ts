@@ -9,29 +9,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isOptimizer, type Observation } from '../../core/contracts/index.js';
 import { optunaPython } from '../helpers/python.js';
-import { startLab, type TestLab } from './helpers.js';
+import { REACTOR, startLab, until, type TestLab } from './helpers.js';
 
 const J = 'application/json';
 const ADAPTERS = fileURLToPath(new URL('../../examples/optimizers', import.meta.url));
-
-const REACTOR = {
-  name: 'react',
-  parameters: [
-    { name: 'temperature', type: 'number', default: 60 },
-    { name: 'time', type: 'number', default: 10 },
-  ],
-  outputs: ['run.yield'],
-  main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
-};
-
-async function until(check: () => Promise<boolean>, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('timed out');
-}
 
 describe('a Python optimizer (the Optuna adapter)', () => {
   let lab: TestLab;
@@ -69,7 +50,7 @@ describe('a Python optimizer (the Optuna adapter)', () => {
       .set('Accept', J)
       .send({ workflow: 'react', repeat: 8, optimizer_type: 'optuna', batch_size: 2, seed: 5, parameters: 'temperature: 20..120 step 5, time: log 1..60', objectives: 'run.yield:max', config: { n_startup_trials: 4 } })
       .expect(200);
-    await until(async () => ['done', 'failed'].includes((await lab.admin.get('/app/executions/latest_plot').set('Accept', J)).body.campaign?.status));
+    await until(async () => ['done', 'failed'].includes((await lab.admin.get('/app/executions/latest_plot').set('Accept', J)).body.campaign?.status), 30_000);
     const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
     expect(plot.campaign).toMatchObject({ optimizer: 'optuna', status: 'done' });
     expect(plot.points).toHaveLength(8);
