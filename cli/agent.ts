@@ -161,7 +161,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
     socket.on('close', (code, reason) => {
       clearTimeout(silence);
       if (ws === socket) ws = null;
-      if (!refused) again(code === 4409 || code === 4400 ? `the server refused this agent: ${reason.toString()}` : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
+      if (!refused) again(code === 4409 || code === 4400 || code === 4401 ? `the server refused this agent: ${reason.toString()}` : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
     });
     socket.on('error', () => undefined); // `close` follows, and says what happened
   }

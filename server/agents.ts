@@ -33,7 +33,7 @@ export function attachAgents(server: Server, runtime: Runtime): void {
     runtime.accounts.agentTokenUser(m[1]).then(
       (user) => {
         if (!user) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
-        wss.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username));
+        wss.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username, m[1]));
       },
       () => refuse(socket, 401, 'The token could not be checked.'),
     );
@@ -41,7 +41,7 @@ export function attachAgents(server: Server, runtime: Runtime): void {
   server.on('close', () => wss.close());
 }
 
-function accept(ws: WebSocket, runtime: Runtime, by: string) {
+function accept(ws: WebSocket, runtime: Runtime, by: string, token: string) {
   const socket = { send: (text: string) => ws.send(text), close: (code: number, reason: string) => ws.close(code, reason) };
   let link: Awaited<ReturnType<Runtime['agents']['connect']>> = null;
   let alive = true;
@@ -50,6 +50,11 @@ function accept(ws: WebSocket, runtime: Runtime, by: string) {
     if (!alive) return ws.terminate();
     alive = false;
     ws.ping();
+    // a token revoked (or its admin disabled) since: the agent is let go, and its reconnections get 401
+    void runtime.accounts.agentTokenUser(token).then(
+      (user) => user || ws.close(4401, 'The agent token was revoked.'),
+      () => undefined,
+    );
   }, PING_MS);
   ws.on('pong', () => (alive = true));
   ws.on('message', (data, binary) => {

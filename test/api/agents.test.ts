@@ -189,3 +189,24 @@ describe('a connection cut without a word (a pulled cable)', () => {
     }
   }, 60_000);
 });
+
+describe('a revoked agent token', () => {
+  it('lets its connected agent go within a ping, and its reconnections get 401', async () => {
+    const made = await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'short-lived', scope: 'agent' }).expect(201);
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-agent-'));
+    const deck = join(dir, 'revoked.mjs');
+    await writeFile(deck, "export const doomed = { ping() { return 'pong'; } };\n");
+    try {
+      const a = await startAgent({ deck, server: base, token: made.body.token, name: 'revoked-pc' }, (l) => lines.push(l));
+      agents.push(a);
+      await a.welcomed;
+      await lab.admin.post(`/app/account/tokens/${made.body.id}/delete`).set('Accept', 'application/json').expect(204);
+      await until(async () => lines.some((l) => /agent revoked-pc: the server refused this agent: The agent token was revoked/.test(l)), 'the agent let go', 15_000);
+      await until(async () => lines.some((l) => /agent revoked-pc: the server refused the connection \(401\)/.test(l)), 'its reconnection refused', 15_000);
+      const doomed = ((await api('GET', '/instruments')).body.instruments as { name: string; offline?: string }[]).find((i) => i.name === 'doomed');
+      expect(doomed?.offline).toMatch(/the agent revoked-pc is not connected/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 40_000);
+});
