@@ -28,7 +28,7 @@ export class AuthCache<V> {
    * `since`: the request began then, and a check for changes made after it serves it too.
    */
   async get(key: string, load: () => Promise<V>, since?: number): Promise<V> {
-    if (this.signals?.authCacheable(since)) {
+    if (await this.signals?.authCacheable(since)) {
       const hit = this.entries.get(key);
       if (hit !== undefined && this.usable(hit)) return hit;
     }

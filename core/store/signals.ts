@@ -83,8 +83,9 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
   let dataVersion: unknown = null;
   let checkedAt = -Infinity;
   let versionStmt: { get(): unknown } | null = null;
-  const sqliteUnchanged = (since?: number): boolean => {
-    if (since !== undefined && checkedAt >= since) return true; // read after `since`: it saw what came before
+  /** The read that the requests arriving now wait for (made once they have all asked: one serves them all). */
+  let batch: Promise<boolean> | null = null;
+  const readDataVersion = (): boolean => {
     versionStmt ??= (ds.driver as unknown as { databaseConnection: { prepare(sql: string): { pluck(): { get(): unknown } } } }).databaseConnection
       .prepare('PRAGMA data_version')
       .pluck();
@@ -127,10 +128,18 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
       void connect();
       return () => authListeners.delete(fn);
     },
-    authCacheable(since) {
+    async authCacheable(since) {
       if (closed) return false;
       if (dialect === 'postgres') return client !== null;
-      return sqliteUnchanged(since);
+      if (since !== undefined && checkedAt >= since) return true; // read after `since`: it saw what came before
+      // each read takes SQLite's shared-memory lock (~5-30 µs): the requests of one turn share the next one
+      batch ??= new Promise((resolve) =>
+        setImmediate(() => {
+          batch = null;
+          resolve(!closed && readDataVersion());
+        }),
+      );
+      return batch;
     },
     close() {
       closed = true;

@@ -144,10 +144,11 @@ export interface Store extends RunStore {
     /** Call `fn` whenever accounts, tokens or sessions change, here or in another process; returns the undo. */
     onAuthChange(fn: () => void): () => void;
     /**
-     * Whether copies of accounts, tokens and sessions may be used now (false: read the database). `since`
-     * (performance.now()): a check made after that moment is good enough (SQLite reads data_version once).
+     * Whether copies of accounts, tokens and sessions may be used now (false: read the database), once every
+     * change made before this call has been seen. `since` (performance.now()): a check made after that moment
+     * is good enough (SQLite reads data_version once per turn of the event loop for all who ask).
      */
-    authCacheable(since?: number): boolean;
+    authCacheable(since?: number): Promise<boolean>;
     close(): void;
   };
   close(): Promise<void>;
