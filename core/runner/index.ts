@@ -13,11 +13,12 @@
  *
  * Events (`on('event')`): status, step, log, queue, run. Nothing here knows about HTTP or terminals.
  */
+import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { InstrumentSchema } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
-import { LabError, isLabError } from '../errors.js';
+import { LabError, isLabError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
@@ -126,6 +127,12 @@ interface Current {
 
 const now = () => new Date();
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+/** The run controls of the web app and the API, by the Runner method that does each. */
+export const RUN_CONTROLS = ['pauseResume', 'pause', 'resume', 'continuePauseStep', 'skip', 'release', 'retry', 'abortNextIteration', 'abortNextTask'] as const;
+export type RunControlName = (typeof RUN_CONTROLS)[number];
+/** How long a control sent to the host that runs the task waits for its answer. */
+const ASK_MS = 5_000;
+
 /** How long the loop waits before trying the store again after it failed (unless woken sooner). */
 const STORE_RETRY_MS = 2_000;
 
@@ -194,6 +201,7 @@ export class Runner extends EventEmitter {
     await this.syncInstruments();
     await this.recover();
     this.deck.on('change', this.onDeckChange);
+    await this.store.signals.onHostMessage((m) => void this.heard(m).catch((e) => this.reportFault(e, 'a message from another host: ')));
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.store.signals.onQueueChange(() => {
       if (this.closed) return;
@@ -353,13 +361,15 @@ export class Runner extends EventEmitter {
     };
   }
 
-  /** Tasks other hosts are running now, read on each heartbeat and wake-up. */
+  /** Tasks other hosts are running now, read on each heartbeat and wake-up; and the host of each. */
   private elsewhere: RunnerStatus['elsewhere'] = [];
+  private elsewhereHost = new Map<number, string>();
 
   private async refreshElsewhere() {
     const running = (await this.store.queue.open()).filter((t) => t.status === 'running' && t.hostId !== null && t.hostId !== this.host.id);
     const names = running.length ? new Map((await this.store.hosts.live()).map((h) => [h.id, h.name])) : new Map<string, string>();
     const elsewhere = running.map((t) => ({ task_id: t.id, name: t.name, run_id: t.runId, host: names.get(t.hostId!) ?? 'a labdeck that has stopped' }));
+    this.elsewhereHost = new Map(running.map((t) => [t.id, t.hostId!]));
     if (JSON.stringify(elsewhere) === JSON.stringify(this.elsewhere)) return;
     this.elsewhere = elsewhere;
     this.emitStatus();
@@ -705,6 +715,65 @@ export class Runner extends EventEmitter {
     }
     this.emitStatus();
     return this.status();
+  }
+
+  /**
+   * A control asked through the web app or the API. Done here; or, when this labdeck runs nothing and another
+   * one on the database runs the lab's task, sent to that labdeck (PostgreSQL), whose answer is returned: its
+   * status after the control, or its refusal. On SQLite (one PC) the refusal here names the host instead.
+   */
+  async control(name: RunControlName): Promise<RunnerStatus> {
+    if (!this.current && !this.interrupted && name !== 'release' && this.elsewhere.length) {
+      if (this.elsewhere.length > 1) {
+        const list = this.elsewhere.map((t) => `task ${t.task_id} on ${t.host}`).join(', ');
+        throw new LabError('conflict', `Several tasks run on other labdecks (${list}): control each on its host.`, undefined, { running: this.elsewhere });
+      }
+      const answer = await this.ask(this.elsewhere[0], name);
+      if (answer) return answer;
+    }
+    return this[name]();
+  }
+
+  private readonly asked = new Map<string, { resolve(s: RunnerStatus): void; reject(e: unknown): void }>();
+
+  /** Send a control to the host running `task`; its answer, or null when the database carries no messages. */
+  private async ask(task: RunnerStatus['elsewhere'][number], control: RunControlName): Promise<RunnerStatus | null> {
+    const id = randomUUID();
+    const answer = new Promise<RunnerStatus>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.asked.delete(id);
+        reject(new LabError('unavailable', `${task.host} runs task ${task.task_id} but did not answer within ${ASK_MS / 1000} s: control it there.`));
+      }, ASK_MS);
+      this.asked.set(id, {
+        resolve: (s) => (clearTimeout(timer), resolve(s)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+    });
+    if (await this.store.signals.tell({ type: 'control', id, to: this.elsewhereHost.get(task.task_id), from: this.host.id, control })) return answer;
+    this.asked.get(id)?.resolve(this.status()); // nothing was sent: settle the wait
+    this.asked.delete(id);
+    return null;
+  }
+
+  /** A message between hosts: a control another host asks of this one, or the answer to one this one asked. */
+  private async heard(raw: unknown): Promise<void> {
+    const m = raw as { type?: string; id?: string; to?: string; from?: string; control?: string; status?: RunnerStatus; error?: { code: ErrorCode; message: string; details?: ErrorDetail[] } } | null;
+    if (!m || m.to !== this.host.id || typeof m.id !== 'string') return;
+    if (m.type === 'reply') {
+      const waiting = this.asked.get(m.id);
+      this.asked.delete(m.id);
+      if (m.error) waiting?.reject(new LabError(m.error.code, m.error.message, m.error.details));
+      else if (m.status) waiting?.resolve(m.status);
+      return;
+    }
+    if (m.type !== 'control' || !RUN_CONTROLS.includes(m.control as RunControlName)) return;
+    let reply: { status: RunnerStatus } | { error: { code: ErrorCode; message: string; details?: ErrorDetail[] } };
+    try {
+      reply = { status: await this[m.control as RunControlName]() };
+    } catch (e) {
+      reply = { error: isLabError(e) ? { code: e.code, message: e.message, details: e.details } : { code: 'internal', message: message(e) } };
+    }
+    await this.store.signals.tell({ type: 'reply', id: m.id, to: m.from, ...reply }).catch(() => undefined);
   }
 
   /* ------------------------------------------------------------------ interrupted runs */

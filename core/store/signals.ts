@@ -3,7 +3,8 @@
  *
  * - "the queue changed", sent by one host and heard by every other at once;
  * - "accounts, tokens or sessions changed", so each process may keep copies of them (core/accounts/cache.ts)
- *   and still see a revoked token, a logout or a disabled account on its very next request.
+ *   and still see a revoked token, a logout or a disabled account on its very next request;
+ * - messages between hosts (JSON): a run control asked on one host for a task another runs, and its answer.
  *
  * PostgreSQL: LISTEN/NOTIFY on one connection of its own, opened again after it drops; while it is down no
  * copy is trusted. SQLite: processes on one file cannot signal each other, so queue wake-ups are the hosts'
@@ -16,6 +17,7 @@ import type { Store } from './types.js';
 
 const QUEUE = 'labdeck_queue';
 const AUTH = 'labdeck_auth';
+const HOSTS = 'labdeck_hosts';
 /** How long a change waits to hear its own notification (then every listener has been sent it). */
 const ECHO_MS = 1000;
 
@@ -28,6 +30,7 @@ interface PgClient {
 
 export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['signals'] {
   const queueListeners = new Set<() => void>();
+  const hostListeners = new Set<(message: unknown) => void>();
   const authListeners = new Set<() => void>();
   const authChangedHere = () => authListeners.forEach((fn) => fn());
   /** This process's notifications carry its nonce, so it knows its own echo. */
@@ -57,6 +60,15 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
       };
       c.on('notification', (msg) => {
         if (msg.channel === QUEUE) for (const fn of queueListeners) fn();
+        if (msg.channel === HOSTS) {
+          let message: unknown;
+          try {
+            message = JSON.parse(msg.payload ?? 'null');
+          } catch {
+            return;
+          }
+          for (const fn of hostListeners) fn(message);
+        }
         if (msg.channel !== AUTH) return;
         const mine = echoes.get(msg.payload ?? '');
         if (mine) mine();
@@ -64,7 +76,7 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
       });
       c.on('error', lost);
       c.on('end', lost);
-      await c.query(`LISTEN ${QUEUE}; LISTEN ${AUTH}`);
+      await c.query(`LISTEN ${QUEUE}; LISTEN ${AUTH}; LISTEN ${HOSTS}`);
       if (closed) return c.release(true);
       client = c;
       authChangedHere(); // what was copied while nobody listened may be stale
@@ -103,6 +115,15 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
     },
     async onQueueChange(fn) {
       queueListeners.add(fn);
+      await connect();
+    },
+    async tell(message) {
+      if (dialect !== 'postgres' || closed) return false;
+      await ds.query(`SELECT pg_notify($1, $2)`, [HOSTS, JSON.stringify(message)]);
+      return true;
+    },
+    async onHostMessage(fn) {
+      hostListeners.add(fn);
       await connect();
     },
     async authChanged() {

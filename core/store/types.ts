@@ -139,6 +139,10 @@ export interface Store extends RunStore {
     queueChanged(): Promise<void>;
     /** Call `fn` when another host says the queue changed (PostgreSQL; SQLite: never, the heartbeats look). */
     onQueueChange(fn: () => void): Promise<void>;
+    /** Send a message (JSON, under 8 kB) to every host; false when the database cannot carry one (SQLite). */
+    tell(message: unknown): Promise<boolean>;
+    /** Call `fn` with each message a host sends (PostgreSQL; its own too). */
+    onHostMessage(fn: (message: unknown) => void): Promise<void>;
     /** Tell this process and every other that accounts, tokens or sessions changed (the store's writes do). */
     authChanged(): Promise<void>;
     /** Call `fn` whenever accounts, tokens or sessions change, here or in another process; returns the undo. */

@@ -2,7 +2,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
-import { DIRECTIONS, type Direction, type RunnerEvent } from '../../core/runner/index.js';
+import { DIRECTIONS, type Direction, type RunControlName, type RunnerEvent } from '../../core/runner/index.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { QueueTaskRow } from '../../core/store/types.js';
 import { MAX_REPEAT } from '../../core/workflow/config.js';
@@ -391,22 +391,23 @@ export function executionRoutes(runtime: Runtime): Router {
   });
 
   /** Each control: the runner's action, audit-logged (`runner.pause`, `runner.abort.next-task`, …), then the status. */
-  const controls: [typeof R.pause, () => Promise<unknown>][] = [
-    [R.pauseResume, () => runner.pauseResume()],
-    [R.pause, () => runner.pause()],
-    [R.resume, () => runner.resume()],
-    [R.continue, () => runner.continuePauseStep()],
-    [R.skip, () => runner.skip()],
-    [R.release, () => runner.release()],
-    [R.retry, () => runner.retry()],
-    [R.abortNextIteration, () => runner.abortNextIteration()],
-    [R.abortNextTask, () => runner.abortNextTask()],
+  const controls: [typeof R.pause, RunControlName][] = [
+    [R.pauseResume, 'pauseResume'],
+    [R.pause, 'pause'],
+    [R.resume, 'resume'],
+    [R.continue, 'continuePauseStep'],
+    [R.skip, 'skip'],
+    [R.release, 'release'],
+    [R.retry, 'retry'],
+    [R.abortNextIteration, 'abortNextIteration'],
+    [R.abortNextTask, 'abortNextTask'],
   ];
-  for (const [route, action] of controls) {
+  for (const [route, name] of controls) {
     handle(r, route, async (req, res) => {
-      await action();
-      await runtime.audit(req.user!.id, `runner${route.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: runner.status().state });
-      res.json(runner.status());
+      // done here, or by the labdeck that runs the task (its status comes back)
+      const status = await runner.control(name);
+      await runtime.audit(req.user!.id, `runner${route.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: status.state });
+      res.json(status);
     });
   }
 

@@ -190,7 +190,8 @@ it("a host says which task another host runs, and a control here names that host
   const b = await host(['spare']);
   const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
   await a.state.gateWaiting();
-  await until(() => b.runner.status().elsewhere.length === 1, "B sees A's task", 5000);
+  // (a task is running a moment before its run record exists)
+  await until(() => b.runner.status().elsewhere[0]?.run_id != null, "B sees A's task and its run", 5000);
   expect(b.runner.status().elsewhere).toEqual([{ task_id: task.id, name: task.name, run_id: expect.any(Number), host: a.runner.host.name }]);
   expect(a.runner.status().elsewhere).toEqual([]);
   const refused = await b.runner.pause().then(
@@ -217,4 +218,29 @@ it("a workflow may use another host's instruments: checked against the lab's, qu
   // when B stops, A no longer offers its instruments
   await b.stop();
   await until(() => !a.runner.catalogue.list!().some((i) => i.name === 'counter'), 'A forgets them', 5000);
+});
+
+it("a control asked on a host that runs nothing goes to the host running the task (PostgreSQL), whose status comes back", async () => {
+  const a = await host(['gate', 'counter']);
+  const b = await host(['spare']);
+  const task = await a.runner.submit({ workflow: 'gated', repeat: 2, userId: null });
+  await a.state.gateWaiting();
+  await until(() => b.runner.status().elsewhere.length === 1, "B sees A's task", 5000);
+  if (store.dialect !== 'postgres') {
+    // SQLite carries no messages between processes: the refusal names the host to control it on
+    await expect(b.runner.control('pause')).rejects.toThrow(`runs on ${a.runner.host.name}: control it there`);
+    return;
+  }
+  const paused = await b.runner.control('pause');
+  expect(paused).toMatchObject({ paused: true, current_task: { id: task.id } }); // A's status
+  expect(a.runner.status().paused).toBe(true);
+  a.state.release(); // the call in flight finishes; no new step starts
+  await until(() => a.runner.status().state === 'paused', 'A paused between steps');
+  expect((await b.runner.control('resume')).paused).toBe(false);
+  await a.state.gateWaiting();
+  // a control that does not apply there comes back as that host's refusal
+  await expect(b.runner.control('continuePauseStep')).rejects.toMatchObject({ code: 'conflict' });
+  await b.runner.control('abortNextTask');
+  a.state.release();
+  await until(async () => (await queued(task))?.status === 'aborted', 'aborted from B');
 });
