@@ -317,12 +317,13 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
     (req, res, err) => signupAgain(req, res, err, (req.body as Record<string, unknown> | undefined)?.username),
   );
 
-  const logout = (req: Request, res: Response) => {
+  const logout = async (req: Request, res: Response) => {
     // a GET from another site (an <img src=…/logout>) must not log anyone out
     if (req.method === 'GET' && req.get('Sec-Fetch-Site') === 'cross-site') {
       throw new LabError('forbidden', 'Log out from labdeck itself (a link or a form on another site cannot).');
     }
-    req.session?.destroy(() => undefined);
+    // ended in the database, so on every host, before the answer says so
+    if (req.session) await new Promise<void>((resolve) => req.session.destroy(() => resolve()));
     res.clearCookie('labdeck.sid');
     res.redirect(302, `${url(req, '/auth/login')}?logged_out=1`);
   };
