@@ -59,6 +59,14 @@ export class RemoteError extends Error {
   }
 }
 
+/**
+ * A workflow written in Python, read by the host with `ast` (never run; python/labdeck_host/workflow_py.py):
+ * `source` a whole script, or `parts` ivoryOS's prep / script / cleanup texts. It answers the workflow
+ * document, or an `invalid_input` error whose message names the line (and `field` the part, `line` the line).
+ */
+export type ParseWorkflowInput = { name?: string } & ({ source: string } | { parts: { prep?: string; script?: string; cleanup?: string } });
+export type ParseWorkflowRequest = { type: 'parse_workflow' } & ParseWorkflowInput;
+
 export interface PythonHostOptions {
   /** Interpreter to run (see pythonCommand). */
   python?: string;
@@ -288,7 +296,7 @@ export class PythonHost extends EventEmitter {
   }
 
   /** Send one request and wait for its reply. */
-  private async send(req: HostRequest | OptimizerRequest, timeoutMs?: number, onEvent?: CallEvents['onEvent']): Promise<unknown> {
+  private async send(req: HostRequest | OptimizerRequest | ParseWorkflowRequest, timeoutMs?: number, onEvent?: CallEvents['onEvent']): Promise<unknown> {
     // not sent at all (the host is down): unavailable, never in-doubt
     const down = () => new LabError('unavailable', `The Python host is down: ${this.offlineReason ?? 'not running'}.`);
     if (!this.child) {
@@ -364,6 +372,11 @@ export class PythonHost extends EventEmitter {
 
   console(code: string, timeoutMs: number): Promise<ConsoleAnswer> {
     return this.send({ type: 'console', code, timeout_ms: timeoutMs }) as Promise<ConsoleAnswer>;
+  }
+
+  /** The workflow document of a Python script (not validated against the deck: the caller does that). */
+  parseWorkflow(req: ParseWorkflowInput): Promise<unknown> {
+    return this.send({ type: 'parse_workflow', ...req });
   }
 
   ping(): Promise<unknown> {

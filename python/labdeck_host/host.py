@@ -26,7 +26,7 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-from . import optimizer, schema
+from . import optimizer, schema, workflow_py
 
 PROTOCOL = 1
 MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
@@ -339,6 +339,8 @@ class Host:
             threading.Thread(target=self.console, args=(msg,), name="labdeck-console", daemon=True).start()
         elif kind == "ping":
             self.reply(msg, "pong")
+        elif kind == "parse_workflow":
+            self.parse_workflow(msg)
         elif kind == "shutdown":
             self.control.submit(self.shutdown, msg)
         elif kind in ("load_deck", "load_module", "connect", "dispose", "describe"):
@@ -358,6 +360,15 @@ class Host:
 
     def fail(self, msg, exc, kind="exception"):
         self.channel.send({"id": msg.get("id"), "type": "error", "error": _error_payload(exc, kind)})
+
+    def parse_workflow(self, msg):
+        """A Python workflow read with `ast` (never run): `source` a whole script, or `parts` (prep, script, cleanup)."""
+        try:
+            parts = msg.get("parts")
+            doc = workflow_py.parse_parts(parts, msg.get("name")) if parts is not None else workflow_py.parse(msg["source"], msg.get("name"))
+            self.reply(msg, doc)
+        except workflow_py.OutsideSubset as exc:
+            self.fail(msg, HostError("invalid_input", str(exc), line=exc.line, construct=exc.construct, field=exc.field))
 
     def control_op(self, msg):
         try:

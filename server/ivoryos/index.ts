@@ -11,6 +11,7 @@ import type { JSONSchema, MethodSchema, OptimizerSchema } from '../../core/contr
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
+import { workflowFromPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
 import { handle } from '../route.js';
@@ -367,11 +368,18 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     res.json({ workflow_info: workflowInfo(run, deckName(runtime)), phases: groupedPhases(phases, steps), csv_file_name: null });
   });
 
-  // ---------------------------------------------------------------- not implemented yet, and the rest
+  // ---------------------------------------------------------------- workflows as Python
 
-  for (const route of [R.submitPython]) {
-    handle(r, route, (_req, res) => res.status(501).json({ success: false, error: route.notice }));
-  }
+  handle(r, R.submitPython, async (req, res, { body: { workflow_name, script, prep, cleanup } }) => {
+    const name = workflow_name?.trim() || undefined;
+    const wf = await workflowFromPython(runtime.python.host, { parts: { prep, script, cleanup }, ...(name ? { name } : {}) }, runner.catalogue);
+    // ivoryOS replaces the draft: a name in use gets a new version; the session's draft is this workflow
+    const row = await store.workflows.save(wf.name, wf, req.user!.id);
+    if (req.session) req.session.ivoryosWorkflow = row.name;
+    res.json({ success: true, workflow_name: row.name, version: row.version, message: `Saved as the labdeck workflow "${row.name}" (version ${row.version}) and selected for this session.` });
+  });
+
+  // ---------------------------------------------------------------- the rest
 
   r.use((req, _res, next) =>
     next(new LabError('not_found', `labdeck does not answer ${req.method} ${req.originalUrl} as ivoryOS (docs/ivoryos.md lists what it answers; labdeck's own API is at /app).`)),

@@ -17,13 +17,6 @@ const ok = (description: string): ResponseObject => json(description, 'IvoryosRe
 /** A whole number, as JSON or as the text ivoryos-client sends (`"repeat": "3"`). */
 const COUNT = z.union([z.int().min(1, 'must be at least 1'), z.string().regex(/^\s*\d+\s*$/, 'must be a whole number').transform(Number)]).pipe(z.int().min(1, 'must be at least 1'));
 
-/** A route ivoryos-client 0.2.x calls that labdeck does not implement yet: 501 saying so, and what to use. */
-function notYet(path: string, summary: string, what: string, instead: string) {
-  return Object.assign(route({ method: 'POST', path, section: SECTION, summary: `${summary}: not implemented yet (501)`, operationId: `ivoryos${path.replace(/\W+(\w)/g, (_m, c: string) => c.toUpperCase())}`, responses: { 501: fail('Not implemented yet') } }), {
-    notice: `labdeck does not implement ${what} yet: ${instead}.`,
-  });
-}
-
 export const IVORYOS_ROUTES = {
   home: route({
     method: 'GET',
@@ -205,7 +198,25 @@ export const IVORYOS_ROUTES = {
     params: z.object({ workflow_id: ID }),
     responses: { 200: ok('The run'), 404: fail('No such run') },
   }),
-  submitPython: notYet('/draft/submit_python', 'Submit a workflow as Python (prep, script, cleanup)', 'workflows submitted as Python', 'issue 15 item 2; save a JSON workflow with POST /app/workflows'),
+  submitPython: route({
+    method: 'POST',
+    path: '/draft/submit_python',
+    section: SECTION,
+    summary: "Submit a workflow as Python (ivoryOS's prep, script and cleanup texts): saved as a labdeck workflow and selected as this session's draft",
+    operationId: 'ivoryosSubmitPython',
+    body: {
+      schema: z.object({
+        workflow_name: z.string().optional().describe("The workflow's name (default: the main function's)"),
+        script: z.string().default('').describe('The main function (its arguments are the parameters), or its body'),
+        prep: z.string().default('').describe('The prep function, or its body'),
+        cleanup: z.string().default('').describe('The cleanup function, or its body'),
+      }),
+    },
+    responses: {
+      200: ok('{ success: true, workflow_name, version, message }'),
+      400: fail('Python outside the subset (the message names the field and line), or calls that do not fit the deck (details name each step)'),
+    },
+  }),
   campaign: route({
     method: 'POST',
     path: '/executions/campaign',

@@ -9,7 +9,7 @@
  *   (`validateWorkflow`), and stored with its defaults filled in. On PUT, `name` may be left out; when given,
  *   it must be the name in the path (a workflow is renamed by saving it under the new name and deleting it).
  */
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
 import { ownerOrAdmin } from '../../core/accounts/index.js';
@@ -18,11 +18,12 @@ import type { Runtime } from '../../core/runtime.js';
 import type { WorkflowRow } from '../../core/store/types.js';
 import { instrumentsOf, validateWorkflow } from '../../core/workflow/validate.js';
 import type { Workflow } from '../../core/workflow/model.js';
+import { workflowFromPython, workflowToPython } from '../../core/workflow/python.js';
 import { ctxOf } from '../context.js';
 import { error, json, LOCATION, pageOrJson } from '../api-doc.js';
-import { render, url, wantsJson } from '../http.js';
+import { render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
-import { BuilderPage, WorkflowPage, WorkflowsPage, type BuilderData, type WorkflowJson, type WorkflowSummary } from '../views/workflows.js';
+import { BuilderPage, WorkflowPage, WorkflowsPage, type BuilderData, type PythonImportForm, type WorkflowJson, type WorkflowSummary } from '../views/workflows.js';
 
 /** The builder's URL for a new workflow: this word cannot name a workflow. */
 export const NEW_WORKFLOW = 'new';
@@ -117,6 +118,56 @@ export const WORKFLOW_ROUTES = {
     description: 'Deletes every version. Runs keep their own copy of the workflow. Audit-logged.',
     params: NAMED,
     responses: { 200: json('Deleted: { "deleted": name }', 'Deleted'), 403: error('Created by another user: only they or an admin may delete it'), 404: error('No such workflow') },
+  }),
+  importPython: route({
+    method: 'POST',
+    path: '/workflows/import/python',
+    section: SECTION,
+    summary: 'Import a workflow written in Python (ivoryOS-style; read, never run): 201 saved, 400 names the line',
+    operationId: 'importPythonWorkflow',
+    description:
+      'The body is the script (text/plain; `?name=` names the workflow) or `{ source, name }` (JSON or a form). The script is read with Python\'s ' +
+      '`ast`, never run: a main function (its arguments are the parameters, its returned dict the outputs), optional `prep` / `<name>_prep` and ' +
+      '`cleanup` / `<name>_cleanup` functions, and in them calls on instruments (`deck.pump.dose(volume_ml=1.5)`, `lab.pump.dose(…)`), ' +
+      'assignments of their results, `time.sleep`, `input` (a pause), `if`/`else` and `for _ in range(n)`. Anything else is refused naming its line; ' +
+      'the workflow is then validated against the deck like any other. `?save=false` answers the workflow without saving it.',
+    body: {
+      name: 'PythonImportBody',
+      kinds: ['json', 'form', 'text'],
+      text: 'source',
+      schema: z.object({
+        source: z.string().refine((s) => s.trim() !== '', 'must not be empty').meta({ minLength: 1 }).describe('The Python script'),
+        name: z.string().optional().describe("The workflow's name (default: the main function's)"),
+      }),
+    },
+    query: z.object({
+      name: z.string().optional().describe('The workflow name, for a text/plain body'),
+      save: z.enum(['true', 'false']).optional().describe('false: answer the workflow without saving it'),
+    }),
+    responses: {
+      201: { ...json('Saved: the stored document (the form: 303 to its page)', 'WorkflowSaved'), headers: { ...LOCATION } },
+      200: json('save=false: the workflow document, validated', 'Workflow'),
+      400: error('Python outside the subset (the message names the line; data.line), or a workflow that does not fit the deck (details name each step path)'),
+      409: error('A workflow of that name exists'),
+    },
+  }),
+  python: route({
+    method: 'GET',
+    path: '/workflows/{name}/python',
+    section: SECTION,
+    summary: "The workflow as a runnable Python script over labdeck's generated client (an attachment)",
+    operationId: 'exportPythonWorkflow',
+    description: 'Imports `labdeck_client` (GET /app/instruments/proxy) and makes the same calls as `lab.<instrument>.<method>(…)`; importing it back gives the same workflow.',
+    params: NAMED,
+    query: z.object({ version: ID.optional().describe('An older version (default: the latest)') }),
+    responses: {
+      200: {
+        description: 'The script, as an attachment',
+        headers: { 'Content-Disposition': { description: 'attachment; filename=<name>.py', schema: { type: 'string' } } },
+        content: { 'text/x-python': { schema: { type: 'string' } } },
+      },
+      404: error('No such workflow, or no such version'),
+    },
   }),
   builder: route({
     method: 'GET',
@@ -245,6 +296,45 @@ export function workflowRoutes(runtime: Runtime): Router {
     if (!(await store.workflows.delete(name))) throw new LabError('not_found', `There is no workflow "${name}".`);
     await runtime.audit(req.user!.id, 'workflow.delete', { name, versions: row.version });
     res.json({ deleted: name });
+  });
+
+  const importForm = async (req: Request, res: Response, err: LabError) => {
+    const { source, name } = (req.body ?? {}) as PythonImportForm;
+    const [rows, names] = await Promise.all([store.workflows.list(), userNames()]);
+    render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={rows.map((row) => summary(row, names))} importForm={{ source, name, error: err.message }} />, statusOf(err));
+  };
+
+  const importPython = async (source: string, name: string | undefined) => {
+    const wf = await workflowFromPython(runtime.python.host, { source, ...(name ? { name } : {}) }, runtime.runner.catalogue);
+    if (wf.name === NEW_WORKFLOW) validate(wf, [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }]);
+    return wf;
+  };
+
+  handle(
+    r,
+    WORKFLOW_ROUTES.importPython,
+    async (req, res, { body, query }) => {
+      const name = body.name?.trim() || query.name || undefined;
+      const fromForm = !wantsJson(req) && req.is('application/x-www-form-urlencoded');
+      try {
+        const wf = await importPython(body.source, name);
+        if (query.save === 'false') return res.json(wf);
+        const row = await store.workflows.save(wf.name, wf, req.user!.id, { expectNew: true });
+        const location = url(req, `/workflows/${encodeURIComponent(row.name)}`);
+        if (fromForm) return res.redirect(303, location);
+        res.status(201).location(location).json({ name: row.name, version: row.version, workflow: row.definition });
+      } catch (e) {
+        if (!fromForm || !isLabError(e)) throw e;
+        await importForm(req, res, e);
+      }
+    },
+    importForm,
+  );
+
+  handle(r, WORKFLOW_ROUTES.python, async (req, res, { params, query: { version } }) => {
+    const row = await find(params.name, version);
+    const client = `${req.protocol}://${req.get('host')}${url(req, '/instruments/proxy?lang=python')}`;
+    res.attachment(`${row.name}.py`).type('text/x-python').send(workflowToPython(row.definition as Workflow, client));
   });
 
   handle(r, WORKFLOW_ROUTES.builder, async (req, res, { params }) => {

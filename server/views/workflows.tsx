@@ -46,7 +46,36 @@ const wfUrl = (ctx: ViewCtx, name: string, rest = '') => ctx.url(`/workflows/${e
 
 const when = (iso: string) => <LocalTime iso={iso} />;
 
-export function WorkflowsPage({ ctx, workflows }: { ctx: ViewCtx; workflows: WorkflowSummary[] }) {
+/** The "Import Python" form: what was sent, and why it was refused, when it comes back. */
+export interface PythonImportForm {
+  source?: string;
+  name?: string;
+  error?: string;
+}
+
+function ImportPython({ ctx, form }: { ctx: ViewCtx; form: PythonImportForm | undefined }) {
+  return (
+    <details className="card card-body mb-3" open={form !== undefined} data-testid="import-python">
+      <summary className="fw-semibold">Import Python</summary>
+      <p className="small text-body-secondary mt-2 mb-2">
+        Paste an ivoryOS-style script: a main function whose arguments are the parameters, optional <code>prep</code> and <code>cleanup</code> functions,
+        calls like <code>deck.pump.dose(volume_ml=1.5)</code>, <code>time.sleep</code>, <code>if</code> and <code>for _ in range(n)</code>. It is read, never run.
+      </p>
+      {form?.error ? <div className="alert alert-danger py-2" role="alert">{form.error}</div> : null}
+      <form method="post" action={ctx.url('/workflows/import/python')}>
+        <textarea className="form-control font-monospace mb-2" name="source" rows={10} required aria-label="Python script" defaultValue={form?.source ?? ''} />
+        <div className="d-flex gap-2">
+          <input className="form-control form-control-sm w-auto" name="name" placeholder="name (default: the main function's)" aria-label="Workflow name" defaultValue={form?.name ?? ''} />
+          <button type="submit" className="btn btn-sm btn-primary">
+            Import
+          </button>
+        </div>
+      </form>
+    </details>
+  );
+}
+
+export function WorkflowsPage({ ctx, workflows, importForm }: { ctx: ViewCtx; workflows: WorkflowSummary[]; importForm?: PythonImportForm }) {
   return (
     <Layout ctx={ctx} title="Workflows">
       <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
@@ -55,6 +84,7 @@ export function WorkflowsPage({ ctx, workflows }: { ctx: ViewCtx; workflows: Wor
           New workflow
         </a>
       </div>
+      <ImportPython ctx={ctx} form={importForm} />
       {workflows.length === 0 ? (
         <div className="text-body-secondary">
           <p>No workflows yet. A workflow is a list of instrument calls (and waits, pauses, repeats and ifs) that labdeck runs for you, once per set of parameters.</p>
@@ -140,6 +170,9 @@ export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJs
         </a>
         <a className="btn btn-sm btn-outline-secondary" href={wfUrl(ctx, wf.name, `?format=json${wf.version !== latest ? `&version=${wf.version}` : ''}`)}>
           JSON
+        </a>
+        <a className="btn btn-sm btn-outline-secondary" href={wfUrl(ctx, wf.name, `/python${wf.version !== latest ? `?version=${wf.version}` : ''}`)} download>
+          Python
         </a>
         <button type="button" className="btn btn-sm btn-outline-danger" data-wf-delete={wfUrl(ctx, wf.name)} data-wf-list={ctx.url('/workflows')} data-wf-name={wf.name}>
           Delete

@@ -1,0 +1,131 @@
+/**
+ * Workflows as Python (DESIGN.md §13). Import: the Python host reads ivoryOS-style Python with `ast` (never
+ * running it; python/labdeck_host/workflow_py.py) into the workflow document, which is then validated against
+ * the lab's instruments like any other. Export: a workflow as a runnable script over labdeck's generated Python
+ * client (`labdeck_client.py`), in the same subset, so exporting and importing again gives the same workflow.
+ */
+import { LabError } from '../errors.js';
+import type { ParseWorkflowInput } from '../hosts/python.js';
+import { RemoteError } from '../hosts/python.js';
+import type { Arg, Condition, Parameter, Step, Workflow } from './model.js';
+import { validateWorkflow, type DeckSchemas } from './validate.js';
+
+/** What import needs of the Python host. */
+export interface WorkflowParser {
+  parseWorkflow(req: ParseWorkflowInput): Promise<unknown>;
+}
+
+/**
+ * The workflow written in `req` (a whole script, or ivoryOS's prep / script / cleanup texts), checked against
+ * the lab's instruments. Python outside the subset → invalid_input naming the line (and `data.line`);
+ * an unknown instrument, method or argument → invalid_input naming the step path.
+ */
+export async function workflowFromPython(host: WorkflowParser, req: ParseWorkflowInput, deck: DeckSchemas): Promise<Workflow> {
+  let doc: unknown;
+  try {
+    doc = await host.parseWorkflow(req);
+  } catch (e) {
+    if (!(e instanceof RemoteError) || e.payload.kind !== 'invalid_input') throw e;
+    const { message, field, line } = e.payload;
+    throw new LabError('invalid_input', `Python ${message}.`, [{ field: field ?? ('source' in req ? 'source' : 'script'), message }], { line });
+  }
+  return validateWorkflow(doc, deck);
+}
+
+/* ------------------------------------------------------------------ export */
+
+const PY_TYPES: Record<Parameter['type'], string> = { number: 'float', integer: 'int', string: 'str', boolean: 'bool' };
+const INDENT = '    ';
+
+/** A Python literal of a JSON value (a JSON string literal is a Python one). */
+function literal(v: unknown): string {
+  if (v === null || v === undefined) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (Array.isArray(v)) return `[${v.map(literal).join(', ')}]`;
+  if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${literal(x)}`).join(', ')}}`;
+  return JSON.stringify(v);
+}
+
+const arg = (a: Arg): string => ('value' in a ? literal(a.value) : 'param' in a ? a.param : a.var);
+const condition = (c: Condition): string => `${arg(c.left)} ${c.op} ${arg(c.right)}`;
+
+function steps(list: readonly Step[], depth: number): string[] {
+  const pad = INDENT.repeat(depth);
+  if (!list.length) return [`${pad}pass`];
+  return list.flatMap((s): string[] => {
+    const label = s.label ? [`${pad}# ${s.label.replace(/\s+/g, ' ')}`] : [];
+    switch (s.kind) {
+      case 'call': {
+        const args = Object.entries(s.args ?? {}).map(([k, a]) => `${k}=${arg(a)}`);
+        return [...label, `${pad}${s.save_as ? `${s.save_as} = ` : ''}lab.${s.instrument}.${s.method}(${args.join(', ')})`];
+      }
+      case 'wait':
+        return [...label, `${pad}time.sleep(${s.seconds})`];
+      case 'pause':
+        return [...label, `${pad}input(${s.message ? literal(s.message) : ''})`];
+      case 'repeat':
+        return [...label, `${pad}for _ in range(${s.times}):`, ...steps(s.steps, depth + 1)];
+      case 'if':
+        return [...label, `${pad}if ${condition(s.condition)}:`, ...steps(s.then, depth + 1), ...(s.else ? [`${pad}else:`, ...steps(s.else, depth + 1)] : [])];
+    }
+  });
+}
+
+/** `run.yield` → `run["yield"]`: an output is a variable or a field of one. */
+function output(name: string): string {
+  const [root, ...path] = name.split('.');
+  return root + path.map((p) => `[${/^\d+$/.test(p) ? p : JSON.stringify(p)}]`).join('');
+}
+
+/** The main function's name: the workflow's, unless that cannot be one (then `script`, and import takes the name). */
+function mainName(wf: Workflow): string {
+  const plain = /^[A-Za-z_][A-Za-z0-9_]*$/.test(wf.name) && !/(^|_)(prep|cleanup)$/.test(wf.name) && !PY_RESERVED.has(wf.name);
+  return plain ? wf.name : 'script';
+}
+
+const PY_RESERVED = new Set(
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield lab time labdeck_client input range'.split(' '),
+);
+
+/** The workflow as a runnable Python script over labdeck's generated client (`clientUrl`: where to get it). */
+export function workflowToPython(wf: Workflow, clientUrl: string): string {
+  const fn = mainName(wf);
+  const params = wf.parameters.map((p) => `${p.name}: ${PY_TYPES[p.type]}${p.default === undefined ? '' : ` = ${literal(p.default)}`}`);
+  const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(o)}: ${output(o)}`).join(', ')}}`] : [];
+  // a docstring: backslashes and every quote escaped (a closing quote would end it early)
+  const doc = wf.description.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
+  return [
+    ...(doc ? [`"""${doc}"""`] : []),
+    `# Exported from labdeck (workflow "${wf.name}"). It runs over labdeck's Python client: download`,
+    `# ${clientUrl} as labdeck_client.py beside this file, set LABDECK_TOKEN to an API token, and run it.`,
+    `# Import it back with POST /app/workflows/import/python (or the workflows page).`,
+    'import os',
+    'import time',
+    '',
+    'import labdeck_client',
+    '',
+    '',
+    `def ${fn}_prep():`,
+    ...steps(wf.prep, 1),
+    '',
+    '',
+    `def ${fn}(${params.length ? `*, ${params.join(', ')}` : ''}):`,
+    ...steps(wf.main, 1),
+    ...returns,
+    '',
+    '',
+    `def ${fn}_cleanup():`,
+    ...steps(wf.cleanup, 1),
+    '',
+    '',
+    'if __name__ == "__main__":',
+    `${INDENT}lab = labdeck_client.Lab(token=os.environ.get("LABDECK_TOKEN"))`,
+    `${INDENT}${fn}_prep()`,
+    `${INDENT}try:`,
+    `${INDENT}${INDENT}print(${fn}())`,
+    `${INDENT}finally:`,
+    `${INDENT}${INDENT}${fn}_cleanup()`,
+    '',
+  ].join('\n');
+}

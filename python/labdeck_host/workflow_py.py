@@ -1,0 +1,280 @@
+"""Workflows written as Python (DESIGN.md §13): ivoryOS-style scripts read with `ast` into labdeck's workflow
+document (core/workflow/model.ts). The code is parsed, never executed; anything outside the subset below is an
+error naming its line and construct.
+
+The subset: functions `prep` / `<name>_prep`, the main one (`script` or `<name>`, its arguments are the
+workflow's parameters) and `cleanup` / `<name>_cleanup`; in their bodies, calls on an instrument
+(`deck.pump.dose(volume_ml=1.5)`, `lab.pump.dose(...)` or `pump.dose(...)`) with keyword arguments that are
+literals, parameters (a function argument, or the text `"#name"`) or variables (a result assigned earlier),
+`x = <call>`, `time.sleep(s)`, `input("message")` (a pause), `if <a> <op> <b>:` / `else`,
+`for _ in range(n):`, `pass`, and in the main function a final `return {"output": var, "o2": var["field"]}`.
+Module level: imports, a docstring, the functions, and an `if __name__ == "__main__":` block (ignored).
+"""
+import ast
+import contextlib
+
+PREFIXES = ("deck", "lab")
+COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
+TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
+ANNOTATIONS = {"bool": "boolean", "int": "integer", "float": "number", "str": "string"}
+
+
+class OutsideSubset(Exception):
+    """Python the workflow subset does not have: `line` and `construct` name it."""
+
+    def __init__(self, node, construct, hint):
+        self.line = getattr(node, "lineno", None)
+        self.construct = construct
+        self.field = None
+        super().__init__("line %s: %s is outside the workflow subset: %s" % (self.line, construct, hint))
+
+
+NAMES = {
+    ast.While: "a while loop", ast.Try: "try", ast.With: "with", ast.ClassDef: "a class", ast.Return: "return",
+    ast.AugAssign: "an augmented assignment", ast.Raise: "raise", ast.Global: "global", ast.Delete: "del",
+}
+
+
+def _construct(node):
+    """What a construct is called in a message: its name, or its text."""
+    if type(node) in NAMES:
+        return NAMES[type(node)]
+    return "%s (%s)" % (ast.get_source_segment(_SOURCE[0], node) or "?", type(node).__name__)
+
+
+_SOURCE = [""]
+
+
+def _tree(source):
+    _SOURCE[0] = source
+    try:
+        return ast.parse(source)
+    except SyntaxError as exc:
+        err = OutsideSubset(exc, "a syntax error", exc.msg)
+        err.args = ("line %s: %s" % (exc.lineno, exc.msg),)
+        raise err
+
+
+def _phase_of(fn):
+    if fn.name == "prep" or fn.name.endswith("_prep"):
+        return "prep"
+    return "cleanup" if fn.name == "cleanup" or fn.name.endswith("_cleanup") else "main"
+
+
+def parse(source, name=None):
+    """The workflow document of `source` (a Python text); `name` overrides the main function's name."""
+    tree = _tree(source)
+    phases, description = {}, ""
+    for i, node in enumerate(tree.body):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            continue
+        if i == 0 and _is_docstring(node):
+            description = node.value.value
+            continue
+        if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
+            continue
+        if not isinstance(node, ast.FunctionDef):
+            raise OutsideSubset(node, _construct(node), "at module level only imports, the prep / script / cleanup functions and an `if __name__ == \"__main__\":` block")
+        phase = _phase_of(node)
+        if phase in phases:
+            raise OutsideSubset(node, "a second %s function (%s)" % (phase, node.name), "a workflow has one prep, one main and one cleanup function")
+        phases[phase] = node
+    if "main" not in phases:
+        raise OutsideSubset(tree, "a script without a main function", "define the main function (`def script(...):` or `def <workflow name>(...):`)")
+    return _document(phases, name, description)
+
+
+FIELDS = {"prep": "prep", "main": "script", "cleanup": "cleanup"}
+
+
+def parse_parts(parts, name):
+    """ivoryOS's submit_python: the texts of prep, script (main) and cleanup, each a function or its body.
+    Errors name the field as well as the line."""
+    phases = {}
+    for phase, field in FIELDS.items():
+        with _in_field(field):
+            body = [n for n in _tree(parts.get(field) or "").body if not isinstance(n, (ast.Import, ast.ImportFrom))]
+            if len(body) == 1 and isinstance(body[0], ast.FunctionDef):
+                phases[phase] = body[0]
+            else:
+                phases[phase] = ast.FunctionDef(name=phase, args=ast.arguments(
+                    posonlyargs=[], args=[], vararg=None, kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
+                    body=body, decorator_list=[], lineno=1)
+    return _document(phases, name, "", fields=FIELDS)
+
+
+@contextlib.contextmanager
+def _in_field(field):
+    """Prefix the error of a part with its field (`script line 3: …`); no field, no prefix."""
+    try:
+        yield
+    except OutsideSubset as exc:
+        if field and not exc.field:
+            exc.field = field
+            exc.args = ("%s %s" % (field, exc.args[0]),)
+        raise
+
+
+def _document(phases, name, description, fields=None):
+    main = phases["main"]
+    with _in_field(fields and fields["main"]):
+        reader = Reader(main)
+    doc = {"name": name or main.name, "description": description or (ast.get_docstring(main) or ""),
+           "parameters": reader.parameters, "outputs": [], "prep": [], "main": [], "cleanup": []}
+    for phase in ("prep", "main", "cleanup"):
+        fn = phases.get(phase)
+        if fn is None:
+            continue
+        with _in_field(fields and fields[phase]):
+            if phase != "main" and (fn.args.args or fn.args.kwonlyargs):
+                raise OutsideSubset(fn, "arguments of %s" % fn.name, "only the main function takes the workflow's parameters")
+            body = fn.body[1:] if fn.body and _is_docstring(fn.body[0]) else fn.body
+            returns = phase == "main" and body and isinstance(body[-1], ast.Return)
+            doc[phase] = reader.steps(body[:-1] if returns else body)
+            if returns:
+                doc["outputs"] = reader.outputs(body[-1])
+    return doc
+
+
+def _is_docstring(node):
+    return isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+
+
+class Reader:
+    def __init__(self, main):
+        self.params = {}
+        self.parameters = []
+        self.variables = set()
+        args = main.args
+        if args.vararg or args.kwarg or args.posonlyargs:
+            raise OutsideSubset(main, "*args / **kwargs / positional-only arguments", "name each parameter")
+        plain = args.args + args.kwonlyargs
+        defaults = [None] * (len(args.args) - len(args.defaults)) + list(args.defaults) + list(args.kw_defaults)
+        for arg, default in zip(plain, defaults):
+            self.add_parameter(arg.arg, arg, default)
+
+    def add_parameter(self, name, node, default=None):
+        if name in self.params:
+            return
+        p = {"name": name, "type": "number"}
+        if default is not None:
+            value = self.literal(default)
+            p["type"] = TYPES.get(type(value), "number")
+            p["default"] = value
+        annotation = getattr(node, "annotation", None)
+        if isinstance(annotation, ast.Name) and annotation.id in ANNOTATIONS:
+            p["type"] = ANNOTATIONS[annotation.id]
+        self.params[name] = p
+        self.parameters.append(p)
+
+    def literal(self, node):
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            raise OutsideSubset(node, _construct(node), "a value here must be a literal (a number, text, True/False, None, a list or a dict of them)")
+
+    def steps(self, body):
+        return [s for node in body for s in self.statement(node)]
+
+    def statement(self, node):
+        if isinstance(node, ast.Pass):
+            return []
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            return [self.call(node.value)]
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
+            step = self.call(node.value)
+            if step["kind"] != "call":
+                raise OutsideSubset(node, "assigning the result of %s" % ast.unparse(node.value.func), "only an instrument call has a result")
+            step["save_as"] = node.targets[0].id
+            self.variables.add(node.targets[0].id)
+            return [step]
+        if isinstance(node, ast.If):
+            step = {"kind": "if", "condition": self.condition(node.test), "then": self.steps(node.body)}
+            if node.orelse:
+                step["else"] = self.steps(node.orelse)
+            return [step]
+        if isinstance(node, ast.For):
+            return [self.loop(node)]
+        if isinstance(node, ast.Assign):
+            raise OutsideSubset(node, "an assignment of %s" % ast.unparse(node.value), "assign only the result of an instrument call to one name (`x = deck.pump.dose(...)`)")
+        raise OutsideSubset(node, _construct(node), "a step is an instrument call, an assignment of its result, time.sleep, input, if, for … in range or pass")
+
+    def loop(self, node):
+        it = node.iter
+        if node.orelse or not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1 and not it.keywords):
+            raise OutsideSubset(node, "for … in %s" % ast.unparse(it), "loop with `for _ in range(n):`, n a whole number")
+        times = self.literal(it.args[0])
+        if not isinstance(times, int) or isinstance(times, bool) or times < 0:
+            raise OutsideSubset(node, "range(%s)" % ast.unparse(it.args[0]), "the count is a whole number written out")
+        target = node.target.id if isinstance(node.target, ast.Name) else None
+        if target is None:
+            raise OutsideSubset(node, "for %s in" % ast.unparse(node.target), "the loop variable is one name")
+        steps = self.steps(node.body)
+        for sub in ast.walk(ast.Module(body=node.body, type_ignores=[])):
+            if isinstance(sub, ast.Name) and sub.id == target and target != "_":
+                raise OutsideSubset(sub, "the loop variable %s in the loop" % target, "a repeat has no counter: the body does the same each time")
+        return {"kind": "repeat", "times": times, "steps": steps}
+
+    def call(self, node):
+        func = ast.unparse(node.func)
+        if func == "time.sleep" or func == "sleep":
+            if len(node.args) != 1 or node.keywords:
+                raise OutsideSubset(node, "%s with these arguments" % func, "time.sleep takes the seconds")
+            seconds = self.literal(node.args[0])
+            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
+                raise OutsideSubset(node, "time.sleep(%s)" % ast.unparse(node.args[0]), "the seconds are a number written out")
+            return {"kind": "wait", "seconds": seconds}
+        if func == "input":
+            if node.keywords or len(node.args) > 1:
+                raise OutsideSubset(node, "input with these arguments", "input takes the message to show")
+            message = self.literal(node.args[0]) if node.args else None
+            return {"kind": "pause", "message": str(message)} if message else {"kind": "pause"}
+        parts = func.split(".")
+        if not isinstance(node.func, ast.Attribute) or not all(p.isidentifier() for p in parts):
+            raise OutsideSubset(node, "the call %s(…)" % func, "call a method of an instrument: deck.<instrument>.<method>(name=value, …)")
+        if parts[0] in PREFIXES and len(parts) == 3:
+            parts = parts[1:]
+        if len(parts) != 2:
+            raise OutsideSubset(node, "the call %s(…)" % func, "call a method of an instrument: deck.<instrument>.<method>(name=value, …)")
+        if node.args:
+            raise OutsideSubset(node, "a positional argument of %s" % func, "name every argument (%s(name=value))" % func)
+        step = {"kind": "call", "instrument": parts[0], "method": parts[1]}
+        args = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise OutsideSubset(node, "**%s" % ast.unparse(kw.value), "name every argument")
+            args[kw.arg] = self.arg(kw.value)
+        if args:
+            step["args"] = args
+        return step
+
+    def arg(self, node):
+        if isinstance(node, ast.Name) and node.id not in ("True", "False", "None"):
+            if node.id in self.params:
+                return {"param": node.id}
+            if node.id in self.variables:
+                return {"var": node.id}
+            raise OutsideSubset(node, "the name %s" % node.id, "it is neither a parameter of the main function nor a result assigned before")
+        value = self.literal(node)
+        if isinstance(value, str) and value.startswith("#") and value[1:].isidentifier():
+            self.add_parameter(value[1:], None)
+            return {"param": value[1:]}
+        return {"value": value}
+
+    def condition(self, node):
+        if not (isinstance(node, ast.Compare) and len(node.ops) == 1 and type(node.ops[0]) in COMPARE):
+            raise OutsideSubset(node, "the condition %s" % ast.unparse(node), "compare two values once: `if x > 1.5:` (==, !=, <, <=, >, >=)")
+        return {"left": self.arg(node.left), "op": COMPARE[type(node.ops[0])], "right": self.arg(node.comparators[0])}
+
+    def outputs(self, node):
+        if not isinstance(node.value, ast.Dict) or None in node.value.keys:
+            raise OutsideSubset(node, "return %s" % (ast.unparse(node.value) if node.value else ""), "return the outputs as a dict: return {\"yield\": run[\"yield\"]}")
+        out = []
+        for value in node.value.values:
+            field = None
+            if isinstance(value, ast.Subscript):
+                field, value = self.literal(value.slice), value.value
+            if not (isinstance(value, ast.Name) and value.id in self.variables):
+                raise OutsideSubset(value, "the output %s" % ast.unparse(value), "an output is a result assigned before, or a field of one (run[\"yield\"])")
+            out.append(value.id if field is None else "%s.%s" % (value.id, field))
+        return out
