@@ -23,7 +23,7 @@ class OutsideSubset(Exception):
     """Python the workflow subset does not have: `line` and `construct` name it."""
 
     def __init__(self, node, construct, hint):
-        self.line = getattr(node, "lineno", None)
+        self.line = getattr(node, "lineno", 1)
         self.construct = construct
         self.field = None
         super().__init__("line %s: %s is outside the workflow subset: %s" % (self.line, construct, hint))
