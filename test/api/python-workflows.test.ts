@@ -4,8 +4,16 @@
  * ivoryOS's /ivoryos/draft/submit_python; every workflow exported as a script over labdeck_client.py, and
  * imported back unchanged.
  */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import request from 'supertest';
 import { PASSWORD, startLab, type TestLab } from './helpers.js';
+
+const exec = promisify(execFile);
 
 const J = 'application/json';
 let lab: TestLab;
@@ -186,6 +194,41 @@ describe('export at /app/workflows/{name}/python', () => {
     await lab.admin.put('/app/workflows/empty-one').set('Accept', J).send({ main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(200);
     expect((await lab.admin.get('/app/workflows/empty-one/python').expect(200)).text).toContain('lab.noop.ping()');
     expect((await lab.admin.get('/app/workflows/empty-one/python?version=1').expect(200)).text).not.toContain('lab.noop.ping()');
+  });
+
+  it('the exported script runs: over the downloaded labdeck_client.py it makes the calls on the deck and prints the outputs', async () => {
+    const wf = {
+      name: 'runnable',
+      parameters: [{ name: 'volume', type: 'number', default: 0.25 }],
+      outputs: ['mass'],
+      prep: [{ kind: 'call', instrument: 'noop', method: 'ping' }],
+      main: [
+        { kind: 'repeat', times: 2, steps: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } } }] },
+        { kind: 'wait', seconds: 0.01 },
+        { kind: 'call', instrument: 'balance', method: 'weigh', save_as: 'mass' },
+      ],
+      cleanup: [{ kind: 'call', instrument: 'noop', method: 'ping' }],
+    };
+    await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
+    const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'export' }).expect(201)).body.token as string;
+    const server: Server = lab.app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-export-'));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/app`;
+      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${token}` } })).text();
+      await writeFile(join(dir, 'labdeck_client.py'), await get('/instruments/proxy?lang=python'));
+      await writeFile(join(dir, 'runnable.py'), await get('/workflows/runnable/python'));
+      const recorded = async () => (await Promise.all(['noop', 'pump', 'balance'].map((i) => lab.runtime.store.steps.recent(i, 1000)))).flat().sort((a, b) => a.id - b.id);
+      const last = (await recorded()).at(-1)?.id ?? 0;
+      const { stdout } = await exec('python3', ['runnable.py'], { cwd: dir, env: { ...process.env, LABDECK_TOKEN: token }, timeout: 30_000 });
+      expect(stdout).toMatch(/^\{'mass': /);
+      const calls = (await recorded()).filter((st) => st.id > last).map((st) => `${st.instrument}.${st.method}`);
+      expect(calls).toEqual(['noop.ping', 'pump.dose', 'pump.dose', 'balance.weigh', 'noop.ping']);
+    } finally {
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('the workflow page links to the script', async () => {
