@@ -15,6 +15,7 @@ import { workflowFromPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
 import { handle } from '../route.js';
+import { NEW_WORKFLOW } from '../routes/workflows.js';
 import { authenticate, csrfGuard, hostGuard } from '../security.js';
 import { STAND_INS, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
 import { IVORYOS_ROUTES as R } from './routes.js';
@@ -373,6 +374,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   handle(r, R.submitPython, async (req, res, { body: { workflow_name, script, prep, cleanup } }) => {
     const name = workflow_name?.trim() || undefined;
     const wf = await workflowFromPython(runtime.python.host, { parts: { prep, script, cleanup }, ...(name ? { name } : {}) }, runner.catalogue);
+    if (wf.name === NEW_WORKFLOW) throw invalid('workflow_name', `"${NEW_WORKFLOW}" is reserved (it is the address of labdeck's builder): choose another name.`);
     // ivoryOS replaces the draft: a name in use gets a new version; the session's draft is this workflow
     const row = await store.workflows.save(wf.name, wf, req.user!.id);
     if (req.session) req.session.ivoryosWorkflow = row.name;

@@ -272,6 +272,9 @@ describe('ivoryOS: POST /ivoryos/draft/submit_python', () => {
     expect(bad.body).toEqual({ success: false, error: expect.stringContaining('script line 2: with is outside the workflow subset'), details: [{ field: 'script', message: expect.any(String) }] });
     const ghost = await submit({ workflow_name: 'ivory2', script: 'deck.ghost.fly()', prep: '', cleanup: '' }).expect(400);
     expect(ghost.body).toMatchObject({ success: false, error: expect.stringContaining('ghost'), details: [{ field: 'main[0].instrument' }] });
+    const reserved = await submit({ workflow_name: 'new', script: 'deck.noop.ping()', prep: '', cleanup: '' }).expect(400);
+    expect(reserved.body).toMatchObject({ success: false, details: [{ field: 'workflow_name' }] });
     expect(await lab.runtime.store.workflows.get('ivory2')).toBeNull();
+    expect(await lab.runtime.store.workflows.get('new')).toBeNull();
   });
 });
