@@ -476,12 +476,6 @@ describe('campaigns in ivoryOS\'s format', () => {
 });
 
 describe('what is not there', () => {
-  it('answers submit_workflow_script 501: Python workflows are not implemented yet', async () => {
-    await ada.checkAuthentication();
-    const res = await ada.post('/draft/submit_python').send({ workflow_name: 'w', script: 'deck.noop.ping()', cleanup: '', prep: '' }).expect(501);
-    expect(res.body).toEqual({ success: false, error: 'labdeck does not implement workflows submitted as Python yet: issue 15 item 2; save a JSON workflow with POST /app/workflows.' });
-  });
-
   it('answers other paths 404 in ivoryOS error shape, and leaves labdeck\'s own API as it is', async () => {
     const res = await ada.get('/design/draft').expect(404);
     expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('GET /ivoryos/design/draft') });
