@@ -11,7 +11,8 @@ import type { JSONSchema, MethodSchema, OptimizerSchema } from '../../core/contr
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import { workflowFromPython } from '../../core/workflow/python.js';
+import type { Workflow } from '../../core/workflow/model.js';
+import { workflowFromPython, workflowToPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
 import { handle } from '../route.js';
@@ -238,8 +239,8 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
         last_modified: flaskTime(wf.createdAt),
         script_dict: wf.definition,
       },
-      python_script: null,
-      note: 'labdeck does not write workflows as Python yet: python_script is null, script_dict is the labdeck workflow.',
+      // the workflow as a runnable script over labdeck's generated Python client (GET /app/workflows/{name}/python)
+      python_script: workflowToPython(wf.definition as Workflow, `${req.protocol}://${req.get('host')}/app/instruments/proxy?lang=python`),
     });
   });
 

@@ -229,7 +229,8 @@ describe('the library and the selected workflow (ivoryOS draft)', () => {
     const none = await c.post('/executions/config').send({ kwargs: [{ celsius: 40 }], batch_size: 1 }).expect(400);
     expect(none.body).toMatchObject({ success: false, details: [{ field: 'workflow' }] });
     const loaded = (await c.get('/library/temps').expect(200)).body;
-    expect(loaded).toMatchObject({ script: { name: 'temps', deck: 'demo-deck', author: 'ada', script_dict: { name: 'temps' } }, python_script: null });
+    expect(loaded).toMatchObject({ script: { name: 'temps', deck: 'demo-deck', author: 'ada', script_dict: { name: 'temps' } }, python_script: expect.stringContaining('labdeck_client') });
+    expect(loaded.python_script).toMatch(/def temps\(/);
     expect((await c.get('/').expect(200)).body.workflow).toBe('temps');
     // run_workflow_kwargs: { kwargs, batch_size: 1 }, values as a CSV would give them
     const run = await c.post('/executions/config').send({ kwargs: [{ celsius: '60' }, { celsius: 70 }], batch_size: 1 }).expect(200);
