@@ -19,15 +19,17 @@ import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { InstrumentSchema } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control } from './controls.js';
+import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control, type ControlStatus } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
 import type { Phase, Step } from '../workflow/model.js';
 import { countSteps, instrumentsOf, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
 import { HostLease, type HostOptions } from './hosts.js';
+import { Abort, Shutdown, TaskRun, waiter, type RunnerState, type RunningTask, type Waiter } from './execution.js';
 
-export type RunnerState = 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
+export { type RunnerState, type RunningTask } from './execution.js';
+
 export type Direction = 'up' | 'down' | 'top' | 'bottom';
 export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
@@ -52,6 +54,13 @@ export interface RunnerStatus {
   store_error: string | null;
   /** Tasks other labdecks on this database are running (DESIGN.md §12): control them there. */
   elsewhere: { task_id: number; name: string; run_id: number | null; host: string }[];
+  /**
+   * Every task this labdeck runs now, in the order they started (`current_task` and the fields above describe
+   * the first). With several, the controls need a `task_id`.
+   */
+  running: RunningTask[];
+  /** How many tasks on disjoint instruments this labdeck runs at once (`lab serve --parallel N`). */
+  parallel: number;
 }
 
 export type RunnerEvent =
@@ -76,54 +85,10 @@ export type RunnerEvent =
     }
   | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown>; /** a step of it was skipped: not data */ skipped?: true };
 
-/** Thrown into a running phase by the operator's abort; `iteration` ends the current iteration only. */
-class Abort extends Error {
-  constructor(readonly kind: 'task' | 'iteration') {
-    super(kind === 'task' ? 'aborted by the operator' : 'stopped by the operator');
-  }
-}
-/** Thrown into a running phase when the runtime shuts down: the run is left `running` (→ interrupted). */
-class Shutdown extends Error {}
-
-interface Waiter<T> {
-  promise: Promise<T>;
-  resolve(v: T): void;
-  reject(e: unknown): void;
-}
-function waiter<T = void>(): Waiter<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** How a resumed run treats the step that was in flight when the server died. */
-type Resume = { run: RunRow; mode: 'retry' | 'skip'; steps: StepRow[] };
+/** How a resumed run treats the step that was in flight when the server died; `ending`: cleanup only (aborted). */
+type Resume = { run: RunRow; mode: 'retry' | 'skip'; steps: StepRow[]; ending?: boolean };
 /** A phase replayed from its records up to `until` (a step index); `skipAt`: the in-doubt step skipped. */
 type Replay = { until: number; recorded: Map<string, StepRow>; skipAt: number | null };
-
-interface Current {
-  task: QueueTaskRow;
-  run: RunRow;
-  payload: TaskPayload;
-  total: number;
-  owner: string;
-  phase: Phase | null;
-  iteration: number;
-  step: number;
-  steps: number;
-  /** Set once the run is being wound up (stopped, aborted or failed): its cleanup is running. */
-  stopping: boolean;
-  /** The iteration source's check of saved values (see IterationSource.checkSaved). */
-  checkSaved?: IterationSource['checkSaved'];
-  /** Failed steps the operator skipped in this run (stored in the run record as they happen). */
-  skipped: number;
-  /** The record of the call that failed last (null when the failure was not a call's). */
-  failedStep: number | null;
-}
 
 const now = () => new Date();
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -148,24 +113,37 @@ export interface RunnerOptions {
   takes?: 'queue' | 'own';
   /** Iteration sources for task kinds other than `workflow` (e.g. `campaign`). */
   sources?: Partial<Record<string, SourceFactory>>;
+  /** How many tasks on disjoint instruments may run at once (default 1: one task at a time). */
+  parallel?: number;
+}
+
+/** A `parallel` that is a whole number of at least 1, or a LabError('invalid_input') saying so. */
+export function checkParallel(n: unknown): number {
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
+    throw new LabError('invalid_input', `--parallel must be a whole number of tasks, 1 or more (got ${JSON.stringify(n)}).`, [{ field: 'parallel', message: 'a positive whole number' }]);
+  }
+  return n;
 }
 
 export class Runner extends EventEmitter {
   private readonly store: Store;
   private readonly deck: Deck;
   private readonly sources: Partial<Record<string, SourceFactory>>;
+  /** The queue's pause flag: no new task starts (set while idle, or left by a task that ended paused). */
   private paused = false;
   private held = false;
   private closed = false;
-  private current: Current | null = null;
-  private abortRequest: 'task' | 'iteration' | null = null;
-  private failed: (Waiter<'retry' | 'skip'> & { at: StepAt; error: string }) | null = null;
-  private waitingPause: (Waiter<void> & { at: StepAt; message: string }) | null = null;
-  private resumeFlag: Waiter<void> | null = null;
+  /** The tasks running now, in the order they started (each its own state: core/runner/execution.ts). */
+  private tasks: TaskRun[] = [];
+  /** How many tasks may run at once. */
+  readonly parallel: number;
+  /** The instruments of each task the loop has started (leased from its claim until it ends). */
+  private readonly leases = new Map<number, string[]>();
+  /** The executions under way (the loop waits for them when it stops). */
+  private readonly executing = new Set<Promise<void>>();
   private wake: Waiter<void> = waiter();
   private loopDone: Promise<void> | null = null;
   private interrupted: RunnerStatus['interrupted'] = null;
-  private sleeping = new Set<{ timer: NodeJS.Timeout; done: Waiter<void> }>();
   /** This process in the lab's hosts table: its lease, its instruments. */
   readonly host: HostLease;
   private readonly takesOwnOnly: boolean;
@@ -181,10 +159,12 @@ export class Runner extends EventEmitter {
     this.sources = opts.sources ?? {};
     this.host = new HostLease(opts.store, opts.host ?? { kind: 'serve' });
     this.takesOwnOnly = opts.takes === 'own';
-    // what an instrument logs while it works for the current run goes to that run's log
+    this.parallel = checkParallel(opts.parallel ?? 1);
+    // what an instrument logs while it works for a run goes to that run's log
     this.deck.on('log', (e: { instrument: string; method: string; message: string }) => {
-      const c = this.current;
-      if (c && this.deck.lockedBy(e.instrument) === c.owner) void this.log(c.run.id, 'info', `${e.instrument}.${e.method}: ${e.message}`).catch(() => undefined);
+      const holder = this.deck.lockedBy(e.instrument);
+      const c = this.tasks.find((t) => t.owner === holder);
+      if (c) void this.log(c.run.id, 'info', `${e.instrument}.${e.method}: ${e.message}`).catch(() => undefined);
     });
   }
 
@@ -316,48 +296,33 @@ export class Runner extends EventEmitter {
   private stopWork(why: string) {
     this.closed = true;
     const stop = new Shutdown(why);
-    this.failed?.reject(stop);
-    this.waitingPause?.reject(stop);
-    this.resumeFlag?.reject(stop);
-    for (const s of this.sleeping) {
-      clearTimeout(s.timer);
-      s.done.reject(stop);
-    }
+    for (const t of this.tasks) t.cut(stop);
   }
 
   /* ------------------------------------------------------------------ status */
 
+  /**
+   * The runner as the spec's status shows it: `busy`, `state`, `current_task`, `progress`, `failed_step` and
+   * `waiting` describe the first running task (the only one, by default); `running` lists them all.
+   */
   status(): RunnerStatus {
-    const c = this.current;
-    let state: RunnerState = 'idle';
-    if (c) {
-      if (this.failed) state = 'failed';
-      else if (this.abortRequest || c.stopping) state = 'stopping';
-      // held by the flag (a resume that has not reached the loop yet is running again)
-      else if (this.waitingPause || (this.resumeFlag && this.paused)) state = 'paused';
-      else state = 'running';
-    }
+    const running = this.tasks.map((t) => t.view());
+    const first = running[0];
     return {
-      busy: c !== null,
-      state,
-      paused: this.paused,
-      // DESIGN §5: idle with the pause flag set holds the queue too
-      queue_held: this.held || (this.paused && !c),
-      current_task: c
-        ? { id: c.task.id, name: c.task.name, kind: c.task.kind, run_id: c.run.id, workflow: c.payload.workflow, started_at: c.run.startedAt.toISOString() }
-        : null,
-      progress: {
-        phase: c?.phase ?? null,
-        iteration: c ? c.iteration + 1 : 0,
-        iterations: c?.total ?? 0,
-        step: c?.step ?? 0,
-        steps: c?.steps ?? 0,
-      },
-      failed_step: this.failed ? { phase: this.failed.at.phase, iteration: this.failed.at.iteration, path: this.failed.at.path, error: this.failed.error } : null,
-      waiting: this.waitingPause ? { path: this.waitingPause.at.path, message: this.waitingPause.message } : null,
+      busy: first !== undefined,
+      state: first?.state ?? 'idle',
+      paused: first ? first.paused : this.paused,
+      // DESIGN §5: the pause flag holds the queue too, unless it is a running task's own
+      queue_held: this.held || (this.paused && !running.some((t) => t.paused)),
+      current_task: first ? { id: first.id, name: first.name, kind: first.kind, run_id: first.run_id, workflow: first.workflow, started_at: first.started_at } : null,
+      progress: first?.progress ?? { phase: null, iteration: 0, iterations: 0, step: 0, steps: 0 },
+      failed_step: first?.failed_step ?? null,
+      waiting: first?.waiting ?? null,
       interrupted: this.interrupted,
       store_error: this.storeFault,
       elsewhere: this.elsewhere,
+      running,
+      parallel: this.parallel,
     };
   }
 
@@ -377,7 +342,7 @@ export class Runner extends EventEmitter {
 
   /** "; task 7 runs on lab serve on pc-2 (pid 4): control it there", when this host runs nothing and another does. */
   private elsewhereNote(): string {
-    const t = this.current ? undefined : this.elsewhere[0];
+    const t = this.tasks.length ? undefined : this.elsewhere[0];
     return t ? `; task ${t.task_id} ("${t.name}") runs on ${t.host}: control it there` : '';
   }
 
@@ -441,6 +406,14 @@ export class Runner extends EventEmitter {
    * the rows against its parameters now, so a task never starts with a problem that could be seen before.
    */
   async submit(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; userId: number | null; rowLabel?: RowOptions['label'] }): Promise<QueueTaskRow> {
+    return this.enqueue({ ...(await this.prepare(input)), createdBy: input.userId });
+  }
+
+  /**
+   * The task a run would queue: the saved workflow checked against the lab's instruments, its rows (or repeat)
+   * checked against its parameters, and named; nothing is queued (an approval shows it to a person first).
+   */
+  async prepare(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] }): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
     if (typeof input.workflow !== 'string' || !input.workflow) {
       throw new LabError('invalid_input', 'Say which workflow to run: "workflow" is required.', [{ field: 'workflow', message: 'required' }]);
     }
@@ -464,7 +437,7 @@ export class Runner extends EventEmitter {
     const count = iterations.rows?.length ?? times;
     const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${count}`;
     const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, ...iterations };
-    return this.enqueue({ name, kind: 'workflow', payload, createdBy: input.userId });
+    return { name, kind: 'workflow', payload };
   }
 
   /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
@@ -477,17 +450,24 @@ export class Runner extends EventEmitter {
     return task;
   }
 
-  /** Whether a queued task is running or starts at once (nothing ahead of it, runner free, queue not held). */
+  /**
+   * Whether a queued task is running or starts at once: a free place (`parallel`), the queue not paused or
+   * held, and no pending task ahead of it that could start instead (one whose instruments are free).
+   */
   async startsNow(id: number): Promise<boolean> {
-    if (this.current) return this.current.task.id === id;
-    if (this.paused || this.held) return false;
-    return (await this.store.queue.open()).find((t) => t.status === 'pending')?.id === id;
+    if (this.tasks.some((t) => t.id === id)) return true;
+    if (this.paused || this.held || this.leases.size >= this.parallel) return false;
+    for (const t of (await this.store.queue.open()).filter((t) => t.status === 'pending')) {
+      if (t.id === id) return true;
+      if (!this.clashes(await this.needsOf(t.id))) return false; // it would start first
+    }
+    return false;
   }
 
-  /** Unfinished tasks in queue order, with the runner's flags. */
+  /** Unfinished tasks in queue order, with the runner's flags; `running_task_ids`: the tasks this labdeck runs. */
   async queue() {
     const tasks = await this.store.queue.open();
-    return { tasks, paused: this.paused, queue_held: this.held, current_task_id: this.current?.task.id ?? null };
+    return { tasks, paused: this.paused, queue_held: this.held, current_task_id: this.tasks[0]?.id ?? null, running_task_ids: this.tasks.map((t) => t.id) };
   }
 
   async task(id: number): Promise<QueueTaskRow> {
@@ -528,7 +508,7 @@ export class Runner extends EventEmitter {
    */
   private async claim(): Promise<QueueTaskRow | null> {
     if (this.host.lost) return null; // another host took this one for gone: it takes no more work
-    const pending = await this.store.queue.pending();
+    const pending = (await this.store.queue.pending()).filter((id) => !this.leases.has(id));
     const candidates: number[] = [];
     for (const id of pending) if (await this.canRun(id)) candidates.push(id);
     const open = new Set(pending);
@@ -554,10 +534,22 @@ export class Runner extends EventEmitter {
     return this.needs.get(id)!;
   }
 
-  /** A task this host can run: every instrument of its workflow is in this deck and driven by no other host. */
+  /**
+   * A task this host can run now: every instrument of its workflow is in this deck, driven by no other host,
+   * and leased by none of the tasks running here.
+   */
   private async canRun(id: number): Promise<boolean> {
     if (this.takesOwnOnly && !this.mine.has(id)) return false;
-    return (await this.missing(id)).length === 0;
+    return (await this.missing(id)).length === 0 && !this.clashes(await this.needsOf(id));
+  }
+
+  /** The first running (or starting) task here that leases one of `instruments`, or null. */
+  private clashes(instruments: string[] | null): { task: number; instrument: string } | null {
+    for (const [task, leased] of this.leases) {
+      const shared = (instruments ?? []).find((n) => leased.includes(n));
+      if (shared) return { task, instrument: shared };
+    }
+    return null;
   }
 
   /** The instruments a task needs that this host does not drive. */
@@ -588,16 +580,87 @@ export class Runner extends EventEmitter {
     }
     this.checkOwner(await this.task(id), by, 'rename');
     await this.store.queue.update(id, { name: name.trim() });
-    if (this.current?.task.id === id) this.current.task = { ...this.current.task, name: name.trim() };
+    const running = this.tasks.find((t) => t.id === id);
+    if (running) running.task = { ...running.task, name: name.trim() };
     this.emitQueue();
     this.emitStatus();
   }
 
   /* ------------------------------------------------------------------ operator controls */
 
-  private notApplicable(what: string): never {
-    const state = this.status().state;
-    throw new LabError('conflict', `Nothing to ${what}: the runner is ${state}${this.held ? ' (queue held)' : ''}${this.elsewhereNote()}.`, undefined, { state });
+  /** `task 3 ("mix × 2"), task 4 ("wash × 1")`: the tasks running here, for messages. */
+  private runningList(): string {
+    return this.tasks.map((t) => t.label()).join(', ');
+  }
+
+  /** The running tasks as a 409 lists them (`running` in its JSON). */
+  private runningData() {
+    return this.tasks.map((t) => ({ task_id: t.id, name: t.task.name, run_id: t.run.id, state: t.state() }));
+  }
+
+  /**
+   * What a control acts on. With `taskId`: that running task, or the interrupted task it names; an unknown
+   * task is a 404, one that is not running here a 409 (naming the host that runs it, if another does).
+   * Without: the only running task; several → 409 listing them; none → null (the queue's flag, or the
+   * interrupted task waiting for a decision).
+   */
+  private async target(taskId: number | undefined, what: string): Promise<TaskRun | 'interrupted' | null> {
+    if (taskId === undefined) {
+      if (this.tasks.length > 1) {
+        throw new LabError('conflict', `${this.tasks.length} tasks are running (${this.runningList()}): say which one to ${what} with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], {
+          running: this.runningData(),
+        });
+      }
+      return this.tasks[0] ?? null;
+    }
+    const run = this.tasks.find((t) => t.id === taskId);
+    if (run) return run;
+    if (this.interrupted?.task_id === taskId) return 'interrupted';
+    const task = await this.store.queue.get(taskId);
+    if (!task) throw new LabError('not_found', `There is no task ${taskId}.`, [{ field: 'task_id', message: 'no such task' }]);
+    const there = this.elsewhere.find((t) => t.task_id === taskId);
+    const here = this.tasks.length ? `; running here: ${this.runningList()}` : '';
+    throw new LabError('conflict', there ? `Task ${taskId} runs on ${there.host}: control it there.` : `Task ${taskId} is not running (it is ${task.status})${here}.`, [{ field: 'task_id', message: 'not running here' }], {
+      state: this.status().state,
+      running: this.runningData(),
+    });
+  }
+
+  /** Where the runner is with no task of its own running (the queue's flags, an interrupted task). */
+  private idleView(): ControlStatus {
+    return { busy: false, state: 'idle', paused: this.paused, queue_held: this.held || this.paused, current_task: null, failed_step: null, waiting: null, interrupted: this.interrupted };
+  }
+
+  /** Where one running task is, as the controls read it. */
+  private viewOf(t: TaskRun): ControlStatus {
+    const v = t.view();
+    return { busy: true, state: v.state, paused: v.paused, queue_held: this.held, current_task: { id: v.id }, failed_step: v.failed_step, waiting: v.waiting, interrupted: this.interrupted };
+  }
+
+  /** A control that does nothing to its target (a running task, else the queue) now: a conflict naming where it is. */
+  private check(control: Control, t: TaskRun | 'interrupted' | null): void {
+    const s = t instanceof TaskRun ? this.viewOf(t) : this.idleView();
+    if (availableControls(s)[control]) return;
+    const who = t instanceof TaskRun && this.tasks.length > 1 ? `task ${t.id} is` : 'the runner is';
+    throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: ${who} ${SITUATION[situationOf(s)].label}${t instanceof TaskRun ? '' : this.elsewhereNote()}.`, undefined, { state: s.state });
+  }
+
+  /** `check` for the controls of a running task only (pause, resume, continue). */
+  private checkTask(control: Control, t: TaskRun | 'interrupted' | null): asserts t is TaskRun {
+    this.check(control, t);
+    if (!(t instanceof TaskRun)) throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: no task runs here.`, undefined, { state: 'idle' });
+  }
+
+  /**
+   * An interrupted task can go on (retry, skip) or end (abort) here: a free place among the `parallel`
+   * tasks, and none of its instruments leased by a running task.
+   */
+  private async checkPlaceFor(taskId: number): Promise<void> {
+    if (this.leases.size >= this.parallel) {
+      throw new LabError('conflict', `This labdeck runs ${this.parallel === 1 ? 'one task at a time' : `${this.parallel} tasks at once`} and is running ${this.runningList()}: decide about task ${taskId} when one has ended.`, undefined, { state: this.status().state, running: this.runningData() });
+    }
+    const clash = this.clashes(await this.needsOf(taskId));
+    if (clash) throw new LabError('conflict', `Task ${taskId} needs ${clash.instrument}, which task ${clash.task} is using: decide about it when that task has ended.`, [{ field: clash.instrument, message: `in use by task ${clash.task}` }], { state: this.status().state });
   }
 
   /**
@@ -605,12 +668,17 @@ export class Runner extends EventEmitter {
    * → continue; an interrupted task → go on after its in-doubt step; a held queue → release it; otherwise
    * pause or resume (idle, the flag holds the queue). The page and `lab run` use the controls below, which
    * each do one thing or refuse: a button named "Pause" never skips a step that failed a moment before.
+   * With several tasks running, `taskId` says which one (else 409 listing them).
    */
-  async pauseResume(): Promise<RunnerStatus> {
-    if (this.failed || (!this.current && this.interrupted)) return this.skip();
-    if (this.waitingPause) return this.continuePauseStep();
-    if (this.held && !this.current) return this.release();
-    if (this.current) return this.paused ? this.resume() : this.pause();
+  async pauseResume(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'pause or resume');
+    if (t === 'interrupted' || (t === null && this.interrupted)) return this.skip(taskId);
+    if (t) {
+      if (t.failed) return this.skip(t.id);
+      if (t.waitingPause) return this.continuePauseStep(t.id);
+      return t.paused ? this.resume(t.id) : this.pause(t.id);
+    }
+    if (this.held) return this.release();
     // idle: the flag alone holds the queue (DESIGN §5), and clearing it lets the queue go on
     this.paused = !this.paused;
     if (!this.paused) this.notify();
@@ -618,55 +686,62 @@ export class Runner extends EventEmitter {
     return this.status();
   }
 
-  /** A control that does nothing in the runner's state: a conflict naming the state. */
-  private check(control: Control): void {
-    const s = this.status();
-    if (!availableControls(s)[control]) {
-      throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: the runner is ${SITUATION[situationOf(s)].label}${this.elsewhereNote()}.`, undefined, { state: s.state });
-    }
-  }
-
-  /** Set the pause flag while a task runs: no new step starts (a call in flight finishes). */
-  async pause(): Promise<RunnerStatus> {
-    this.check('pause');
-    this.paused = true;
+  /** Set a running task's pause flag: no new step of it starts (a call in flight finishes). */
+  async pause(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'pause');
+    this.checkTask('pause', t);
+    t.paused = true;
     // the run's log says when and why it stood still
-    await this.log(this.current!.run.id, 'info', 'Paused by the operator: no new step starts (a call in flight finishes).');
+    await this.log(t.run.id, 'info', 'Paused by the operator: no new step starts (a call in flight finishes).');
     this.emitStatus();
     return this.status();
   }
 
-  /** Clear the pause flag of a running task: it goes on. */
-  async resume(): Promise<RunnerStatus> {
-    this.check('resume');
+  /** Clear a running task's pause flag (and the queue's): it goes on. */
+  async resume(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'resume');
+    this.checkTask('resume', t);
+    t.paused = false;
     this.paused = false;
-    this.resumeFlag?.resolve();
+    t.resumeFlag?.resolve();
     this.notify();
-    await this.log(this.current!.run.id, 'info', 'Resumed by the operator.');
+    await this.log(t.run.id, 'info', 'Resumed by the operator.');
     this.emitStatus();
     return this.status();
   }
 
   /** A `pause` step is done: go on with the next step. */
-  async continuePauseStep(): Promise<RunnerStatus> {
-    this.check('continue');
-    this.waitingPause!.resolve();
+  async continuePauseStep(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'continue');
+    this.checkTask('continue', t);
+    t.waitingPause!.resolve();
     this.emitStatus();
     return this.status();
   }
 
   /** Leave the failed step out and go on (or go on after an interrupted task's in-doubt step). */
-  async skip(): Promise<RunnerStatus> {
-    this.check('skip');
-    if (this.failed) this.failed.resolve('skip');
-    else await this.resumeInterrupted('skip');
+  async skip(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'skip');
+    if (t instanceof TaskRun) {
+      this.check('skip', t);
+      t.failed!.resolve('skip');
+    } else {
+      if (!this.interrupted) this.check('skip', t);
+      await this.resumeInterrupted('skip');
+    }
     this.emitStatus();
     return this.status();
   }
 
-  /** Let a held queue (after abort next-task, or the pause flag set while idle) start tasks again. */
+  /**
+   * Let a held queue (after abort next-task, or the pause flag set while idle) start tasks again. It is the
+   * queue's, not a task's: it takes no task_id. With several tasks at once it may be released while others
+   * run, though not while the task that holds it is still ending.
+   */
   async release(): Promise<RunnerStatus> {
-    this.check('release');
+    const stillEnding = this.tasks.some((t) => t.abortRequest === 'task');
+    const free = this.parallel > 1 && (this.held || this.paused) && !this.interrupted && !stillEnding;
+    if (!free) this.check('release', this.tasks.length ? this.tasks[0] : null);
     await this.store.queue.release();
     this.setHeld(false);
     this.tellOthers();
@@ -677,61 +752,74 @@ export class Runner extends EventEmitter {
   }
 
   /** Re-run the failed step (or an interrupted task's in-doubt step). */
-  async retry(): Promise<RunnerStatus> {
-    if (this.failed) this.failed.resolve('retry');
-    else if (!this.current && this.interrupted) await this.resumeInterrupted('retry');
-    else this.notApplicable('retry');
+  async retry(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'retry');
+    if (t instanceof TaskRun && t.failed) t.failed.resolve('retry');
+    else if (t !== null && !(t instanceof TaskRun)) await this.resumeInterrupted('retry');
+    else if (t === null && this.interrupted) await this.resumeInterrupted('retry');
+    else this.notApplicable('retry', t);
     this.emitStatus();
     return this.status();
   }
 
+  private notApplicable(what: string, t: TaskRun | null): never {
+    const state = t ? t.state() : 'idle';
+    const who = t && this.tasks.length > 1 ? `task ${t.id} is` : 'the runner is';
+    throw new LabError('conflict', `Nothing to ${what}: ${who} ${state}${this.held ? ' (queue held)' : ''}${t ? '' : this.elsewhereNote()}.`, undefined, { state });
+  }
+
   /** Finish the current iteration, skip the rest, run cleanup, record `stopped`; the queue goes on. */
-  async abortNextIteration(): Promise<RunnerStatus> {
-    if (!this.current) this.notApplicable('abort');
-    if (this.abortRequest !== 'task') this.abortRequest = 'iteration';
+  async abortNextIteration(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'abort');
+    if (!(t instanceof TaskRun)) this.notApplicable('abort', null);
+    if (t.abortRequest !== 'task') t.abortRequest = 'iteration';
     // a failed step ends its iteration at once: there is nothing more of it to finish
-    this.failed?.reject(new Abort('iteration'));
-    this.waitingPause?.reject(new Abort('iteration'));
+    t.cut(new Abort('iteration'), false);
     this.emitStatus();
     return this.status();
   }
 
   /** Finish the in-flight step, run no further step, run cleanup, record `aborted`; hold the queue. */
-  async abortNextTask(): Promise<RunnerStatus> {
-    if (!this.current && this.interrupted) {
+  async abortNextTask(taskId?: number): Promise<RunnerStatus> {
+    const t = await this.target(taskId, 'abort');
+    if (t instanceof TaskRun) {
+      t.abortRequest = 'task';
+      await this.hold(t.id);
+      t.cut(new Abort('task'));
+    } else if (this.interrupted) {
+      await this.checkPlaceFor(this.interrupted.task_id);
       await this.endInterrupted();
-    } else {
-      if (!this.current) this.notApplicable('abort');
-      this.abortRequest = 'task';
-      await this.hold(this.current.task.id);
-      const abort = new Abort('task');
-      this.failed?.reject(abort);
-      this.waitingPause?.reject(abort);
-      this.resumeFlag?.reject(abort);
-      for (const s of this.sleeping) {
-        clearTimeout(s.timer);
-        s.done.reject(abort);
-      }
-    }
+    } else this.notApplicable('abort', null);
     this.emitStatus();
     return this.status();
   }
 
   /**
-   * A control asked through the web app or the API. Done here; or, when this labdeck runs nothing and another
-   * one on the database runs the lab's task, sent to that labdeck (PostgreSQL), whose answer is returned: its
-   * status after the control, or its refusal. On SQLite (one PC) the refusal here names the host instead.
+   * A control asked through the web app or the API, on the task `taskId` (needed while several run). Done
+   * here; or, when the task runs on another labdeck on the database (named, or the lab's only task while
+   * this labdeck runs nothing), sent to that labdeck (PostgreSQL), whose answer is returned: its status after
+   * the control, or its refusal. On SQLite (one PC) the refusal here names the host instead.
    */
-  async control(name: RunControlName): Promise<RunnerStatus> {
-    if (!this.current && !this.interrupted && name !== 'release' && this.elsewhere.length) {
-      if (this.elsewhere.length > 1) {
-        const list = this.elsewhere.map((t) => `task ${t.task_id} on ${t.host}`).join(', ');
-        throw new LabError('conflict', `Several tasks run on other labdecks (${list}): control each on its host.`, undefined, { running: this.elsewhere });
+  async control(name: RunControlName, taskId?: number): Promise<RunnerStatus> {
+    if (name === 'release') return this.release();
+    const here = taskId === undefined ? this.tasks.length > 0 || this.interrupted !== null : this.tasks.some((t) => t.id === taskId) || this.interrupted?.task_id === taskId;
+    if (!here) {
+      const there = taskId === undefined ? this.elsewhere : this.elsewhere.filter((t) => t.task_id === taskId);
+      if (there.length > 1) {
+        const list = there.map((t) => `task ${t.task_id} on ${t.host}`).join(', ');
+        throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], { running: there });
       }
-      const answer = await this.ask(this.elsewhere[0], name);
-      if (answer) return answer;
+      if (there.length === 1) {
+        const answer = await this.ask(there[0], name);
+        if (answer) return answer;
+      }
     }
-    return this[name]();
+    return this.act(name, taskId);
+  }
+
+  /** Do control `name` here (release is the queue's: it takes no task). */
+  private act(name: RunControlName, taskId: number | undefined): Promise<RunnerStatus> {
+    return name === 'release' ? this.release() : this[name](taskId);
   }
 
   private readonly asked = new Map<string, { resolve(s: RunnerStatus): void; reject(e: unknown): void }>();
@@ -749,7 +837,8 @@ export class Runner extends EventEmitter {
         reject: (e) => (clearTimeout(timer), reject(e)),
       });
     });
-    if (await this.store.signals.tell({ type: 'control', id, to: this.elsewhereHost.get(task.task_id), from: this.host.id, control })) return answer;
+    // the task is named, so a labdeck running several acts on that one
+    if (await this.store.signals.tell({ type: 'control', id, to: this.elsewhereHost.get(task.task_id), from: this.host.id, control, task_id: task.task_id })) return answer;
     this.asked.get(id)?.resolve(this.status()); // nothing was sent: settle the wait
     this.asked.delete(id);
     return null;
@@ -757,7 +846,16 @@ export class Runner extends EventEmitter {
 
   /** A message between hosts: a control another host asks of this one, or the answer to one this one asked. */
   private async heard(raw: unknown): Promise<void> {
-    const m = raw as { type?: string; id?: string; to?: string; from?: string; control?: string; status?: RunnerStatus; error?: { code: ErrorCode; message: string; details?: ErrorDetail[] } } | null;
+    const m = raw as {
+      type?: string;
+      id?: string;
+      to?: string;
+      from?: string;
+      control?: string;
+      task_id?: unknown;
+      status?: RunnerStatus;
+      error?: { code: ErrorCode; message: string; details?: ErrorDetail[] };
+    } | null;
     if (!m || m.to !== this.host.id || typeof m.id !== 'string') return;
     if (m.type === 'reply') {
       const waiting = this.asked.get(m.id);
@@ -767,9 +865,10 @@ export class Runner extends EventEmitter {
       return;
     }
     if (m.type !== 'control' || !RUN_CONTROLS.includes(m.control as RunControlName)) return;
+    const taskId = typeof m.task_id === 'number' ? m.task_id : undefined;
     let reply: { status: RunnerStatus } | { error: { code: ErrorCode; message: string; details?: ErrorDetail[] } };
     try {
-      reply = { status: await this[m.control as RunControlName]() };
+      reply = { status: await this.act(m.control as RunControlName, taskId) };
     } catch (e) {
       reply = { error: isLabError(e) ? { code: e.code, message: e.message, details: e.details } : { code: 'internal', message: message(e) } };
     }
@@ -800,6 +899,7 @@ export class Runner extends EventEmitter {
     if (needs.length) {
       throw new LabError('conflict', `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`, needs.map((n) => ({ field: n, message: 'not driven here' })));
     }
+    await this.checkPlaceFor(task.id);
     const run = task.runId ? await this.store.runs.get(task.runId) : null;
     this.interrupted = null;
     // deciding about the interrupted task lifts its hold (another task may still hold the queue)
@@ -810,6 +910,7 @@ export class Runner extends EventEmitter {
       // it died before its run record was written: start it afresh
       await this.store.queue.update(task.id, { status: 'pending' });
     } else {
+      this.leases.set(task.id, instrumentsOfTask(task)); // its place and instruments, from now on
       this.pendingResume = { taskId: task.id, resume: { run, mode, steps: await this.store.runSteps.list(run.id) } };
     }
     this.notify();
@@ -828,20 +929,25 @@ export class Runner extends EventEmitter {
       this.emitQueue();
       return;
     }
-    this.pendingResume = { taskId: task.id, resume: { run, mode: 'skip', steps: [] } };
-    this.abortRequest = 'task';
-    this.endingInterrupted = true;
+    this.leases.set(task.id, instrumentsOfTask(task));
+    this.pendingResume = { taskId: task.id, resume: { run, mode: 'skip', steps: [], ending: true } };
     this.notify();
     // the loop runs it: cleanup only, then `aborted`; the queue stays held
   }
 
-  private endingInterrupted = false;
-
   /* ------------------------------------------------------------------ the loop */
 
+  /**
+   * Start tasks while there is a free place (`parallel`): a resumed interrupted task first, else the next
+   * pending task whose instruments are free. Each runs beside the others; when one ends, the loop looks again.
+   */
   private async loop(): Promise<void> {
     while (!this.closed) {
       const wake = this.wake.promise;
+      if (!this.pendingResume && this.leases.size >= this.parallel) {
+        await wake;
+        continue;
+      }
       let next: { task: QueueTaskRow; resume?: Resume } | null = null;
       try {
         next = await this.nextTask();
@@ -862,12 +968,23 @@ export class Runner extends EventEmitter {
         await wake;
         continue;
       }
-      try {
-        await this.execute(next.task, next.resume);
-      } catch (e) {
-        if (!(e instanceof Shutdown)) await this.fault(next.task, e);
-      }
+      this.launch(next.task, next.resume);
     }
+    await Promise.all(this.executing);
+  }
+
+  /** Run a task beside the others: its place and its instruments are leased here until it ends. */
+  private launch(task: QueueTaskRow, resume?: Resume): void {
+    if (!this.leases.has(task.id)) this.leases.set(task.id, instrumentsOfTask(task));
+    const done: Promise<void> = this.execute(task, resume)
+      .catch((e) => (e instanceof Shutdown ? undefined : this.fault(task, e)))
+      .catch((e) => this.reportFault(e))
+      .finally(() => {
+        this.leases.delete(task.id);
+        this.executing.delete(done);
+        this.notify();
+      });
+    this.executing.add(done);
   }
 
   /** What the loop runs next: a resumed interrupted task, else the next pending one (unless paused or held). */
@@ -894,7 +1011,6 @@ export class Runner extends EventEmitter {
   private async execute(task: QueueTaskRow, resume?: Resume): Promise<void> {
     const payload = task.payload as TaskPayload;
     const wf = payload.definition;
-    const owner = `task-${task.id}`;
     const run =
       resume?.run ??
       (await this.store.runs.create({
@@ -909,20 +1025,20 @@ export class Runner extends EventEmitter {
         startedAt: now(),
         hostId: this.host.id,
       }));
-    const ending = this.endingInterrupted;
-    this.endingInterrupted = false;
+    const ending = resume?.ending === true;
     if (resume) await this.store.runs.update(run.id, { status: 'running', error: null, hostId: this.host.id }); // this host carries it on now
     await this.store.queue.update(task.id, { status: 'running', runId: run.id, startedAt: task.startedAt ?? now(), hostId: this.host.id });
     const phases = resume ? await this.store.phases.list(run.id) : [];
-    const c: Current = { task: { ...task, status: 'running', runId: run.id }, run: { ...run, status: 'running' }, payload, total: 0, owner, phase: null, iteration: 0, step: 0, steps: 0, stopping: false, skipped: run.skipped ?? 0, failedStep: null };
-    this.current = c;
-    if (!ending) this.abortRequest = null;
+    const c = new TaskRun({ ...task, status: 'running', runId: run.id }, { ...run, status: 'running' }, payload, this.leases.get(task.id) ?? instrumentsOfTask(task));
+    if (ending) c.abortRequest = 'task';
+    c.paused = this.paused; // a task resumed while the queue's pause flag is set starts paused
+    this.tasks.push(c);
     const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
 
     let source: IterationSource;
     try {
       source = await this.sourceOf(task, run.id, payload, phases);
-      this.deck.lock(instrumentsOf(wf), owner);
+      this.deck.lock(c.instruments, c.owner);
     } catch (e) {
       // the run cannot start (its optimizer is gone, an instrument vanished or is held): recorded as failed
       await this.finish(c, 'failed', message(e));
@@ -959,7 +1075,7 @@ export class Runner extends EventEmitter {
       if (ending) throw new Abort('task');
       await this.phase(c, 'prep', null, wf.prep, { params: {}, vars }, replayPlan('prep', null));
       for (let i = 0; i < source.total; i++) {
-        if (this.stopAfterIteration() || (inCleanup && !phases.some((p) => p.phase === 'main' && p.iteration === i))) {
+        if (stopAfterIteration(c) || (inCleanup && !phases.some((p) => p.phase === 'main' && p.iteration === i))) {
           outcome = 'stopped';
           break;
         }
@@ -977,7 +1093,7 @@ export class Runner extends EventEmitter {
           throw e;
         }
         Object.assign(vars, scope.vars);
-        if (this.stopAfterIteration()) {
+        if (stopAfterIteration(c)) {
           outcome = 'stopped';
           break;
         }
@@ -995,7 +1111,7 @@ export class Runner extends EventEmitter {
     // cleanup runs after everything: success, stop, abort or failure
     try {
       c.stopping = outcome !== 'completed';
-      this.abortRequest = null; // cleanup itself runs; an abort asked for during cleanup ends it
+      c.abortRequest = null; // cleanup itself runs; an abort asked for during cleanup ends it
       await this.phase(c, 'cleanup', null, wf.cleanup, { params: {}, vars }, replayPlan('cleanup', null));
     } catch (e) {
       if (e instanceof Shutdown) throw e;
@@ -1014,9 +1130,8 @@ export class Runner extends EventEmitter {
    * answers, its locks are freed and the loop goes on.
    */
   private async fault(task: QueueTaskRow, e: unknown) {
-    const c = this.current;
-    this.current = null;
-    this.abortRequest = null;
+    const c = this.tasks.find((t) => t.id === task.id);
+    this.tasks = this.tasks.filter((t) => t !== c);
     this.deck.unlock(`task-${task.id}`);
     try {
       if (c) await this.store.runs.update(c.run.id, { status: 'failed', error: message(e), endedAt: now() });
@@ -1038,12 +1153,7 @@ export class Runner extends EventEmitter {
     return factory({ task, runId, payload, done, log: (m) => this.log(runId, 'info', m) });
   }
 
-  /** Read through a method: the operator changes it while a phase awaits (TypeScript would narrow a field). */
-  private stopAfterIteration(): boolean {
-    return this.abortRequest === 'iteration';
-  }
-
-  private async finish(c: Current, outcome: RunStatus, error: string | null) {
+  private async finish(c: TaskRun, outcome: RunStatus, error: string | null) {
     const taskStatus: TaskStatus = outcome === 'completed' ? 'done' : outcome === 'interrupted' ? 'interrupted' : outcome;
     this.deck.unlock(c.owner);
     await this.store.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
@@ -1051,8 +1161,9 @@ export class Runner extends EventEmitter {
     this.tellOthers();
     const skipped = c.skipped ? ` with ${skippedSteps(c.skipped)}` : '';
     await this.log(c.run.id, outcome === 'completed' && !skipped ? 'info' : 'warn', `Run ${outcome}${skipped}${error ? `: ${error}` : ''}.`);
-    this.current = null;
-    this.abortRequest = null;
+    this.tasks = this.tasks.filter((t) => t !== c);
+    // a task that ends while paused leaves the queue paused: no new task starts until the operator resumes
+    if (c.paused) this.paused = true;
     this.emit('event', { type: 'run', run_id: c.run.id, task_id: c.task.id, status: outcome, skipped: c.skipped } satisfies RunnerEvent);
     this.emitQueue();
     this.emitStatus();
@@ -1065,7 +1176,7 @@ export class Runner extends EventEmitter {
   }
 
   /** A failed step the operator skipped: its call's record says so, and the run counts it at once. */
-  private async markSkipped(c: Current, stepId: number | null) {
+  private async markSkipped(c: TaskRun, stepId: number | null) {
     c.skipped++;
     if (stepId !== null) await this.store.steps.update(stepId, { status: 'skipped' });
     await this.store.runs.update(c.run.id, { skipped: c.skipped });
@@ -1076,7 +1187,7 @@ export class Runner extends EventEmitter {
    * Resolves with the iteration's outputs (main; {} for prep and cleanup) and whether a step of it was
    * skipped: then the phase is recorded `skipped`, and its outputs are not data.
    */
-  private async phase(c: Current, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined): Promise<{ outputs: Record<string, unknown>; skipped: boolean }> {
+  private async phase(c: TaskRun, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined): Promise<{ outputs: Record<string, unknown>; skipped: boolean }> {
     if (steps.length === 0 && phase !== 'main') return { outputs: {}, skipped: false };
     c.phase = phase;
     if (iteration !== null) c.iteration = iteration;
@@ -1098,12 +1209,11 @@ export class Runner extends EventEmitter {
         c.failedStep = null;
         if (replaying(at)) return;
         if (this.closed) throw new Shutdown();
-        if (this.abortRequest === 'task') throw new Abort('task');
-        while (this.paused && !this.closed) {
-          this.resumeFlag ??= waiter();
-          this.emitStatus();
-          await this.resumeFlag.promise.finally(() => (this.resumeFlag = null));
-        }
+        if (c.abortRequest === 'task') throw new Abort('task');
+        await c.waitWhilePaused(
+          () => this.closed,
+          () => this.emitStatus(),
+        );
       },
       call: async (at, instrument, method, args) => {
         if (replaying(at)) {
@@ -1120,18 +1230,18 @@ export class Runner extends EventEmitter {
       wait: async (at, seconds) => {
         if (replaying(at)) return;
         this.emitStep(c, at, 'start');
-        await this.sleep(seconds * 1000);
+        await c.sleep(seconds * 1000);
         this.emitStep(c, at, 'ok');
       },
       pauseStep: async (at, msg) => {
         if (replaying(at)) return;
-        this.waitingPause = Object.assign(waiter<void>(), { at, message: msg });
+        c.waitingPause = Object.assign(waiter<void>(), { at, message: msg });
         await this.log(run, 'info', `Waiting for the operator: ${msg}`);
         this.emitStatus();
         try {
-          await this.waitingPause.promise;
+          await c.waitingPause.promise;
         } finally {
-          this.waitingPause = null;
+          c.waitingPause = null;
           this.emitStatus();
         }
       },
@@ -1143,11 +1253,11 @@ export class Runner extends EventEmitter {
           return 'skip';
         }
         const error = message(e);
-        this.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
+        c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
         await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it, or abort the task.`);
         this.emitStatus();
         try {
-          const decision = await this.failed.promise;
+          const decision = await c.failed.promise;
           await this.log(run, 'info', decision === 'retry' ? `Retrying ${at.path}.` : `Skipping ${at.path}.`);
           if (decision === 'skip') {
             skippedHere++;
@@ -1155,7 +1265,7 @@ export class Runner extends EventEmitter {
           }
           return decision;
         } finally {
-          this.failed = null;
+          c.failed = null;
           this.emitStatus();
         }
       },
@@ -1185,12 +1295,12 @@ export class Runner extends EventEmitter {
     return { outputs, skipped: skippedHere > 0 };
   }
 
-  private emitStep(c: Current, at: StepAt, state: 'start' | 'ok' | 'error', extra: Partial<Extract<RunnerEvent, { type: 'step' }>> = {}) {
+  private emitStep(c: TaskRun, at: StepAt, state: 'start' | 'ok' | 'error', extra: Partial<Extract<RunnerEvent, { type: 'step' }>> = {}) {
     this.emit('event', { type: 'step', run_id: c.run.id, phase: at.phase, iteration: at.iteration, path: at.path, index: at.index, state, kind: at.step.kind, ...extra } satisfies RunnerEvent);
   }
 
   /** One instrument call of a run: its record is `running` before the instrument is touched. */
-  private async callStep(c: Current, at: StepAt, instrument: string, method: string, args: Record<string, unknown>) {
+  private async callStep(c: TaskRun, at: StepAt, instrument: string, method: string, args: Record<string, unknown>) {
     const base = { runId: c.run.id, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument, method, userId: c.task.createdBy };
     const id = await this.store.steps.insert({ ...base, args, output: null, status: 'running', error: null, startedAt: now(), endedAt: null });
     this.emitStep(c, at, 'start', { instrument, method, step_id: id });
@@ -1219,11 +1329,17 @@ export class Runner extends EventEmitter {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
-    const done = waiter<void>();
-    const entry = { timer: setTimeout(() => done.resolve(), ms), done };
-    this.sleeping.add(entry);
-    return done.promise.finally(() => this.sleeping.delete(entry));
+}
+
+/** Read through a function: the operator changes it while a phase awaits (TypeScript would narrow a field). */
+const stopAfterIteration = (c: TaskRun): boolean => c.abortRequest === 'iteration';
+
+/** The instruments a queued task's workflow uses (none when its payload cannot be read: it fails when run). */
+function instrumentsOfTask(task: QueueTaskRow): string[] {
+  try {
+    return instrumentsOf((task.payload as TaskPayload).definition);
+  } catch {
+    return [];
   }
 }
 

@@ -299,6 +299,8 @@ describe('the live view (rendered to a string)', () => {
     interrupted: null,
     store_error: null,
     elsewhere: [],
+    running: [],
+    parallel: 1,
     ...over,
   });
   const base = () => initialState({ workflow: 'dose', version: 2, file: null, iterations: 3, interactive: true, taskId: 4 });
