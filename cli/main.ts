@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { isLabError } from '../core/errors.js';
 import { registerAgentCommand } from './agent.js';
 import { registerInitCommands } from './init.js';
+import { registerMcpCommand } from './mcp.js';
 import { EXIT } from './io.js';
 import { registerPluginsCommands } from './plugins.js';
 import { registerRunCommand } from './run.js';
@@ -72,6 +73,7 @@ common(program.command('serve').description('serve the web app'))
 
 registerRunCommand(program, common);
 registerAgentCommand(program);
+registerMcpCommand(program);
 registerUserCommands(program);
 registerPluginsCommands(program);
 registerInitCommands(program);

@@ -5,6 +5,7 @@
  */
 import { join, resolve } from 'node:path';
 import { Accounts, type AccountsOptions } from './accounts/index.js';
+import { Approvals } from './approvals/index.js';
 import { BrandingService } from './branding.js';
 import { Deck } from './deck/index.js';
 import { FileStore } from './files/store.js';
@@ -42,6 +43,10 @@ export interface RuntimeOptions {
   labHost?: HostOptions;
   /** Which queued tasks the runner takes: the queue's (default), or only its own (`lab run`). */
   takes?: RunnerOptions['takes'];
+  /** How many tasks on disjoint instruments run at once (`lab serve --parallel N`; default 1). */
+  parallel?: number;
+  /** How long an agent's request waits in the approval inbox before it expires (default an hour). */
+  approvalTtlMs?: number;
 }
 
 export interface Runtime {
@@ -58,6 +63,8 @@ export interface Runtime {
   readonly python: PythonModules;
   readonly runner: Runner;
   readonly campaigns: Campaigns;
+  /** What AI agents may do at once and what waits for a person (the approval inbox). */
+  readonly approvals: Approvals;
   readonly accounts: Accounts;
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
@@ -83,7 +90,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     // campaigns and the runner need each other: the runner runs campaign iterations, campaigns queue tasks
     let runnerRef: Runner | null = null;
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
-    const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes }));
+    const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     await runner.start();
     const runtime: Runtime = {
       dataDir,
@@ -96,6 +103,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       python,
       runner,
       campaigns,
+      approvals: new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs }),
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,

@@ -13,7 +13,9 @@ import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
 import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from './http.js';
 import { ivoryosRouter } from './ivoryos/index.js';
+import { mcpRoutes } from './mcp/index.js';
 import { apiDocRoutes } from './routes/api-docs.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { accountRoutes, authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
 import { campaignRoutes } from './routes/campaigns.js';
@@ -132,6 +134,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(campaignRoutes(runtime));
   router.use(fileRoutes(runtime));
   router.use(recordRoutes(runtime));
+  router.use(approvalRoutes(runtime));
+  router.use(mcpRoutes(runtime));
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
   router.use(onError);

@@ -19,7 +19,7 @@ export interface RouteInfo {
 }
 
 /** The sections in the order the home page and the API document show them. */
-const SECTIONS = ['Home', 'Accounts', 'Direct control', 'Temporary devices', 'Workflows', 'Workflow execution', 'Workflow files', 'Workflow records and data', 'API', 'Assets'];
+const SECTIONS = ['Home', 'Accounts', 'Direct control', 'Temporary devices', 'Workflows', 'Workflow execution', 'Workflow files', 'Workflow records and data', 'Agents', 'API', 'Assets'];
 
 /** A declared route as the list shows it. */
 export const routeInfo = (r: Route): RouteInfo => ({

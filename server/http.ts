@@ -12,8 +12,13 @@ import type { PublicUser } from '../core/accounts/index.js';
 declare module 'express-serve-static-core' {
   interface Request {
     user?: PublicUser;
-    /** How this request was authenticated: a session cookie (CSRF applies) or a bearer token. */
-    authVia?: 'session' | 'token';
+    /**
+     * How this request was authenticated: a session cookie (CSRF applies), a bearer token, or an MCP token
+     * (`labmcp_…`, an AI agent: it opens /app/mcp and nothing else).
+     */
+    authVia?: 'session' | 'token' | 'mcp';
+    /** The MCP token an agent's request came with (audited with everything it does). */
+    agentToken?: { id: number; name: string };
   }
 }
 declare module 'express-session' {

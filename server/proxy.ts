@@ -12,10 +12,9 @@
  * code only as an escaped literal, a sanitised identifier, or comment text with the comment's closing
  * sequence and line breaks neutralised, so a description cannot inject code.
  */
-import { z } from 'zod';
 import type { InstrumentSchema, JSONSchema, MethodSchema } from '../core/contracts/index.js';
 import { allRoutes } from './catalogue.js';
-import { bodyName, type Route } from './route.js';
+import { bodyName, routeArgs, type Route, type RouteArg } from './route.js';
 
 export interface ProxyOptions {
   /** The base URL the client uses when none is given, e.g. http://127.0.0.1:8000/app. */
@@ -108,14 +107,7 @@ function header(lang: 'python' | 'typescript', instruments: InstrumentSchema[], 
 // ---------------------------------------------------------------------------------------------------------
 // The runner's methods: one per route declared with `client` (server/route.ts), in both languages
 
-interface Arg {
-  /** The name on the wire: the path parameter, body field or query field. */
-  wire: string;
-  /** The name in the clients (a path parameter may be renamed). */
-  name: string;
-  schema: JSONSchema;
-  required: boolean;
-}
+type Arg = RouteArg;
 
 interface RouteMethod {
   /** snake_case (Python); TypeScript's is camelCase. */
@@ -139,15 +131,6 @@ const TS_ANSWER: Record<string, string> = { QueueList: 'Queue', QueueTask: 'Queu
 
 const camel = (snake: string) => snake.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-function fieldsOf(schema: z.ZodObject<z.ZodRawShape>, only?: string[]): Arg[] {
-  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JSONSchema;
-  const props = (js.properties ?? {}) as Record<string, JSONSchema>;
-  const required = new Set(Array.isArray(js.required) ? (js.required as string[]) : []);
-  return Object.entries(props)
-    .filter(([name]) => !only || only.includes(name))
-    .map(([name, schema]) => ({ wire: name, name, schema, required: required.has(name) }));
-}
-
 function answerType(r: Route): string {
   const ref = (r.responses[200]?.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref;
   const name = ref?.split('/').pop();
@@ -161,16 +144,17 @@ function clientRoutes(): RouteMethod[] {
     .filter((r) => r.client)
     .map((r) => {
       const c = r.client!;
+      const args = routeArgs(r);
       return {
         name: c.name,
         method: r.method,
         path: r.path,
         doc: c.doc ?? [r.summary, r.description].filter(Boolean).join('. '),
-        pathArgs: r.params ? fieldsOf(r.params).map((a) => ({ ...a, name: c.rename?.[a.wire] ?? a.wire, required: true })) : [],
-        body: r.body ? fieldsOf(r.body.schema) : r.method === 'GET' ? null : [],
+        pathArgs: args.filter((a) => a.in === 'path'),
+        body: r.body ? args.filter((a) => a.in === 'body') : r.method === 'GET' ? null : [],
         bodyName: bodyName(r),
         positional: c.positional ?? [],
-        query: r.query && c.query ? fieldsOf(r.query, c.query).map((a) => ({ ...a, required: false })) : [],
+        query: args.filter((a) => a.in === 'query'),
         returns: answerType(r),
       };
     }));
@@ -535,13 +519,18 @@ const PY_LAB_METHODS = `
     def _look(self, task_id: int, wait_for_operator: bool) -> Tuple[Optional[Dict[str, Any]], str]:
         """One look at a task: (its record, "done") once its run completed, else (None, its state)."""
         status = self.runner_status()
-        current = status.get("current_task") or {}
-        if current.get("id") == task_id:
-            if status.get("state") == "failed" and not wait_for_operator:
-                step = status.get("failed_step") or {}
+        # every task the server runs (several with lab serve --parallel N); older servers: the current one only
+        running = status.get("running")
+        if running is None:
+            current = status.get("current_task") or {}
+            running = [dict(current, state=status.get("state"), failed_step=status.get("failed_step"))] if current else []
+        current = next((t for t in running if t.get("id") == task_id), None)
+        if current is not None:
+            if current.get("state") == "failed" and not wait_for_operator:
+                step = current.get("failed_step") or {}
                 record = self.record(current["run_id"]) if current.get("run_id") else None
                 raise RunError(task_id, "step_failed", step.get("error"), record, step)
-            return None, status.get("state", "running")
+            return None, current.get("state") or "running"
         for t in self.queue().get("tasks", []):
             if t.get("id") == task_id:
                 if t.get("status") == "interrupted" and not wait_for_operator:
@@ -774,6 +763,20 @@ export interface RunnerStatus {
   failed_step: FailedStep | null;
   /** A \`pause\` step waiting for an operator. */
   waiting: { path: string; message: string } | null;
+  /** Every task the server runs, in the order they started (several with lab serve --parallel N); current_task is the first. */
+  running?: RunningTask[];
+  [field: string]: unknown;
+}
+
+/** One task the server runs: the controls take its id as task_id while several run. */
+export interface RunningTask {
+  id: number;
+  name: string;
+  run_id: number | null;
+  state: 'running' | 'paused' | 'failed' | 'stopping';
+  paused: boolean;
+  failed_step: FailedStep | null;
+  waiting: { path: string; message: string } | null;
   [field: string]: unknown;
 }
 
@@ -949,13 +952,15 @@ function makeRunner(send: Send): Runner {
   /** One look at a task: its record once its run completed, else its state. */
   async function lookAt(taskId: number, waitForOperator: boolean): Promise<{ record?: RunRecord; state: string }> {
     const status = await runner.runnerStatus();
-    const current = status.current_task;
-    if (current?.id === taskId) {
-      if (status.state === 'failed' && !waitForOperator) {
-        const step = status.failed_step;
+    // every task the server runs (several with lab serve --parallel N); older servers: the current one only
+    const running = status.running ?? (status.current_task ? [{ ...status.current_task, state: status.state, failed_step: status.failed_step }] : []);
+    const current = running.find((t) => t.id === taskId);
+    if (current) {
+      if (current.state === 'failed' && !waitForOperator) {
+        const step = current.failed_step;
         throw new RunError(taskId, 'step_failed', step?.error ?? null, current.run_id ? await runner.record(current.run_id) : null, step);
       }
-      return { state: status.state };
+      return { state: current.state };
     }
     const queued = (await runner.queue()).tasks.find((t) => t.id === taskId);
     if (queued) {

@@ -265,3 +265,55 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
   }
   return { params, query, body } as Input<P, Q, B>;
 }
+
+// ---------------------------------------------------------------------------------------------------------
+// A route as a function of named arguments (the generated clients' methods, the MCP server's tools)
+
+/** One argument: a path parameter, a body field, or a query field the route's `client` names. */
+export interface RouteArg {
+  /** The name on the wire. */
+  wire: string;
+  /** The name in a client (a path parameter may be renamed: `client.rename`). */
+  name: string;
+  in: 'path' | 'body' | 'query';
+  schema: Record<string, unknown>;
+  required: boolean;
+}
+
+function fieldsOf(schema: AnyObject, where: RouteArg['in'], only?: string[]): RouteArg[] {
+  const js = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const props = (js.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const required = new Set(Array.isArray(js.required) ? (js.required as string[]) : []);
+  return Object.entries(props)
+    .filter(([name]) => !only || only.includes(name))
+    .map(([name, s]) => ({ wire: name, name, in: where, schema: s, required: where === 'path' || (where === 'body' && required.has(name)) }));
+}
+
+/** A route's arguments, read from its declaration: path parameters, then body fields, then the client's query fields. */
+export function routeArgs(r: Route): RouteArg[] {
+  return [
+    ...(r.params ? fieldsOf(r.params, 'path').map((a) => ({ ...a, name: r.client?.rename?.[a.wire] ?? a.wire })) : []),
+    ...(r.body ? fieldsOf(r.body.schema, 'body') : []),
+    ...(r.query && r.client?.query ? fieldsOf(r.query, 'query', r.client.query) : []),
+  ];
+}
+
+/**
+ * Named arguments (as `routeArgs` names them) read as the route reads a request: each part parsed with its
+ * schema, an argument the route does not take refused by name; LabError invalid_input naming every field.
+ */
+export function parseArgs<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(r: Route<P, Q, B>, args: Record<string, unknown>): Input<P, Q, B> {
+  const known = routeArgs(r as unknown as Route);
+  const parts: Record<RouteArg['in'], Record<string, unknown>> = { path: {}, body: {}, query: {} };
+  const problems: ErrorDetail[] = [];
+  for (const [k, v] of Object.entries(args)) {
+    const a = known.find((x) => x.name === k);
+    if (a) parts[a.in][a.wire] = v;
+    else problems.push({ field: k, message: `is not an argument of this tool${known.length ? ` (its arguments: ${known.map((x) => x.name).join(', ')})` : ' (it takes none)'}` });
+  }
+  const params = r.params ? parsePart(r.params, parts.path, '(path)', problems) : {};
+  const query = r.query ? parsePart(r.query, parts.query, '(query)', problems) : {};
+  const body = r.body ? parsePart(r.body.document ? r.body.schema : strictOf(r.body.schema), parts.body, '(arguments)', problems) : {};
+  if (problems.length) throw new LabError('invalid_input', `The arguments do not fit: ${problems.map((d) => `${d.field} ${d.message}`).join('; ')}`, problems);
+  return { params, query, body } as Input<P, Q, B>;
+}

@@ -11,6 +11,8 @@ import type { Runtime } from '../core/runtime.js';
 import { url, wantsJson } from './http.js';
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** The MCP endpoint under the mount (server/mcp): the one path an MCP token opens. */
+export const MCP_PATH = '/mcp';
 
 /** Authenticate with `Authorization: Bearer <token>` when present, otherwise fall through to the session. */
 export function authenticate(runtime: Runtime, sessionMw: RequestHandler): RequestHandler {
@@ -21,6 +23,17 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler): Reque
       if (!m) return next(new LabError('unauthenticated', 'The Authorization header must be "Bearer <token>".'));
       if (tokenScope(m[1]) === 'agent') {
         return next(new LabError('unauthenticated', 'This is an agent token: it serves instruments through `lab agent` and calls nothing else. Use a token of your account for the API.'));
+      }
+      if (tokenScope(m[1]) === 'mcp') {
+        if (req.path !== MCP_PATH) return next(new LabError('unauthenticated', `This is an MCP token: it opens ${MCP_PATH} (an AI assistant's MCP connection) and nothing else. Use a token of your account for the API.`));
+        runtime.accounts.mcpCaller(m[1]).then((caller) => {
+          if (!caller) return next(new LabError('unauthenticated', 'This MCP token is unknown or was revoked, or its account is disabled.'));
+          req.user = caller.user;
+          req.agentToken = caller.token;
+          req.authVia = 'mcp';
+          next();
+        }, next);
+        return;
       }
       runtime.accounts.userForToken(m[1]).then((user) => {
         if (!user) return next(new LabError('unauthenticated', 'This API token is unknown or was revoked.'));
@@ -63,7 +76,7 @@ export function identify(runtime: Runtime, sessionMw: RequestHandler): RequestHa
  */
 export function csrfGuard(): RequestHandler {
   return (req, _res, next) => {
-    if (SAFE.has(req.method) || req.authVia === 'token') return next();
+    if (SAFE.has(req.method) || req.authVia === 'token' || req.authVia === 'mcp') return next();
     const site = req.headers['sec-fetch-site'];
     if (typeof site === 'string') {
       // Modern browsers say it outright; `none` is a user-typed navigation.

@@ -8,11 +8,17 @@ import { LabError } from '../errors.js';
 import type { Role, Store, UserPatch, UserRow } from '../store/types.js';
 import { AuthCache } from './cache.js';
 
-/** What a token may do: act as its user (`user`), or only serve instruments as an agent (`agent`). */
-export type TokenScope = 'user' | 'agent';
+/**
+ * What a token may do: act as its user (`user`), only serve instruments as a `lab agent` (`agent`), or only
+ * speak MCP at /app/mcp for an AI assistant (`mcp`): such an agent cannot go around the approval inbox.
+ */
+export type TokenScope = 'user' | 'agent' | 'mcp';
 export const AGENT_TOKEN_PREFIX = 'labagent_';
-/** A token's scope, read from the token (or from the prefix the account page shows). */
-export const tokenScope = (tokenOrPrefix: string): TokenScope => (tokenOrPrefix.startsWith(AGENT_TOKEN_PREFIX.slice(0, 8)) ? 'agent' : 'user');
+export const MCP_TOKEN_PREFIX = 'labmcp_';
+const PREFIXES: Record<TokenScope, string> = { user: 'lab_', agent: AGENT_TOKEN_PREFIX, mcp: MCP_TOKEN_PREFIX };
+/** A token's scope, read from the token (or from the 8-character prefix the account page shows). */
+export const tokenScope = (tokenOrPrefix: string): TokenScope =>
+  tokenOrPrefix.startsWith(AGENT_TOKEN_PREFIX.slice(0, 8)) ? 'agent' : tokenOrPrefix.startsWith(MCP_TOKEN_PREFIX) ? 'mcp' : 'user';
 
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
   new Promise<Buffer>((resolve, reject) =>
@@ -371,11 +377,12 @@ export class Accounts {
   /**
    * A new API token; the plain token is returned once and only its hash is stored. Its scope is written in
    * the token itself, as GitHub's token prefixes do: `lab_…` acts as its user on every route, `labagent_…`
-   * (scope `agent`) only serves instruments through `lab agent` (DESIGN.md §12).
+   * (scope `agent`) only serves instruments through `lab agent` (DESIGN.md §12), `labmcp_…` (scope `mcp`)
+   * only opens /app/mcp (DESIGN.md §13).
    */
   async createToken(userId: number, name: string, scope: TokenScope = 'user') {
     const clean = name.trim().slice(0, 64) || 'token';
-    const token = `${scope === 'agent' ? AGENT_TOKEN_PREFIX : 'lab_'}${randomBytes(24).toString('base64url')}`;
+    const token = `${PREFIXES[scope]}${randomBytes(24).toString('base64url')}`;
     const row = await this.store.tokens.create({ userId, name: clean, tokenHash: hashToken(token), prefix: token.slice(0, 8) });
     return { token, row };
   }
@@ -392,6 +399,16 @@ export class Accounts {
   /** The user behind an agent token (`labagent_…`), or null: the only thing such a token opens. */
   async agentTokenUser(token: string): Promise<PublicUser | null> {
     return tokenScope(token) === 'agent' ? this.userForToken(token, 'agent') : null;
+  }
+
+  /**
+   * The user behind an MCP token (`labmcp_…`) and which token it is, read from the database each time (an
+   * assistant calls a few times a minute; a revoked token or a disabled account is refused at once).
+   */
+  async mcpCaller(token: string): Promise<{ user: PublicUser; token: { id: number; name: string } } | null> {
+    if (tokenScope(token) !== 'mcp') return null;
+    const row = await this.store.tokens.userFor(hashToken(token));
+    return row && active(row) ? { user: publicUser(row), token: row.token } : null;
   }
 
   /** The user behind a bearer token (a copy: scripts call at thousands of requests a second). */

@@ -456,9 +456,19 @@ export class Campaigns {
 
   /** Plan and queue a campaign. */
   async submit(input: CampaignInput, userId: number | null): Promise<QueueTaskRow> {
+    return this.enqueue(await this.prepare(input), userId);
+  }
+
+  /** The task a campaign would queue, checked (`plan`) and named, without queueing it (an approval shows it first). */
+  async prepare(input: CampaignInput): Promise<{ name: string; kind: 'campaign'; payload: CampaignPayload }> {
     const payload = await this.plan(input);
     const name = typeof input.name === 'string' && input.name.trim() ? input.name.trim().slice(0, 200) : `${payload.workflow} · ${payload.optimizer} × ${payload.budget}`;
-    const task = await this.opts.runner().enqueue({ name, kind: 'campaign', payload, createdBy: userId });
+    return { name, kind: 'campaign', payload };
+  }
+
+  /** Queue a prepared campaign; it becomes the latest campaign (latest_plot). */
+  async enqueue(prepared: { name: string; kind: 'campaign'; payload: CampaignPayload }, userId: number | null): Promise<QueueTaskRow> {
+    const task = await this.opts.runner().enqueue({ ...prepared, createdBy: userId });
     await this.opts.store.settings.set('campaign.latest', task.id);
     return task;
   }

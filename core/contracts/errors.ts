@@ -9,6 +9,7 @@ export const ERROR_CODES = {
   unauthenticated: 401,
   forbidden: 403,
   not_found: 404,
+  method_not_allowed: 405,
   conflict: 409,
   busy: 409,
   payload_too_large: 413,

@@ -357,6 +357,17 @@ export class Deck extends EventEmitter {
     return { taskId, output };
   }
 
+  /**
+   * Check a call without making it: the instrument and method exist and the arguments fit (the same errors a
+   * call gives). Returns the arguments as the method would get them, and the method's safety level.
+   */
+  check(instrument: string, method: string, args: unknown): { args: Record<string, unknown>; safety: Safety } {
+    const dev = this.device(instrument);
+    const m = this.method(dev, method);
+    const safety = dev.schema.methods.find((x) => x.name === method)?.safety ?? DEFAULT_SAFETY;
+    return { args: this.validate(instrument, method, m, args), safety };
+  }
+
   private method(dev: Device, method: string): CompiledMethod {
     const m = dev.entry.methods.get(method);
     if (m) return m;

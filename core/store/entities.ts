@@ -160,6 +160,24 @@ export interface FileEntity {
   createdAt: Date;
 }
 
+export interface ApprovalEntity {
+  id: number;
+  kind: string;
+  status: string;
+  summary: string;
+  request: string;
+  plan: string;
+  userId: number | null;
+  tokenId: number | null;
+  tokenName: string;
+  createdAt: Date;
+  expiresAt: Date;
+  decidedBy: number | null;
+  decidedAt: Date | null;
+  reason: string | null;
+  outcome: string | null;
+}
+
 /** The entity schemas for one dialect. */
 export function entitySchemas(dialect: Dialect): EntitySchema[] {
   const ts = dialect === 'postgres' ? ('timestamptz' as const) : ('datetime' as const);
@@ -476,5 +494,33 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
     foreignKeys: [{ name: 'fk_instrument_leases_host', target: 'Host', columnNames: ['hostId'], referencedColumnNames: ['id'], onDelete: 'CASCADE' }],
   });
 
-  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease] as EntitySchema[];
+  /** What an agent asked for that waits for a person (the approval inbox, DESIGN.md §13). */
+  const Approval = new EntitySchema<ApprovalEntity>({
+    name: 'Approval',
+    tableName: 'approvals',
+    columns: {
+      id: { type: 'integer', primary: true, primaryKeyConstraintName: 'pk_approvals', generated: 'increment' },
+      kind: { type: 'text' },
+      status: { type: 'text' },
+      summary: { type: 'text' },
+      request: { type: 'text' },
+      plan: { type: 'text' },
+      userId: { type: 'integer', name: 'user_id', nullable: true },
+      tokenId: { type: 'integer', name: 'token_id', nullable: true },
+      tokenName: { type: 'text', name: 'token_name' },
+      createdAt: { type: ts, name: 'created_at' },
+      expiresAt: { type: ts, name: 'expires_at' },
+      decidedBy: { type: 'integer', name: 'decided_by', nullable: true },
+      decidedAt: { type: ts, name: 'decided_at', nullable: true },
+      reason: { type: 'text', nullable: true },
+      outcome: { type: 'text', nullable: true },
+    },
+    indices: [{ name: 'ix_approvals_status', columns: ['status'] }],
+    foreignKeys: [
+      byUser('approvals', 'userId'),
+      { name: 'fk_approvals_decider', target: 'User', columnNames: ['decidedBy'], referencedColumnNames: ['id'], onDelete: 'SET NULL' as const },
+    ],
+  });
+
+  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease, Approval] as EntitySchema[];
 }

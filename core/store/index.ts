@@ -13,6 +13,7 @@ import { LabError } from '../errors.js';
 import { entitySchemas, type Dialect } from './entities.js';
 import { postgresMigrations } from './migrations/postgres/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
+import { createApprovalRepository } from './approval-repos.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
@@ -127,6 +128,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     dialect,
     ...announcingAuthChanges(createRepositories(sql), wakeups),
     ...createRunRepositories(sql),
+    approvals: createApprovalRepository(sql),
     signals: wakeups,
     async close() {
       wakeups.close();

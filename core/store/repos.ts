@@ -79,7 +79,7 @@ function tokenRow(r: DbRow): TokenRow {
 const userNotFound = (userId: number) => notFound('user', userId, 'userId');
 
 /** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
-export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | keyof RunStore> {
+export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | keyof RunStore> {
   const withLock = keyedLock();
 
   const users: Store['users'] = {
@@ -223,7 +223,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
     },
     async userFor(tokenHash) {
       const r = await sql.one(
-        `SELECT t."id" AS "token_id", t."last_used_at" AS "token_last_used_at", ` +
+        `SELECT t."id" AS "token_id", t."name" AS "token_name", t."last_used_at" AS "token_last_used_at", ` +
           `u."id", u."username", u."password_hash", u."role", u."created_at", u."disabled_at", u."deleted_at" ` +
           `FROM "api_tokens" t JOIN "users" u ON u."id" = t."user_id" WHERE t."token_hash" = ?`,
         [tokenHash],
@@ -234,7 +234,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       if (!last || now.getTime() - last.getTime() >= TOKEN_TOUCH_MS) {
         await sql.run(`UPDATE "api_tokens" SET "last_used_at" = ? WHERE "id" = ?`, [now, toInt(r.token_id)]);
       }
-      return userRow(r);
+      return { ...userRow(r), token: { id: toInt(r.token_id), name: String(r.token_name) } };
     },
     async list(userId) {
       const rows = await sql.rows(`SELECT ${TOKEN_COLS} FROM "api_tokens" WHERE "user_id" = ? ORDER BY "id"`, [

@@ -27,6 +27,33 @@ export interface UserPatch {
   deleted?: true;
 }
 
+export type ApprovalKind = 'call' | 'run' | 'campaign';
+
+/** A request of an agent's that waits for a person, or was decided (the approval inbox). */
+export interface ApprovalRow {
+  id: number;
+  kind: ApprovalKind;
+  /** `pending` until a person decides; an expired pending request reads as pending here (see expiresAt). */
+  status: 'pending' | 'approved' | 'rejected';
+  /** One line: what would happen (`hotplate.set_temperature(celsius=80)`). */
+  summary: string;
+  /** What the agent sent. */
+  request: unknown;
+  /** What runs when approved, as checked when asked (the call's arguments, the task's workflow and rows). */
+  plan: unknown;
+  /** The account the agent acts as. */
+  userId: number | null;
+  /** The token that asked (null once revoked: its name stays). */
+  tokenId: number | null;
+  tokenName: string;
+  createdAt: Date;
+  expiresAt: Date;
+  decidedBy: number | null;
+  decidedAt: Date | null;
+  reason: string | null;
+  outcome: unknown;
+}
+
 export interface TokenRow {
   id: number;
   userId: number;
@@ -106,8 +133,8 @@ export interface Store extends RunStore {
   };
   tokens: {
     create(t: { userId: number; name: string; tokenHash: string; prefix: string }): Promise<TokenRow>;
-    /** The user a token hash belongs to, or null; updates last-used time. */
-    userFor(tokenHash: string): Promise<UserRow | null>;
+    /** The user a token hash belongs to, with the token's id and name, or null; updates last-used time. */
+    userFor(tokenHash: string): Promise<(UserRow & { token: { id: number; name: string } }) | null>;
     list(userId: number): Promise<TokenRow[]>;
     revoke(userId: number, id: number): Promise<boolean>;
   };
@@ -122,6 +149,22 @@ export interface Store extends RunStore {
     get(id: number): Promise<StepRow | null>;
     /** The latest calls to one instrument, newest first. */
     recent(instrument: string, limit: number): Promise<StepRow[]>;
+  };
+  /** The approval inbox: what an agent asked for that waits for a person (core/approvals). */
+  approvals: {
+    create(a: Omit<ApprovalRow, 'id' | 'status' | 'createdAt' | 'decidedBy' | 'decidedAt' | 'reason' | 'outcome'>): Promise<ApprovalRow>;
+    get(id: number): Promise<ApprovalRow | null>;
+    /** Newest first: the pending ones (not yet expired at `now`), or the rest (decided or expired). */
+    list(which: 'pending' | 'done', now: Date, limit: number): Promise<ApprovalRow[]>;
+    /** How many wait for a decision at `now`. */
+    pending(now: Date): Promise<number>;
+    /**
+     * Decide a request that is pending and not expired at `decidedAt`, once across the lab; false when it was
+     * not (decided already, or expired): then nothing changes.
+     */
+    decide(id: number, d: { status: 'approved' | 'rejected'; decidedBy: number; reason: string | null; decidedAt: Date }): Promise<boolean>;
+    /** What came of an approved request (the call's output or error, the task it queued). */
+    setOutcome(id: number, outcome: unknown): Promise<void>;
   };
   audit: {
     add(a: { userId: number | null; action: string; detail: unknown }): Promise<void>;

@@ -154,12 +154,12 @@ export const AUTH_ROUTES = {
     section: SECTION,
     summary: 'Make an API token (shown once)',
     operationId: 'createToken',
-    description: 'scope `agent` (admins only) makes a token for `lab agent` on an instrument PC: it serves instruments and opens nothing else.',
+    description: 'scope `agent` (admins only) makes a token for `lab agent` on an instrument PC: it serves instruments and opens nothing else; scope `mcp` makes one for an AI assistant: it opens the MCP server (/app/mcp) and nothing else.',
     body: {
       name: 'TokenBody',
       schema: z.object({
         name: z.string().max(64).optional().describe('A label for the token (default "token")'),
-        scope: z.enum(['user', 'agent']).optional().describe('user (default): acts as you on every route; agent: only for `lab agent` (admins)'),
+        scope: z.enum(['user', 'agent', 'mcp']).optional().describe('user (default): acts as you on every route; agent: only for `lab agent` (admins); mcp: only for an AI assistant at /app/mcp'),
       }),
     },
     responses: {

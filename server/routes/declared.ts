@@ -3,7 +3,9 @@
  * so the route modules (which import the list's users) are loaded before it is read.
  */
 import type { Route } from '../route.js';
+import { MCP_ROUTES } from '../mcp/index.js';
 import { API_DOC_ROUTES } from './api-docs.js';
+import { APPROVAL_ROUTES } from './approvals.js';
 import { AUTH_ROUTES } from './auth.js';
 import { CAMPAIGN_ROUTES } from './campaigns.js';
 import { DEVICE_ROUTES } from './devices.js';
@@ -16,5 +18,5 @@ import { USER_ROUTES } from './users.js';
 import { WORKFLOW_ROUTES } from './workflows.js';
 
 export function declaredRoutes(): Route[] {
-  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(EXECUTION_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES), ...Object.values(ASSET_ROUTES)] as Route[];
+  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(EXECUTION_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES), ...Object.values(APPROVAL_ROUTES), ...Object.values(MCP_ROUTES), ...Object.values(ASSET_ROUTES)] as Route[];
 }

@@ -1,4 +1,4 @@
-import type { PublicUser } from '../../core/accounts/index.js';
+import { tokenScope, type PublicUser } from '../../core/accounts/index.js';
 import type { TokenRow } from '../../core/store/types.js';
 import { Alert, Layout, type ViewCtx } from './layout.js';
 
@@ -22,7 +22,9 @@ export function AccountPage(props: {
       <h2 className="h5 mt-4">API tokens</h2>
       <p className="text-body-secondary">
         Scripts and notebooks send <code>Authorization: Bearer &lt;token&gt;</code>. A token is shown once, when it is
-        made.
+        made. An <strong>MCP</strong> token is for an AI assistant (docs/agents.md): it opens labdeck's MCP server and nothing
+        else, and what needs approval waits in the <a href={u('/approvals')}>approval inbox</a>. An <strong>agent</strong> token
+        (admins) serves an instrument PC's deck through <code>lab agent</code>.
       </p>
       {props.newToken ? (
         <Alert kind="success">
@@ -34,6 +36,7 @@ export function AccountPage(props: {
           <tr>
             <th>Name</th>
             <th>Starts with</th>
+            <th>Scope</th>
             <th>Created</th>
             <th>Last used</th>
             <th />
@@ -46,6 +49,7 @@ export function AccountPage(props: {
               <td>
                 <code>{t.prefix}…</code>
               </td>
+              <td>{tokenScope(t.prefix)}</td>
               <td>{t.createdAt.toISOString()}</td>
               <td>{t.lastUsedAt ? t.lastUsedAt.toISOString() : 'never'}</td>
               <td>
@@ -63,6 +67,16 @@ export function AccountPage(props: {
             Token name
           </label>
           <input className="form-control" id="token-name" name="name" placeholder="notebook" />
+        </div>
+        <div className="col-auto">
+          <label className="form-label" htmlFor="token-scope">
+            Scope
+          </label>
+          <select className="form-select" id="token-scope" name="scope" defaultValue="user">
+            <option value="user">user: a script acting as you</option>
+            <option value="mcp">mcp: an AI assistant</option>
+            {props.users ? <option value="agent">agent: an instrument PC (lab agent)</option> : null}
+          </select>
         </div>
         <div className="col-auto">
           <button className="btn btn-primary">Make a token</button>

@@ -16,6 +16,7 @@ const NAV: [string, string][] = [
   ['/workflows', 'Workflows'],
   ['/executions/config', 'Run'],
   ['/executions/records', 'Records'],
+  ['/approvals', 'Approvals'],
   ['/help', 'Help'],
 ];
 

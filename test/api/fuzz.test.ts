@@ -81,6 +81,7 @@ const ADMIN_ONLY = new Set([
   'POST /app/account/users/{user_id}/disable',
   'POST /app/account/users/{user_id}/enable',
   'POST /app/account/users/{user_id}/delete',
+  'POST /app/approvals/policy',
 ]);
 
 // ---------------------------------------------------------------------------------------------------------

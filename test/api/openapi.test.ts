@@ -271,6 +271,16 @@ describe('the API document and the API page', () => {
     const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'docs' }).expect(201)).body.token as string;
     const savedWorkflow = () => savedWorkflowIn(lab);
     const idle = () => idleIn(lab);
+    // an AI agent's MCP token, and a request of its waiting in the approval inbox (a hazardous call)
+    let made: { token: string; row: { id: number; name: string } } | null = null;
+    const agentToken = async () => (made ??= await lab.runtime.accounts.createToken(1, 'docs-agent', 'mcp'));
+    const mcpToken = async () => (await agentToken()).token;
+    const agentRequest = async () => {
+      const { row } = await agentToken();
+      const out = await lab.runtime.approvals.call({ user: { id: 1, username: 'ada', role: 'admin' }, token: { id: row.id, name: row.name } }, 'pump', 'dose', { volume_ml: 1 });
+      if (!('request' in out)) throw new Error('a hazardous call should wait for approval');
+      return out.request.id;
+    };
     const cases: [string, number, () => Promise<Response | { status: number }>][] = [
       ['GET /', 200, () => lab.admin.get('/app/')],
       ['GET /', 302, () => anon().get('/app/')],
@@ -490,6 +500,26 @@ describe('the API document and the API page', () => {
         return lab.admin.get(`/app/files/execution-data/${up.body.filename}`);
       }],
       ['GET /files/execution-data/{filename}', 404, () => lab.admin.get('/app/files/execution-data/run-999999.csv').set('Accept', J)],
+      ['GET /approvals', 200, () => lab.admin.get('/app/approvals').set('Accept', J)],
+      ['GET /approvals/{id}', 200, async () => lab.admin.get(`/app/approvals/${await agentRequest()}`).set('Accept', J)],
+      ['GET /approvals/{id}', 404, () => lab.admin.get('/app/approvals/999999').set('Accept', J)],
+      ['POST /approvals/{id}/approve', 200, async () => lab.admin.post(`/app/approvals/${await agentRequest()}/approve`).set('Accept', J).send({})],
+      ['POST /approvals/{id}/approve', 403, async () => operator.post(`/app/approvals/${await agentRequest()}/approve`).set('Accept', J).send({})],
+      ['POST /approvals/{id}/approve', 404, () => lab.admin.post('/app/approvals/999999/approve').set('Accept', J).send({})],
+      ['POST /approvals/{id}/reject', 302, async () => lab.admin.post(`/app/approvals/${await agentRequest()}/reject`).type('form').send({ reason: 'not now' })],
+      ['POST /approvals/{id}/reject', 400, async () => lab.admin.post(`/app/approvals/${await agentRequest()}/reject`).set('Accept', J).send({ reason: ' ' })],
+      ['POST /approvals/{id}/reject', 409, async () => {
+        const id = await agentRequest();
+        await lab.admin.post(`/app/approvals/${id}/reject`).set('Accept', J).send({ reason: 'no' }).expect(200);
+        return lab.admin.post(`/app/approvals/${id}/reject`).set('Accept', J).send({ reason: 'no again' });
+      }],
+      ['POST /approvals/policy', 200, () => lab.admin.post('/app/approvals/policy').set('Accept', J).send({ default: ['hazardous'] })],
+      ['POST /approvals/policy', 400, () => lab.admin.post('/app/approvals/policy').set('Accept', J).send({ default: ['risky'] })],
+      ['POST /approvals/policy', 403, () => operator.post('/app/approvals/policy').set('Accept', J).send({ default: [] })],
+      ['POST /mcp', 200, async () => anon().post('/app/mcp').set('Authorization', `Bearer ${await mcpToken()}`).set('Accept', 'application/json, text/event-stream').send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
+      ['POST /mcp', 401, () => anon().post('/app/mcp').set('Authorization', 'Bearer labmcp_nope').set('Accept', J).send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
+      ['POST /mcp', 403, () => lab.admin.post('/app/mcp').set('Accept', J).send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
+      ['GET /mcp', 405, async () => anon().get('/app/mcp').set('Authorization', `Bearer ${await mcpToken()}`).set('Accept', J)],
     ];
     const seen = new Set<string>();
     for (const [key, want, send] of cases) {
