@@ -533,7 +533,7 @@ describe('the API document and the API page', () => {
     // the table exercises every API route (the asset script depends on a build)
     const missing = ROUTES.map(routeKey).filter((k) => !seen.has(k) && k !== 'GET /static/app.js');
     expect(missing).toEqual([]);
-  });
+  }, 60_000); // some 250 requests, a few of them runs and uploads: more than the default 20 s on a loaded machine
 
   it("gives each instrument a direct-call body: oneOf its methods, with the method's arguments", async () => {
     const doc: OpenApiDocument = (await lab.admin.get('/app/openapi.json').expect(200)).body;
