@@ -3,7 +3,6 @@
  * call the runtime and render. Errors and unknown routes are answered in one place (JSON or a page).
  */
 import express, { Router, type NextFunction, type Request, type Response } from 'express';
-import session from 'express-session';
 import helmet from 'helmet';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -27,6 +26,7 @@ import { recordRoutes } from './routes/records.js';
 import { userRoutes } from './routes/users.js';
 import { workflowRoutes } from './routes/workflows.js';
 import { authenticate, csrfGuard, hostGuard, identify, requireLogin } from './security.js';
+import { sessions } from './session.js';
 import { DbSessionStore } from './session-store.js';
 import { ErrorPage } from './views/layout.js';
 
@@ -78,15 +78,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   const secret = await sessionSecret(runtime.dataDir);
   const sessionStore = new DbSessionStore(runtime.store);
   app.locals.sessionStore = sessionStore;
-  const sessionMw = session({
-    name: 'labdeck.sid',
-    secret,
-    store: sessionStore,
-    resave: false,
-    saveUninitialized: false,
-    rolling: false,
-    cookie: { httpOnly: true, sameSite: 'lax', secure: false, maxAge: 7 * 24 * 3600_000 },
-  });
+  const sessionMw = sessions({ name: 'labdeck.sid', secret, store: sessionStore, maxAgeMs: 7 * 24 * 3600_000 });
 
   app.use(
     helmet({

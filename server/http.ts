@@ -21,7 +21,7 @@ declare module 'express-serve-static-core' {
     agentToken?: { id: number; name: string };
   }
 }
-declare module 'express-session' {
+declare module './session.js' {
   interface SessionData {
     userId: number;
     flash?: string;

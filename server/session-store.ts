@@ -1,13 +1,15 @@
 /**
- * express-session store on labdeck's own database (MemoryStore loses sessions on restart).
+ * Sessions on labdeck's own database (server/session.ts is the middleware that uses them).
  *
  * A request reads its session from this process's copy, dropped at once when any process logs out, ends a
  * session or changes an account (core/accounts/cache.ts), so a logout, a password change or a disabled
  * account still ends it on the very next request, on every process of a shared database. It does not write
- * it either: express-session "touches" an unchanged session on each request to slide its expiry, and that
- * UPDATE is made at most once a minute per session (a session lasts days: a minute of slack changes nothing).
+ * it either: a session's expiry slides with its use, and that UPDATE is made at most once a minute per
+ * session (a session lasts days: a minute of slack changes nothing).
+ *
+ * Rows hold express-session's JSON (`{"cookie":{…,"expires":…},"userId":…}`), so sessions made before the
+ * middleware changed go on, and `sessions.destroyForUser` reads `userId` as it did.
  */
-import session from 'express-session';
 import { AuthCache } from '../core/accounts/cache.js';
 import type { Store } from '../core/store/types.js';
 
@@ -17,63 +19,104 @@ export const TOUCH_EVERY_MS = 60_000;
 /** Sessions whose last touch is remembered (the oldest are forgotten first: then they are touched again). */
 const MAX_REMEMBERED = 10_000;
 
-export class DbSessionStore extends session.Store {
+type Data = Record<string, unknown>;
+/** A session as a row's JSON carries it: its fields and the cookie's attributes. */
+interface Stored {
+  cookie?: { expires?: string | Date | null; originalMaxAge?: number | null };
+  [field: string]: unknown;
+}
+
+export class DbSessionStore {
   private pruner: NodeJS.Timeout;
   /** When each session's expiry was last written by this process, oldest first. */
   private readonly touched = new Map<string, number>();
-  /** Each session as the database holds it (its JSON and expiry), or null: none. */
-  private readonly copies: AuthCache<{ data: string; expiresAt: number } | null>;
+  /** Each session as the database holds it (its fields and expiry), or null: none. */
+  private readonly copies: AuthCache<{ data: Readonly<Data>; expiresAt: number } | null>;
 
   constructor(
     private readonly store: Store,
     private readonly now: () => number = Date.now,
   ) {
-    super();
     this.copies = new AuthCache(store.signals, (hit) => !hit || hit.expiresAt > Date.now());
     this.pruner = setInterval(() => void this.store.sessions.prune().catch(() => undefined), 3600_000);
     this.pruner.unref();
   }
 
-  private expiry(sess: session.SessionData): Date {
-    const e = sess.cookie?.expires;
-    return e ? new Date(e) : new Date(Date.now() + DAY);
+  /** The fields of session `sid` (a copy of its own for the caller), or null when there is none or it expired. */
+  async read(sid: string): Promise<Data | null> {
+    const hit = await this.copies.get(sid, async () => {
+      const row = await this.store.sessions.get(sid);
+      if (!row) return null;
+      let parsed: Stored;
+      try {
+        parsed = JSON.parse(row.data) as Stored;
+      } catch {
+        return null; // not a session this labdeck wrote
+      }
+      const { cookie: _cookie, ...data } = parsed;
+      return { data: Object.freeze(data), expiresAt: row.expiresAt.getTime() };
+    });
+    return hit && hit.expiresAt > Date.now() ? { ...hit.data } : null;
   }
 
-  override get(sid: string, cb: (err: unknown, session?: session.SessionData | null) => void) {
-    this.copies
-      .get(sid, async () => {
-        const row = await this.store.sessions.get(sid);
-        return row && { data: row.data, expiresAt: row.expiresAt.getTime() };
-      })
-      .then((hit) => cb(null, hit && hit.expiresAt > Date.now() ? JSON.parse(hit.data) : null), cb);
+  /** Write session `sid` (made, or changed) with its expiry. */
+  async write(sid: string, data: Data, expires: Date): Promise<void> {
+    this.remember(sid, this.now());
+    const row: Stored = { cookie: { originalMaxAge: expires.getTime() - Date.now(), expires: expires.toISOString(), httpOnly: true, path: '/', sameSite: 'lax' } as Stored['cookie'], ...data };
+    await this.store.sessions.set(sid, JSON.stringify(row), expires);
   }
 
-  override touch(sid: string, sess: session.SessionData, cb?: (err?: unknown) => void) {
+  /** Slide session `sid`'s expiry to `expires`: written when this process has not written it for a minute. */
+  extend(sid: string, expires: Date): Promise<void> {
+    const now = this.now();
+    const last = this.touched.get(sid);
+    if (last !== undefined && now - last < TOUCH_EVERY_MS) return Promise.resolve();
+    this.remember(sid, now);
+    return this.store.sessions.touch(sid, expires).then(
+      () => this.copies.update(sid, (hit) => hit && { ...hit, expiresAt: expires.getTime() }),
+      () => {
+        this.touched.delete(sid); // not written: the next request tries again
+      },
+    );
+  }
+
+  /** Delete session `sid` (log-out, log-in's new id): on every host before this resolves. */
+  async remove(sid: string): Promise<void> {
+    this.touched.delete(sid);
+    await this.store.sessions.destroy(sid);
+  }
+
+  // express-session's store interface, kept for callers written against it ---------------------------------
+
+  get(sid: string, cb: (err: unknown, session?: Data | null) => void) {
+    this.read(sid).then((d) => cb(null, d), cb);
+  }
+
+  set(sid: string, sess: Stored, cb?: (err?: unknown) => void) {
+    const { cookie, ...data } = sess;
+    this.write(sid, data, expiryOf(cookie)).then(() => cb?.(), (e) => cb?.(e));
+  }
+
+  touch(sid: string, sess: Stored, cb?: (err?: unknown) => void) {
     const now = this.now();
     const last = this.touched.get(sid);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return cb?.();
     this.remember(sid, now);
-    const expiry = this.expiry(sess);
+    const expiry = expiryOf(sess.cookie);
     this.store.sessions.touch(sid, expiry).then(
       () => {
         this.copies.update(sid, (hit) => hit && { ...hit, expiresAt: expiry.getTime() });
         cb?.();
       },
       (e) => {
-        this.touched.delete(sid); // not written: the next request tries again
+        this.touched.delete(sid);
         cb?.(e);
       },
     );
   }
 
-  override set(sid: string, sess: session.SessionData, cb?: (err?: unknown) => void) {
-    this.remember(sid, this.now());
-    this.store.sessions.set(sid, JSON.stringify(sess), this.expiry(sess)).then(() => cb?.(), (e) => cb?.(e));
-  }
-
-  override destroy(sid: string, cb?: (err?: unknown) => void) {
-    this.touched.delete(sid);
-    this.store.sessions.destroy(sid).then(() => cb?.(), (e) => cb?.(e));
+  destroy(sid: string, cb?: (err?: unknown) => void) {
+    this.remove(sid).then(() => cb?.(), (e) => cb?.(e));
   }
 
   private remember(sid: string, at: number) {
@@ -86,4 +129,9 @@ export class DbSessionStore extends session.Store {
     clearInterval(this.pruner);
     this.copies.close();
   }
+}
+
+function expiryOf(cookie: Stored['cookie']): Date {
+  const e = cookie?.expires;
+  return e ? new Date(e) : new Date(Date.now() + DAY);
 }

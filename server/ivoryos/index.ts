@@ -22,7 +22,7 @@ import { STAND_INS, campaignInput, inIvoryosTerms, ivoryosSchema } from './campa
 import { IVORYOS_ROUTES as R } from './routes.js';
 import { DECK_PREFIX, deckName, flaskTime, groupedPhases, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
 
-declare module 'express-session' {
+declare module '../session.js' {
   interface SessionData {
     /** The workflow this session selected with GET /ivoryos/library/<name>: ivoryOS's draft. */
     ivoryosWorkflow?: string;

@@ -29,7 +29,7 @@ import { asLabError, errorBody, render, statusOf, url, wantsJson } from '../http
 import { handle, route } from '../route.js';
 import { FilePreviewPage, sizeText } from '../views/files.js';
 
-declare module 'express-session' {
+declare module '../session.js' {
   interface SessionData {
     /** The workflow the user last worked with (the default of GET /files/execution-configs). */
     workflow?: string;
