@@ -153,10 +153,15 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
   return tools;
 }
 
-/** A tool's input schema: the route's arguments (`lab_approval` calls its `id` `approval_id`, `wait` `wait_seconds`). */
+/** Arguments a tool calls by another name than its route (`lab_approval`'s `approval_id` is the route's `id`). */
 const RENAMES: Record<string, Record<string, string>> = { lab_approval: { id: 'approval_id', wait: 'wait_seconds' } };
+
+/** The route a runner tool stands for, as a function of named arguments: its path and body fields, and its query fields but `format`. */
+const asFunction = (t: RunnerTool): Route => ({ ...t.route, client: { name: t.name, query: t.route.query ? Object.keys(t.route.query.shape).filter((k) => k !== 'format') : [] } });
+
+/** A tool's input schema: its route's arguments. */
 function inputSchema(t: RunnerTool): Tool['inputSchema'] {
-  const args = routeArgs({ ...t.route, client: { name: t.name, query: t.route.query ? Object.keys(t.route.query.shape).filter((k) => k !== 'format' && k !== 'decided' && k !== 'saved') : [] } });
+  const args = routeArgs(asFunction(t));
   const rename = RENAMES[t.name] ?? {};
   return {
     type: 'object',
@@ -225,7 +230,7 @@ export function mcpServer(runtime: Runtime, agent: AgentCaller): Server {
       if (r) {
         const rename = Object.fromEntries(Object.entries(RENAMES[name] ?? {}).map(([k, v]) => [v, k]));
         const args = Object.fromEntries(Object.entries(given).map(([k, v]) => [rename[k] ?? k, v]));
-        const input = parseArgs({ ...r.route, client: { name, query: r.route.query ? Object.keys(r.route.query.shape) : [] } }, args);
+        const input = parseArgs(asFunction(r), args);
         const value = await r.run(input as Parameters<RunnerTool['run']>[0], agent);
         said = value && typeof value === 'object' && 'approval_id' in value ? { approval: (value as { approval_id: number }).approval_id } : 'ok';
         result = ok(value);

@@ -9,6 +9,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { PassThrough } from 'node:stream';
+import { startMcpBridge } from '../../cli/mcp.js';
 import { REACTOR, signupAndLogin, startLab, until, type TestLab } from './helpers.js';
 
 let lab: TestLab;
@@ -253,5 +255,53 @@ describe('who may do what', () => {
     expect(audit.find((a) => a.action === 'approval.approve')?.detail).toMatchObject({ agent_token: { name: 'claude' } });
     expect(audit.some((a) => a.action === 'approval.reject')).toBe(true);
     expect(audit.some((a) => a.action === 'agent.outcome')).toBe(true);
+  });
+});
+
+describe('lab mcp (stdio)', () => {
+  /** The bridge on two in-memory pipes: write a JSON-RPC line in, read the answer with that id out. */
+  async function bridge(server: string, token = mcpToken) {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const logs: string[] = [];
+    const b = await startMcpBridge({ server, token }, { input, output }, (l) => logs.push(l));
+    let buffer = '';
+    const answers = new Map<number, unknown>();
+    output.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      let nl: number;
+      while ((nl = buffer.indexOf('\n')) >= 0) {
+        const m = JSON.parse(buffer.slice(0, nl)) as { id?: number };
+        buffer = buffer.slice(nl + 1);
+        if (typeof m.id === 'number') answers.set(m.id, m);
+      }
+    });
+    const ask = async (id: number, method: string, params: unknown = {}) => {
+      input.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+      await until(async () => answers.has(id), 10_000);
+      return answers.get(id) as { result?: Record<string, unknown>; error?: { message: string } };
+    };
+    return { b, ask, logs };
+  }
+  const init = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'desktop', version: '1' } };
+
+  it('passes messages between stdio and the running labdeck: initialize, the tools, a call', async () => {
+    const { b, ask } = await bridge(base);
+    expect((await ask(1, 'initialize', init)).result).toMatchObject({ serverInfo: { name: 'labdeck' } });
+    const tools = (await ask(2, 'tools/list')).result as { tools: { name: string }[] };
+    expect(tools.tools.map((t) => t.name)).toContain('pump_dose');
+    const call = (await ask(3, 'tools/call', { name: 'pump_status', arguments: {} })).result as { content: { text: string }[] };
+    expect(JSON.parse(call.content[0].text)).toHaveProperty('task_id');
+    await b.stop();
+  });
+
+  it('answers each request with an error saying so when labdeck cannot be reached, and refuses a token that is not an MCP token', async () => {
+    const { b, ask, logs } = await bridge('http://127.0.0.1:9/app');
+    const r = await ask(1, 'initialize', init);
+    expect(r.error?.message).toMatch(/did not answer/);
+    expect(logs.join('\n')).toMatch(/did not answer/);
+    await b.stop();
+    await expect(startMcpBridge({ server: base, token: 'lab_xyz' })).rejects.toThrow(/MCP token/);
+    await expect(startMcpBridge({ server: 'ftp://x', token: mcpToken })).rejects.toThrow(/http/);
   });
 });
