@@ -32,6 +32,13 @@ const seconds = (v: string) => {
   return n;
 };
 
+/** --parallel: how many tasks at once, a whole number from 1 (anything else is a usage mistake: exit 2). */
+const tasksAtOnce = (v: string) => {
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('how many tasks may run at once: a whole number, 1 or more');
+  return n;
+};
+
 const common = (c: Command) =>
   c
     .option('--deck <file>', 'deck module (default: the demo deck)')
@@ -45,6 +52,7 @@ common(program.command('serve').description('serve the web app'))
   .option('--port <port>', 'port to listen on', port, 8000)
   .option('--no-watch', 'do not watch plugin folders')
   .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
+  .option('--parallel <n>', 'how many tasks on disjoint instruments run at once (each leases its workflow\'s instruments)', tasksAtOnce, 1)
   .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
   .action(async (o) => {
     const { serve } = await import('./serve.js');
@@ -59,6 +67,7 @@ common(program.command('serve').description('serve the web app'))
       python: o.python,
       consoleTimeoutMs: o.consoleTimeout * 1000,
       allowedHosts: o.allowedHosts,
+      parallel: o.parallel,
     });
     const stop = () => {
       console.log('labdeck stopping');

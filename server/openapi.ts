@@ -148,6 +148,20 @@ const RunnerStatus = z.looseObject({
   elsewhere: z
     .array(z.object({ task_id: z.int(), name: z.string(), run_id: z.int().nullable(), host: z.string() }))
     .describe('Tasks other labdecks on this database are running: control them on the host named'),
+  running: z
+    .array(
+      z.looseObject({
+        id: z.int(),
+        name: z.string(),
+        run_id: z.int().nullable(),
+        state: z.enum(['running', 'paused', 'failed', 'stopping']),
+        paused: z.boolean(),
+        progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
+        instruments: z.array(z.string()).describe('The instruments it leases while it runs'),
+      }),
+    )
+    .describe('Every task this labdeck runs, in the order they started (current_task and the fields above are the first); with several, the controls take task_id'),
+  parallel: z.int().describe('How many tasks on disjoint instruments this labdeck runs at once (lab serve --parallel N; default 1)'),
 });
 
 const RESPONSE = {
@@ -236,7 +250,12 @@ const RESPONSE = {
     run_id: z.int().nullable(),
     payload: z.unknown().optional().describe('GET /app/executions/queue/task/{task_id} only: the workflow and its rows'),
   }),
-  QueueList: z.looseObject({ tasks: z.array(z.looseObject({ id: z.int(), name: z.string(), status: z.string() })), paused: z.boolean().optional(), queue_held: z.boolean().optional() }),
+  QueueList: z.looseObject({
+    tasks: z.array(z.looseObject({ id: z.int(), name: z.string(), status: z.string() })),
+    paused: z.boolean().optional(),
+    queue_held: z.boolean().optional(),
+    running_task_ids: z.array(z.int()).optional().describe('The tasks this labdeck runs now (several with lab serve --parallel N)'),
+  }),
   RunnerStatus,
   Approval: z.looseObject({
     id: z.int(),

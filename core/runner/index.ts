@@ -458,8 +458,9 @@ export class Runner extends EventEmitter {
     if (this.tasks.some((t) => t.id === id)) return true;
     if (this.paused || this.held || this.leases.size >= this.parallel) return false;
     for (const t of (await this.store.queue.open()).filter((t) => t.status === 'pending')) {
-      if (t.id === id) return true;
-      if (!this.clashes(await this.needsOf(t.id))) return false; // it would start first
+      const free = !this.clashes(await this.needsOf(t.id));
+      if (t.id === id) return free;
+      if (free) return false; // it would start first
     }
     return false;
   }
@@ -599,20 +600,24 @@ export class Runner extends EventEmitter {
   }
 
   /**
-   * What a control acts on. With `taskId`: that running task, or the interrupted task it names; an unknown
-   * task is a 404, one that is not running here a 409 (naming the host that runs it, if another does).
-   * Without: the only running task; several → 409 listing them; none → null (the queue's flag, or the
-   * interrupted task waiting for a decision).
+   * What a control without a task_id acts on: the only running task; several → 409 listing them; none →
+   * null (the queue's flag, or the interrupted task waiting for a decision). Synchronous, so a control takes
+   * effect before anything else the caller does next (as it always did).
    */
-  private async target(taskId: number | undefined, what: string): Promise<TaskRun | 'interrupted' | null> {
-    if (taskId === undefined) {
-      if (this.tasks.length > 1) {
-        throw new LabError('conflict', `${this.tasks.length} tasks are running (${this.runningList()}): say which one to ${what} with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], {
-          running: this.runningData(),
-        });
-      }
-      return this.tasks[0] ?? null;
+  private only(what: string): TaskRun | null {
+    if (this.tasks.length > 1) {
+      throw new LabError('conflict', `${this.tasks.length} tasks are running (${this.runningList()}): say which one to ${what} with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], {
+        running: this.runningData(),
+      });
     }
+    return this.tasks[0] ?? null;
+  }
+
+  /**
+   * What a control with `taskId` acts on: that running task, or the interrupted task it names. An unknown
+   * task is a 404; one that is not running here a 409 (naming the host that runs it, if another does).
+   */
+  private async named(taskId: number): Promise<TaskRun | 'interrupted'> {
     const run = this.tasks.find((t) => t.id === taskId);
     if (run) return run;
     if (this.interrupted?.task_id === taskId) return 'interrupted';
@@ -671,7 +676,7 @@ export class Runner extends EventEmitter {
    * With several tasks running, `taskId` says which one (else 409 listing them).
    */
   async pauseResume(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'pause or resume');
+    const t = taskId === undefined ? this.only('pause or resume') : await this.named(taskId);
     if (t === 'interrupted' || (t === null && this.interrupted)) return this.skip(taskId);
     if (t) {
       if (t.failed) return this.skip(t.id);
@@ -688,7 +693,7 @@ export class Runner extends EventEmitter {
 
   /** Set a running task's pause flag: no new step of it starts (a call in flight finishes). */
   async pause(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'pause');
+    const t = taskId === undefined ? this.only('pause') : await this.named(taskId);
     this.checkTask('pause', t);
     t.paused = true;
     // the run's log says when and why it stood still
@@ -699,7 +704,7 @@ export class Runner extends EventEmitter {
 
   /** Clear a running task's pause flag (and the queue's): it goes on. */
   async resume(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'resume');
+    const t = taskId === undefined ? this.only('resume') : await this.named(taskId);
     this.checkTask('resume', t);
     t.paused = false;
     this.paused = false;
@@ -712,7 +717,7 @@ export class Runner extends EventEmitter {
 
   /** A `pause` step is done: go on with the next step. */
   async continuePauseStep(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'continue');
+    const t = taskId === undefined ? this.only('continue') : await this.named(taskId);
     this.checkTask('continue', t);
     t.waitingPause!.resolve();
     this.emitStatus();
@@ -721,7 +726,7 @@ export class Runner extends EventEmitter {
 
   /** Leave the failed step out and go on (or go on after an interrupted task's in-doubt step). */
   async skip(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'skip');
+    const t = taskId === undefined ? this.only('skip') : await this.named(taskId);
     if (t instanceof TaskRun) {
       this.check('skip', t);
       t.failed!.resolve('skip');
@@ -753,7 +758,7 @@ export class Runner extends EventEmitter {
 
   /** Re-run the failed step (or an interrupted task's in-doubt step). */
   async retry(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'retry');
+    const t = taskId === undefined ? this.only('retry') : await this.named(taskId);
     if (t instanceof TaskRun && t.failed) t.failed.resolve('retry');
     else if (t !== null && !(t instanceof TaskRun)) await this.resumeInterrupted('retry');
     else if (t === null && this.interrupted) await this.resumeInterrupted('retry');
@@ -770,7 +775,7 @@ export class Runner extends EventEmitter {
 
   /** Finish the current iteration, skip the rest, run cleanup, record `stopped`; the queue goes on. */
   async abortNextIteration(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'abort');
+    const t = taskId === undefined ? this.only('abort') : await this.named(taskId);
     if (!(t instanceof TaskRun)) this.notApplicable('abort', null);
     if (t.abortRequest !== 'task') t.abortRequest = 'iteration';
     // a failed step ends its iteration at once: there is nothing more of it to finish
@@ -781,7 +786,7 @@ export class Runner extends EventEmitter {
 
   /** Finish the in-flight step, run no further step, run cleanup, record `aborted`; hold the queue. */
   async abortNextTask(taskId?: number): Promise<RunnerStatus> {
-    const t = await this.target(taskId, 'abort');
+    const t = taskId === undefined ? this.only('abort') : await this.named(taskId);
     if (t instanceof TaskRun) {
       t.abortRequest = 'task';
       await this.hold(t.id);

@@ -57,9 +57,27 @@ const ROW_FIELD = /^rows\[\d{1,5}\]\[.+\]$/;
 const TASK_ID = ID.describe('The integer id of a queued task (GET /app/executions/queue)');
 const STATUS_AFTER = json('The status after', 'RunnerStatus');
 
-/** A runner control: no fields (a field sent is refused by name), the status after, 409 when it does not apply. */
+/**
+ * A run control's one field: the running task it acts on. Needed only while several tasks run at once
+ * (`lab serve --parallel N`); the generated clients take it as an optional argument.
+ */
+const CONTROL_BODY = {
+  name: 'ControlBody',
+  description: 'Optional: task_id, the running task to act on (needed while several run: `running` in GET /app/executions/status). Any other field is refused by name.',
+  schema: z.object({
+    task_id: ID.optional().describe('The running task to act on; needed while several tasks run at once (`running` in GET /app/executions/status), else the only one'),
+  }),
+};
+/** What every control answers besides its own: an unknown task, several running without task_id, one not running. */
+const TASK_ERRORS = {
+  400: error('task_id is not a positive integer, or a field the route does not take (named)'),
+  404: error('task_id names no task'),
+};
+const SEVERAL = 'several tasks run and no task_id says which (the message and `running` list them), or task_id names a task that is not running';
+
+/** A runner control on a running task: task_id (optional), the status after, 409 when it does not apply. */
 const control = (spec: Pick<RouteSpec, 'path' | 'operationId' | 'summary' | 'description' | 'responses' | 'client'>) =>
-  route({ method: 'POST', section: SECTION, body: NO_FIELDS, ...spec });
+  route({ method: 'POST', section: SECTION, body: CONTROL_BODY, ...spec, responses: { ...TASK_ERRORS, ...spec.responses, 409: error(`${spec.responses[409]?.description ?? 'It does nothing now'}; or ${SEVERAL}`) } });
 
 export const EXECUTION_ROUTES = {
   page: route({
@@ -234,11 +252,17 @@ export const EXECUTION_ROUTES = {
     description: "Leave the failed step out and go on: its record, its iteration and the run say it was skipped, and the iteration's outputs are not data. For a task interrupted by a stop of labdeck: go on after its in-doubt step.",
     responses: { 200: STATUS_AFTER, 409: error('No failed step (and no interrupted task)') },
   }),
-  release: control({
+  // the queue's, not a task's: no task_id
+  release: route({
+    method: 'POST',
+    section: SECTION,
+    body: NO_FIELDS,
     path: '/executions/release',
     summary: 'Release the held queue (409 when it is not held)',
     operationId: 'release',
-    description: 'The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again.',
+    description:
+      'The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again. The queue\'s, not a task\'s: it takes no task_id. ' +
+      'With several tasks at once (lab serve --parallel N) it may be released while other tasks run, not while the aborted task is still ending.',
     responses: { 200: STATUS_AFTER, 409: error('The queue is not held, a task runs, or an interrupted task waits for a decision') },
   }),
   retry: control({
@@ -367,7 +391,7 @@ export function executionRoutes(runtime: Runtime): Router {
 
   handle(r, R.queue, async (_req, res) => {
     const q = await runner.queue();
-    res.json({ tasks: q.tasks.map((t) => taskJson(t)), paused: q.paused, queue_held: q.queue_held, current_task_id: q.current_task_id });
+    res.json({ tasks: q.tasks.map((t) => taskJson(t)), paused: q.paused, queue_held: q.queue_held, current_task_id: q.current_task_id, running_task_ids: q.running_task_ids });
   });
 
   handle(r, R.task, async (_req, res, { params }) => {
@@ -391,7 +415,7 @@ export function executionRoutes(runtime: Runtime): Router {
   });
 
   /** Each control: the runner's action, audit-logged (`runner.pause`, `runner.abort.next-task`, …), then the status. */
-  const controls: [typeof R.pause, RunControlName][] = [
+  const controls: [typeof R.pause | typeof R.release, RunControlName][] = [
     [R.pauseResume, 'pauseResume'],
     [R.pause, 'pause'],
     [R.resume, 'resume'],
@@ -403,10 +427,11 @@ export function executionRoutes(runtime: Runtime): Router {
     [R.abortNextTask, 'abortNextTask'],
   ];
   for (const [route, name] of controls) {
-    handle(r, route, async (req, res) => {
+    handle(r, route as typeof R.pause, async (req, res, { body }) => {
       // done here, or by the labdeck that runs the task (its status comes back)
-      const status = await runner.control(name);
-      await runtime.audit(req.user!.id, `runner${route.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: status.state });
+      const taskId = (body as { task_id?: number }).task_id;
+      const status = await runner.control(name, taskId);
+      await runtime.audit(req.user!.id, `runner${route.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: status.state, ...(taskId === undefined ? {} : { task_id: taskId }) });
       res.json(status);
     });
   }
