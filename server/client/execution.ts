@@ -194,7 +194,10 @@ function initControls(base: string) {
     b.addEventListener('click', () => {
       if (b.dataset.confirm && !window.confirm(b.dataset.confirm)) return;
       const seen = view.statuses;
-      void post(b.dataset.control!).then(async (r) => {
+      // with several tasks running (lab serve --parallel N) the buttons act on the one shown: the first
+      const shown = view.status as { current_task: { id: number } | null; running?: unknown[] } | null;
+      const several = (shown?.running?.length ?? 0) > 1 && shown?.current_task && !b.dataset.control!.endsWith('/release'); // release is the queue's
+      void post(b.dataset.control!, several ? { task_id: shown.current_task!.id } : undefined).then(async (r) => {
         const j = await r.json().catch(() => ({}));
         // the answer is the status after: shown at once, unless the stream has told newer since (a short run's
         // cleanup and end can come before this answer; the runner streams every change of its status)
