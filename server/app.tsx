@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
+import { gateRouters } from './dispatch.js';
 import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from './http.js';
 import { ivoryosRouter } from './ivoryos/index.js';
 import { mcpRoutes } from './mcp/index.js';
@@ -131,6 +132,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
   router.use(onError);
+  gateRouters(router); // a request skips the areas' routers that cannot answer it
 
   // ivoryOS's routes for its clients (docs/ivoryos.md), before `/`, which would take them otherwise
   app.use('/ivoryos', ivoryosRouter(runtime, { session: sessionMw, listen: opts.listen, allowedHosts: opts.allowedHosts, bodyLimit: limit }));
