@@ -31,7 +31,6 @@ export const APPROVAL_ROUTES = {
     section: SECTION,
     summary: "The approval inbox: agents' requests waiting for a person, and the decided ones",
     operationId: 'approvalInbox',
-    client: { name: 'approvals', doc: "The approval inbox: { pending, done, policy }: what AI agents asked for that waits for a person's decision, and the latest decided or expired requests." },
     query: z.object({
       format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header'),
       decided: ID.optional().catch(undefined).describe('Say what became of this request (where a decision leads)'),
