@@ -24,7 +24,10 @@ function ready(proc, t0, what) {
     proc.stdout.on('data', (b) => {
       out += b;
       const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
-      if (m) resolve({ proc, base: m[1], readyMs: performance.now() - t0 });
+      if (m) {
+        const readyMs = performance.now() - t0;
+        cpuOf(proc.pid).then((cpuMs) => resolve({ proc, base: m[1], readyMs, cpuMs }), () => resolve({ proc, base: m[1], readyMs, cpuMs: NaN }));
+      }
     });
     proc.once('exit', (c) => reject(new Error(`${what} exited ${c}: ${out}`)));
   });
@@ -71,6 +74,12 @@ export async function built(rel) {
     throw new Error(`dist/${rel} is missing or broken: run \`npm run build\` first (${e.message})`);
   }
 }
+
+/** CPU time a process has used so far (user + system), ms: what a figure costs, whatever else the machine runs. */
+export const cpuOf = async (pid) => {
+  const f = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1].split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10; // clock ticks of 10 ms (USER_HZ 100)
+};
 
 export const rssOf = async (pid) => Number(/VmRSS:\s+(\d+)/.exec(await readFile(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
