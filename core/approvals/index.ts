@@ -202,6 +202,8 @@ export class Approvals {
     if (decision === 'approve') {
       const running = this.execute(row);
       if (row.kind !== 'call') await running;
+      // a call goes on after the answer; should its outcome not be stored (the database went away), say so
+      else running.catch((e: unknown) => console.error(`labdeck: the outcome of approved request ${id} could not be stored:`, e));
     }
     return this.get(id);
   }

@@ -33,21 +33,23 @@ function KeyValues({ values, caption }: { values: Record<string, unknown>; capti
   const entries = Object.entries(values);
   if (!entries.length) return <p className="text-body-secondary mb-1">{caption}: none</p>;
   return (
-    <table className="table table-sm w-auto mb-2">
-      <caption className="caption-top py-0">{caption}</caption>
-      <tbody>
-        {entries.map(([k, v]) => (
-          <tr key={k}>
-            <th scope="row">
-              <code>{k}</code>
-            </th>
-            <td>
-              <code>{show(v)}</code>
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
+    <>
+      <p className="text-body-secondary mb-0">{caption}</p>
+      <table className="table table-sm w-auto mb-2">
+        <tbody>
+          {entries.map(([k, v]) => (
+            <tr key={k}>
+              <th scope="row">
+                <code>{k}</code>
+              </th>
+              <td>
+                <code>{show(v)}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
   );
 }
 
