@@ -13,12 +13,11 @@
  *
  * Events (`on('event')`): status, step, log, queue, run. Nothing here knows about HTTP or terminals.
  */
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { InstrumentSchema } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
-import { LabError, isLabError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { LabError, isLabError } from '../errors.js';
 import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control, type ControlStatus } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
@@ -26,6 +25,7 @@ import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '.
 import type { Phase, Step } from '../workflow/model.js';
 import { countSteps, instrumentsOf, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
 import { HostLease, type HostOptions } from './hosts.js';
+import { HostRelay, MESSAGE_LIMIT, type Peer } from './relay.js';
 import { Abort, Shutdown, TaskRun, waiter, type RunnerState, type RunningTask, type Waiter } from './execution.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
@@ -52,8 +52,11 @@ export interface RunnerStatus {
   interrupted: null | { task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null };
   /** Why no task can start now: the database cannot be written (a full or read-only disk). */
   store_error: string | null;
-  /** Tasks other labdecks on this database are running (DESIGN.md §12): control them there. */
-  elsewhere: { task_id: number; name: string; run_id: number | null; host: string }[];
+  /**
+   * Tasks other labdecks on this database are running (DESIGN.md §12), with their state and progress as
+   * those labdecks last relayed them (PostgreSQL); the controls here act on them there.
+   */
+  elsewhere: ElsewhereTask[];
   /**
    * Every task this labdeck runs now, in the order they started (`current_task` and the fields above describe
    * the first). With several, the controls need a `task_id`.
@@ -63,7 +66,27 @@ export interface RunnerStatus {
   parallel: number;
 }
 
-export type RunnerEvent =
+/** A task another labdeck runs: which, where, and (PostgreSQL) its state and progress as that labdeck relayed them. */
+export interface ElsewhereTask {
+  task_id: number;
+  name: string;
+  run_id: number | null;
+  host: string;
+  state?: RunningTask['state'];
+  paused?: boolean;
+  progress?: RunningTask['progress'];
+  failed_step?: RunningTask['failed_step'];
+  waiting?: RunningTask['waiting'];
+}
+
+/** A running task's state as a labdeck relays it to the others (its `status` events carry its running tasks'). */
+type LiveTask = Required<Omit<ElsewhereTask, 'task_id' | 'name' | 'run_id' | 'host'>>;
+
+/**
+ * What the runner tells its listeners. `host` is set on the events of another labdeck's run, relayed from it
+ * (PostgreSQL): that labdeck's name.
+ */
+export type RunnerEvent = (
   | { type: 'status'; status: RunnerStatus }
   | { type: 'queue' }
   | { type: 'run'; run_id: number; task_id: number; status: RunStatus; /** failed steps skipped so far */ skipped?: number }
@@ -83,7 +106,8 @@ export type RunnerEvent =
       error?: string;
       step_id?: number;
     }
-  | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown>; /** a step of it was skipped: not data */ skipped?: true };
+  | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown>; /** a step of it was skipped: not data */ skipped?: true }
+) & { host?: string; /** relayed with a large value cut (the run's records have it) */ cut?: true };
 
 /** How a resumed run treats the step that was in flight when the server died; `ending`: cleanup only (aborted). */
 type Resume = { run: RunRow; mode: 'retry' | 'skip'; steps: StepRow[]; ending?: boolean };
@@ -95,8 +119,10 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** The run controls of the web app and the API, by the Runner method that does each. */
 export const RUN_CONTROLS = ['pauseResume', 'pause', 'resume', 'continuePauseStep', 'skip', 'release', 'retry', 'abortNextIteration', 'abortNextTask'] as const;
 export type RunControlName = (typeof RUN_CONTROLS)[number];
-/** How long a control sent to the host that runs the task waits for its answer. */
-const ASK_MS = 5_000;
+/** How long a control sent to the host that runs the task waits for its answer once that host has it. */
+const CONTROL_MS = 30_000;
+/** A direct call's output larger than this comes back from the host that made it through its record. */
+const OUTPUT_INLINE = 4_000;
 
 /** How long the loop waits before trying the store again after it failed (unless woken sooner). */
 const STORE_RETRY_MS = 2_000;
@@ -151,6 +177,10 @@ export class Runner extends EventEmitter {
   private readonly mine = new Set<number>();
   /** Instruments of this deck that another live host drives: instrument → that host's name. */
   private othersHold = new Map<string, string>();
+  /** The instruments other live hosts drive (this deck's or not): instrument → that host. */
+  private drivers = new Map<string, Peer>();
+  /** Runs, controls and calls between this labdeck and the others on the database (core/runner/relay.ts). */
+  private readonly relay: HostRelay;
 
   constructor(opts: RunnerOptions) {
     super();
@@ -160,6 +190,14 @@ export class Runner extends EventEmitter {
     this.host = new HostLease(opts.store, opts.host ?? { kind: 'serve' });
     this.takesOwnOnly = opts.takes === 'own';
     this.parallel = checkParallel(opts.parallel ?? 1);
+    this.relay = new HostRelay({ store: opts.store, self: this.host });
+    // this labdeck's live events go to the others (its status as its own running tasks' state)
+    this.on('event', (e: RunnerEvent) => {
+      if (e.host !== undefined || e.type === 'queue') return;
+      if (e.type !== 'status') return this.relay.publish(e);
+      const running: (LiveTask & { task_id: number })[] = e.status.running.map((t) => ({ task_id: t.id, state: t.state, paused: t.paused, progress: t.progress, failed_step: t.failed_step, waiting: t.waiting }));
+      this.relay.publish({ type: 'status', running });
+    });
     // what an instrument logs while it works for a run goes to that run's log
     this.deck.on('log', (e: { instrument: string; method: string; message: string }) => {
       const holder = this.deck.lockedBy(e.instrument);
@@ -181,7 +219,10 @@ export class Runner extends EventEmitter {
     await this.syncInstruments();
     await this.recover();
     this.deck.on('change', this.onDeckChange);
-    await this.store.signals.onHostMessage((m) => void this.heard(m).catch((e) => this.reportFault(e, 'a message from another host: ')));
+    // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments
+    this.relay.handle('control', (body) => this.controlAsked(body));
+    this.relay.handle('call', (body) => this.callAsked(body));
+    await this.relay.start((e, from) => this.heardLive(e, from));
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.store.signals.onQueueChange(() => {
       if (this.closed) return;
@@ -248,9 +289,9 @@ export class Runner extends EventEmitter {
         this.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database (not by this one, ${this.host.name})`);
       }
       if (freed.length) this.deck.setOffline(freed, null);
-      this.remote = new Map(
-        (await this.store.hosts.catalogue()).filter((i) => i.hostId !== this.host.id && !this.deck.has(i.name)).map((i) => [i.name, { ...(i.schema as InstrumentSchema), host: (i.schema as InstrumentSchema).host ?? i.host }]),
-      );
+      const others = (await this.store.hosts.catalogue()).filter((i) => i.hostId !== this.host.id);
+      this.drivers = new Map(others.map((i) => [i.name, { id: i.hostId, name: i.host }]));
+      this.remote = new Map(others.filter((i) => !this.deck.has(i.name)).map((i) => [i.name, { ...(i.schema as InstrumentSchema), host: (i.schema as InstrumentSchema).host ?? i.host }]));
     };
     this.syncing = this.syncing.then(run, run);
     return this.syncing;
@@ -286,6 +327,7 @@ export class Runner extends EventEmitter {
     await Promise.race([this.loopDone, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
     clearTimeout(timer);
     if (this.statusTimer) clearTimeout(this.statusTimer);
+    this.relay.close();
     this.deck.off('change', this.onDeckChange);
     await this.syncing;
     // a run cut here stays `running`: stopped, this host's runs are recovered (interrupted) by the next one
@@ -320,7 +362,7 @@ export class Runner extends EventEmitter {
       waiting: first?.waiting ?? null,
       interrupted: this.interrupted,
       store_error: this.storeFault,
-      elsewhere: this.elsewhere,
+      elsewhere: this.elsewhere.map((t) => ({ ...t, ...this.liveElsewhere.get(this.elsewhereHost.get(t.task_id)!)?.get(t.task_id) })),
       running,
       parallel: this.parallel,
     };
@@ -329,12 +371,16 @@ export class Runner extends EventEmitter {
   /** Tasks other hosts are running now, read on each heartbeat and wake-up; and the host of each. */
   private elsewhere: RunnerStatus['elsewhere'] = [];
   private elsewhereHost = new Map<number, string>();
+  /** The running tasks' state each other labdeck last relayed: host id → task id → state (its tasks only). */
+  private liveElsewhere = new Map<string, Map<number, LiveTask>>();
 
   private async refreshElsewhere() {
     const running = (await this.store.queue.open()).filter((t) => t.status === 'running' && t.hostId !== null && t.hostId !== this.host.id);
     const names = running.length ? new Map((await this.store.hosts.live()).map((h) => [h.id, h.name])) : new Map<string, string>();
     const elsewhere = running.map((t) => ({ task_id: t.id, name: t.name, run_id: t.runId, host: names.get(t.hostId!) ?? 'a labdeck that has stopped' }));
     this.elsewhereHost = new Map(running.map((t) => [t.id, t.hostId!]));
+    // what stopped hosts relayed is let go (the others replace theirs with each status they send)
+    for (const id of this.liveElsewhere.keys()) if (names.size && !names.has(id)) this.liveElsewhere.delete(id);
     if (JSON.stringify(elsewhere) === JSON.stringify(this.elsewhere)) return;
     this.elsewhere = elsewhere;
     this.emitStatus();
@@ -827,57 +873,62 @@ export class Runner extends EventEmitter {
     return name === 'release' ? this.release() : this[name](taskId);
   }
 
-  private readonly asked = new Map<string, { resolve(s: RunnerStatus): void; reject(e: unknown): void }>();
-
-  /** Send a control to the host running `task`; its answer, or null when the database carries no messages. */
-  private async ask(task: RunnerStatus['elsewhere'][number], control: RunControlName): Promise<RunnerStatus | null> {
-    const id = randomUUID();
-    const answer = new Promise<RunnerStatus>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.asked.delete(id);
-        reject(new LabError('unavailable', `${task.host} runs task ${task.task_id} but did not answer within ${ASK_MS / 1000} s: control it there.`));
-      }, ASK_MS);
-      this.asked.set(id, {
-        resolve: (s) => (clearTimeout(timer), resolve(s)),
-        reject: (e) => (clearTimeout(timer), reject(e)),
-      });
-    });
+  /** Send a control to the host running `task`; its answer, or undefined when the database carries no messages. */
+  private ask(task: RunnerStatus['elsewhere'][number], control: RunControlName): Promise<RunnerStatus | undefined> {
+    const to = { id: this.elsewhereHost.get(task.task_id)!, name: task.host };
     // the task is named, so a labdeck running several acts on that one
-    if (await this.store.signals.tell({ type: 'control', id, to: this.elsewhereHost.get(task.task_id), from: this.host.id, control, task_id: task.task_id })) return answer;
-    this.asked.get(id)?.resolve(this.status()); // nothing was sent: settle the wait
-    this.asked.delete(id);
-    return null;
+    return this.relay.request<RunnerStatus>(to, 'control', { control, task_id: task.task_id }, `${control} of task ${task.task_id}`, CONTROL_MS);
   }
 
-  /** A message between hosts: a control another host asks of this one, or the answer to one this one asked. */
-  private async heard(raw: unknown): Promise<void> {
-    const m = raw as {
-      type?: string;
-      id?: string;
-      to?: string;
-      from?: string;
-      control?: string;
-      task_id?: unknown;
-      status?: RunnerStatus;
-      error?: { code: ErrorCode; message: string; details?: ErrorDetail[] };
-    } | null;
-    if (!m || m.to !== this.host.id || typeof m.id !== 'string') return;
-    if (m.type === 'reply') {
-      const waiting = this.asked.get(m.id);
-      this.asked.delete(m.id);
-      if (m.error) waiting?.reject(new LabError(m.error.code, m.error.message, m.error.details));
-      else if (m.status) waiting?.resolve(m.status);
+  /** A control another labdeck asks of this one (for a task this one runs): this one's status after it. */
+  private controlAsked(body: unknown): Promise<RunnerStatus> {
+    const m = body as { control?: unknown; task_id?: unknown } | null;
+    if (!RUN_CONTROLS.includes(m?.control as RunControlName)) throw new LabError('invalid_input', `No run control "${String(m?.control)}".`);
+    return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined);
+  }
+
+  /** Another labdeck's live event: its run's events go to this one's listeners marked with that host; its status updates `elsewhere`. */
+  private heardLive(e: Record<string, unknown>, from: Peer) {
+    if (this.closed) return;
+    if (e.type === 'status') {
+      const running = Array.isArray(e.running) ? (e.running as (LiveTask & { task_id: number })[]) : [];
+      if (running.length) this.liveElsewhere.set(from.id, new Map(running.map(({ task_id, ...t }) => [task_id, t])));
+      else this.liveElsewhere.delete(from.id);
+      if (this.elsewhere.length) this.emitStatusSoon();
       return;
     }
-    if (m.type !== 'control' || !RUN_CONTROLS.includes(m.control as RunControlName)) return;
-    const taskId = typeof m.task_id === 'number' ? m.task_id : undefined;
-    let reply: { status: RunnerStatus } | { error: { code: ErrorCode; message: string; details?: ErrorDetail[] } };
-    try {
-      reply = { status: await this.act(m.control as RunControlName, taskId) };
-    } catch (e) {
-      reply = { error: isLabError(e) ? { code: e.code, message: e.message, details: e.details } : { code: 'internal', message: message(e) } };
+    this.emit('event', { ...e, host: from.name } as RunnerEvent);
+  }
+
+  /* ------------------------------------------------------------------ direct calls */
+
+  /**
+   * A direct call to one of the lab's instruments (the web app's and the API's): made here when this deck drives
+   * it; when another labdeck on the database drives it (PostgreSQL), asked of that labdeck, which makes and
+   * records it and whose answer comes back (the output and task_id, or its refusal as it gave it). On SQLite,
+   * or when nobody drives it, as a call to this deck (an instrument another labdeck drives is offline here).
+   */
+  async call(instrument: string, method: string, args: unknown, opts: { userId: number | null }): Promise<{ taskId: number; output: unknown; host?: string }> {
+    const there = this.drivers.get(instrument);
+    if (there) {
+      const answer = await this.relay.request<{ task_id: number; output?: unknown; in_record?: true }>(there, 'call', { instrument, method, args, user_id: opts.userId }, `${instrument}.${method}`);
+      if (answer) {
+        const output = answer.in_record ? ((await this.store.steps.get(answer.task_id))?.output ?? null) : answer.output;
+        return { taskId: answer.task_id, output, host: there.name };
+      }
+      if (!this.deck.has(instrument)) {
+        throw new LabError('unavailable', `${instrument} is driven by ${there.name}, another labdeck on this database: call it there.`, undefined, { instrument, host: there.name });
+      }
     }
-    await this.store.signals.tell({ type: 'reply', id: m.id, to: m.from, ...reply }).catch(() => undefined);
+    return this.deck.call(instrument, method, args, opts);
+  }
+
+  /** A call another labdeck asks this one to make on its deck: made and recorded here; a large output stays in its record. */
+  private async callAsked(body: unknown): Promise<{ task_id: number; output?: unknown; in_record?: true }> {
+    const m = (body ?? {}) as { instrument?: unknown; method?: unknown; args?: unknown; user_id?: unknown };
+    if (typeof m.instrument !== 'string' || typeof m.method !== 'string') throw new LabError('invalid_input', 'A call names its instrument and method.');
+    const { taskId, output } = await this.deck.call(m.instrument, m.method, m.args, { userId: typeof m.user_id === 'number' ? m.user_id : null });
+    return Buffer.byteLength(JSON.stringify(output) ?? '') > Math.min(OUTPUT_INLINE, MESSAGE_LIMIT) ? { task_id: taskId, in_record: true } : { task_id: taskId, output };
   }
 
   /* ------------------------------------------------------------------ interrupted runs */

@@ -256,14 +256,18 @@ export const INSTRUMENT_ROUTES = {
 
 export function instrumentRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { deck, store } = runtime;
+  const { deck, store, runner } = runtime;
   const R = INSTRUMENT_ROUTES;
+  /** The lab's instruments: this deck's, and those other labdecks on the database drive (`host` says where). */
+  const lab = runner.catalogue;
+  const labList = () => lab.list!().sort((a, b) => a.name.localeCompare(b.name));
+  const known = (name: unknown): name is string => typeof name === 'string' && (deck.has(name) || lab.list!().some((i) => i.name === name));
 
   const personalised = async (req: Request, name: string) =>
-    personalise(deck.schema(name), await store.prefs.get(req.user!.id, name));
+    personalise(lab.schema(name), await store.prefs.get(req.user!.id, name));
 
   handle(r, R.list, async (req, res) => {
-    const instruments = deck.list();
+    const instruments = labList();
     if (wantsJson(req)) {
       return res.json({
         instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.host ? { host: i.host } : {}) })),
@@ -315,7 +319,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
 
   /** The latest recorded calls of an instrument (the page refreshes this panel after each call). */
   handle(r, R.calls, async (req, res, { params }) => {
-    const inst = deck.schema(params.instrument);
+    const inst = lab.schema(params.instrument);
     const steps = await recent(inst.name);
     if (wantsJson(req)) return res.json({ calls: steps.map(stepJson) });
     render(res, <RecentCalls ctx={await ctxOf(req)} steps={steps} />);
@@ -329,7 +333,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
       if (outcome.error.task_id) res.set('HX-Trigger', 'labdeck-called');
       return render(res, <CallResult ctx={ctx} outcome={outcome} />, statusOf(err));
     }
-    if (typeof name !== 'string' || !deck.has(name)) return render(res, <InstrumentsPage ctx={ctx} instruments={deck.list()} />, statusOf(err));
+    if (!known(name)) return render(res, <InstrumentsPage ctx={ctx} instruments={labList()} />, statusOf(err));
     return render(res, <InstrumentPage ctx={ctx} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />, statusOf(err));
   };
   /** A form whose fields do not fit: the same answer as a call that failed. */
@@ -350,9 +354,10 @@ export function instrumentRoutes(runtime: Runtime): Router {
           throw new LabError('invalid_input', '"args" must be an object of parameter values.', [{ field: 'args', message: 'must be an object' }]);
         }
       } else {
-        args = formArgs(method(deck.schema(name), methodName).params, body, own);
+        args = formArgs(method(lab.schema(name), methodName).params, body, own);
       }
-      const { taskId, output } = await deck.call(name, methodName, args, { userId: req.user!.id });
+      // made here, or by the labdeck that drives the instrument (its answer comes back; it records the call)
+      const { taskId, output } = await runner.call(name, methodName, args, { userId: req.user!.id });
       if (wantsJson(req)) return res.json({ task_id: taskId, output });
       outcome = { method: methodName, taskId, output };
       if (isHtmx(req)) {

@@ -6,7 +6,8 @@
  */
 import { Deck } from '../../core/deck/index.js';
 import { HostLease } from '../../core/runner/hosts.js';
-import { Runner, type RunnerStatus, type TaskPayload } from '../../core/runner/index.js';
+import { MESSAGE_LIMIT, fitEvent } from '../../core/runner/relay.js';
+import { Runner, type RunnerEvent, type RunnerStatus, type TaskPayload } from '../../core/runner/index.js';
 import type { QueueTaskRow, Store } from '../../core/store/types.js';
 import { Workflow, type WorkflowInput } from '../../core/workflow/model.js';
 import { newDeckState, runnerDrivers, type DeckState } from '../fixtures/runner/instruments.js';
@@ -192,7 +193,7 @@ it("a host says which task another host runs, and a control here names that host
   await a.state.gateWaiting();
   // (a task is running a moment before its run record exists)
   await until(() => b.runner.status().elsewhere[0]?.run_id != null, "B sees A's task and its run", 5000);
-  expect(b.runner.status().elsewhere).toEqual([{ task_id: task.id, name: task.name, run_id: expect.any(Number), host: a.runner.host.name }]);
+  expect(b.runner.status().elsewhere).toEqual([expect.objectContaining({ task_id: task.id, name: task.name, run_id: expect.any(Number), host: a.runner.host.name })]);
   expect(a.runner.status().elsewhere).toEqual([]);
   const refused = await b.runner.pause().then(
     () => null,
@@ -243,4 +244,116 @@ it("a control asked on a host that runs nothing goes to the host running the tas
   await b.runner.control('abortNextTask');
   a.state.release();
   await until(async () => (await queued(task))?.status === 'aborted', 'aborted from B');
+});
+
+it("a run on another host shows live here (PostgreSQL): its events within a second, in order, once, marked with that host", async () => {
+  const a = await host(['spare']);
+  const b = await host(['gate', 'counter']);
+  const heard: { e: RunnerEvent; at: number }[] = [];
+  const sent: { e: RunnerEvent; at: number }[] = [];
+  a.runner.on('event', (e: RunnerEvent) => void (e.host !== undefined && heard.push({ e, at: Date.now() })));
+  b.runner.on('event', (e: RunnerEvent) => void (e.type !== 'status' && e.type !== 'queue' && sent.push({ e, at: Date.now() })));
+  await until(() => a.runner.catalogue.list!().some((i) => i.name === 'gate'), "A knows B's instruments");
+  const task = await a.runner.submit({ workflow: 'gated', repeat: 3, userId: null }); // B drives gate and counter
+  await b.state.gateWaiting();
+  if (store.dialect !== 'postgres') {
+    // one process per SQLite file runs tasks: nothing is relayed
+    for (let i = 0; i < 3; i++) {
+      await b.state.gateWaiting();
+      b.state.release();
+    }
+    await until(async () => (await queued(task))?.status === 'done', 'B finishes it');
+    expect(heard).toEqual([]);
+    return;
+  }
+  await until(() => heard.some(({ e }) => e.type === 'step' && e.state === 'start'), "A hears B's step start", 2000);
+  // A's status shows B's task with its state and progress, as B relayed them
+  await until(() => a.runner.status().elsewhere[0]?.progress?.iteration === 1, "A's status has B's progress", 2000);
+  expect(a.runner.status().elsewhere[0]).toMatchObject({ task_id: task.id, host: b.runner.host.name, state: 'running', paused: false, progress: { iteration: 1, iterations: 3 } });
+  expect(a.runner.status().busy).toBe(false);
+  for (let i = 0; i < 3; i++) {
+    await b.state.gateWaiting();
+    b.state.release();
+  }
+  await until(async () => (await queued(task))?.status === 'done', 'B finishes it');
+  await until(() => heard.some(({ e }) => e.type === 'run' && e.status === 'completed'), "A hears B's run end", 2000);
+  await new Promise((r) => setTimeout(r, 200)); // anything late or twice would come now
+  expect(heard.every(({ e }) => e.host === b.runner.host.name)).toBe(true);
+  // the same events, in the same order, each once
+  expect(heard.map(({ e }) => ({ ...e, host: undefined }))).toEqual(sent.map(({ e }) => ({ ...e, host: undefined })));
+  expect(sent.map(({ e }) => e.type)).toEqual(expect.arrayContaining(['run', 'step', 'log', 'iteration']));
+  for (let i = 0; i < sent.length; i++) expect(heard[i].at - sent[i].at).toBeLessThan(1000);
+  // B no longer runs anything: its state is let go
+  await until(() => a.runner.status().elsewhere.length === 0, 'A sees it end', 5000);
+});
+
+it("a direct call to an instrument another host drives goes to it (PostgreSQL): its answer comes back, recorded once, by it", async () => {
+  const b = await host(['counter', 'flaky', 'gate']);
+  const a = await host(['counter', 'spare']); // its counter is offline: B drives it
+  await until(() => a.runner.catalogue.list!().some((i) => i.name === 'flaky'), "A knows B's instruments");
+  const here = { userId: null };
+  if (store.dialect !== 'postgres') {
+    // SQLite carries no messages: offline here, naming the host to call it on
+    await expect(a.runner.call('counter', 'inc', {}, here)).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining(b.runner.host.name) });
+    await expect(a.runner.call('flaky', 'poke', {}, here)).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining(`driven by ${b.runner.host.name}`) });
+    return;
+  }
+  const done = await a.runner.call('counter', 'inc', { by: 2 }, here);
+  expect(done).toEqual({ taskId: expect.any(Number), output: 2, host: b.runner.host.name });
+  expect(b.state.calls['counter.inc']).toBe(1);
+  expect(a.state.calls['counter.inc']).toBeUndefined();
+  expect(await store.steps.recent('counter', 10)).toEqual([expect.objectContaining({ id: done.taskId, status: 'ok', output: 2 })]);
+  // B's refusals, as B gave them: bad arguments naming the field, an instrument error with its record
+  await expect(a.runner.call('counter', 'inc', { by: 'two' }, here)).rejects.toMatchObject({ code: 'invalid_input', details: [expect.objectContaining({ field: expect.stringContaining('by') })] });
+  b.state.flakyFails = 1;
+  const failed = await a.runner.call('flaky', 'poke', {}, here).catch((e) => e);
+  expect(failed).toMatchObject({ code: 'instrument_error', message: 'flaky failure 1', data: { task_id: expect.any(Number) } });
+  expect(await store.steps.get(failed.data.task_id)).toMatchObject({ status: 'error', instrument: 'flaky' });
+  // a large output comes back through its record; arguments too large for a message are refused, not sent
+  const big = 'x'.repeat(5000);
+  const passing = a.runner.call('gate', 'pass', { tag: big }, here);
+  await b.state.gateWaiting();
+  b.state.release();
+  expect((await passing).output).toBe(big);
+  await expect(a.runner.call('gate', 'pass', { tag: 'x'.repeat(9000) }, here)).rejects.toMatchObject({ code: 'payload_too_large', message: expect.stringContaining('7800 bytes') });
+  expect(b.state.calls['gate.pass']).toBe(1);
+  // an instrument B's running task holds: busy (409), from B
+  const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
+  await b.state.gateWaiting();
+  await expect(a.runner.call('counter', 'inc', {}, here)).rejects.toMatchObject({ code: 'busy', message: expect.stringContaining(`task ${task.id}`) });
+  b.state.release();
+  await until(async () => (await queued(task))?.status === 'done', 'B finishes the task');
+  expect(b.state.calls['counter.inc']).toBe(2); // the direct call, the task's step: the refused call never ran
+});
+
+it('a call whose host goes away mid-call, or never answers, ends with a 503 and is not sent again (PostgreSQL)', async () => {
+  if (store.dialect !== 'postgres') return;
+  const b = await host(['gate'], 1000);
+  const a = await host(['spare'], 1000);
+  await until(() => a.runner.catalogue.list!().some((i) => i.name === 'gate'), "A knows B's gate");
+  const calling = a.runner.call('gate', 'pass', {}, { userId: null }).catch((e) => e);
+  await b.state.gateWaiting();
+  const t0 = Date.now();
+  b.runner.host.halt(); // B stops heartbeating mid-call, as a killed process
+  const gone = await calling;
+  expect(gone).toMatchObject({ code: 'unavailable', data: { in_doubt: true }, message: expect.stringContaining(`${b.runner.host.name} went away during gate.pass`) });
+  expect(Date.now() - t0).toBeLessThan(4000);
+  expect(b.state.calls['gate.pass']).toBe(1);
+  // a host with a lease on an instrument but nobody listening: no answer within 5 s → 503, not sent again
+  const ghost = new HostLease(store, { kind: 'serve', name: 'ghost pc', leaseMs: 60_000 });
+  await ghost.register();
+  await ghost.lease([{ name: 'thermo', schema: { name: 'thermo', driver: 'thermo', description: '', source: 'deck', methods: [] } }]);
+  await until(() => a.runner.catalogue.list!().some((i) => i.name === 'thermo'), 'A knows the ghost');
+  await expect(a.runner.call('thermo', 'run', {}, { userId: null })).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('ghost pc did not answer within 5 s') });
+  await ghost.stop();
+}, 20_000);
+
+it('a relayed event fits in one NOTIFY: a long log line or a large output is cut and marked (the records keep it whole)', () => {
+  const small = { type: 'step', run_id: 1, output: 5 };
+  expect(fitEvent(small)).toBe(small);
+  const log = fitEvent({ type: 'log', run_id: 1, level: 'info', message: 'y'.repeat(20_000), at: 'now' });
+  expect(log).toMatchObject({ type: 'log', run_id: 1, cut: true, message: expect.stringMatching(/^y{1000}… \(cut here/) });
+  const step = fitEvent({ type: 'step', run_id: 1, state: 'ok', output: { rows: Array.from({ length: 2000 }, (_, i) => i) } });
+  expect(step).toMatchObject({ state: 'ok', cut: true, output: expect.stringMatching(/^\(\d+ bytes: in the run's records\)$/) });
+  for (const e of [log, step]) expect(Buffer.byteLength(JSON.stringify(e))).toBeLessThan(MESSAGE_LIMIT);
 });
