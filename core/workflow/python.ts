@@ -50,7 +50,8 @@ function literal(v: unknown): string {
 const arg = (a: Arg): string => ('value' in a ? literal(a.value) : 'param' in a ? a.param : a.var);
 const condition = (c: Condition): string => `${arg(c.left)} ${c.op} ${arg(c.right)}`;
 
-function steps(list: readonly Step[], depth: number): string[] {
+/** The steps as Python lines at `depth`; instrument calls on `on` (`lab` over labdeck's client, `deck` as ivoryOS writes). */
+function steps(list: readonly Step[], depth: number, on = 'lab'): string[] {
   const pad = INDENT.repeat(depth);
   if (!list.length) return [`${pad}pass`];
   return list.flatMap((s): string[] => {
@@ -58,16 +59,16 @@ function steps(list: readonly Step[], depth: number): string[] {
     switch (s.kind) {
       case 'call': {
         const args = Object.entries(s.args ?? {}).map(([k, a]) => `${k}=${arg(a)}`);
-        return [...label, `${pad}${s.save_as ? `${s.save_as} = ` : ''}lab.${s.instrument}.${s.method}(${args.join(', ')})`];
+        return [...label, `${pad}${s.save_as ? `${s.save_as} = ` : ''}${on}.${s.instrument}.${s.method}(${args.join(', ')})`];
       }
       case 'wait':
         return [...label, `${pad}time.sleep(${s.seconds})`];
       case 'pause':
         return [...label, `${pad}input(${s.message ? literal(s.message) : ''})`];
       case 'repeat':
-        return [...label, `${pad}for _ in range(${s.times}):`, ...steps(s.steps, depth + 1)];
+        return [...label, `${pad}for _ in range(${s.times}):`, ...steps(s.steps, depth + 1, on)];
       case 'if':
-        return [...label, `${pad}if ${condition(s.condition)}:`, ...steps(s.then, depth + 1), ...(s.else ? [`${pad}else:`, ...steps(s.else, depth + 1)] : [])];
+        return [...label, `${pad}if ${condition(s.condition)}:`, ...steps(s.then, depth + 1, on), ...(s.else ? [`${pad}else:`, ...steps(s.else, depth + 1, on)] : [])];
     }
   });
 }
@@ -128,4 +129,21 @@ export function workflowToPython(wf: Workflow, clientUrl: string): string {
     `${INDENT}${INDENT}${fn}_cleanup()`,
     '',
   ].join('\n');
+}
+
+/**
+ * The workflow as ivoryOS compiles its draft: one Python function per phase that has steps (`prep`, `script`,
+ * `cleanup`), calling the deck's instruments as `deck.<instrument>.<method>(...)`, the main function's
+ * arguments its parameters and its `return {...}` its outputs. Submitting these texts back
+ * (POST /ivoryos/api/get_script, /ivoryos/draft/submit_python) gives the same workflow.
+ */
+export function workflowToPhases(wf: Workflow): { prep?: string; script?: string; cleanup?: string } {
+  const fn = mainName(wf);
+  const params = wf.parameters.map((p) => `${p.name}: ${PY_TYPES[p.type]}${p.default === undefined ? '' : ` = ${literal(p.default)}`}`);
+  const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(o)}: ${output(o)}`).join(', ')}}`] : [];
+  const out: { prep?: string; script?: string; cleanup?: string } = {};
+  if (wf.prep.length) out.prep = [`def ${fn}_prep():`, ...steps(wf.prep, 1, 'deck'), ''].join('\n');
+  if (wf.main.length || wf.parameters.length || wf.outputs.length) out.script = [`def ${fn}(${params.join(', ')}):`, ...steps(wf.main, 1, 'deck'), ...returns, ''].join('\n');
+  if (wf.cleanup.length) out.cleanup = [`def ${fn}_cleanup():`, ...steps(wf.cleanup, 1, 'deck'), ''].join('\n');
+  return out;
 }

@@ -128,8 +128,8 @@ export function campaignInput(body: IvoryosCampaign, workflow: string, schemaOf:
  * labdeck's field names of a search space in ivoryOS's terms: the step is the third of `bounds`, the choices
  * are `bounds`. Applied to an error's message and details.
  */
-export function inIvoryosTerms(err: LabError): LabError {
-  const rename = (s: string) => s.replace(/(parameters\[\d+\])\.step\b/g, '$1.bounds[2]').replace(/(parameters\[\d+\])\.choices\b/g, '$1.bounds');
+export function inIvoryosTerms(err: LabError, choices: 'bounds' | 'values' = 'bounds'): LabError {
+  const rename = (s: string) => s.replace(/(parameters\[\d+\])\.step\b/g, '$1.bounds[2]').replace(/(parameters\[\d+\])\.choices\b/g, `$1.${choices}`);
   if (!err.details?.some((d) => /^parameters\[\d+\]\.(step|choices)\b/.test(d.field ?? ''))) return err;
   return new LabError(err.code, rename(err.message), err.details.map((d) => ({ ...d, ...(d.field === undefined ? {} : { field: rename(d.field) }) })), err.data);
 }
@@ -158,4 +158,46 @@ export function ivoryosSchema(s: OptimizerSchema) {
     supports_steps: c.steps,
     config: s.config,
   };
+}
+
+/* ------------------------------------------------------------------ ivoryOS 1.0 (ivoryos-mcp): Ax's format */
+
+const AX_KEYS = ['name', 'type', 'bounds', 'values', 'value', 'value_type', 'log_scale', 'is_ordered'];
+
+/** The Ax-style campaign ivoryos-mcp's `run-workflow-campaign` posts to POST /experiment. */
+export interface AxCampaign {
+  parameters: Record<string, unknown>[];
+  objectives: Record<string, unknown>[];
+  parameter_constraints?: string[] | null;
+  repeat: number;
+  batch_size?: number;
+}
+
+/**
+ * An Ax-style campaign (ivoryOS 1.0 ran these with Ax: `{ name, type: "range", bounds }`, `"fixed"` with
+ * `value`, `"choice"` with `values` and `is_ordered`) → labdeck's CampaignInput, run by labdeck's `gp` in
+ * place of Ax, with warnings saying what differs. Keys that are not Ax's are refused by name.
+ */
+export function axCampaignInput(body: AxCampaign, workflow: string, schemaOf: (name: string) => OptimizerSchema | null) {
+  const details: ErrorDetail[] = [];
+  const notes: string[] = [];
+  const parameters = body.parameters.map((p, i) => {
+    const at = `parameters[${i}]`;
+    details.push(
+      ...Object.keys(p)
+        .filter((k) => !AX_KEYS.includes(k))
+        .map((k) => ({ field: `${at}.${k}`, message: `is not a field of an Ax parameter labdeck reads (its fields: ${AX_KEYS.join(', ')})` })),
+    );
+    const { values, is_ordered, ...rest } = p;
+    if (is_ordered === true) notes.push(`${at}.is_ordered is not used: labdeck's choices have no order.`);
+    if (p.type === 'choice') {
+      if (rest.bounds !== undefined) details.push({ field: `${at}.bounds`, message: 'an Ax choice lists its options in values, not bounds' });
+      return { ...rest, bounds: values };
+    }
+    if (values !== undefined) details.push({ field: `${at}.values`, message: `only a choice parameter has values (this one is ${JSON.stringify(p.type)})` });
+    return rest;
+  });
+  if (details.length) refuse(details);
+  const out = campaignInput({ optimizer_type: 'ax', parameters, objectives: body.objectives, repeat: body.repeat, batch_size: body.batch_size, parameter_constraints: body.parameter_constraints }, workflow, schemaOf);
+  return { ...out, warnings: [...out.warnings, ...notes] };
 }

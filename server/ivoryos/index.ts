@@ -2,7 +2,9 @@
  * ivoryOS compatibility (issue 15 item 1, DESIGN.md §13): a router mounted only at `/ivoryos` that answers
  * ivoryOS 1.6.11's routes as ivoryOS does, for `ivoryos-client` 0.2.x and the proxy file ivoryOS generates.
  * It speaks to labdeck's own runtime (accounts and sessions, the deck, the runner, the records); labdeck's API
- * at `/app` does not change. Every answer is JSON (ivoryOS answers JSON to a request that accepts any type,
+ * at `/app` does not change. It also answers the older ivoryOS 1.0 routes the published `ivoryos-mcp` server
+ * (0.1.8) calls (`/login`, `/backend_control`, `/api/…`, `/database`, `/edit_workflow`, `/experiment`,
+ * `/workflow_runs`, `/workflow_steps`), on the same machinery. Every answer is JSON (ivoryOS answers JSON to a request that accepts any type,
  * which is what its clients send); errors are ivoryOS's `{ "success": false, "error": "…" }` with labdeck's status, and a field
  * that does not fit is named in `details`. What labdeck cannot do is answered as such, never pretended.
  */
@@ -12,15 +14,15 @@ import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';
-import { workflowFromPython, workflowToPython } from '../../core/workflow/python.js';
+import { workflowFromPython, workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
 import { handle } from '../route.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
 import { authenticate, csrfGuard, hostGuard } from '../security.js';
-import { STAND_INS, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
+import { STAND_INS, axCampaignInput, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
 import { IVORYOS_ROUTES as R } from './routes.js';
-import { DECK_PREFIX, deckName, flaskTime, groupedPhases, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
+import { DECK_PREFIX, deckName, flaskTime, groupedPhases, legacySteps, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
 
 declare module '../session.js' {
   interface SessionData {
@@ -100,7 +102,8 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     throw new LabError('unauthenticated', `Log in by posting the form fields username and password to ${url(req, '/auth/login')}.`);
   });
 
-  handle(r, R.login, async (req, res, { body: { username, password } }) => {
+  /** Log in with labdeck's accounts and session, then to /ivoryos/ (ivoryOS 1.6's POST /auth/login, 1.0's POST /login). */
+  const logIn = async (req: Request, res: Response, username: string, password: string) => {
     if (!req.session) throw invalid('Authorization', 'This request carries an API token, which needs no log-in; send the form without the Authorization header to log in.');
     const user = await runtime.accounts.login(username, password, req.ip);
     await new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
@@ -108,7 +111,9 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     // stored before the redirect is sent: a client may follow it before the response has ended
     await new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
     res.redirect(302, url(req, '/'));
-  });
+  };
+  handle(r, R.login, (req, res, { body: { username, password } }) => logIn(req, res, username, password));
+  handle(r, R.legacyLogin, (req, res, { body: { username, password } }) => logIn(req, res, username, password));
 
   handle(r, R.logout, async (req, res) => {
     if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
@@ -121,7 +126,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   handle(r, R.home, (req, res) => {
     res.json({
       name: 'labdeck',
-      compatible_with: 'ivoryOS 1.6.11 (ivoryos-client 0.2.x)',
+      compatible_with: 'ivoryOS 1.6.11 (ivoryos-client 0.2.x), and the older ivoryOS 1.0 routes that ivoryos-mcp 0.1.8 calls',
       user: req.user!.username,
       deck: deckName(runtime),
       workflow: req.session?.ivoryosWorkflow ?? null,
@@ -131,6 +136,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   // ---------------------------------------------------------------- direct control
 
   handle(r, R.instruments, (_req, res) => res.json(snapshot(deck.list())));
+  handle(r, R.backendSnapshot, (_req, res) => res.json(snapshot(deck.list())));
   handle(r, R.instrument, (_req, res, { params }) => {
     deviceOf(runtime, params.instrument);
     res.json(snapshot(deck.list()));
@@ -145,11 +151,12 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   /** An instrument that is busy (a call in flight, or held by a running workflow): ivoryOS answers 200 "busy". */
   const busy = (res: Response, err: LabError) => res.json({ success: false, status: 'busy', output: err.message });
 
-  handle(r, R.call, async (req, res, { params, body }) => {
-    const name = deviceOf(runtime, params.instrument);
+  /** A call to `deck.<name>` (hidden_name, hidden_wait, flat keyword arguments), as ivoryOS's control routes make it. */
+  const call = async (req: Request, res: Response, instrument: string, body: { hidden_name: string; hidden_wait?: boolean | string } & Record<string, unknown>) => {
+    const name = deviceOf(runtime, instrument);
     const { hidden_name: method, hidden_wait: waitField, ...given } = body;
     const m = deck.schema(name).methods.find((x) => x.name === method);
-    if (!m) throw invalid('hidden_name', `${params.instrument} has no method "${method}"; it has ${deck.schema(name).methods.map((x) => x.name).join(', ')}.`);
+    if (!m) throw invalid('hidden_name', `${instrument} has no method "${method}"; it has ${deck.schema(name).methods.map((x) => x.name).join(', ')}.`);
     const args = keywordArgs(m, given);
     const userId = req.user!.id;
     const wait = waitField === undefined || String(waitField).toLowerCase() === 'true';
@@ -208,7 +215,9 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       if (!recorded) await store.steps.update(id, { status: 'error', error: asLabError(e).message, endedAt: new Date() }).catch(() => undefined);
     });
     res.json({ status: 'task started', task_id: id });
-  });
+  };
+  handle(r, R.call, (req, res, { params, body }) => call(req, res, params.instrument, body));
+  handle(r, R.backendCall, (req, res, { params, body }) => call(req, res, params.instrument, body));
 
   // ---------------------------------------------------------------- the library and the selected workflow
 
@@ -220,10 +229,16 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   };
 
   handle(r, R.library, async (_req, res, { query }) => res.json(await library(query.keyword)));
+  handle(r, R.database, async (_req, res, { query }) => res.json(await library(query.keyword)));
+  handle(r, R.databaseDeck, async (req, res, { params: { deck_name }, query }) => {
+    // labdeck has one deck: its workflows are that deck's; another deck has none here, and the answer says so
+    const own = deckName(runtime);
+    if (deck_name === own) return res.json(await library(query.keyword));
+    res.json({ workflows: [], message: `labdeck has one deck, "${own ?? '(none)'}": GET ${url(req, own ? `/database/${own}` : '/database')} lists its workflows.` });
+  });
 
-  handle(r, R.load, async (req, res, { params: { name }, query }) => {
-    // ivoryos-client lists a deck's workflows with GET /library/<deck>?deck=<deck>: labdeck has one deck
-    if (query.deck !== undefined && query.deck === name) return res.json(await library(query.keyword));
+  /** Select the workflow `name` for this session (ivoryOS's draft); answers it as ivoryOS's library does. */
+  const select = async (req: Request, res: Response, name: string) => {
     const wf = await store.workflows.get(name);
     if (!wf) throw new LabError('not_found', `There is no workflow "${name}"; GET ${url(req, '/library')} lists them.`, [{ field: 'name', message: 'unknown workflow' }]);
     if (!req.session) throw invalid('Authorization', 'Selecting a workflow needs a session: log in with the form (POST /ivoryos/auth/login) instead of a token.');
@@ -242,7 +257,13 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       // the workflow as a runnable script over labdeck's generated Python client (GET /app/workflows/{name}/python)
       python_script: workflowToPython(wf.definition as Workflow, `${req.protocol}://${req.get('host')}/app/instruments/proxy?lang=python`),
     });
+  };
+  handle(r, R.load, async (req, res, { params: { name }, query }) => {
+    // ivoryos-client lists a deck's workflows with GET /library/<deck>?deck=<deck>: labdeck has one deck
+    if (query.deck !== undefined && query.deck === name) return res.json(await library(query.keyword));
+    await select(req, res, name);
   });
+  handle(r, R.editWorkflow, (req, res, { params: { workflow_name } }) => select(req, res, workflow_name));
 
   // ---------------------------------------------------------------- execution
 
@@ -268,7 +289,8 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     return { status: 'queued', task_id: null, queue_id: task.id, message: `"${task.name}" waits in the queue (GET ${url(req, '/executions/queue')}).` };
   };
 
-  handle(r, R.run, async (req, res, { body }) => {
+  /** Queue the selected workflow over `kwargs` rows or `repeat` times (one iteration at a time). */
+  const run = async (req: Request, res: Response, body: { kwargs?: Record<string, unknown>[]; repeat?: number; batch_size?: number }) => {
     const workflow = selected(req, 'a run');
     if (body.batch_size !== undefined && body.batch_size !== 1) {
       throw invalid('batch_size', `labdeck runs one iteration at a time: batch_size must be 1, got ${body.batch_size}.`);
@@ -282,6 +304,32 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       rowLabel: (i) => `kwargs row ${i + 1}`,
     });
     res.json(await started(req, task));
+  };
+  handle(r, R.run, (req, res, { body }) => run(req, res, body));
+
+  // ivoryOS 1.0's one run route (ivoryos-mcp): repeat (form or JSON), kwargs rows, or an Ax-style campaign
+  handle(r, R.experiment, async (req, res, { body }) => {
+    const { kwargs, parameters, objectives, parameter_constraints, batch_size } = body;
+    const repeat = typeof body.repeat === 'number' ? body.repeat : undefined;
+    if (parameters === undefined) {
+      if (objectives !== undefined) throw invalid('parameters', 'A campaign needs parameters as well as objectives.');
+      if (parameter_constraints?.length) throw invalid('parameter_constraints', 'Constraints belong to a campaign: give parameters and objectives too.');
+      // rows run once each: a repeat beside them is refused by name, unless it is ivoryOS's empty "None"
+      return run(req, res, { kwargs: kwargs ?? undefined, repeat, batch_size });
+    }
+    if (kwargs) throw invalid('kwargs', 'Give kwargs (rows to run) or parameters and objectives (a campaign), not both.');
+    if (!objectives) throw invalid('objectives', 'A campaign needs objectives: [{ "name": "<an output of the workflow>", "minimize": true }].');
+    if (repeat === undefined) throw invalid('repeat', 'A campaign needs repeat: the number of experiments it runs.');
+    const schemaOf = (name: string) => campaigns.schemas().find((o) => o.name === name) ?? null;
+    const { input, warnings, optimizer } = axCampaignInput({ parameters, objectives, parameter_constraints, repeat, batch_size }, selected(req, 'a campaign'), schemaOf);
+    let task;
+    try {
+      task = await campaigns.submit(input, req.user!.id);
+    } catch (e) {
+      throw inIvoryosTerms(asLabError(e), 'values');
+    }
+    await runtime.audit(req.user!.id, 'campaign.start', { task_id: task.id, workflow: input.workflow, optimizer, asked: 'ax', via: 'ivoryos-mcp' });
+    res.json({ ...(await started(req, task)), optimizer, warnings });
   });
 
   handle(r, R.campaign, async (req, res, { body }) => {
@@ -305,7 +353,8 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     res.json(name === asked ? schema : { ...schema, answered_by: name, warning: `labdeck has no "${asked}" optimizer: this is its "${name}", which runs a campaign that asks for "${asked}".` });
   });
 
-  handle(r, R.status, async (_req, res) => {
+  /** The runner as ivoryOS's status routes see it: busy (tasks waiting and calls in flight count), the running run and the step in hand. */
+  const runnerState = async () => {
     const s = runner.status();
     const running = s.current_task;
     const waiting = (await runner.queue()).tasks.some((t) => t.status === 'pending');
@@ -321,17 +370,29 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       if (step) current = singleStep(step);
     }
     out.current_task = current;
-    res.json(out);
+    return { out, run, current };
+  };
+  handle(r, R.status, async (_req, res) => res.json((await runnerState()).out));
+
+  handle(r, R.legacyStatus, async (_req, res) => {
+    const { out, run, current } = await runnerState();
+    if (out.busy) return res.json({ busy: true, current_task: current, ...(run ? { workflow_status: out.workflow_status } : {}) });
+    // idle: the latest thing done, a call made here or a run, whichever started last ({} for none yet)
+    const [step, latest] = await Promise.all([lastCall === null ? null : store.steps.get(lastCall), store.runs.list({ page: 1, perPage: 1 }).then((l) => l.rows[0] ?? null)]);
+    const runFirst = latest && (!step || (latest.startedAt?.getTime() ?? 0) >= (step.startedAt?.getTime() ?? 0));
+    res.json({ busy: false, last_task: runFirst ? workflowInfo(latest, deckName(runtime)) : step ? singleStep(step) : {} });
   });
 
   handle(r, R.queue, async (_req, res) => {
     res.json((await runner.queue()).tasks.filter((t) => t.status !== 'running').map(queueEntry));
   });
 
-  handle(r, R.pauseResume, async (_req, res) => {
+  const pauseResume = async (_req: Request, res: Response) => {
     const s = await runner.pauseResume();
     res.json({ status: 'ok', pause_status: s.paused ? 'Paused' : 'Resumed', state: s.state });
-  });
+  };
+  handle(r, R.pauseResume, pauseResume);
+  handle(r, R.legacyPause, pauseResume);
 
   /** An abort: ivoryOS answers 200 whatever the state; labdeck too, saying what it did (nothing, when idle). */
   const abort = (act: () => Promise<unknown>, done: string) => async (_req: Request, res: Response) => {
@@ -344,24 +405,26 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       res.json({ status: 'ok', message: `${err.message} Nothing was aborted.` });
     }
   };
-  handle(r, R.abortIteration, abort(() => runner.abortNextIteration(), 'The current iteration finishes; the rest are skipped, cleanup runs, and the queue goes on.'));
-  handle(
-    r,
-    R.abortTask,
-    abort(() => runner.abortNextTask(), 'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume releases it.'),
-  );
+  const abortIteration = abort(() => runner.abortNextIteration(), 'The current iteration finishes; the rest are skipped, cleanup runs, and the queue goes on.');
+  handle(r, R.abortIteration, abortIteration);
+  handle(r, R.legacyAbortPending, abortIteration);
+  const abortTask = abort(() => runner.abortNextTask(), 'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume (or /ivoryos/api/pause) releases it.');
+  handle(r, R.abortTask, abortTask);
+  handle(r, R.legacyAbortCurrent, abortTask);
 
   // ---------------------------------------------------------------- records
 
-  handle(r, R.records, async (_req, res, { query }) => {
+  const records = async (_req: Request, res: Response, keyword: string | undefined) => {
     const data: Record<string, { workflow_name: string; start_time: string | null }> = {};
     for (let page = 1; ; page++) {
-      const { rows, total } = await store.runs.list({ keyword: query.keyword, page, perPage: 1000 });
+      const { rows, total } = await store.runs.list({ keyword, page, perPage: 1000 });
       for (const run of rows) data[run.id] = { workflow_name: run.name, start_time: flaskTime(run.startedAt) };
       if (rows.length === 0 || page * 1000 >= total) break;
     }
     res.json({ workflow_data: data });
-  });
+  };
+  handle(r, R.records, (req, res, { query }) => records(req, res, query.keyword));
+  handle(r, R.workflowRuns, (req, res, { query }) => records(req, res, query.keyword));
 
   handle(r, R.record, async (_req, res, { params: { workflow_id: id } }) => {
     const run = await store.runs.get(id);
@@ -370,16 +433,43 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     res.json({ workflow_info: workflowInfo(run, deckName(runtime)), phases: groupedPhases(phases, steps), csv_file_name: null });
   });
 
+  handle(r, R.workflowSteps, async (_req, res, { params: { workflow_id: id } }) => {
+    const run = await store.runs.get(id);
+    if (!run) throw new LabError('not_found', `There is no run ${id}.`, [{ field: 'workflow_id', message: 'unknown run' }]);
+    const [phases, steps] = await Promise.all([store.phases.list(id), store.runSteps.list(id)]);
+    // ivoryOS 1.0's shape, and labdeck's phases beside it: each iteration's parameters and outputs
+    res.json({ workflow_info: workflowInfo(run, deckName(runtime)), steps: legacySteps(id, steps), phases: groupedPhases(phases, steps) });
+  });
+
   // ---------------------------------------------------------------- workflows as Python
 
-  handle(r, R.submitPython, async (req, res, { body: { workflow_name, script, prep, cleanup } }) => {
+  /** Python (ivoryOS's prep, script and cleanup texts) read into a labdeck workflow, saved, and selected for this session. */
+  const savePython = async (req: Request, fields: { workflow_name?: string | null; script?: string | null; prep?: string | null; cleanup?: string | null }) => {
+    const { workflow_name, script, prep, cleanup } = fields;
     const name = workflow_name?.trim() || undefined;
-    const wf = await workflowFromPython(runtime.python.host, { parts: { prep, script, cleanup }, ...(name ? { name } : {}) }, runner.catalogue);
+    const parts = { prep: prep ?? '', script: script ?? '', cleanup: cleanup ?? '' };
+    const wf = await workflowFromPython(runtime.python.host, { parts, ...(name ? { name } : {}) }, runner.catalogue);
     if (wf.name === NEW_WORKFLOW) throw invalid('workflow_name', `"${NEW_WORKFLOW}" is reserved (it is the address of labdeck's builder): choose another name.`);
     // ivoryOS replaces the draft: a name in use gets a new version; the session's draft is this workflow
     const row = await store.workflows.save(wf.name, wf, req.user!.id);
     if (req.session) req.session.ivoryosWorkflow = row.name;
+    return row;
+  };
+  handle(r, R.submitPython, async (req, res, { body }) => {
+    const row = await savePython(req, body);
     res.json({ success: true, workflow_name: row.name, version: row.version, message: `Saved as the labdeck workflow "${row.name}" (version ${row.version}) and selected for this session.` });
+  });
+
+  // ivoryOS 1.0 (ivoryos-mcp): the draft as Python functions, and a draft submitted as Python (saved as a new version)
+  handle(r, R.getScript, async (req, res) => {
+    const name = selected(req, 'GET /api/get_script');
+    const wf = await store.workflows.get(name);
+    if (!wf) throw new LabError('not_found', `The selected workflow "${name}" is gone; GET ${url(req, '/database')} lists the workflows.`, [{ field: 'workflow', message: 'unknown workflow' }]);
+    res.json(workflowToPhases(wf.definition as Workflow));
+  });
+  handle(r, R.putScript, async (req, res, { body }) => {
+    const row = await savePython(req, body);
+    res.json(workflowToPhases(row.definition as Workflow));
   });
 
   // ---------------------------------------------------------------- the rest

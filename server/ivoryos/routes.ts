@@ -1,6 +1,7 @@
 /**
  * The routes labdeck answers at `/ivoryos`, as ivoryOS 1.6.11 answers them for `ivoryos-client` 0.2.x and the
- * proxy file ivoryOS generates (docs/ivoryos.md has the table). Declared with labdeck's `route()` (DESIGN.md
+ * proxy file ivoryOS generates, and the older ivoryOS 1.0 routes the `ivoryos-mcp` server (0.1.8) calls
+ * (docs/ivoryos.md has the table). Declared with labdeck's `route()` (DESIGN.md
  * §14) but kept in their own list: they are another system's API, so labdeck's API document, home page and
  * generated clients (which read `declaredRoutes()`) do not show them; docs/ivoryos.md does.
  */
@@ -16,6 +17,13 @@ const ok = (description: string): ResponseObject => json(description, 'IvoryosRe
 
 /** A whole number, as JSON or as the text ivoryos-client sends (`"repeat": "3"`). */
 const COUNT = z.union([z.int().min(1, 'must be at least 1'), z.string().regex(/^\s*\d+\s*$/, 'must be a whole number').transform(Number)]).pipe(z.int().min(1, 'must be at least 1'));
+
+/** `repeat` as ivoryos-mcp posts it: a whole number, or `"None"` when the tool was given none (once). */
+const REPEAT = z.union([COUNT, z.literal('None'), z.null()]);
+const ROWS = z.array(z.record(z.string(), z.unknown()));
+
+/** The older section: ivoryOS's routes before 1.6 that the published `ivoryos-mcp` server calls (docs/ivoryos.md). */
+const MCP_SECTION = 'ivoryOS compatibility (ivoryos-mcp)';
 
 export const IVORYOS_ROUTES = {
   home: route({
@@ -260,6 +268,174 @@ export const IVORYOS_ROUTES = {
     operationId: 'ivoryosOptimizerSchema',
     body: { kinds: ['json'], optional: true, schema: z.object({ optimizer_type: z.string().nullish() }) },
     responses: { 200: ok('The schema (ax and baybe: gp\'s, with a warning)'), 404: fail('No such optimizer') },
+  }),
+
+  // ---------------------------------------------------------------- ivoryOS 1.0's routes, for ivoryos-mcp
+  legacyLogin: route({
+    method: 'POST',
+    path: '/login',
+    section: MCP_SECTION,
+    summary: "ivoryOS 1.0's login (form: username, password), as POST /auth/login: 302 to /ivoryos/ with the session cookie",
+    operationId: 'ivoryosLegacyLogin',
+    access: 'public',
+    body: { schema: z.object({ username: z.string(), password: z.string() }) },
+    responses: { 302: redirect('Logged in'), 401: fail('Wrong username or password'), 429: fail('Too many failed logins') },
+  }),
+  backendSnapshot: route({
+    method: 'GET',
+    path: '/backend_control',
+    section: MCP_SECTION,
+    summary: 'The deck snapshot, as GET /instruments: { "deck.<name>": { method: { signature, docstring } } }',
+    operationId: 'ivoryosBackendSnapshot',
+    responses: { 200: ok('The snapshot') },
+  }),
+  backendCall: route({
+    method: 'POST',
+    path: '/backend_control/{instrument}',
+    section: MCP_SECTION,
+    summary: 'Call deck.<name> as POST /instruments/<instrument> does: hidden_name, hidden_wait and flat keyword arguments (form values read by the parameter types)',
+    operationId: 'ivoryosBackendCall',
+    params: z.object({ instrument: z.string() }),
+    body: {
+      schema: z.object({
+        hidden_name: z.string().min(1).describe('The method'),
+        hidden_wait: z.union([z.boolean(), z.enum(['true', 'false', 'True', 'False'])]).optional().describe('False: run in the background and answer the task id at once'),
+      }),
+      extra: /^[^.[\]]+$/,
+    },
+    responses: {
+      200: ok('{ status: "task started", task_id } (no wait), { success, output, task_id } (wait), or { success: false, status: "busy" }'),
+      400: fail('Not a deck.<name>, an unknown method, or arguments that do not fit (named)'),
+      503: fail('The instrument is offline'),
+    },
+  }),
+  legacyStatus: route({
+    method: 'GET',
+    path: '/api/status',
+    section: MCP_SECTION,
+    summary: 'The runner: { busy: false, last_task } or { busy: true, current_task, workflow_status? }',
+    operationId: 'ivoryosLegacyStatus',
+    responses: { 200: ok('The runner') },
+  }),
+  legacyPause: route({
+    method: 'POST',
+    path: '/api/pause',
+    section: MCP_SECTION,
+    summary: 'labdeck\'s one pause button, as POST /executions/pause-resume: { status: "ok", pause_status }',
+    operationId: 'ivoryosLegacyPause',
+    responses: { 200: ok('Done') },
+  }),
+  legacyAbortPending: route({
+    method: 'POST',
+    path: '/api/abort_pending',
+    section: MCP_SECTION,
+    summary: 'Finish the current iteration, skip the rest (as POST /executions/abort/next-iteration)',
+    operationId: 'ivoryosLegacyAbortPending',
+    responses: { 200: ok('{ status: "ok", message }') },
+  }),
+  legacyAbortCurrent: route({
+    method: 'POST',
+    path: '/api/abort_current',
+    section: MCP_SECTION,
+    summary: 'Finish the step in flight, run no further step; labdeck then holds the queue (as POST /executions/abort/next-task)',
+    operationId: 'ivoryosLegacyAbortCurrent',
+    responses: { 200: ok('{ status: "ok", message }') },
+  }),
+  database: route({
+    method: 'GET',
+    path: '/database',
+    section: MCP_SECTION,
+    summary: 'Workflow names: { workflows: [...] } (keyword filters by name)',
+    operationId: 'ivoryosDatabase',
+    query: z.object({ keyword: z.string().optional() }),
+    responses: { 200: ok('The names') },
+  }),
+  databaseDeck: route({
+    method: 'GET',
+    path: '/database/{deck_name}',
+    section: MCP_SECTION,
+    summary: "A deck's workflow names: labdeck's deck has them all; another deck has none, and the answer says which deck labdeck has",
+    operationId: 'ivoryosDatabaseDeck',
+    params: z.object({ deck_name: z.string() }),
+    query: z.object({ keyword: z.string().optional() }),
+    responses: { 200: ok('The names') },
+  }),
+  editWorkflow: route({
+    method: 'GET',
+    path: '/edit_workflow/{workflow_name}',
+    section: MCP_SECTION,
+    summary: "Select a workflow for this session (ivoryOS's draft), as GET /library/<name>: { script, python_script }",
+    operationId: 'ivoryosEditWorkflow',
+    params: z.object({ workflow_name: z.string() }),
+    responses: { 200: ok('Selected'), 404: fail('No such workflow') },
+  }),
+  getScript: route({
+    method: 'GET',
+    path: '/api/get_script',
+    section: MCP_SECTION,
+    summary: 'The selected workflow as ivoryOS compiles its draft: { prep, script, cleanup } Python functions (phases with steps)',
+    operationId: 'ivoryosGetScript',
+    responses: { 200: ok('The functions'), 400: fail('No workflow selected') },
+  }),
+  putScript: route({
+    method: 'POST',
+    path: '/api/get_script',
+    section: MCP_SECTION,
+    summary: 'Save a workflow written as Python (as POST /draft/submit_python) and select it; answers it compiled, { prep, script, cleanup }',
+    operationId: 'ivoryosPutScript',
+    body: {
+      kinds: ['json'],
+      schema: z.object({
+        workflow_name: z.string().nullish().describe("The workflow's name (default: the main function's)"),
+        script: z.string().nullish().describe('The main function (its arguments are the parameters), or its body'),
+        prep: z.string().nullish().describe('The prep function, or its body'),
+        cleanup: z.string().nullish().describe('The cleanup function, or its body'),
+      }),
+    },
+    responses: {
+      200: ok('The saved workflow as { prep, script, cleanup } functions'),
+      400: fail('Python outside the subset (the message names the field and line), or calls that do not fit the deck (details name each step)'),
+    },
+  }),
+  experiment: route({
+    method: 'POST',
+    path: '/experiment',
+    section: MCP_SECTION,
+    summary: 'Run the selected workflow: form or JSON { repeat }, JSON { kwargs: [rows] }, or an Ax-style campaign { parameters, objectives, parameter_constraints, repeat } (run by labdeck\'s gp, and warnings say so)',
+    operationId: 'ivoryosExperiment',
+    body: {
+      optional: true,
+      schema: z.object({
+        repeat: REPEAT.optional().describe('Iterations (rows and campaigns: experiments); "None" or left out: once'),
+        kwargs: ROWS.nullish().describe('One row of parameter values per iteration'),
+        batch_size: COUNT.optional().describe('Iterations run together: labdeck runs one at a time, so only 1'),
+        parameters: ROWS.optional().describe('Ax parameters: { name, type: range | choice | fixed, bounds, values, value, value_type, log_scale, is_ordered }'),
+        objectives: ROWS.optional().describe('{ name, minimize (default true), weight }: outputs of the workflow'),
+        parameter_constraints: z.array(z.string()).nullish().describe('Linear: ["x1 + x2 <= 10"]'),
+      }),
+    },
+    responses: {
+      200: ok('{ status: "task started", task_id: run id, queue_id } or { status: "queued", … }; a campaign adds optimizer and warnings'),
+      400: fail('No workflow selected, rows or a campaign that do not fit (named), or a batch_size labdeck cannot run'),
+    },
+  }),
+  workflowRuns: route({
+    method: 'GET',
+    path: '/workflow_runs',
+    section: MCP_SECTION,
+    summary: 'Run records, as GET /executions/records: { workflow_data: { id: { workflow_name, start_time } } }',
+    operationId: 'ivoryosWorkflowRuns',
+    query: z.object({ keyword: z.string().optional() }),
+    responses: { 200: ok('The records') },
+  }),
+  workflowSteps: route({
+    method: 'GET',
+    path: '/workflow_steps/{workflow_id}',
+    section: MCP_SECTION,
+    summary: 'One run as ivoryOS 1.0 answers it: { workflow_info, steps: { prep, script: { i: [...] }, cleanup } }, plus labdeck\'s phases (parameters and outputs)',
+    operationId: 'ivoryosWorkflowSteps',
+    params: z.object({ workflow_id: ID }),
+    responses: { 200: ok('The run'), 404: fail('No such run') },
   }),
 };
 

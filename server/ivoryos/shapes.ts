@@ -151,3 +151,30 @@ export function queueEntry(t: QueueTaskRow) {
     },
   };
 }
+
+/**
+ * A run's steps as ivoryOS 1.0 grouped them for `/workflow_steps/<id>` (ivoryos-mcp's `load-workflow-data`):
+ * `{ prep: [step], script: { "<iteration>": [step] }, cleanup: [step] }`, each step
+ * `{ id, workflow_id, phase, repeat_index, step_index, method_name, start_time, end_time, run_error, output }`.
+ */
+export function legacySteps(runId: number, steps: StepRow[]) {
+  const out = { prep: [] as unknown[], script: {} as Record<string, unknown[]>, cleanup: [] as unknown[] };
+  for (const s of steps) {
+    const phase = s.phase === 'main' ? 'script' : s.phase;
+    const step = {
+      id: s.id,
+      workflow_id: runId,
+      phase,
+      repeat_index: s.iteration ?? 0,
+      step_index: s.stepIndex ?? 0,
+      method_name: `${DECK_PREFIX}${s.instrument}.${s.method}`,
+      start_time: flaskTime(s.startedAt),
+      end_time: flaskTime(s.endedAt),
+      run_error: s.status === 'error' || s.status === 'in-doubt',
+      output: s.output,
+    };
+    if (phase === 'script') (out.script[String(s.iteration ?? 0)] ??= []).push(step);
+    else if (phase === 'prep' || phase === 'cleanup') out[phase].push(step);
+  }
+  return out;
+}
