@@ -59,7 +59,7 @@ export interface BuildOptions {
 
 const ISO_DATE = z.string().describe('ISO 8601 date-time');
 const OFFLINE = z.string().optional().describe('Why it cannot be called now (its host process or agent is down, or another labdeck drives it)');
-const HOST = z.string().optional().describe('The instrument PC it lives on (its lab agent), for an instrument served by an agent');
+const HOST = z.string().optional().describe('The PC it lives on: its lab agent, or another labdeck on the database that drives it (calls go there)');
 
 const User = z.object({ id: z.int(), username: z.string(), role: z.enum(['admin', 'operator']) });
 const ManagedUser = User.extend({
@@ -146,8 +146,20 @@ const RunnerStatus = z.looseObject({
   progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
   store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
   elsewhere: z
-    .array(z.object({ task_id: z.int(), name: z.string(), run_id: z.int().nullable(), host: z.string() }))
-    .describe('Tasks other labdecks on this database are running: control them on the host named'),
+    .array(
+      z.object({
+        task_id: z.int(),
+        name: z.string(),
+        run_id: z.int().nullable(),
+        host: z.string(),
+        state: z.enum(['running', 'paused', 'failed', 'stopping']).optional(),
+        paused: z.boolean().optional(),
+        progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }).optional(),
+        failed_step: z.looseObject({ path: z.string(), error: z.string() }).nullable().optional(),
+        waiting: z.looseObject({ path: z.string(), message: z.string() }).nullable().optional(),
+      }),
+    )
+    .describe('Tasks other labdecks on this database are running, with their state and progress as those labdecks relay them (PostgreSQL); the run controls here act on them there'),
   running: z
     .array(
       z.looseObject({

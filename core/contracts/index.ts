@@ -159,7 +159,7 @@ export interface InstrumentSchema {
   methods: MethodSchema[];
   /** Why the instrument cannot be called now (its host process is down); absent while it is online. */
   offline?: string;
-  /** The instrument PC it lives on (its `lab agent` name); absent for instruments of this labdeck's own deck. */
+  /** The PC it lives on (its `lab agent` name, or the labdeck on the database that drives it); absent for this labdeck's own deck's. */
   host?: string;
 }
 

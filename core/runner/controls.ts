@@ -139,7 +139,7 @@ export type AlertStatus = {
   waiting: { message: string } | null;
   interrupted: { task_id: number } | null;
   /** Tasks other labdecks on the database run (absent from older status objects). */
-  elsewhere?: { task_id: number; name: string; host: string }[];
+  elsewhere?: { task_id: number; name: string; host: string; progress?: { iteration: number; iterations: number } }[];
 };
 
 /** What waits for the operator, in the controls' words: a failed step, a pause step, an interrupted task. */
@@ -147,7 +147,12 @@ export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text
   const out: { tone: 'danger' | 'warning'; text: string }[] = [];
   if (s.failed_step) out.push({ tone: 'danger', text: `Step ${s.failed_step.path} failed: ${s.failed_step.error}. Retry it, skip it, or abort the task.` });
   if (s.waiting) out.push({ tone: 'warning', text: `Waiting at a pause step: ${s.waiting.message}. Continue when it is done.` });
-  if (!s.busy) for (const t of s.elsewhere ?? []) out.push({ tone: 'warning', text: `Task ${t.task_id} (${t.name}) is running on ${t.host}: watch and control it from there.` });
+  if (!s.busy) {
+    for (const t of s.elsewhere ?? []) {
+      const at = t.progress?.iterations ? `, iteration ${t.progress.iteration} of ${t.progress.iterations}` : '';
+      out.push({ tone: 'warning', text: `Task ${t.task_id} (${t.name}) is running on ${t.host}${at}: its steps and log show here; its controls act on it there.` });
+    }
+  }
   if (s.interrupted && !s.busy) {
     out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted when labdeck stopped: Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
   }

@@ -246,8 +246,13 @@ export function initExecution() {
     view.statuses++;
     showStatus(JSON.parse(e.data).status as Status, base);
   };
-  const logLine = (d: { level: string; message: string; at: string }) =>
-    prepend(log, el('li', d.level === 'error' ? 'text-danger' : d.level === 'warn' ? 'text-warning-emphasis' : '', `${d.at.slice(11, 19)} ${d.message}`));
+  /** A line of a run another labdeck runs (relayed from it) says which. */
+  const onHost = (li: HTMLElement, host?: string) => {
+    if (host) li.append(el('span', 'badge text-bg-secondary ms-2 live-host', `on ${host}`));
+    return li;
+  };
+  const logLine = (d: { level: string; message: string; at: string; host?: string }) =>
+    prepend(log, onHost(el('li', d.level === 'error' ? 'text-danger' : d.level === 'warn' ? 'text-warning-emphasis' : '', `${d.at.slice(11, 19)} ${d.message}`), d.host));
   source.addEventListener('hello', (e) => {
     onStatus(e as MessageEvent);
     const hello = JSON.parse((e as MessageEvent).data);
@@ -262,7 +267,7 @@ export function initExecution() {
   source.addEventListener('queue', () => void refreshQueue(base));
   source.addEventListener('log', (e) => logLine(JSON.parse((e as MessageEvent).data)));
   source.addEventListener('step', (e) => stepLine(JSON.parse((e as MessageEvent).data)));
-  function stepLine(d: { state: string; instrument?: string; method?: string; kind: string; phase: string; iteration: number | null; path: string; output?: unknown; error?: string }) {
+  function stepLine(d: { state: string; instrument?: string; method?: string; kind: string; phase: string; iteration: number | null; path: string; output?: unknown; error?: string; host?: string }) {
     if (d.state === 'start') return;
     const what = d.instrument ? `${d.instrument}.${d.method}` : d.kind;
     const where = `${d.phase}${d.iteration === null ? '' : ` ${d.iteration + 1}`} · ${d.path}`;
@@ -270,7 +275,7 @@ export function initExecution() {
     const li = el('li', d.state === 'ok' ? '' : 'text-danger', text);
     li.prepend(el('span', 'text-body-secondary me-2', where));
     li.dataset.state = d.state;
-    prepend(steps, li);
+    prepend(steps, onHost(li, d.host));
   }
   source.addEventListener('run', (e) => {
     const d = JSON.parse((e as MessageEvent).data) as { run_id: number; task_id: number; status: string; skipped?: number };

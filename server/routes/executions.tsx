@@ -292,7 +292,9 @@ export const EXECUTION_ROUTES = {
     section: SECTION,
     summary: 'Live events (server-sent events)',
     operationId: 'events',
-    description: 'Server-sent events: hello (the status, and the current or last run so far), status, step, iteration, log, queue, run. Each `data` is JSON. A HEAD answers at once.',
+    description:
+      'Server-sent events: hello (the status, and the current or last run so far), status, step, iteration, log, queue, run. Each `data` is JSON. ' +
+      "On PostgreSQL the step, iteration, log and run events of runs other labdecks on the database run come too, with `host` (that labdeck's name; `cut: true` when a large value was cut: the run's records have it). A HEAD answers at once.",
     responses: {
       200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
       429: error(`Too many live views open: at most ${MAX_STREAMS_PER_USER} per user and ${MAX_STREAMS} in the lab`),

@@ -34,7 +34,7 @@ export function InstrumentsPage({ ctx, instruments, language = 'typescript' }: {
               <span className="small text-body-secondary">
                 {i.driver}
                 {i.source === 'temporary' ? <span className="badge text-bg-warning ms-1">temporary</span> : null}
-                {i.host ? <span className="badge text-bg-secondary ms-1 instrument-host" title="The instrument PC it lives on (lab agent)">on {i.host}</span> : null}
+                {i.host ? <span className="badge text-bg-secondary ms-1 instrument-host" title="The PC it lives on (a lab agent, or another labdeck on the database)">on {i.host}</span> : null}
                 {i.offline ? <span className="badge text-bg-danger ms-1" title={i.offline}>offline</span> : null}
               </span>
             </div>
@@ -204,7 +204,7 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
       <h1 className="h3">
         {instrument.name} <span className="h6 text-body-secondary">{instrument.driver}</span>
         {instrument.source === 'temporary' ? <span className="badge text-bg-warning ms-2 fs-6">temporary</span> : null}
-        {instrument.host ? <span className="badge text-bg-secondary ms-2 fs-6 instrument-host" title="The instrument PC it lives on (lab agent)">on {instrument.host}</span> : null}
+        {instrument.host ? <span className="badge text-bg-secondary ms-2 fs-6 instrument-host" title="The PC it lives on (a lab agent, or another labdeck on the database)">on {instrument.host}</span> : null}
         {instrument.offline ? <span className="badge text-bg-danger ms-2 fs-6">offline</span> : null}
       </h1>
       {instrument.offline ? (

@@ -1,0 +1,150 @@
+/**
+ * Two labdecks on one database, over HTTP (issue 13 items 3 and 4): server B drives the demo deck, server A
+ * drives nothing. On A's pages and API, B's instruments are there with the PC they live on, and a direct call
+ * to one goes to B, which makes and records it; B's runs show live on A's event stream, marked with B.
+ * PostgreSQL carries both (NOTIFY); on SQLite (one PC, nothing relayed) a call on A answers 503 naming B.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type request from 'supertest';
+import { createApp, type App } from '../../server/app.js';
+import { createRuntime, type Runtime } from '../../core/runtime.js';
+import type { RunnerEvent } from '../../core/runner/index.js';
+import { testDbUrl, usingPostgres } from '../helpers/db.js';
+import { REACTOR, signupAndLogin, until } from './helpers.js';
+
+const J = 'application/json';
+let dataDir: string;
+let db: Awaited<ReturnType<typeof testDbUrl>>;
+let a: Runtime;
+let b: Runtime;
+let app: App;
+let admin: ReturnType<typeof request.agent>;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'labdeck-labs-'));
+  db = await testDbUrl();
+  const common = { dataDir, db: db.url, watch: false, pluginDirs: [] };
+  b = await createRuntime({ ...common, labHost: { kind: 'serve', name: 'lab serve on pc-b', leaseMs: 2000 } });
+  a = await createRuntime({ ...common, deck: false, labHost: { kind: 'serve', name: 'lab serve on pc-a', leaseMs: 2000 } });
+  app = await createApp(a);
+  admin = await signupAndLogin(app, 'ada');
+  await until(async () => a.runner.catalogue.list!().some((i) => i.name === 'pump'));
+}, 30_000);
+afterAll(async () => {
+  (app.locals.sessionStore as { close(): void }).close();
+  await a.close();
+  await b.close();
+  await db.drop();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+it("shows B's instruments on A with the PC they live on, and their pages", async () => {
+  const list = await admin.get('/app/instruments/').set('Accept', J).expect(200);
+  expect(list.body.instruments.find((i: { name: string }) => i.name === 'pump')).toMatchObject({ host: 'lab serve on pc-b', methods: expect.arrayContaining(['dose']) });
+  const page = await admin.get('/app/instruments/pump').expect(200);
+  expect(page.text).toContain('on lab serve on pc-b');
+});
+
+(usingPostgres() ? describe : describe.skip)('PostgreSQL: A asks B', () => {
+  it('a direct call on A is made by B, recorded once by B, and its answer comes back', async () => {
+    const before = (await a.store.steps.recent('pump', 50)).length;
+    const res = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1.5 } }).expect(200);
+    expect(res.body).toEqual({ task_id: expect.any(Number), output: expect.anything() });
+    const record = await admin.get(`/app/instruments/task/${res.body.task_id}`).set('Accept', J).expect(200);
+    expect(record.body).toMatchObject({ instrument: 'pump', method: 'dose', args: { volume_ml: 1.5 }, status: 'ok' });
+    expect((await a.store.steps.recent('pump', 50)).length).toBe(before + 1);
+    // the page's form too
+    const form = await admin.post('/app/instruments/pump').type('form').send({ method: 'dose', volume_ml: '2' }).expect(200);
+    expect(form.text).toContain('dose');
+  });
+
+  it("B's refusals come back as B gave them: 400 naming the field, 502 with the record, 409 busy; 413 for a body too large to send", async () => {
+    const bad = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: -1 } }).expect(400);
+    expect(bad.body.error.details[0].field).toBe('volume_ml');
+    await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'jam', args: {} }).expect(200);
+    const jammed = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } }).expect(502);
+    expect(jammed.body.error.message).toContain('pump jammed');
+    expect(await a.store.steps.get(jammed.body.task_id)).toMatchObject({ status: 'error', instrument: 'pump' });
+    b.deck.lock(['hotplate'], 'task-7');
+    try {
+      const busy = await admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'temperature', args: {} }).expect(409);
+      expect(busy.body.error.code).toBe('busy');
+    } finally {
+      b.deck.unlock('task-7');
+    }
+    const large = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1, note: 'x'.repeat(9000) } }).expect(413);
+    expect(large.body.error.message).toContain('at most 7800 bytes');
+  });
+
+  describe("B's runs on A's event stream", () => {
+    let server: Server;
+    let base: string;
+    let token: string;
+    beforeAll(async () => {
+      token = (await admin.post('/app/account/tokens').set('Accept', J).send({ name: 'sse' }).expect(201)).body.token;
+      server = app.listen(0);
+      await new Promise((r) => server.once('listening', r));
+      base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    });
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    });
+
+    it('streams the steps, log lines, iterations and end of a run on B, in order, once, marked with B; status shows its progress', async () => {
+      await a.store.workflows.save('react', REACTOR, null);
+      const onB: RunnerEvent[] = [];
+      const mark = (e: RunnerEvent) => void (['step', 'log', 'iteration', 'run'].includes(e.type) && onB.push(e));
+      b.runner.on('event', mark);
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), 10_000);
+      const events: { event: string; data: Record<string, unknown> }[] = [];
+      let taskId = 0;
+      try {
+        const res = await fetch(`${base}/app/executions/events`, { headers: { Authorization: `Bearer ${token}` }, signal: controller.signal });
+        const reader = res.body!.getReader();
+        const decoder = new TextDecoder();
+        let buffer = '';
+        const ended = () => events.some((e) => e.event === 'run' && e.data.task_id === taskId && e.data.status === 'completed');
+        while (!ended()) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += decoder.decode(value, { stream: true });
+          let cut: number;
+          while ((cut = buffer.indexOf('\n\n')) >= 0) {
+            const block = buffer.slice(0, cut);
+            buffer = buffer.slice(cut + 2);
+            const event = /^event: (.*)$/m.exec(block)?.[1];
+            const data = /^data: (.*)$/m.exec(block)?.[1];
+            if (event && data) events.push({ event, data: JSON.parse(data) });
+          }
+          // queued through A, which drives nothing: B runs it
+          if (!taskId && events.length) taskId = (await a.runner.submit({ workflow: 'react', repeat: 3, userId: null })).id;
+        }
+      } finally {
+        clearTimeout(timer);
+        controller.abort();
+        b.runner.off('event', mark);
+      }
+      const relayed = events.filter((e) => ['step', 'log', 'iteration', 'run'].includes(e.event));
+      expect(relayed.every((e) => e.data.host === 'lab serve on pc-b')).toBe(true);
+      // what B's runner told its own listeners of this run, in that order, each once
+      const runId = relayed[0].data.run_id;
+      expect(relayed.map((e) => ({ ...e.data, host: undefined }))).toEqual(onB.filter((e) => (e as { run_id?: unknown }).run_id === runId).map((e) => JSON.parse(JSON.stringify({ ...e, host: undefined }))));
+      expect(relayed.filter((e) => e.event === 'step').map((e) => `${e.data.iteration}:${e.data.state}`)).toEqual(['0:start', '0:ok', '1:start', '1:ok', '2:start', '2:ok']);
+      // A's status, as its stream sent it while B ran: the task, on B, with its progress
+      const progress = events.filter((e) => e.event === 'status').map((e) => (e.data.status as { elsewhere: { task_id: number; host: string; progress?: { iteration: number } }[] }).elsewhere[0]);
+      expect(progress).toContainEqual(expect.objectContaining({ task_id: taskId, host: 'lab serve on pc-b', state: 'running', progress: expect.objectContaining({ iterations: 3 }) }));
+    }, 20_000);
+  });
+});
+
+(usingPostgres() ? describe.skip : describe)('SQLite: nothing is relayed', () => {
+  it("a call on A to B's instrument answers 503 naming B", async () => {
+    const res = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } }).expect(503);
+    expect(res.body.error.message).toContain('driven by lab serve on pc-b');
+  });
+});
