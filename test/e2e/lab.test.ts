@@ -2,7 +2,8 @@
  * A lab across several PCs (issue 13), as real processes on one PostgreSQL: two `lab serve` and two
  * `lab agent`s, one serving a Python deck (an ivoryOS script) and one a TypeScript deck, both connected to
  * server A. A workflow using an instrument of each agent, queued on server B, is checked against the lab's
- * instruments and runs on A, which drives them.
+ * instruments and runs on A, which drives them; B's pages show the run live (A's events, marked with A), and a
+ * direct call on B to an agent's instrument is made by A.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -91,6 +92,29 @@ describe('a workflow over instruments on two PCs', () => {
       saved = await api(b, 'POST', '/workflows', TWO_PCS);
     }
     expect(saved.status).toBe(201);
+    // B's live view, open while A runs the task
+    const live: { event: string; data: Record<string, unknown> }[] = [];
+    const stream = new AbortController();
+    const reading = (async () => {
+      const res = await fetch(`${b}/executions/events`, { headers: { Authorization: `Bearer ${user}` }, signal: stream.signal });
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buffer += decoder.decode(value, { stream: true });
+        let cut: number;
+        while ((cut = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) live.push({ event, data: JSON.parse(data) });
+        }
+      }
+    })().catch(() => undefined);
+    while (!live.length && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
     const queued = await api(b, 'POST', '/executions/config', { workflow: 'two-pcs', repeat: 2 });
     expect(queued.status).toBe(200);
     let task: { status: string; run_id: number | null } = { status: 'pending', run_id: null };
@@ -103,8 +127,28 @@ describe('a workflow over instruments on two PCs', () => {
     expect(record.status).toBe('completed');
     const steps = record.phases.flatMap((p: { steps: { instrument: string; status: string }[] }) => p.steps);
     expect(steps.map((s: { instrument: string; status: string }) => `${s.instrument} ${s.status}`)).toEqual(['counter ok', 'pump ok', 'counter ok', 'pump ok']);
-    // A drives the agents' instruments, each shown with the PC it lives on
+    // A drives the agents' instruments, each shown with the PC it lives on (and B's own, with B)
     const onA = (await api(a, 'GET', '/instruments')).body.instruments as { name: string; host?: string }[];
-    expect(onA.filter((i) => i.host).map((i) => `${i.name}@${i.host}`).sort()).toEqual(['counter@bench-pc', 'hotplate@hplc-pc', 'pump@hplc-pc', 'robot@hplc-pc', 'slow@bench-pc']);
+    expect(onA.filter((i) => i.host).map((i) => `${i.name}@${i.host}`).sort()).toEqual([
+      'counter@bench-pc',
+      'hotplate@hplc-pc',
+      'pump@hplc-pc',
+      'robot@hplc-pc',
+      'slow@bench-pc',
+      expect.stringMatching(/^spare_b@lab serve on .* \(pid \d+\)$/),
+    ]);
+    // B's event stream had A's run live: its steps in order, marked with the labdeck that ran them
+    const ended = Date.now() + 5000;
+    while (!live.some((e) => e.event === 'run' && e.data.task_id === queued.body.task_id && e.data.status === 'completed') && Date.now() < ended) await new Promise((r) => setTimeout(r, 25));
+    stream.abort();
+    await reading;
+    const done = live.filter((e) => e.event === 'step' && e.data.state === 'ok' && e.data.run_id === task.run_id);
+    expect(done.map((e) => `${e.data.instrument}@${e.data.host}`)).toEqual(['counter', 'pump', 'counter', 'pump'].map((i) => `${i}@${done[0].data.host}`));
+    expect(done[0].data.host).toMatch(/^lab serve on .* \(pid \d+\)$/);
+    // a direct call on B to an instrument A's agent serves: made (and recorded once) by A, answered on B
+    const called = await api(b, 'POST', '/instruments/pump', { method: 'dose', args: { volume_ml: 0.5 } });
+    expect(called.status).toBe(200);
+    expect((await api(a, 'GET', `/instruments/task/${called.body.task_id}`)).body).toMatchObject({ instrument: 'pump', method: 'dose', status: 'ok', args: { volume_ml: 0.5 } });
+    expect((await api(b, 'GET', '/instruments')).body.instruments).toContainEqual(expect.objectContaining({ name: 'pump', host: 'hplc-pc' }));
   });
 });
