@@ -122,14 +122,29 @@ export class Approvals {
    * errors), then made at once, or, when the policy says so, made a request that waits for a person.
    */
   async call(agent: AgentCaller, instrument: string, method: string, callArgs: unknown): Promise<{ ran: { task_id: number; output: unknown } } | { request: ApprovalRow }> {
-    const { args: checked, safety } = this.opts.deck.check(instrument, method, callArgs);
+    const { args: checked, safety } = this.check(instrument, method, callArgs);
     if (await this.needsApproval(instrument, safety)) {
       const plan: CallPlan = { instrument, method, args: checked, safety };
       return { request: await this.request('call', agent, { instrument, method, args: callArgs }, plan, `${instrument}.${method}(${args(checked)}) — ${safety}`) };
     }
-    await this.audit(agent.user.id, 'agent.call', { token: agent.token, instrument, method, args: checked, safety });
-    const { taskId, output } = await this.opts.deck.call(instrument, method, checked, { userId: agent.user.id });
+    const { taskId, output } = await this.opts.runner.call(instrument, method, checked, { userId: agent.user.id });
     return { ran: { task_id: taskId, output } };
+  }
+
+  /**
+   * A call checked before it is made or shown to a person: on this deck, its arguments as the method reads
+   * them; on an instrument another labdeck drives (the lab's catalogue), that it has the method, with its
+   * safety level (that labdeck checks the arguments when it makes the call).
+   */
+  private check(instrument: string, method: string, callArgs: unknown): { args: Record<string, unknown>; safety: Safety } {
+    if (this.opts.deck.has(instrument)) return this.opts.deck.check(instrument, method, callArgs);
+    const inst = this.opts.runner.catalogue.schema(instrument);
+    const m = inst.methods.find((x) => x.name === method);
+    if (!m) throw new LabError('not_found', `${instrument} has no method "${method}"; it has ${inst.methods.map((x) => x.name).join(', ')}.`, [{ field: 'method', message: 'unknown method' }]);
+    if (callArgs !== undefined && (typeof callArgs !== 'object' || callArgs === null || Array.isArray(callArgs))) {
+      throw new LabError('invalid_input', `Invalid arguments for ${instrument}.${method}`, [{ field: '(arguments)', message: 'must be an object of parameter values' }]);
+    }
+    return { args: (callArgs ?? {}) as Record<string, unknown>, safety: m.safety };
   }
 
   /** An agent's run of a saved workflow: checked as the execution route checks it, then waits for a person. */
@@ -214,7 +229,7 @@ export class Approvals {
     try {
       if (row.kind === 'call') {
         const p = row.plan as CallPlan;
-        const { taskId, output } = await this.opts.deck.call(p.instrument, p.method, p.args, { userId: row.userId });
+        const { taskId, output } = await this.opts.runner.call(p.instrument, p.method, p.args, { userId: row.userId });
         outcome = { task_id: taskId, output };
       } else {
         const p = row.plan as TaskPlan;

@@ -170,11 +170,11 @@ function inputSchema(t: RunnerTool): Tool['inputSchema'] {
   };
 }
 
-/** The deck's methods as tools: `<instrument>_<method>`, their parameters' schema, hints from their safety. */
+/** The lab's methods as tools (this deck's, and those other labdecks on the database drive): `<instrument>_<method>`, their parameters' schema, hints from their safety. */
 async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ tool: Tool; instrument: string; method: string }[]> {
   const policy = await runtime.approvals.policy();
   const out: { tool: Tool; instrument: string; method: string }[] = [];
-  for (const inst of runtime.deck.list()) {
+  for (const inst of runtime.runner.catalogue.list!()) {
     for (const m of inst.methods) {
       if (m.hidden) continue;
       let name = `${inst.name}_${m.name}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);

@@ -136,7 +136,7 @@ export function approvalRoutes(runtime: Runtime): Router {
         pending={await Promise.all(pending.map(approvalJson))}
         done={await Promise.all(done.map(approvalJson))}
         policy={policy}
-        instruments={runtime.deck.list().map((i) => ({ name: i.name, safeties: [...new Set(i.methods.map((m) => m.safety))] }))}
+        instruments={runtime.runner.catalogue.list!().map((i) => ({ name: i.name, safeties: [...new Set(i.methods.map((m) => m.safety))] }))}
         error={extra.error}
         notice={extra.notice}
         focus={extra.focus}

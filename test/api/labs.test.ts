@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type request from 'supertest';
+import request from 'supertest';
 import { createApp, type App } from '../../server/app.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import type { RunnerEvent } from '../../core/runner/index.js';
@@ -16,6 +16,8 @@ import { testDbUrl, usingPostgres } from '../helpers/db.js';
 import { REACTOR, signupAndLogin, until } from './helpers.js';
 
 const J = 'application/json';
+/** Iterations of the run B makes while A watches: long enough (~0.5 s) for B's progress to reach A's status, which it tells at most every 100 ms. */
+const RUNS = 10;
 let dataDir: string;
 let db: Awaited<ReturnType<typeof testDbUrl>>;
 let a: Runtime;
@@ -48,7 +50,8 @@ it("shows B's instruments on A with the PC they live on, and their pages", async
   expect(page.text).toContain('on lab serve on pc-b');
 });
 
-(usingPostgres() ? describe : describe.skip)('PostgreSQL: A asks B', () => {
+// each dialect runs the tests that are about it (PostgreSQL relays between labdecks; SQLite is one PC's)
+if (usingPostgres()) describe('PostgreSQL: A asks B', () => {
   it('a direct call on A is made by B, recorded once by B, and its answer comes back', async () => {
     const before = (await a.store.steps.recent('pump', 50)).length;
     const res = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1.5 } }).expect(200);
@@ -122,7 +125,7 @@ it("shows B's instruments on A with the PC they live on, and their pages", async
             if (event && data) events.push({ event, data: JSON.parse(data) });
           }
           // queued through A, which drives nothing: B runs it
-          if (!taskId && events.length) taskId = (await a.runner.submit({ workflow: 'react', repeat: 3, userId: null })).id;
+          if (!taskId && events.length) taskId = (await a.runner.submit({ workflow: 'react', repeat: RUNS, userId: null })).id;
         }
       } finally {
         clearTimeout(timer);
@@ -134,15 +137,37 @@ it("shows B's instruments on A with the PC they live on, and their pages", async
       // what B's runner told its own listeners of this run, in that order, each once
       const runId = relayed[0].data.run_id;
       expect(relayed.map((e) => ({ ...e.data, host: undefined }))).toEqual(onB.filter((e) => (e as { run_id?: unknown }).run_id === runId).map((e) => JSON.parse(JSON.stringify({ ...e, host: undefined }))));
-      expect(relayed.filter((e) => e.event === 'step').map((e) => `${e.data.iteration}:${e.data.state}`)).toEqual(['0:start', '0:ok', '1:start', '1:ok', '2:start', '2:ok']);
+      expect(relayed.filter((e) => e.event === 'step').map((e) => `${e.data.iteration}:${e.data.state}`)).toEqual(Array.from({ length: RUNS }, (_, i) => [`${i}:start`, `${i}:ok`]).flat());
       // A's status, as its stream sent it while B ran: the task, on B, with its progress
       const progress = events.filter((e) => e.event === 'status').map((e) => (e.data.status as { elsewhere: { task_id: number; host: string; progress?: { iteration: number } }[] }).elsewhere[0]);
-      expect(progress).toContainEqual(expect.objectContaining({ task_id: taskId, host: 'lab serve on pc-b', state: 'running', progress: expect.objectContaining({ iterations: 3 }) }));
+      expect(progress).toContainEqual(expect.objectContaining({ task_id: taskId, host: 'lab serve on pc-b', state: 'running', progress: expect.objectContaining({ iterations: RUNS }) }));
     }, 20_000);
   });
+
+  it("an AI agent on A gets B's instruments as tools: a read-only call is made by B at once, a hazardous one after a person approves it on A", async () => {
+    const token = (await admin.post('/app/account/tokens').set('Accept', J).send({ name: 'claude', scope: 'mcp' }).expect(201)).body.token as string;
+    const rpc = async (id: number, method: string, params: unknown) => {
+      const res = await request(app).post('/app/mcp').set('Authorization', `Bearer ${token}`).set('Accept', 'application/json, text/event-stream').send({ jsonrpc: '2.0', id, method, params }).expect(200);
+      return res.body.result as { tools?: { name: string; description: string }[]; content?: { text: string }[]; isError?: boolean };
+    };
+    const tools = (await rpc(1, 'tools/list', {})).tools!;
+    expect(tools.find((t) => t.name === 'pump_status')?.description).toContain('on the PC lab serve on pc-b');
+    const before = (await a.store.steps.recent('pump', 100)).length;
+    const status = JSON.parse((await rpc(2, 'tools/call', { name: 'pump_status', arguments: {} })).content![0].text);
+    expect(await a.store.steps.get(status.task_id)).toMatchObject({ instrument: 'pump', method: 'status', status: 'ok' });
+    const asked = JSON.parse((await rpc(3, 'tools/call', { name: 'pump_dose', arguments: { volume_ml: 0.5 } })).content![0].text);
+    expect(asked.state).toBe('pending');
+    expect((await a.store.steps.recent('pump', 100)).length).toBe(before + 1);
+    const decided = await admin.post(`/app/approvals/${asked.approval_id}/approve`).set('Accept', J).send({}).expect(200);
+    await until(async () => (await a.approvals.get(asked.approval_id)).outcome !== null);
+    const outcome = (await a.approvals.get(asked.approval_id)).outcome as { task_id: number };
+    expect(decided.body.state).toBe('approved');
+    expect(await a.store.steps.get(outcome.task_id)).toMatchObject({ instrument: 'pump', method: 'dose', args: { volume_ml: 0.5 }, status: 'ok' });
+    expect((await a.store.steps.recent('pump', 100)).length).toBe(before + 2);
+  }, 20_000);
 });
 
-(usingPostgres() ? describe.skip : describe)('SQLite: nothing is relayed', () => {
+if (!usingPostgres()) describe('SQLite: nothing is relayed', () => {
   it("a call on A to B's instrument answers 503 naming B", async () => {
     const res = await admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } }).expect(503);
     expect(res.body.error.message).toContain('driven by lab serve on pc-b');
