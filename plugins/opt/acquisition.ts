@@ -12,6 +12,9 @@
  * With outcome constraints the criterion is log EI + Σ log P(outcome meets its constraint), each outcome
  * modelled by its own GP (log P alone while no observation meets them all).
  *
+ * With `avoid` (a ball in length-scale units, the converged incumbent's basin during a restart), points inside
+ * it score −∞: they are never returned while any candidate lies outside.
+ *
  * Under linear constraints every candidate is feasible (./polytope.ts): the Sobol set keeps its feasible
  * points (topped up by the feasible sampler in a thin polytope), a perturbation moves the constrained
  * parameters within the equalities (in z) and is pulled back towards its incumbent until it satisfies the
@@ -50,6 +53,25 @@ export interface AcquisitionOptions {
   localStarts: number;
   /** Keys (SpaceCodec.key) of points not to return. */
   exclude: Set<string>;
+  /** A region the search keeps out of (its points score −∞). */
+  avoid?: Ball;
+}
+
+/** The points within `radius` of `center` in the metric Σ_d ((x_d − c_d)/ℓ_d)² (model space, ℓ: length scales). */
+export interface Ball {
+  center: Float64Array;
+  lengthscales: Float64Array;
+  radius: number;
+}
+
+/** Distance from the ball's centre in its length-scale metric. */
+export function ballDistance(b: Ball, x: ArrayLike<number>, offset = 0): number {
+  let r2 = 0;
+  for (let d = 0; d < b.center.length; d++) {
+    const t = (x[offset + d]! - b.center[d]!) / b.lengthscales[d]!;
+    r2 += t * t;
+  }
+  return Math.sqrt(r2);
 }
 
 export interface AcquisitionResult {
@@ -104,7 +126,7 @@ export function maximizeLogEI(post: Posterior, o: AcquisitionOptions): Acquisiti
   const results: AcquisitionResult[] = [];
   const started = new Set<string>();
   for (const i of order) {
-    if (started.size >= o.localStarts) break;
+    if (started.size >= o.localStarts || score[i] === -Infinity) break;
     const x0 = C.slice(i * D, i * D + D);
     const key = codec.key(codec.decode(x0));
     if (started.has(key)) continue;
@@ -177,6 +199,8 @@ function scoreAll(post: Posterior, o: AcquisitionOptions, C: Float64Array, n: nu
     const { mu, sd } = c.post.predict(C, n);
     for (let i = 0; i < n; i++) out[i]! += logPhi((c.threshold - mu[i]!) / sd[i]!).value;
   }
+  const ball = o.avoid;
+  if (ball) for (let i = 0; i < n; i++) if (ballDistance(ball, C, i * ball.center.length) <= ball.radius) out[i] = -Infinity;
   return out;
 }
 

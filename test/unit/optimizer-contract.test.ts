@@ -96,7 +96,8 @@ describe('optimizerSchema', () => {
     const gp = schemas[2]!.config as { properties: Record<string, { default?: unknown; enum?: unknown }> };
     expect(gp.properties.batch_strategy).toMatchObject({ default: 'constant_liar', enum: ['constant_liar', 'kriging_believer'] });
     expect(gp.properties.candidates).toMatchObject({ default: 1024 });
-    expect(Object.keys(gp.properties)).toEqual(['initial_points', 'candidates', 'local_starts', 'batch_strategy', 'fit_restarts']);
+    expect(gp.properties.basin_restarts).toMatchObject({ default: true });
+    expect(Object.keys(gp.properties)).toEqual(['initial_points', 'candidates', 'local_starts', 'batch_strategy', 'fit_restarts', 'basin_restarts']);
   });
 });
 

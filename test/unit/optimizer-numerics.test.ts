@@ -1,4 +1,4 @@
-import { maximizeLogEI } from '../../plugins/opt/acquisition.js';
+import { ballDistance, maximizeLogEI } from '../../plugins/opt/acquisition.js';
 import { Posterior, cholesky, fitHyper, hyperOf, negLogPosterior, pairDiffs } from '../../plugins/opt/gp.js';
 import { minimizeBox } from '../../plugins/opt/lbfgs.js';
 import { dLogH, erfc, logEI, logH, normCdf, normPdf } from '../../plugins/opt/normal.js';
@@ -204,6 +204,21 @@ describe('Gaussian process', () => {
     }
     expect(r.logEI).toBeGreaterThanOrEqual(gv - 1e-6);
     expect(Math.abs(r.x[0]! - gx)).toBeLessThan(1e-3);
+
+    // keeping out of a ball around that maximiser (radius 1 length scale of 0.15): the best point outside it
+    const avoid = { center: Float64Array.from([gx]), lengthscales: Float64Array.from([0.15]), radius: 1 };
+    expect(ballDistance(avoid, [gx + 0.3])).toBeCloseTo(2, 12);
+    const out = maximizeLogEI(post, { codec, feasible: new FeasibleSpace(codec, []), rng: createRng(2), best, incumbents: [r.x], candidates: 256, localStarts: 4, exclude: new Set(), avoid });
+    expect(Math.abs(out.x[0]! - gx)).toBeGreaterThan(0.15);
+    let ov = -Infinity;
+    for (let i = 0; i <= 2000; i++) {
+      const x = i / 2000;
+      if (Math.abs(x - gx) <= 0.15) continue;
+      const p = post.predict(Float64Array.from([x]), 1);
+      ov = Math.max(ov, logEI(p.mu[0]!, p.sd[0]!, best).value);
+    }
+    expect(out.logEI).toBeGreaterThanOrEqual(ov - 1e-3);
+    expect(out.logEI).toBeLessThan(gv);
   });
 });
 
@@ -247,6 +262,12 @@ describe('linear constraints', () => {
     }
     expect(r.logEI).toBeGreaterThanOrEqual(gv - 1e-3);
     expect(Math.hypot(r.x[0]! - at[0]!, r.x[1]! - at[1]!)).toBeLessThan(0.02);
+    // keeping out of a ball around it as well: still feasible, outside the ball
+    const avoid = { center: r.x.slice(), lengthscales: Float64Array.from([0.1, 0.1]), radius: 1.5 };
+    const away = maximizeLogEI(post, { codec, feasible, rng: createRng(1), best, incumbents: [r.x], candidates: 512, localStarts: 4, exclude: new Set(), avoid });
+    expect(away.x[0]! + away.x[1]!).toBeLessThanOrEqual(0.6 + 1e-12);
+    expect(ballDistance(avoid, away.x)).toBeGreaterThan(1.5);
+    expect(Number.isFinite(away.logEI)).toBe(true);
     // without the constraint the maximiser lies outside it
     const free = maximizeLogEI(post, { codec, feasible: new FeasibleSpace(codec, []), rng: createRng(1), best, incumbents: [], candidates: 512, localStarts: 4, exclude: new Set() });
     expect(free.x[0]! + free.x[1]!).toBeGreaterThan(0.6);
