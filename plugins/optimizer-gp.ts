@@ -80,9 +80,21 @@ interface Model {
   incumbents: Float64Array[];
 }
 
+/** The last fit of a quantity: the warm start of the next, and what it was fitted on (to keep it while that holds). */
+interface LastFit extends FitStart {
+  /** Observations when θ was fitted. */
+  fitN: number;
+  /** The rows of the fit subset beyond FIT_MAX observations (empty below). */
+  subset: Set<number>;
+  /** Its posterior over every observation (kept θ only), to grow by the next ones. */
+  post: Posterior | null;
+}
+
 const ROUND = (v: number) => Number(v.toPrecision(6));
 /** Observations beyond which the hyper-parameters are fitted on a subset. */
 const FIT_MAX = 128;
+/** Beyond FIT_MAX observations, θ is kept until this many rows of the fit subset are new, or the observations grew by an eighth. */
+const REFIT_AFTER = 8;
 
 /**
  * Basin restarts (see `restart`). The incumbent's region has converged when the best candidate's posterior sd
@@ -110,7 +122,7 @@ class GpOptimizer {
   private readonly design: FeasibleSequence;
   private readonly nInit: number;
   /** The last fit's θ and curvature pairs, per modelled quantity (the objective, each outcome): the warm start of the next fit. */
-  private lastFit = new Map<string, FitStart>();
+  private lastFit = new Map<string, LastFit>();
   /** The single-objective model of the current observations (for suggest and snapshot). */
   private model: { version: number; model: Model } | null = null;
   /** The outcome constraints' models of the current observations. */
@@ -259,7 +271,7 @@ class GpOptimizer {
   private singleModel(): Model {
     if (!this.model || this.model.version !== this.version) {
       const rng = createRng(this.seed, 'fit', this.history.rows.length);
-      this.model = { version: this.version, model: this.fit(this.history.rows.map((r) => r.loss[0]!), rng) };
+      this.model = { version: this.version, model: this.fit(this.history.rows.map((r) => r.loss[0]!), rng, 'objective', undefined, true) };
     }
     const base = this.model.model;
     return { ...base, post: base.post.clone() }; // fantasies go to the copy
@@ -286,7 +298,7 @@ class GpOptimizer {
     if (!this.outcomes.length) return [];
     if (this.outcomeModels?.version !== this.version) {
       const models = this.outcomes.map((c, k) => {
-        const m = this.fit(this.history.rows.map((r) => r.margins[k]!), createRng(this.seed, 'fit-outcome', k, this.history.rows.length), `outcome ${k}`);
+        const m = this.fit(this.history.rows.map((r) => r.margins[k]!), createRng(this.seed, 'fit-outcome', k, this.history.rows.length), `outcome ${k}`, undefined, true);
         return { post: m.post, threshold: -m.yMean / m.ySd };
       });
       this.outcomeModels = { version: this.version, models };
@@ -296,9 +308,13 @@ class GpOptimizer {
 
   /**
    * Standardise the losses and fit the GP hyper-parameters (`key`: which quantity, for the warm start), on
-   * every observation or on the rows `idx` (`loss` then holds theirs).
+   * every observation or on the rows `idx` (`loss` then holds theirs). With `keep` (the same quantity as
+   * before over every row: the objective, an outcome), beyond FIT_MAX observations θ is kept until
+   * REFIT_AFTER rows of its fit subset are new (a new observation joins it with probability FIT_MAX/n) or the
+   * observations have grown by an eighth, and meanwhile the posterior grows by the new observations in
+   * O(n²) each instead of a fit and an O(n³) factorisation.
    */
-  private fit(loss: number[], rng: Rng, key = 'objective', idx?: number[]): Model {
+  private fit(loss: number[], rng: Rng, key = 'objective', idx?: number[], keep = false): Model {
     const n = loss.length;
     const D = this.codec.dim;
     const yMean = loss.reduce((a, b) => a + b, 0) / n;
@@ -324,24 +340,35 @@ class GpOptimizer {
     const restarts = this.config.fit_restarts;
     // beyond FIT_MAX observations the hyper-parameters are fitted on a fixed random subset of them (a new
     // observation joins it only if it draws a place): O(FIT_MAX³) per step, while the posterior uses all
-    const [Xf, yf, nf] = n > FIT_MAX ? this.subset(X, y, FIT_MAX) : [X, y, n];
-    let starts: FitStart[];
+    const sub = n > FIT_MAX ? this.subset(X, y, FIT_MAX) : null;
     const last = this.lastFit.get(key);
-    if (n <= 30) starts = [...(last ? [last] : []), { theta: def }, ...random(restarts)];
-    else if (n <= 60) starts = [...(last ? [last] : []), { theta: def }, ...random(Math.ceil(restarts / 2))];
-    else if (last) starts = [last, ...random(n <= 100 ? Math.min(1, restarts) : 0)];
-    else {
-      // a cold start on many observations (a warm-start history, a restart): fit a small subset first,
-      // cheaply, and start the full fit from its optimum and curvature
-      const [Xs, ys, m] = this.subset(X, y, 48);
-      const sub = fitHyper(Xs, m, D, ys, [{ theta: def }, ...random(Math.ceil(restarts / 2))], 100);
-      starts = [{ theta: sub.theta, pairs: sub.pairs }];
+    const whole = keep && !idx;
+    let theta: Float64Array;
+    let pairs: FitStart['pairs'];
+    let post: Posterior;
+    let fitN = n;
+    let subset = new Set(sub?.idx);
+    if (whole && sub && last?.subset.size && sub.idx.filter((i) => !last.subset.has(i)).length < REFIT_AFTER && n <= last.fitN * 1.125) {
+      ({ theta, pairs, fitN, subset } = last);
+      post = last.post && last.post.n <= n ? Posterior.grow(last.post, X, n, y) : new Posterior(X, n, D, y, hyperOf(theta, D));
+    } else {
+      let starts: FitStart[];
+      if (n <= 30) starts = [...(last ? [last] : []), { theta: def }, ...random(restarts)];
+      else if (n <= 60) starts = [...(last ? [last] : []), { theta: def }, ...random(Math.ceil(restarts / 2))];
+      else if (last) starts = [last, ...random(n <= 100 ? Math.min(1, restarts) : 0)];
+      else {
+        // a cold start on many observations (a warm-start history, a restart): fit a small subset first,
+        // cheaply, and start the full fit from its optimum and curvature
+        const small = this.subset(X, y, 48);
+        const f0 = fitHyper(small.X, small.n, D, small.y, [{ theta: def }, ...random(Math.ceil(restarts / 2))], 100);
+        starts = [{ theta: f0.theta, pairs: f0.pairs }];
+      }
+      const maxIter = n <= 50 ? 100 : n <= 100 ? 50 : 30;
+      const fit = sub ? fitHyper(sub.X, sub.n, D, sub.y, starts, maxIter) : fitHyper(X, n, D, y, starts, maxIter);
+      ({ theta, pairs } = fit);
+      post = new Posterior(X, n, D, y, hyperOf(theta, D));
     }
-    const maxIter = n <= 50 ? 100 : n <= 100 ? 50 : 30;
-    const fit = fitHyper(Xf, nf, D, yf, starts, maxIter);
-    const theta = fit.theta;
-    this.lastFit.set(key, { theta, pairs: fit.pairs });
-    const post = new Posterior(X, n, D, y, hyperOf(theta, D));
+    this.lastFit.set(key, { theta, pairs, fitN, subset, post: whole ? post : null });
     const mean = post.trainMean();
     const rows = idx ? idx.map((i) => this.history.rows[i]!) : this.history.rows;
     const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => mean[a]! - mean[b]!);
@@ -357,8 +384,11 @@ class GpOptimizer {
     };
   }
 
-  /** A fixed pseudo-random subset of m observations (ranked by a hash of the seed and the row index). */
-  private subset(X: Float64Array, y: Float64Array, m: number): [Float64Array, Float64Array, number] {
+  /**
+   * A fixed pseudo-random subset of m observations (ranked by a hash of the seed and the row index: a new
+   * observation joins it only if it outranks one of its members).
+   */
+  private subset(X: Float64Array, y: Float64Array, m: number): { X: Float64Array; y: Float64Array; n: number; idx: number[] } {
     const D = this.codec.dim;
     const n = y.length;
     const rank = Array.from({ length: n }, (_, i) => hashSeed(this.seed, 'fit-subset', i));
@@ -372,7 +402,7 @@ class GpOptimizer {
       Xs.set(X.subarray(i * D, i * D + D), k * D);
       ys[k] = y[i]!;
     });
-    return [Xs, ys, idx.length];
+    return { X: Xs, y: ys, n: idx.length, idx };
   }
 
   snapshot(): { [k: string]: JsonValue } {

@@ -120,8 +120,7 @@ export function maximizeLogEI(post: Posterior, o: AcquisitionOptions): Acquisiti
   }
   const n = c;
 
-  const score = scoreAll(post, o, C, n);
-  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => score[b]! - score[a]!);
+  const { score, order } = rank(post, o, C, n, Math.max(RAW_KEPT, o.localStarts));
 
   const results: AcquisitionResult[] = [];
   const started = new Set<string>();
@@ -134,14 +133,62 @@ export function maximizeLogEI(post: Posterior, o: AcquisitionOptions): Acquisiti
     results.push(refine(post, o, x0));
   }
   // the raw candidates stay in the running (refinement may round badly for ints)
-  for (const i of order.slice(0, Math.max(64, o.localStarts))) results.push({ x: C.slice(i * D, i * D + D), logEI: score[i]! });
+  for (const i of order.slice(0, Math.max(RAW_KEPT, o.localStarts))) results.push({ x: C.slice(i * D, i * D + D), logEI: score[i]! });
   results.sort((a, b) => b.logEI - a.logEI);
   for (const r of results) if (!o.exclude.has(codec.key(codec.decode(r.x)))) return r;
   for (const i of order) {
     const x = C.slice(i * D, i * D + D);
-    if (!o.exclude.has(codec.key(codec.decode(x)))) return { x, logEI: score[i]! };
+    if (!o.exclude.has(codec.key(codec.decode(x)))) return { x, logEI: scoreAll(post, o, x, 1)[0]! };
   }
   return results[0]!; // everything is excluded (a tiny discrete space): repeat the best
+}
+
+/** Best raw candidates kept beside the refined ones. */
+const RAW_KEPT = 64;
+/** Observations from which candidates are screened by a bound before the exact criterion (see `rank`). */
+const SCREEN_FROM = 64;
+/** Candidates scored exactly at a time while screening. */
+const SCREEN_BLOCK = 32;
+
+/**
+ * The candidates best first, with their criterion. The exact sd costs O(n²) per candidate (the triangular
+ * product), so with many observations and EI alone they are screened: an upper bound on each one's log EI
+ * from its exact mean and an upper bound on its sd (Posterior.predictBound, O(n·D)), then exact scores in
+ * the bound's order until the `need`-th best exact score is at least the next bound. The first `need`
+ * candidates of the order are then exactly those of a full evaluation; the rest follow in the bound's
+ * order, scored by their bound.
+ */
+export function rank(post: Posterior, o: AcquisitionOptions, C: Float64Array, n: number, need: number): { score: Float64Array; order: number[] } {
+  const byScore = (score: Float64Array, idx: number[]) => idx.sort((a, b) => score[b]! - score[a]! || a - b);
+  const all = Array.from({ length: n }, (_, i) => i);
+  if (o.best === null || o.outcomes?.length || post.n < SCREEN_FROM || n <= need) {
+    const score = scoreAll(post, o, C, n);
+    return { score, order: byScore(score, all) };
+  }
+  const D = post.D;
+  const { mu, sdUpper } = post.predictBound(C, n);
+  const score = new Float64Array(n);
+  for (let i = 0; i < n; i++) score[i] = logEI(mu[i]!, sdUpper[i]!, o.best).value;
+  const ball = o.avoid;
+  if (ball) for (let i = 0; i < n; i++) if (ballDistance(ball, C, i * D) <= ball.radius) score[i] = -Infinity;
+  const pending = byScore(Float64Array.from(score), all); // by bound
+  const exact: number[] = [];
+  const kth: number[] = []; // the best exact scores, at most `need`, descending
+  let next = 0;
+  while (next < n && score[pending[next]!]! > -Infinity && (kth.length < need || kth[need - 1]! < score[pending[next]!]!)) {
+    const block = pending.slice(next, next + SCREEN_BLOCK);
+    next += block.length;
+    const Cb = new Float64Array(block.length * D);
+    block.forEach((i, b) => Cb.set(C.subarray(i * D, i * D + D), b * D));
+    const s = scoreAll(post, o, Cb, block.length);
+    block.forEach((i, b) => {
+      score[i] = s[b]!;
+      exact.push(i);
+      kth.push(s[b]!);
+    });
+    kth.sort((a, b) => b - a).length = Math.min(kth.length, need);
+  }
+  return { score, order: [...byScore(score, exact), ...pending.slice(next)] };
 }
 
 /** Weight of the penalty on violated inequalities during local search (the result is pulled back anyway). */

@@ -11,14 +11,17 @@
  *   ∂ log p(y|θ)/∂θ = ½ tr((ααᵀ − K⁻¹) ∂K/∂θ),  α = K⁻¹(y − m)
  * (the mean is profiled out: at its optimum its own derivative vanishes). The noise floor (1e-5 of the
  * standardised variance) lets the model interpolate noise-free responses closely.
- * ml-matrix factors K (CholeskyDecomposition); the posterior keeps L⁻¹ (the inverse Cholesky factor) as
- * triangular rows, so that a batch of candidates costs one kernel row and one triangular product each, and a
- * fantasised observation (constant liar / Kriging believer) is appended in O(n²) without refactoring.
+ * K is factored in place (Cholesky); the posterior keeps L⁻¹ (the inverse Cholesky factor) as packed
+ * triangular rows, so that a batch of candidates costs one kernel row and one triangular product each, and an
+ * observation (a fantasy of constant liar / Kriging believer, or a new measurement when the hyper-parameters
+ * are kept: `grow`) is appended in O(n²) without refactoring:
+ *   L' = [[L, 0], [lᵀ, d]] with l = L⁻¹k, d = √(k(x,x) + σn² − lᵀl), so L'⁻¹ gains the row [−lᵀL⁻¹/d, 1/d].
  */
-import { CholeskyDecomposition, Matrix } from 'ml-matrix';
 import { minimizeBox, type CurvaturePairs } from './lbfgs.js';
 
 const SQRT5 = Math.sqrt(5);
+/** Observations the sd bound of `predictBound` conditions on. */
+const NEAR = 4;
 const LOG_2PI = Math.log(2 * Math.PI);
 
 /** Bounds of θ (natural units): inputs live in [0, 1], outputs are standardised. */
@@ -53,34 +56,31 @@ export function thetaBounds(D: number): { lo: Float64Array; hi: Float64Array } {
   return { lo, hi };
 }
 
-/** Lower Cholesky factor of the n×n symmetric matrix `K` (row-major), by ml-matrix; null if not positive definite. */
+/** Lower Cholesky factor of the n×n symmetric matrix `K` (row-major; the upper triangle of the result is 0); null if not positive definite. */
 export function cholesky(K: Float64Array, n: number): Float64Array | null {
-  const c = new CholeskyDecomposition(Matrix.from1DArray(n, n, K));
-  if (!c.isPositiveDefinite()) return null;
-  const L = Float64Array.from(c.lowerTriangularMatrix.to1DArray());
-  for (let i = 0; i < n; i++) if (!(L[i * n + i]! > 0)) return null;
+  const L = Float64Array.from(K);
+  if (!choleskyInPlace(L, n)) return null;
+  for (let i = 0; i < n; i++) L.fill(0, i * n + i + 1, i * n + n);
   return L;
 }
 
-/** L⁻¹ of a lower-triangular L (row-major n×n), as rows: row i holds L⁻¹[i][0..i]. */
-export function invertLower(L: Float64Array, n: number): Float64Array[] {
+/** L⁻¹ of a lower-triangular L (row-major n×n; only its lower triangle is read), packed by rows: row i at offset i(i+1)/2. */
+export function invertLowerPacked(L: Float64Array, n: number): Float64Array {
   // transpose once so the inner loops read contiguous memory
   const LT = new Float64Array(n * n);
   for (let i = 0; i < n; i++) for (let j = 0; j <= i; j++) LT[j * n + i] = L[i * n + j]!;
-  const rows: Float64Array[] = [];
-  for (let i = 0; i < n; i++) {
-    const r = new Float64Array(i + 1);
-    r[i] = 1 / LT[i * n + i]!;
+  const out = new Float64Array((n * (n + 1)) / 2);
+  for (let i = 0, o = 0; i < n; o += ++i) {
+    out[o + i] = 1 / LT[i * n + i]!;
     // L⁻¹ L = I, solved right to left: r[j] = −(Σ_{k=j+1..i} r[k] L[k][j]) / L[j][j]
     for (let j = i - 1; j >= 0; j--) {
       let s = 0;
       const base = j * n;
-      for (let k = j + 1; k <= i; k++) s += r[k]! * LT[base + k]!;
-      r[j] = -s / LT[base + j]!;
+      for (let k = j + 1; k <= i; k++) s += out[o + k]! * LT[base + k]!;
+      out[o + j] = -s / LT[base + j]!;
     }
-    rows.push(r);
   }
-  return rows;
+  return out;
 }
 
 /** Squared input differences per dimension for every pair i < j (packed), shared by all likelihood evaluations. */
@@ -283,22 +283,43 @@ export class Posterior {
     this.X = Float64Array.from(X.subarray(0, n * D));
     this.n = n;
     this.y = Float64Array.from(y);
+    // the lower triangle of K (row-major), factored in place; jitter until positive definite (only ever
+    // needed for near-duplicate points at the lowest noise)
     const K = new Float64Array(n * n);
-    const kr = new Float64Array(n);
-    for (let i = 0; i < n; i++) {
-      this.kernelRow(this.X.subarray(i * D, i * D + D), kr, i + 1);
-      for (let j = 0; j <= i; j++) K[i * n + j] = K[j * n + i] = kr[j]!;
+    const fill = (jitter: number) => {
+      for (let i = 0; i < n; i++) {
+        this.kernelRow(this.X.subarray(i * D, i * D + D), K.subarray(i * n, i * n + i), i);
+        K[i * n + i] = hyper.signal + hyper.noise + jitter;
+      }
+    };
+    let ok = false;
+    for (let jitter = 0, tries = 0; !ok && tries < 8; tries++, jitter = jitter ? jitter * 10 : 1e-9 * hyper.signal) {
+      fill(jitter);
+      ok = choleskyInPlace(K, n);
     }
-    // jitter until positive definite (only ever needed for near-duplicate points at the lowest noise)
-    let L: Float64Array | null = null;
-    for (let jitter = 0, tries = 0; !L && tries < 8; tries++, jitter = jitter ? jitter * 10 : 1e-9 * hyper.signal) {
-      for (let i = 0; i < n; i++) K[i * n + i] = hyper.signal + hyper.noise + jitter;
-      L = cholesky(K, n);
-    }
-    if (!L) throw new Error('covariance matrix is not positive definite');
-    const rows = invertLower(L, n);
-    this.Lp = new Float64Array((n * (n + 1)) / 2);
-    for (let i = 0; i < n; i++) this.Lp.set(rows[i]!, (i * (i + 1)) / 2);
+    if (!ok) throw new Error('covariance matrix is not positive definite');
+    this.Lp = invertLowerPacked(K, n);
+    this.z = new Float64Array(n);
+    this.restandardise(this.y);
+  }
+
+  /**
+   * The same hyper-parameters, more observations: `base` (no fantasies) grown to the n rows of X (whose first
+   * base.n rows are base's inputs) with the outputs y (all of them: they may have been standardised anew), by
+   * appending the new rows to L⁻¹ in O(n²) each instead of refactoring in O(n³).
+   */
+  static grow(base: Posterior, X: Float64Array, n: number, y: ArrayLike<number>): Posterior {
+    const p = base.clone();
+    const D = p.D;
+    for (let i = base.n; i < n; i++) p.appendRow(X.subarray(i * D, i * D + D));
+    p.restandardise(y);
+    return p;
+  }
+
+  /** New outputs for the current inputs: the GLS mean and L⁻¹(y − m), in O(n²). */
+  private restandardise(y: ArrayLike<number>): void {
+    const n = this.n;
+    this.y = Float64Array.from(y);
     const zy = new Float64Array(n);
     const z1 = new Float64Array(n);
     const ones = new Float64Array(n).fill(1);
@@ -308,6 +329,7 @@ export class Posterior {
     }
     this.mean = glsMean(zy, z1);
     this.z = zy.map((v, i) => v - this.mean * z1[i]!);
+    this.alphaCache = null;
   }
 
   /** An independent copy (to add fantasies to without touching the original), in O(n²). */
@@ -351,6 +373,81 @@ export class Posterior {
   trainMean(): Float64Array {
     const a = this.alpha;
     return this.y.map((v, i) => v - this.hyper.noise * a[i]!);
+  }
+
+  /**
+   * The mean at m points (row-major m×D) and an upper bound on their sd, in O(n·D) each instead of O(n²):
+   * conditioning on fewer observations never lowers the posterior variance, so the variance given the
+   * NEAR observations most correlated with a point bounds the variance given all of them from above.
+   */
+  predictBound(C: Float64Array, m: number): { mu: Float64Array; sdUpper: Float64Array } {
+    const { n, D, X } = this;
+    const alpha = this.alpha;
+    const sf2 = this.hyper.signal;
+    const diag = sf2 + this.hyper.noise;
+    const floor = 1e-12 * sf2;
+    const q = Math.min(NEAR, n);
+    const invL2 = this.invL2;
+    const mu = new Float64Array(m);
+    const sdUpper = new Float64Array(m);
+    const top = new Int32Array(q);
+    const kS = new Float64Array(q);
+    const A = new Float64Array(q * q);
+    const v = new Float64Array(q);
+    for (let c = 0; c < m; c++) {
+      // k(x, X_j) for the mean, keeping the q largest (insertion into a short sorted list)
+      const o = c * D;
+      let s = 0;
+      let filled = 0;
+      for (let j = 0; j < n; j++) {
+        let r2 = 0;
+        for (let d = 0, oj = j * D; d < D; d++) {
+          const t = C[o + d]! - X[oj + d]!;
+          r2 += t * t * invL2[d]!;
+        }
+        const r = Math.sqrt(r2);
+        const kj = sf2 * (1 + SQRT5 * r + (5 / 3) * r2) * Math.exp(-SQRT5 * r);
+        s += kj * alpha[j]!;
+        if (filled === q && kj <= kS[q - 1]!) continue;
+        let at = filled < q ? filled++ : q - 1;
+        while (at > 0 && kS[at - 1]! < kj) {
+          kS[at] = kS[at - 1]!;
+          top[at] = top[at - 1]!;
+          at--;
+        }
+        kS[at] = kj;
+        top[at] = j;
+      }
+      mu[c] = this.mean + s;
+      // variance given those q observations: sf² − k_Sᵀ(K_SS + σn²I)⁻¹k_S, by a q×q Cholesky
+      for (let a = 0; a < q; a++) {
+        A[a * q + a] = diag;
+        for (let b = 0; b < a; b++) A[a * q + b] = this.kernel(X, top[a]! * D, top[b]! * D);
+      }
+      let variance = sf2;
+      if (choleskyInPlace(A, q)) {
+        for (let a = 0; a < q; a++) {
+          let t = kS[a]!;
+          for (let b = 0; b < a; b++) t -= A[a * q + b]! * v[b]!;
+          v[a] = t / A[a * q + a]!;
+          variance -= v[a]! * v[a]!;
+        }
+      }
+      // a hair of slack for rounding (and for the jitter a factorisation may have added)
+      sdUpper[c] = Math.sqrt(Math.max(variance * (1 + 1e-9) + 1e-12 * sf2, floor));
+    }
+    return { mu, sdUpper };
+  }
+
+  /** k between two rows of a row-major input matrix (at offsets a and b). */
+  private kernel(Xs: Float64Array, a: number, b: number): number {
+    let r2 = 0;
+    for (let d = 0; d < this.D; d++) {
+      const t = Xs[a + d]! - Xs[b + d]!;
+      r2 += t * t * this.invL2[d]!;
+    }
+    const r = Math.sqrt(r2);
+    return this.hyper.signal * (1 + SQRT5 * r + (5 / 3) * r2) * Math.exp(-SQRT5 * r);
   }
 
   /**
@@ -433,9 +530,27 @@ export class Posterior {
     let mu = this.mean;
     let o = 0;
     for (let i = 0; i < n; i++) {
-      let v = 0;
-      for (let j = 0; j <= i; j++) v += Lp[o + j]! * k[j]!;
-      for (let j = 0; j <= i; j++) w[j] = w[j]! + Lp[o + j]! * v;
+      // v = (L⁻¹k)_i, then w += v·(row i of L⁻¹); four accumulators (the inner loops are most of the cost)
+      let v0 = 0;
+      let v1 = 0;
+      let v2 = 0;
+      let v3 = 0;
+      let j = 0;
+      for (; j + 3 <= i; j += 4) {
+        v0 += Lp[o + j]! * k[j]!;
+        v1 += Lp[o + j + 1]! * k[j + 1]!;
+        v2 += Lp[o + j + 2]! * k[j + 2]!;
+        v3 += Lp[o + j + 3]! * k[j + 3]!;
+      }
+      for (; j <= i; j++) v0 += Lp[o + j]! * k[j]!;
+      const v = v0 + v1 + (v2 + v3);
+      for (j = 0; j + 3 <= i; j += 4) {
+        w[j] = w[j]! + Lp[o + j]! * v;
+        w[j + 1] = w[j + 1]! + Lp[o + j + 1]! * v;
+        w[j + 2] = w[j + 2]! + Lp[o + j + 2]! * v;
+        w[j + 3] = w[j + 3]! + Lp[o + j + 3]! * v;
+      }
+      for (; j <= i; j++) w[j] = w[j]! + Lp[o + j]! * v;
       o += i + 1;
       vv += v * v;
       mu += k[i]! * alpha[i]!;
@@ -458,8 +573,11 @@ export class Posterior {
     return { mu, sd, dMu, dSd };
   }
 
-  /** Condition on one more (possibly fantasised) observation, in O(n²). */
-  addPoint(x: ArrayLike<number>, yNew: number): void {
+  /**
+   * Append the input x to L⁻¹ and X (n grows by one; y and z are left to the caller); returns l = L⁻¹k and
+   * the new diagonal d of L.
+   */
+  private appendRow(x: ArrayLike<number>): { l: Float64Array; d: number } {
     const { n, D, Lp } = this;
     const k = this.kernelRow(x, new Float64Array(n));
     const l = new Float64Array(n); // L⁻¹k
@@ -480,6 +598,20 @@ export class Posterior {
     }
     for (let j = 0; j < n; j++) Lnew[o + j] = Lnew[o + j]! / d;
     Lnew[o + n] = 1 / d;
+    const X = new Float64Array((n + 1) * D);
+    X.set(this.X.subarray(0, n * D));
+    for (let t = 0; t < D; t++) X[n * D + t] = x[t]!;
+    this.Lp = Lnew;
+    this.X = X;
+    this.n = n + 1;
+    this.alphaCache = null;
+    return { l, d };
+  }
+
+  /** Condition on one more (possibly fantasised) observation, in O(n²); the mean m stays as it was. */
+  addPoint(x: ArrayLike<number>, yNew: number): void {
+    const n = this.n;
+    const { l, d } = this.appendRow(x);
     let lz = 0;
     for (let i = 0; i < n; i++) lz += l[i]! * this.z[i]!;
     const z = new Float64Array(n + 1);
@@ -488,15 +620,8 @@ export class Posterior {
     const y = new Float64Array(n + 1);
     y.set(this.y);
     y[n] = yNew;
-    const X = new Float64Array((n + 1) * D);
-    X.set(this.X.subarray(0, n * D));
-    for (let t = 0; t < D; t++) X[n * D + t] = x[t]!;
-    this.Lp = Lnew;
     this.z = z;
     this.y = y;
-    this.X = X;
-    this.n = n + 1;
-    this.alphaCache = null;
   }
 }
 

@@ -1,4 +1,5 @@
-import { ballDistance, maximizeLogEI } from '../../plugins/opt/acquisition.js';
+import { CholeskyDecomposition, Matrix } from 'ml-matrix';
+import { ballDistance, maximizeLogEI, rank } from '../../plugins/opt/acquisition.js';
 import { Posterior, cholesky, fitHyper, hyperOf, negLogPosterior, pairDiffs } from '../../plugins/opt/gp.js';
 import { minimizeBox } from '../../plugins/opt/lbfgs.js';
 import { dLogH, erfc, logEI, logH, normCdf, normPdf } from '../../plugins/opt/normal.js';
@@ -119,11 +120,24 @@ describe('Gaussian process', () => {
   const sd = Math.sqrt(yRaw.reduce((a, b) => a + (b - mean) ** 2, 0) / (yRaw.length - 1));
   const y = Float64Array.from(yRaw, (v) => (v - mean) / sd);
 
-  it('ml-matrix Cholesky factors a kernel matrix', () => {
+  it('Cholesky factors a kernel matrix as ml-matrix does, and says when a matrix is not positive definite', () => {
     const K = Float64Array.from([4, 2, 2, 3]);
     const L = cholesky(K, 2)!;
     expect(Array.from(L)).toEqual([2, 0, 1, Math.sqrt(2)]);
     expect(cholesky(Float64Array.from([1, 2, 2, 1]), 2)).toBeNull();
+    // a 40×40 Matérn kernel matrix of random 3-D points, against ml-matrix's factor
+    const rng = createRng(3);
+    const n = 40;
+    const pts = Float64Array.from({ length: 3 * n }, () => rng.next());
+    const post = new Posterior(pts, n, 3, new Float64Array(n), hyperOf(Float64Array.from([0.3, 0.5, 0.2, 1.2, 1e-4].map(Math.log)), 3));
+    const Kn = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) {
+      const row = post.kernelRow(pts.subarray(3 * i, 3 * i + 3), new Float64Array(n));
+      for (let j = 0; j < n; j++) Kn[i * n + j] = row[j]! + (i === j ? 1e-4 : 0);
+    }
+    const mine = cholesky(Kn, n)!;
+    const ref = new CholeskyDecomposition(Matrix.from1DArray(n, n, Kn)).lowerTriangularMatrix.to1DArray();
+    for (let i = 0; i < n * n; i++) expect(mine[i]!).toBeCloseTo(ref[i]!, 10);
   });
 
   it('has analytic likelihood gradients that match finite differences', () => {
@@ -185,6 +199,63 @@ describe('Gaussian process', () => {
     cl.addPoint([0.25], 0);
     expect(full.n).toBe(xs.length);
     expect(cl.n).toBe(xs.length + 1);
+  });
+
+  it('screens candidates by an upper bound on their sd: the bound holds, and the best candidates and their scores are those of a full evaluation', () => {
+    const D = 4;
+    const rng = createRng(8);
+    const n = 150;
+    const Xs = Float64Array.from({ length: n * D }, () => rng.next());
+    const ys = Float64Array.from({ length: n }, (_, i) => Math.cos(5 * Xs[i * D]!) * Xs[i * D + 1]! - Xs[i * D + 2]! ** 2);
+    const post = new Posterior(Xs, n, D, ys, hyperOf(Float64Array.from([0.3, 0.4, 0.5, 0.8, 1, 1e-4].map(Math.log)), D));
+    const m = 1024;
+    const C = Float64Array.from({ length: m * D }, () => rng.next());
+    const exact = post.predict(C, m);
+    const { mu, sdUpper } = post.predictBound(C, m);
+    for (let i = 0; i < m; i++) {
+      expect(mu[i]!).toBeCloseTo(exact.mu[i]!, 12);
+      expect(sdUpper[i]!).toBeGreaterThanOrEqual(exact.sd[i]!);
+    }
+    const codec = new SpaceCodec(Array.from({ length: D }, (_, d) => ({ name: `x${d}`, type: 'range' as const, bounds: [0, 1] as [number, number] })));
+    const best = Math.min(...post.trainMean());
+    const opts = { codec, feasible: new FeasibleSpace(codec, []), rng: createRng(1), best, incumbents: [], candidates: m, localStarts: 5, exclude: new Set<string>() };
+    const { score, order } = rank(post, opts, C, m, 64);
+    const full = Array.from({ length: m }, (_, i) => logEI(exact.mu[i]!, exact.sd[i]!, best).value);
+    const fullOrder = Array.from({ length: m }, (_, i) => i).sort((a, b) => full[b]! - full[a]! || a - b);
+    expect(order.slice(0, 64)).toEqual(fullOrder.slice(0, 64));
+    for (const i of order.slice(0, 64)) expect(score[i]!).toBeCloseTo(full[i]!, 10);
+    expect(new Set(order).size).toBe(m);
+    expect(order.filter((i) => score[i]! > full[i]! + 1e-9).length).toBeGreaterThan(m / 2); // most were only bounded
+  });
+
+  it('growing a posterior by new observations (Cholesky updates, outputs standardised anew) equals a fresh factorisation', () => {
+    const D = 3;
+    const rng = createRng(5);
+    const n = 60;
+    const Xg = Float64Array.from({ length: n * D }, () => rng.next());
+    const raw = Array.from({ length: n }, (_, i) => Math.sin(4 * Xg[i * D]!) + Xg[i * D + 1]! * Xg[i * D + 2]!);
+    const std = (k: number) => {
+      const m = raw.slice(0, k).reduce((a, b) => a + b) / k;
+      const s = Math.sqrt(raw.slice(0, k).reduce((a, b) => a + (b - m) ** 2, 0) / (k - 1));
+      return Float64Array.from(raw.slice(0, k), (v) => (v - m) / s);
+    };
+    const h = hyperOf(Float64Array.from([0.4, 0.3, 0.6, 1.3, 1e-5].map(Math.log)), D);
+    const base = new Posterior(Xg, 45, D, std(45), h);
+    const grown = Posterior.grow(base, Xg, n, std(n));
+    const fresh = new Posterior(Xg, n, D, std(n), h);
+    expect(base.n).toBe(45); // the base is untouched
+    expect(grown.n).toBe(n);
+    expect(grown.mean).toBeCloseTo(fresh.mean, 9);
+    const C = Float64Array.from({ length: 20 * D }, () => rng.next());
+    const a = grown.predict(C, 20);
+    const b = fresh.predict(C, 20);
+    for (let i = 0; i < 20; i++) {
+      expect(a.mu[i]!).toBeCloseTo(b.mu[i]!, 8);
+      expect(a.sd[i]!).toBeCloseTo(b.sd[i]!, 8);
+    }
+    const ta = grown.trainMean();
+    const tb = fresh.trainMean();
+    for (let i = 0; i < n; i++) expect(ta[i]!).toBeCloseTo(tb[i]!, 8);
   });
 
   it('maximises log EI where improvement is likely', () => {
