@@ -260,7 +260,8 @@ export function instrumentRoutes(runtime: Runtime): Router {
   const R = INSTRUMENT_ROUTES;
   /** The lab's instruments: this deck's, and those other labdecks on the database drive (`host` says where). */
   const lab = runner.catalogue;
-  const labList = () => lab.list!().sort((a, b) => a.name.localeCompare(b.name));
+  /** In the deck's own order (its author's), then the instruments other labdecks drive. */
+  const labList = () => lab.list!();
   const known = (name: unknown): name is string => typeof name === 'string' && (deck.has(name) || lab.list!().some((i) => i.name === name));
 
   const personalised = async (req: Request, name: string) =>
