@@ -415,9 +415,24 @@ class GpOptimizer {
       pending: this.pending.list.length,
       ...this.history.summary(),
     };
-    if (multi || this.history.rows.length < 2) return { ...base, model: null, surface: null };
+    if (multi || this.history.rows.length < 2) return { ...base, recommended: null, model: null, surface: null };
     const m = this.singleModel();
-    return { ...base, model: this.describe(m.post.hyper, m), surface: this.surface(m) };
+    return { ...base, recommended: this.recommended(m), model: this.describe(m.post.hyper, m), surface: this.surface(m) };
+  }
+
+  /**
+   * The observation the model rates best: the lowest posterior mean among those meeting the outcome
+   * constraints (all of them when none does), with that mean and its sd in the objective's units. With
+   * noisy measurements a better pick than the best single measurement (`best`), which noise flatters.
+   */
+  private recommended(m: Model): { [k: string]: JsonValue } {
+    const rows = this.history.rows;
+    const mean = m.post.trainMean();
+    const pool = rows.some((r) => r.feasible) ? rows.map((_, i) => i).filter((i) => rows[i]!.feasible) : rows.map((_, i) => i);
+    const i = pool.reduce((a, b) => (mean[b]! < mean[a]! ? b : a));
+    const sign = this.objectives[0]!.minimize ? 1 : -1;
+    const sd = m.post.predict(this.codec.encode(rows[i]!.params), 1).sd[0]!;
+    return { params: { ...rows[i]!.params }, mean: ROUND(sign * (m.yMean + m.ySd * mean[i]!)), sd: ROUND(m.ySd * sd) };
   }
 
   /** Hyper-parameters in the user's units: length scales per parameter, signal and noise sd of the objective. */

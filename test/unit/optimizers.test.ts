@@ -223,6 +223,27 @@ describe('gp', () => {
   });
 });
 
+describe('gp recommends', () => {
+  it('the measurement the model rates best, not the one noise flatters', async () => {
+    const o = gpOptimizer.create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: MIN_Y, seed: 1, config: FAST });
+    const noise = [0.03, -0.04, 0.01, 0.05, -0.02, 0.0, -0.05, 0.02, 0.04, -0.01, 0.03, -0.03, 0.02, -0.02, 0.01, 0.0, -0.04, 0.05, -0.01, 0.02, 0.04];
+    const rows = noise.map((e, i) => ({ params: { x: i / 20 }, values: { y: (i / 20 - 0.5) ** 2 + e } }));
+    rows.push({ params: { x: 0.93 }, values: { y: (0.93 - 0.5) ** 2 - 0.35 } }); // a lucky spike
+    await o.observe(rows);
+    const snap = o.snapshot() as { best: { params: { x: number } }; recommended: { params: { x: number }; mean: number; sd: number } };
+    expect(snap.best.params.x).toBe(0.93);
+    expect(Math.abs(snap.recommended.params.x - 0.5)).toBeLessThanOrEqual(0.1);
+    expect(Math.abs(snap.recommended.mean)).toBeLessThan(0.05);
+    expect(snap.recommended.sd).toBeGreaterThan(0);
+    // maximising: the same point, the mean in the objective's own sign
+    const m = gpOptimizer.create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: [{ name: 'y', minimize: false }], seed: 1, config: FAST });
+    await m.observe(rows.map((r) => ({ params: r.params, values: { y: -r.values.y } })));
+    const ms = m.snapshot() as { recommended: { params: { x: number }; mean: number } };
+    expect(ms.recommended.params.x).toBe(snap.recommended.params.x);
+    expect(ms.recommended.mean).toBeCloseTo(-snap.recommended.mean, 4);
+  });
+});
+
 describe('gp with many observations', () => {
   it('keeps its hyper-parameters while the fit subset holds and grows the model, reproducibly and inside the bounds', async () => {
     const space = Array.from({ length: 4 }, (_, i) => ({ name: `x${i}`, type: 'range', bounds: [0, 1] }));
