@@ -1,4 +1,6 @@
 // `npm run screenshots`: the README's pictures of the UI, taken in Debian's Chromium from a fresh demo lab.
+// The approval inbox's (docs/screenshots/approvals.png) needs an agent: its end-to-end test takes it when asked,
+// `LABDECK_SCREENSHOTS=1 npm run test:e2e -- test/e2e/approvals.test.ts`.
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -35,7 +35,7 @@ function KeyValues({ values, caption }: { values: Record<string, unknown>; capti
   return (
     <>
       <p className="text-body-secondary mb-0">{caption}</p>
-      <table className="table table-sm w-auto mb-2">
+      <table className="table table-sm w-auto mb-2" aria-label={caption}>
         <tbody>
           {entries.map(([k, v]) => (
             <tr key={k}>

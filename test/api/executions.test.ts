@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import type { RunnerState } from '../../core/runner/index.js';
 import { startLab, type TestLab } from './helpers.js';
+import { takeEvents } from '../helpers/sse.js';
 
 const J = 'application/json';
 
@@ -514,15 +515,9 @@ describe('GET /executions/events', () => {
       while (!done(events)) {
         const { value, done: end } = await reader.read();
         if (end) break;
-        buffer += decoder.decode(value, { stream: true });
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) });
-        }
+        const got = takeEvents(buffer + decoder.decode(value, { stream: true }));
+        buffer = got.rest;
+        events.push(...got.events);
         if (!kicked && events.length > 0) {
           kicked = true; // the stream is open (hello came): now make something happen
           await started();

@@ -48,16 +48,7 @@ export async function startLab(opts: RuntimeOptions = {}): Promise<TestLab> {
   };
 }
 
-/** A workflow over the demo reactor: its yield is the output to maximise (the campaign tests' workflow). */
-export const REACTOR = {
-  name: 'react',
-  parameters: [
-    { name: 'temperature', type: 'number', default: 60 },
-    { name: 'time', type: 'number', default: 10 },
-  ],
-  outputs: ['run.yield'],
-  main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
-};
+export { REACTOR } from '../helpers/workflows.js';
 
 /** Poll `check` until it holds (the runner works on its own loop); throws after `ms`. */
 export async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {

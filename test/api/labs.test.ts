@@ -13,6 +13,7 @@ import { createApp, type App } from '../../server/app.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import type { RunnerEvent } from '../../core/runner/index.js';
 import { testDbUrl, usingPostgres } from '../helpers/db.js';
+import { takeEvents } from '../helpers/sse.js';
 import { REACTOR, signupAndLogin, until } from './helpers.js';
 
 const J = 'application/json';
@@ -115,15 +116,9 @@ if (usingPostgres()) describe('PostgreSQL: A asks B', () => {
         while (!ended()) {
           const { value, done } = await reader.read();
           if (done) break;
-          buffer += decoder.decode(value, { stream: true });
-          let cut: number;
-          while ((cut = buffer.indexOf('\n\n')) >= 0) {
-            const block = buffer.slice(0, cut);
-            buffer = buffer.slice(cut + 2);
-            const event = /^event: (.*)$/m.exec(block)?.[1];
-            const data = /^data: (.*)$/m.exec(block)?.[1];
-            if (event && data) events.push({ event, data: JSON.parse(data) });
-          }
+          const got = takeEvents(buffer + decoder.decode(value, { stream: true }));
+          buffer = got.rest;
+          events.push(...got.events);
           // queued through A, which drives nothing: B runs it
           if (!taskId && events.length) taskId = (await a.runner.submit({ workflow: 'react', repeat: RUNS, userId: null })).id;
         }

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { postgresTestDb } from '../helpers/db.js';
 import { spawnServer } from './server.js';
+import { takeEvents } from '../helpers/sse.js';
 
 const tsDeck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
 const pyDeck = fileURLToPath(new URL('../fixtures/python/deck.py', import.meta.url));
@@ -103,15 +104,9 @@ describe('a workflow over instruments on two PCs', () => {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let cut: number;
-        while ((cut = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, cut);
-          buffer = buffer.slice(cut + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) live.push({ event, data: JSON.parse(data) });
-        }
+        const got = takeEvents(buffer + decoder.decode(value, { stream: true }));
+        buffer = got.rest;
+        live.push(...got.events);
       }
     })().catch(() => undefined);
     while (!live.length && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
