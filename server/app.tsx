@@ -112,7 +112,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(express.json({ limit }));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   router.use(express.text({ type: 'text/plain', limit }));
-  router.use(authenticate(runtime, sessionMw));
+  router.use(authenticate(runtime, sessionMw, { mcp: true }));
   router.use(csrfGuard());
   router.use(authRoutes(runtime, { secret }));
   router.use(apiDocRoutes(runtime));

@@ -14,8 +14,11 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The MCP endpoint under the mount (server/mcp): the one path an MCP token opens. */
 export const MCP_PATH = '/mcp';
 
-/** Authenticate with `Authorization: Bearer <token>` when present, otherwise fall through to the session. */
-export function authenticate(runtime: Runtime, sessionMw: RequestHandler): RequestHandler {
+/**
+ * Authenticate with `Authorization: Bearer <token>` when present, otherwise fall through to the session.
+ * `opts.mcp`: this router serves the MCP endpoint (labdeck's own, not /ivoryos), the one place an MCP token opens.
+ */
+export function authenticate(runtime: Runtime, sessionMw: RequestHandler, opts: { mcp?: boolean } = {}): RequestHandler {
   return (req, res, next) => {
     const header = req.headers.authorization;
     if (header) {
@@ -25,7 +28,7 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler): Reque
         return next(new LabError('unauthenticated', 'This is an agent token: it serves instruments through `lab agent` and calls nothing else. Use a token of your account for the API.'));
       }
       if (tokenScope(m[1]) === 'mcp') {
-        if (req.path !== MCP_PATH) return next(new LabError('unauthenticated', `This is an MCP token: it opens ${MCP_PATH} (an AI assistant's MCP connection) and nothing else. Use a token of your account for the API.`));
+        if (!opts.mcp || req.path !== MCP_PATH) return next(new LabError('unauthenticated', `This is an MCP token: it opens ${MCP_PATH} (an AI assistant's MCP connection) and nothing else. Use a token of your account for the API.`));
         runtime.accounts.mcpCaller(m[1]).then((caller) => {
           if (!caller) return next(new LabError('unauthenticated', 'This MCP token is unknown or was revoked, or its account is disabled.'));
           req.user = caller.user;

@@ -197,6 +197,11 @@ describe('who may do what', () => {
     const other = await fetch(`${base}/executions/status`, { headers: { Authorization: `Bearer ${mcpToken}`, Accept: 'application/json' } });
     expect(other.status).toBe(401);
     expect((await other.json()).error.message).toMatch(/MCP token/);
+    // nor ivoryOS's routes, where a person's login acts without approvals (its /mcp included)
+    for (const path of ['/ivoryos/backend_control', '/ivoryos/mcp']) {
+      const res = await fetch(`${base.replace(/\/app$/, '')}${path}`, { headers: { Authorization: `Bearer ${mcpToken}`, Accept: 'application/json' } });
+      expect({ path, status: res.status }).toEqual({ path, status: 401 });
+    }
     const user = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'script' }).expect(201)).body.token;
     const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${user}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     expect(res.status).toBe(403);
