@@ -443,6 +443,8 @@ export class Runner extends EventEmitter {
   private async hold(taskId: number) {
     this.setHeld(true);
     await this.store.queue.update(taskId, { holdsQueue: true });
+    // a read of the database that began while this was being written may have found no hold: it is older
+    this.setHeld(true);
   }
 
   /* ------------------------------------------------------------------ the queue */
