@@ -161,18 +161,9 @@ export function legacySteps(runId: number, steps: StepRow[]) {
   const out = { prep: [] as unknown[], script: {} as Record<string, unknown[]>, cleanup: [] as unknown[] };
   for (const s of steps) {
     const phase = s.phase === 'main' ? 'script' : s.phase;
-    const step = {
-      id: s.id,
-      workflow_id: runId,
-      phase,
-      repeat_index: s.iteration ?? 0,
-      step_index: s.stepIndex ?? 0,
-      method_name: `${DECK_PREFIX}${s.instrument}.${s.method}`,
-      start_time: flaskTime(s.startedAt),
-      end_time: flaskTime(s.endedAt),
-      run_error: s.status === 'error' || s.status === 'in-doubt',
-      output: s.output,
-    };
+    // ivoryOS 1.0's step: 1.6's WorkflowStep with its run, phase and iteration instead of a phase id
+    const { phase_id: _phaseId, ...common } = workflowStep(s, null);
+    const step = { ...common, workflow_id: runId, phase, repeat_index: s.iteration ?? 0 };
     if (phase === 'script') (out.script[String(s.iteration ?? 0)] ??= []).push(step);
     else if (phase === 'prep' || phase === 'cleanup') out[phase].push(step);
   }
