@@ -7,9 +7,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import type { Command } from '@commander-js/extra-typings';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_TOKEN_PREFIX } from '../core/accounts/index.js';
 import { EXIT, UsageError } from './io.js';
 
@@ -39,6 +37,12 @@ export function mcpUrl(server: string): URL {
 export async function startMcpBridge(opts: McpBridgeOptions, io: { input: Readable; output: Writable } = { input: process.stdin, output: process.stdout }, log: (line: string) => void = (l) => console.error(l)) {
   const url = mcpUrl(opts.server);
   if (!opts.token.startsWith(MCP_TOKEN_PREFIX)) throw new UsageError(`--token must be an MCP token (${MCP_TOKEN_PREFIX}…): make one on the account page with scope "mcp"`);
+  // the SDK is loaded here, not with the command line: every other `lab` command starts without it
+  const [{ StreamableHTTPClientTransport }, { StdioServerTransport }, { isJSONRPCRequest }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
   const remote = new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${opts.token}` } } });
   const local = new StdioServerTransport(io.input, io.output);
   const closed = new Promise<void>((resolve) => (local.onclose = resolve));

@@ -11,9 +11,8 @@
  * Calls, runs and campaigns go through core/approvals: what the policy marks waits for a person. Every tool
  * call is written to the audit log with the token that made it.
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import type { AgentCaller } from '../../core/approvals/index.js';
@@ -34,6 +33,21 @@ import { WORKFLOW_ROUTES } from '../routes/workflows.js';
 import { MCP_PATH } from '../security.js';
 
 const VERSION = '0.1.0';
+
+/**
+ * The MCP SDK (with ajv and its JSON-schema tooling, ~200 modules) is loaded by the first MCP request, not at
+ * start-up: most labs never get one, and `lab serve` is ready sooner without it (issue 16 item 5).
+ */
+let sdkLoad: ReturnType<typeof loadSdk> | undefined;
+const sdk = () => (sdkLoad ??= loadSdk());
+async function loadSdk() {
+  const [server, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  return { Server: server.Server, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, CallToolRequestSchema: types.CallToolRequestSchema, ListToolsRequestSchema: types.ListToolsRequestSchema };
+}
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What the assistant reads first. */
@@ -203,7 +217,8 @@ async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ 
 }
 
 /** One MCP server for one request of one agent (stateless: nothing is kept between requests). */
-export function mcpServer(runtime: Runtime, agent: AgentCaller): Server {
+export async function mcpServer(runtime: Runtime, agent: AgentCaller): Promise<Server> {
+  const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await sdk();
   const server = new Server({ name: 'labdeck', version: VERSION, title: 'labdeck' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const runner = runnerTools(runtime);
   const tools = async () => {
@@ -300,7 +315,8 @@ export function mcpRoutes(runtime: Runtime): Router {
     if (req.authVia !== 'mcp' || !req.agentToken) {
       throw new LabError('forbidden', 'The MCP server takes an MCP token (Authorization: Bearer labmcp_…): make one on your account page with scope "mcp". It opens this and nothing else, so the agent cannot go around the approval inbox.');
     }
-    const server = mcpServer(runtime, { user: req.user!, token: req.agentToken });
+    const { StreamableHTTPServerTransport } = await sdk();
+    const server = await mcpServer(runtime, { user: req.user!, token: req.agentToken });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();
