@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Runtime } from '../core/runtime.js';
 
 export const AGENT_PATHS = ['/app/agent', '/agent'];
@@ -24,7 +24,9 @@ function refuse(socket: Duplex, status: number, message: string) {
 
 /** Accept agents on `server`'s upgrade requests for AGENT_PATHS; other upgrades are left alone. */
 export function attachAgents(server: Server, runtime: Runtime): void {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE });
+  // ws is loaded by the first agent that connects, not at start-up (issue 16 item 5)
+  let wss: Promise<WebSocketServer> | null = null;
+  const upgrader = () => (wss ??= import('ws').then(({ WebSocketServer }) => new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE })));
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '').split('?')[0];
     if (!AGENT_PATHS.includes(path)) return;
@@ -33,12 +35,12 @@ export function attachAgents(server: Server, runtime: Runtime): void {
     runtime.accounts.agentTokenUser(m[1]).then(
       (user) => {
         if (!user) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
-        wss.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username, m[1]));
+        return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username, m[1])));
       },
       () => refuse(socket, 401, 'The token could not be checked.'),
     );
   });
-  server.on('close', () => wss.close());
+  server.on('close', () => void wss?.then((w) => w.close()));
 }
 
 function accept(ws: WebSocket, runtime: Runtime, by: string, token: string) {

@@ -24,7 +24,7 @@ import { EventEmitter } from 'node:events';
 import { defineOptimizer, type InstrumentDriver, type Optimizer, type OptimizerDefinition, type ZodObjectAny } from '../contracts/index.js';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve, sep } from 'node:path';
-import { watch, type FSWatcher } from 'chokidar';
+import type { FSWatcher } from 'chokidar';
 import type { Deck, ForeignModules } from '../deck/index.js';
 import { errorText } from '../deck/util.js';
 import { findDrivers, loadModule, type LoadedModule } from './loader.js';
@@ -299,6 +299,8 @@ export class PluginHost extends EventEmitter {
   private async startWatching(): Promise<void> {
     const dirs = this.dirs.filter((d) => existsSync(d));
     if (dirs.length === 0) return;
+    const { watch } = await import('chokidar'); // only when watching (`lab serve --no-watch`, `lab run` never load it)
+    if (this.closed) return; // closed while it loaded
     const w = watch(dirs, {
       ignoreInitial: true,
       depth: 1,

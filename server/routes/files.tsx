@@ -16,7 +16,7 @@
  *   (the type row of an upload is dropped).
  */
 import { Router, type Request, type Response } from 'express';
-import multer from 'multer';
+import { multipart } from '../uploads.js';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
 import { runData, runDataFileName, runIdOfFileName, toCsv } from '../../core/files/index.js';
@@ -204,10 +204,7 @@ function sendCsv(res: Response, name: string, text: string) {
 export function fileRoutes(runtime: Runtime): Router {
   const r = Router();
   const { files, store } = runtime;
-  const upload = multer({
-    storage: multer.memoryStorage(),
-    limits: { fileSize: files.limitBytes, files: 1, fields: 5, fieldSize: 1024, parts: 6 },
-  }).single('file');
+  const upload = multipart({ limits: { fileSize: files.limitBytes, files: 1, fields: 5, fieldSize: 1024, parts: 6 } }, 'file');
 
   /** Read the multipart body (the file joins the fields as `file`); multer's errors become LabErrors naming the field. */
   const receive = (req: Request, res: Response) =>

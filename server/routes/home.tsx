@@ -3,7 +3,7 @@
  * `publicRoutes` (before authentication and body parsing) and `homeRoutes` (behind the login gate).
  */
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
-import multer from 'multer';
+import { multipart } from '../uploads.js';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { LOGO_MAX_BYTES } from '../../core/branding.js';
@@ -195,7 +195,7 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
 /** The home page and the logo setting: behind the login gate. */
 export function homeRoutes(runtime: Runtime): Router {
   const r = Router();
-  const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 10 } }).single('logo');
+  const upload = multipart({ limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 10 } }, 'logo');
   /** Read a multipart body once the role is known (the file joins the fields as `logo`); others pass. */
   const receive = (req: Request, res: Response) =>
     new Promise<void>((resolve, reject) =>
