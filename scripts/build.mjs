@@ -1,8 +1,9 @@
-// Build: transpile the TypeScript sources to dist/ (one file per source, ESM, no bundling) and bundle the
-// browser code. Type checking is separate (`npm run typecheck`); this step only has to be fast.
+// Build: transpile the TypeScript sources to dist/ (one file per source, ESM, no bundling), bundle the `lab`
+// command into dist/lab/, and bundle the browser code. Type checking is separate (`npm run typecheck`); this
+// step only has to be fast.
 import { build } from 'esbuild';
 import { readdirSync, statSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 
 const roots = ['core', 'server', 'cli', 'plugins', 'examples'];
 const sources = [];
@@ -30,6 +31,46 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
+
+// The `lab` command (bin/lab runs dist/lab/main.js): cli/main.ts with the packages it uses, in a few files
+// instead of ~1,100 (loading them one by one was most of `lab serve`'s start-up, issue 16 item 5). What a
+// command loads on demand (`lab run`'s terminal view, the MCP SDK, ws, multer) stays in chunks of its own.
+// Left out, and imported from dist/ as they are: the plugin contract (core/contracts/, which first-party
+// plugins, the demo deck and a lab's plugins import as `labdeck/contracts`) and zod, so that the process has
+// one of each (driver tags, LabError, zod schemas and their registry); and core/console.ts, whose worker
+// program is the source text of its functions (a bundle renames and rewrites them). The chunks sit in
+// dist/lab/, one folder below dist/ as dist/core/ is, so what core/paths.ts finds from import.meta.url holds.
+const asBuilt = (file) => file.startsWith(resolve('core/contracts') + sep) || file === resolve('core/console.js');
+const importedAsBuilt = {
+  name: 'imported-as-built',
+  setup(b) {
+    b.onResolve({ filter: /(contracts\/.*|console)\.js$/ }, (args) => {
+      const file = resolve(args.resolveDir, args.path);
+      if (!asBuilt(file)) return undefined;
+      return { path: `../${relative('.', file).split(sep).join('/')}`, external: true };
+    });
+  },
+};
+await build({
+  entryPoints: { main: 'cli/main.ts' },
+  outdir: 'dist/lab',
+  bundle: true,
+  splitting: true,
+  chunkNames: '[name]-[hash]',
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  jsx: 'automatic',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  plugins: [importedAsBuilt],
+  // native (better-sqlite3, esbuild), loaders of other code (jiti), and what TypeORM requires only for
+  // PostgreSQL (pg) or a development tool (react-devtools-core, ink's DEV mode) stay in node_modules
+  external: ['zod', 'better-sqlite3', 'esbuild', 'jiti', 'pg', 'react-devtools-core'],
+  // the CommonJS packages in the bundle call require() (node's built-ins, the externals above)
+  banner: { js: "import { createRequire as __labRequire } from 'node:module'; const require = __labRequire(import.meta.url);" },
+});
+
 await build({
   entryPoints: ['server/client/app.ts'],
   outfile: 'dist/client/app.js',
@@ -40,4 +81,4 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
-console.log(`built ${sources.length} modules and the browser bundle into dist/`);
+console.log(`built ${sources.length} modules, the lab command (dist/lab/) and the browser bundle into dist/`);
