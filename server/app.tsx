@@ -22,7 +22,8 @@ import { campaignRoutes } from './routes/campaigns.js';
 import { executionRoutes } from './routes/executions.js';
 import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
-import { instrumentRoutes } from './routes/instruments.js';
+import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
+import { directLane, fixedHeaders } from './lane.js';
 import { recordRoutes } from './routes/records.js';
 import { userRoutes } from './routes/users.js';
 import { workflowRoutes } from './routes/workflows.js';
@@ -82,7 +83,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   const sessionMw = sessions({ name: 'labdeck.sid', secret, store: sessionStore, maxAgeMs: 7 * 24 * 3600_000 });
 
   app.use(
-    helmet({
+    fixedHeaders(helmet({
       contentSecurityPolicy: {
         useDefaults: false,
         directives: {
@@ -102,7 +103,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
       // no-referrer would make browsers send `Origin: null` on same-origin form posts
       referrerPolicy: { policy: 'same-origin' },
       crossOriginEmbedderPolicy: false,
-    }),
+    })),
   );
 
   const limit = opts.bodyLimit ?? '1mb';
@@ -134,6 +135,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(onError);
   gateRouters(router); // a request skips the areas' routers that cannot answer it
 
+  // a call to an instrument goes straight to its route (server/lane.ts)
+  app.use(directLane(router, INSTRUMENT_ROUTES.call, ['/app', ''], onError));
   // ivoryOS's routes for its clients (docs/ivoryos.md), before `/`, which would take them otherwise
   app.use('/ivoryos', ivoryosRouter(runtime, { session: sessionMw, listen: opts.listen, allowedHosts: opts.allowedHosts, bodyLimit: limit }));
   app.use('/app', router);

@@ -30,12 +30,26 @@ declare module './session.js' {
 
 /** JSON when asked for with `?format=json` or an Accept header that prefers JSON; pages otherwise. */
 export function wantsJson(req: Request): boolean {
-  if (req.query.format === 'json') return true;
-  if (req.query.format === 'html') return false;
+  if (req.url.includes('?')) {
+    // (without a query string there is no format: the query is not parsed for nothing)
+    if (req.query.format === 'json') return true;
+    if (req.query.format === 'html') return false;
+  }
+  const accept = req.headers.accept;
+  if (accept === 'application/json') return true; // what scripts send: req.accepts would say json
   if (req.accepts(['html', 'json']) === 'json') return true;
   // No preference stated (curl, fetch, scripts): a JSON body means a script wants JSON back.
-  const accept = req.headers.accept;
-  return (!accept || accept === '*/*') && !!req.is('application/json');
+  return (!accept || accept === '*/*') && isJson(req);
+}
+
+/**
+ * Whether the request carries a JSON body: `req.is('application/json')`, answered without parsing the header
+ * when it is exactly that (as scripts send it), with type-is's test for a body.
+ */
+export function isJson(req: Request): boolean {
+  const h = req.headers;
+  if (h['content-type'] === 'application/json') return h['transfer-encoding'] !== undefined || !Number.isNaN(Number(h['content-length']));
+  return !!req.is('application/json');
 }
 
 /** A link inside the app, relative to the mount (`/app` or `/`) the request came in on. */

@@ -15,7 +15,7 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { LabError, type ErrorDetail } from '../core/errors.js';
 import { issueMessage } from '../core/deck/validate.js';
-import { wantsJson } from './http.js';
+import { isJson, wantsJson } from './http.js';
 import type { ParameterObject, ResponseObject } from './api-doc.js';
 
 export type Access = 'public' | 'login' | 'admin';
@@ -161,7 +161,7 @@ export const ID = z
 function bodyKind(req: Request): BodyKind | null {
   const length = req.headers['content-length'];
   if (!req.headers['transfer-encoding'] && (length === undefined || length === '0')) return null;
-  if (req.is('application/json')) return 'json';
+  if (isJson(req)) return 'json';
   if (req.is('application/x-www-form-urlencoded')) return 'form';
   if (req.is('multipart/form-data')) return 'multipart';
   if (req.is('text/plain')) return 'text';

@@ -15,7 +15,15 @@ export type Param = string | number | null | Date;
 /** The part of a better-sqlite3 Database the group commit uses. */
 interface SqliteHandle {
   prepare(sql: string): { get(...values: unknown[]): unknown };
-  transaction<T>(fn: () => T): () => T;
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T;
+}
+
+/** An INSERT waiting for the group commit. */
+interface BatchItem {
+  sql: string;
+  values: unknown[];
+  resolve(id: number): void;
+  reject(e: unknown): void;
 }
 export type DbRow = Record<string, unknown>;
 
@@ -104,29 +112,36 @@ export class Sql {
     });
   }
 
-  private batch: { sql: string; values: unknown[]; resolve(id: number): void; reject(e: unknown): void }[] = [];
+  private batch: BatchItem[] = [];
   private statements = new Map<string, { get(...v: unknown[]): unknown }>();
+  /** The group commit's transactions, made once per database handle (better-sqlite3 wraps each function anew). */
+  private commits: { db: SqliteHandle; all: (items: BatchItem[]) => number[]; one: (item: BatchItem) => number } | null = null;
 
   private flush() {
     const items = this.batch;
     this.batch = [];
     // TypeORM's better-sqlite3 driver keeps the one open database handle here
     const db = (this.ds.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
-    const stmt = (text: string) => {
-      let st = this.statements.get(text);
-      if (!st) this.statements.set(text, (st = db.prepare(text)));
-      return st;
-    };
-    const insert = (i: (typeof items)[number]) => Number((stmt(i.sql).get(...i.values) as { id: unknown }).id);
+    if (this.commits?.db !== db) {
+      const stmt = (text: string) => {
+        let st = this.statements.get(text);
+        if (!st) this.statements.set(text, (st = db.prepare(text)));
+        return st;
+      };
+      const insert = (i: BatchItem) => Number((stmt(i.sql).get(...i.values) as { id: unknown }).id);
+      this.statements.clear();
+      this.commits = { db, all: db.transaction((all: BatchItem[]) => all.map(insert)), one: db.transaction(insert) };
+    }
+    const { all, one } = this.commits;
     try {
-      const ids = db.transaction(() => items.map(insert))();
-      items.forEach((i, n) => i.resolve(ids[n]));
+      const ids = all(items);
+      items.forEach((i, n) => i.resolve(ids[n]!));
     } catch {
       for (const i of items) {
         try {
           // each in a transaction of its own: an id is handed out only once its commit succeeded (outside
           // one, a RETURNING row comes back even when the commit then fails, e.g. on a full disk)
-          i.resolve(db.transaction(() => insert(i))());
+          i.resolve(one(i));
         } catch (e) {
           i.reject(storageFailure(e, this.where));
         }

@@ -9,7 +9,7 @@ import type { Runtime } from '../../core/runtime.js';
 import type { MethodPrefs } from '../../core/store/types.js';
 import { ctxOf } from '../context.js';
 import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
-import { asLabError, errorBody, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
 import { generateProxy } from '../proxy.js';
 import { handle, route, type FormAgain } from '../route.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
@@ -349,7 +349,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
     let outcome: CallOutcome = { method: methodName };
     try {
       let args: unknown;
-      if (req.is('application/json')) {
+      if (isJson(req)) {
         args = body.args ?? {};
         if (typeof args !== 'object' || args === null || Array.isArray(args)) {
           throw new LabError('invalid_input', '"args" must be an object of parameter values.', [{ field: 'args', message: 'must be an object' }]);
