@@ -51,7 +51,7 @@ const importedAsBuilt = {
     });
   },
 };
-await build({
+const lab = await build({
   entryPoints: { main: 'cli/main.ts' },
   outdir: 'dist/lab',
   bundle: true,
@@ -69,7 +69,11 @@ await build({
   external: ['zod', 'better-sqlite3', 'esbuild', 'jiti', 'pg', 'react-devtools-core'],
   // the CommonJS packages in the bundle call require() (node's built-ins, the externals above)
   banner: { js: "import { createRequire as __labRequire } from 'node:module'; const require = __labRequire(import.meta.url);" },
+  metafile: true,
 });
+// a second copy of any of them in the bundle would break plugins (or the console) without a build error
+const copied = Object.keys(lab.metafile.inputs).filter((f) => asBuilt(resolve(f.replace(/\.ts$/, '.js'))) || f.includes('node_modules/zod/'));
+if (copied.length) throw new Error(`dist/lab/ must import these from dist/ as built, not bundle them: ${copied.join(', ')}`);
 
 await build({
   entryPoints: ['server/client/app.ts'],
