@@ -16,6 +16,8 @@ export type TokenScope = 'user' | 'agent' | 'mcp';
 export const AGENT_TOKEN_PREFIX = 'labagent_';
 export const MCP_TOKEN_PREFIX = 'labmcp_';
 const PREFIXES: Record<TokenScope, string> = { user: 'lab_', agent: AGENT_TOKEN_PREFIX, mcp: MCP_TOKEN_PREFIX };
+/** Longer than any token labdeck makes (a prefix and 32 characters). */
+const MAX_TOKEN_LENGTH = 64;
 /** A token's scope, read from the token (or from the 8-character prefix the account page shows). */
 export const tokenScope = (tokenOrPrefix: string): TokenScope =>
   tokenOrPrefix.startsWith(AGENT_TOKEN_PREFIX.slice(0, 8)) ? 'agent' : tokenOrPrefix.startsWith(MCP_TOKEN_PREFIX) ? 'mcp' : 'user';
@@ -413,10 +415,12 @@ export class Accounts {
 
   /** The user behind a bearer token (a copy: scripts call at thousands of requests a second). */
   async userForToken(token: string, scope: TokenScope = 'user'): Promise<PublicUser | null> {
-    if (tokenScope(token) !== scope) return null;
-    const hash = hashToken(token);
-    const hit = await this.tokenUsers.get(hash, async () => {
-      const row = await this.store.tokens.userFor(hash);
+    // every token labdeck makes is a prefix and 32 characters: a longer one is no token (and is not kept)
+    if (tokenScope(token) !== scope || token.length > MAX_TOKEN_LENGTH) return null;
+    // the copy is found by the token itself (as the session's is by the cookie's value, server/session.ts):
+    // it is hashed only when read from the database, not on every request
+    const hit = await this.tokenUsers.get(token, async () => {
+      const row = await this.store.tokens.userFor(hashToken(token));
       return { user: row && active(row) ? publicUser(row) : null, at: Date.now() };
     });
     return hit.user;

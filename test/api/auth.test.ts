@@ -139,6 +139,11 @@ describe('accounts', () => {
     // a cross-site Origin does not matter to a token: no cookie is involved
     await request(lab.app).post('/app/instruments/balance').set('Authorization', `Bearer ${token}`).set('Origin', 'http://elsewhere').send({ method: 'tare', args: {} }).expect(200);
     await request(lab.app).get('/app/instruments/').set('Authorization', 'Bearer lab_wrong').set('Accept', 'application/json').expect(401);
+    // a token with more after it is another token (copies are kept by the token, and only of a token's length)
+    const longer = await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}${'x'.repeat(4000)}`).set('Accept', 'application/json');
+    expect(longer.status).toBe(401);
+    expect(longer.body.error.message).toMatch(/unknown or was revoked/);
+    await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}x`).set('Accept', 'application/json').expect(401);
     await request(lab.app).get('/app/instruments/').set('Authorization', 'Basic abc').set('Accept', 'application/json').expect(401);
     await lab.admin.post(`/app/account/tokens/${made.body.id}/delete`).set('Accept', 'application/json').expect(204);
     await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}`).set('Accept', 'application/json').expect(401);
