@@ -65,18 +65,20 @@ export default async function foundation() {
       line('direct-call latency p99 (1 client)', `${pct(lat, 99).toFixed(2)} ms`, '(reported)');
 
       // 32 clients: a bare Express endpoint, labdeck with a token, labdeck with a browser's session cookie,
-      // in turn three times (the machine is shared: ratios measured back to back hold better than rates)
+      // in turn (the machine is shared: ratios measured back to back hold better than rates)
       const cookie = await cookieFor(s.base);
       const byCookie = { cookie, origin: s.base.replace(/\/app$/, '') };
       const rates = { bare: [], token: [], cookie: [] };
       /** CPU ms per call of the process serving it: the cost of a call, little moved by other work on the machine. */
       const cpu = { bare: [], token: [], cookie: [] };
       let failed = 0;
-      for (let round = 0; round < 5; round++) {
+      // many short rounds: on a shared machine one round varies by ±15%, and the median of nine holds better
+      const ROUNDS = 9;
+      for (let round = 0; round < ROUNDS; round++) {
         for (const [k, pid, r] of [
-          ['bare', b.proc.pid, () => load(`${b.base}/call`, {}, 5)],
-          ['token', s.proc.pid, () => load(url, { authorization: `Bearer ${token}` }, 5)],
-          ['cookie', s.proc.pid, () => load(url, byCookie, 5)],
+          ['bare', b.proc.pid, () => load(`${b.base}/call`, {}, 3)],
+          ['token', s.proc.pid, () => load(url, { authorization: `Bearer ${token}` }, 3)],
+          ['cookie', s.proc.pid, () => load(url, byCookie, 3)],
         ]) {
           const c0 = await cpuOf(pid);
           const res = await r();
@@ -94,7 +96,7 @@ export default async function foundation() {
       line('  with a session cookie, against a token', `${vsToken.toFixed(2)}`, `>= 0.9 (cookie: ${median(rates.cookie).toFixed(0)}/s)`, vsToken >= 0.9);
       const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
       const perCpu = (a, b) => cpu[b].map((x, i) => x / cpu[a][i]); // calls per CPU-second of a, against b's
-      console.log(`  (each of 5 rounds, calls/s: against bare Express ${range(rates.token.map((t, i) => t / rates.bare[i]))}, cookie against token ${range(rates.cookie.map((c, i) => c / rates.token[i]))})`);
+      console.log(`  (each of ${ROUNDS} rounds, calls/s: against bare Express ${range(rates.token.map((t, i) => t / rates.bare[i]))}, cookie against token ${range(rates.cookie.map((c, i) => c / rates.token[i]))})`);
       line('  calls per CPU-second, against bare Express', `${median(perCpu('token', 'bare')).toFixed(2)}`, `>= 0.9 (rounds ${range(perCpu('token', 'bare'))}; ${median(cpu.token).toFixed(3)} vs ${median(cpu.bare).toFixed(3)} ms)`, median(perCpu('token', 'bare')) >= 0.9);
       line('  calls per CPU-second, cookie against token', `${median(perCpu('cookie', 'token')).toFixed(2)}`, `>= 0.9 (rounds ${range(perCpu('cookie', 'token'))})`, median(perCpu('cookie', 'token')) >= 0.9);
       console.log(`  (for scale: the tool labs use today starts in ~0.9 s at 120 MB and serves ~115 calls/s to one client: ${(rps / 115).toFixed(0)}x that)`);
