@@ -103,7 +103,15 @@ export function directLane(router: Router, route: { method: string; expressPath:
     req.url = u.slice(at.mount.length);
     req.params = { [param]: value };
     req.route = target;
-    const fail = (e: unknown): void => void onError(e, req, res, next);
+    // as in the router: what the error handler itself throws goes on to express's final handler
+    const fail = (e: unknown): void => {
+      try {
+        const out = onError(e, req, res, next) as unknown;
+        if (out instanceof Promise) out.catch(next);
+      } catch (e2) {
+        next(e2);
+      }
+    };
     let i = 0;
     const step = (err?: unknown): void => {
       if (err) return fail(err);

@@ -118,3 +118,17 @@ it("sets helmet's headers as helmet sets them", async () => {
   expect(b.headers['content-security-policy']).toBe("default-src 'self'");
   expect(b.headers['x-powered-by']).toBeUndefined();
 });
+
+it("hands what the error handler itself throws to express's final handler, as the router does", async () => {
+  const router = Router();
+  router.post('/things/:name', () => {
+    throw new Error('first');
+  });
+  const app = express();
+  app.use(directLane(router, CALL, [''], async () => {
+    throw new Error('the error page failed too');
+  }));
+  app.use(router);
+  const r = await request(app).post('/things/a').send({});
+  expect(r.status).toBe(500);
+});
