@@ -36,7 +36,10 @@ export async function spawnServer(dataDir: string, args: string[] = []): Promise
     };
     proc.stdout!.on('data', onData);
     proc.stderr!.on('data', onData);
-    proc.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${out}`)));
+    proc.once('exit', (code) => {
+      clearTimeout(timer); // no timer left behind for jest to report as an open handle
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
   });
   return { url, proc };
 }
