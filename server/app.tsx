@@ -24,6 +24,7 @@ import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
 import { directLane, fixedHeaders } from './lane.js';
+import { jsonBody } from './json-body.js';
 import { recordRoutes } from './routes/records.js';
 import { userRoutes } from './routes/users.js';
 import { workflowRoutes } from './routes/workflows.js';
@@ -110,7 +111,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   const router = Router();
   router.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
   router.use(publicRoutes(runtime, { identify: identify(runtime, sessionMw) }));
-  router.use(express.json({ limit }));
+  router.use(jsonBody(express.json({ limit }), limit));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   router.use(express.text({ type: 'text/plain', limit }));
   router.use(authenticate(runtime, sessionMw, { mcp: true }));
