@@ -53,8 +53,9 @@ export function jsonBody(parser: RequestHandler, limit: string): RequestHandler 
           // body-parser says what is wrong with it
         }
       }
-      // the same bytes, for body-parser to read as it would have read the request
-      const again = Object.assign(Readable.from([buf], { objectMode: false }), { headers: h, complete: false, socket: req.socket });
+      // the same bytes, for body-parser to read as it would have read the request (its check that a body is
+      // not read already looks at `complete` and the socket: these say it is not, even if the client is gone)
+      const again = Object.assign(Readable.from([buf], { objectMode: false }), { headers: h, complete: false, socket: { readable: true } });
       parser(again as unknown as typeof req, res, (err?: unknown) => (err ? next(err) : ((req.body = (again as { body?: unknown }).body), next())));
     };
     const cleanup = () => {
