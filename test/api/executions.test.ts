@@ -499,7 +499,7 @@ describe('GET /executions/events', () => {
     await new Promise((r) => server.close(r));
   });
 
-  /** Read server-sent events until `done` says so (or 5 s pass). */
+  /** Read server-sent events until `done` says so (or 15 s pass: a loaded CI machine on PostgreSQL took more than 5 once). */
   async function readEvents(done: (events: { event: string; data: Record<string, unknown> }[]) => boolean, started: () => Promise<void>) {
     const controller = new AbortController();
     const res = await fetch(`${base}/app/executions/events`, { headers: { Authorization: `Bearer ${token}` }, signal: controller.signal });
@@ -510,7 +510,7 @@ describe('GET /executions/events', () => {
     const events: { event: string; data: Record<string, unknown> }[] = [];
     let buffer = '';
     let kicked = false;
-    const timer = setTimeout(() => controller.abort(), 5000);
+    const timer = setTimeout(() => controller.abort(), 15_000);
     try {
       while (!done(events)) {
         const { value, done: end } = await reader.read();
