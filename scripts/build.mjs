@@ -19,17 +19,15 @@ const walk = (dir) => {
 };
 for (const r of roots) walk(r);
 
+/** What every build of the server-side code shares: ES modules for Node 20, JSX, linked source maps. */
+const forNode = { format: 'esm', platform: 'node', target: 'node20', jsx: 'automatic', sourcemap: 'linked', logLevel: 'warning' };
+
 rmSync('dist', { recursive: true, force: true });
 await build({
   entryPoints: sources,
   outdir: 'dist',
   outbase: '.',
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  jsx: 'automatic',
-  sourcemap: 'linked',
-  logLevel: 'warning',
+  ...forNode,
 });
 
 // The `lab` command (bin/lab runs dist/lab/main.js): cli/main.ts with the packages it uses, in a few files
@@ -57,12 +55,7 @@ const lab = await build({
   bundle: true,
   splitting: true,
   chunkNames: '[name]-[hash]',
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  jsx: 'automatic',
-  sourcemap: 'linked',
-  logLevel: 'warning',
+  ...forNode,
   plugins: [importedAsBuilt],
   // native (better-sqlite3, esbuild), loaders of other code (jiti), and what TypeORM requires only for
   // PostgreSQL (pg) or a development tool (react-devtools-core, ink's DEV mode) stay in node_modules

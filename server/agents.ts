@@ -38,7 +38,7 @@ export function attachAgents(server: Server, runtime: Runtime): void {
         return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username, m[1])));
       },
       () => refuse(socket, 401, 'The token could not be checked.'),
-    );
+    ).catch(() => socket.destroy()); // ws did not load or the upgrade failed: the agent connects again
   });
   server.on('close', () => void wss?.then((w) => w.close()));
 }
