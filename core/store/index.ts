@@ -1,6 +1,7 @@
 /**
- * Opens the store: a TypeORM DataSource on SQLite (better-sqlite3, the embedded default) or PostgreSQL,
- * migrated to the latest schema on open (never `synchronize`), wrapped in the repositories of types.ts.
+ * Opens the store, migrated to the latest schema on open (never `synchronize`), wrapped in the repositories
+ * of types.ts: SQLite (better-sqlite3, the embedded default; ./sqlite.ts) or PostgreSQL (a TypeORM
+ * DataSource, loaded only then).
  *
  *   await openStore({ dataDir: './lab-data' })                          // SQLite, ./lab-data/labdeck.db
  *   await openStore({ dataDir, url: 'sqlite::memory:' })                // SQLite in memory
@@ -8,16 +9,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { LabError } from '../errors.js';
-import { entitySchemas, type Dialect } from './entities.js';
-import { postgresMigrations } from './migrations/postgres/index.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createApprovalRepository } from './approval-repos.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
-import { Sql } from './sql.js';
+import { Sql, type Connection } from './sql.js';
+import { migrateSqlite, openSqlite } from './sqlite.js';
 import type { Store } from './types.js';
 
 export type * from './types.js';
@@ -63,78 +63,117 @@ export function redact(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
 }
 
-function dataSourceOptions(t: Target, logging: boolean): DataSourceOptions {
-  const common = { logging, synchronize: false, migrationsRun: false, migrationsTransactionMode: 'all' as const };
-  if (t.dialect === 'postgres') {
-    return {
-      ...common,
-      type: 'postgres',
-      url: t.url,
-      applicationName: 'labdeck',
-      // Full durability (the server's default synchronous_commit=on): a shared lab database keeps every
-      // committed record even if the database server itself crashes.
-      entities: entitySchemas('postgres'),
-      migrations: postgresMigrations,
-    };
+/** PostgreSQL: a TypeORM DataSource, migrated. Full durability (the server's default synchronous_commit=on): a shared lab database keeps every committed record even if the database server itself crashes. */
+async function openPostgres(url: string, logging: boolean): Promise<DataSource> {
+  const [{ DataSource }, { entitySchemas }, { postgresMigrations }] = await Promise.all([import('typeorm'), import('./entities.js'), import('./migrations/postgres/index.js')]);
+  const ds = new DataSource({
+    type: 'postgres',
+    url,
+    applicationName: 'labdeck',
+    logging,
+    synchronize: false,
+    migrationsRun: false,
+    migrationsTransactionMode: 'all',
+    entities: entitySchemas('postgres'),
+    migrations: postgresMigrations,
+  });
+  try {
+    await ds.initialize();
+    await ds.runMigrations({ transaction: 'all' });
+  } catch (e) {
+    if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+    throw e;
   }
-  return {
-    ...common,
-    type: 'better-sqlite3',
-    database: t.database,
-    enableWAL: true, // readers never block the writer; the driver also turns foreign_keys on
-    timeout: 5000, // busy timeout (ms) when another process holds the write lock
-    // WAL + NORMAL: no fsync per commit (a power cut may lose the last commits, never corrupts). This is
-    // what makes several thousand step inserts per second possible.
-    prepareDatabase: (db: { pragma(s: string): unknown }) => {
-      db.pragma('synchronous = NORMAL');
-    },
-    entities: entitySchemas('sqlite'),
-    migrations: sqliteMigrations,
-  };
+  return ds;
 }
 
-/** The DataSource behind each open store, for tests (schema drift check) only. */
-const dataSources = new WeakMap<Store, DataSource>();
+/** SQLite: the file (or memory), migrated; the file and its WAL are readable by labdeck's own user only. */
+async function openSqliteFile(database: string, logging: boolean) {
+  const db = openSqlite(database, logging);
+  try {
+    await migrateSqlite(db, sqliteMigrations);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  // the database holds password hashes and every record
+  if (database !== ':memory:') {
+    for (const f of [database, `${database}-wal`, `${database}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
+  }
+  return db;
+}
 
-/** Test hook: the TypeORM DataSource of a store opened by openStore. */
+/** The connection behind each open store, for tests only (see dataSourceOf). */
+const connections = new WeakMap<Store, { conn: Connection; file?: string; typeorm?: Promise<DataSource> }>();
+
+/**
+ * Test hook: the TypeORM DataSource of a store, for schema checks and raw SQL in tests. PostgreSQL: the
+ * store's own. SQLite, which the store opens without TypeORM: a stand-in with what tests use of one
+ * (`query`, `showMigrations`, `driver.databaseConnection`, `driver.createSchemaBuilder().log()`), served by
+ * a DataSource made on first use around the store's own better-sqlite3 handle (so `:memory:` works too),
+ * with the entities, so that they are compared with what the migrations made.
+ */
 export function dataSourceOf(store: Store): DataSource {
-  const ds = dataSources.get(store);
-  if (!ds) throw new Error('not a store opened by openStore');
-  return ds;
+  const c = connections.get(store);
+  if (!c) throw new Error('not a store opened by openStore');
+  const conn = c.conn;
+  if (conn.dialect === 'postgres') return conn.ds;
+  const db = conn.db;
+  const typeorm = () =>
+    (c.typeorm ??= (async () => {
+      const [{ DataSource }, { entitySchemas }] = await Promise.all([import('typeorm'), import('./entities.js')]);
+      const ds = new DataSource({
+        type: 'better-sqlite3',
+        database: c.file ?? ':memory:',
+        driver: function Handle() {
+          return db; // TypeORM's `new driver(file)` gets the store's handle
+        },
+        entities: entitySchemas('sqlite'),
+        migrations: sqliteMigrations,
+      });
+      await ds.initialize();
+      return ds;
+    })());
+  const standIn = {
+    query: async (sql: string, params?: unknown[]) => (await typeorm()).query(sql, params),
+    showMigrations: async () => (await typeorm()).showMigrations(),
+    driver: { databaseConnection: db, createSchemaBuilder: () => ({ log: async () => (await typeorm()).driver.createSchemaBuilder().log() }) },
+  };
+  return standIn as unknown as DataSource;
 }
 
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   fs.mkdirSync(opts.dataDir, { recursive: true, mode: 0o700 });
   const target = parseDbUrl(opts.url, opts.dataDir);
-  const dialect: Dialect = target.dialect;
-  const ds = new DataSource(dataSourceOptions(target, opts.logging ?? false));
   const where = target.dialect === 'postgres' ? redact(target.url) : target.database;
+  const logging = opts.logging ?? false;
+  let conn: Connection;
   try {
-    await ds.initialize();
-    await ds.runMigrations({ transaction: 'all' });
-    // the database holds password hashes and every record: readable by labdeck's own user only
-    if (target.dialect === 'sqlite' && target.database !== ':memory:') {
-      for (const f of [target.database, `${target.database}-wal`, `${target.database}-shm`]) if (fs.existsSync(f)) fs.chmodSync(f, 0o600);
-    }
+    conn = target.dialect === 'postgres'
+      ? { dialect: 'postgres', ds: await openPostgres(target.url, logging) }
+      : { dialect: 'sqlite', db: await openSqliteFile(target.database, logging) };
   } catch (e) {
-    if (ds.isInitialized) await ds.destroy().catch(() => undefined);
     const msg = e instanceof Error ? e.message : String(e);
     throw new LabError('internal', `Cannot open the database ${where}: ${msg}`, [{ field: 'db', message: msg }]);
   }
 
-  const sql = new Sql(ds, dialect, where);
-  const wakeups = signals(ds, dialect);
+  const sql = new Sql(conn, where);
+  const wakeups = signals(conn);
   const store: Store = {
-    dialect,
+    dialect: conn.dialect,
     ...announcingAuthChanges(createRepositories(sql), wakeups),
     ...createRunRepositories(sql),
     approvals: createApprovalRepository(sql),
     signals: wakeups,
     async close() {
       wakeups.close();
-      if (ds.isInitialized) await ds.destroy();
+      if (conn.dialect === 'postgres') {
+        if (conn.ds.isInitialized) await conn.ds.destroy();
+      } else if (conn.db.open) {
+        conn.db.close();
+      }
     },
   };
-  dataSources.set(store, ds);
+  connections.set(store, { conn, file: target.dialect === 'sqlite' ? target.database : undefined });
   return store;
 }

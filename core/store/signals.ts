@@ -12,7 +12,7 @@
  * connection commits) stays put: one synchronous read per check, no disk access.
  */
 import { randomBytes } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { Connection } from './sql.js';
 import type { Store } from './types.js';
 
 const QUEUE = 'labdeck_queue';
@@ -28,7 +28,9 @@ interface PgClient {
   release(destroy?: boolean): void;
 }
 
-export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['signals'] {
+export function signals(conn: Connection): Store['signals'] {
+  /** PostgreSQL's DataSource (null on SQLite) */
+  const ds = conn.dialect === 'postgres' ? conn.ds : null;
   const queueListeners = new Set<() => void>();
   const hostListeners = new Set<(message: unknown) => void>();
   const authListeners = new Set<() => void>();
@@ -50,7 +52,7 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
 
   const open = async () => {
     try {
-      const pool = (ds.driver as unknown as { master: { connect(): Promise<PgClient> } }).master;
+      const pool = (ds!.driver as unknown as { master: { connect(): Promise<PgClient> } }).master;
       const c = await pool.connect();
       const lost = () => {
         if (client !== c) return;
@@ -86,7 +88,7 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
     }
   };
   const connect = async () => {
-    if (closed || client || dialect !== 'postgres') return;
+    if (closed || client || !ds) return;
     connecting ??= open().finally(() => (connecting = null));
     await connecting;
   };
@@ -98,9 +100,8 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
   /** The read that the requests arriving now wait for (made once they have all asked: one serves them all). */
   let batch: Promise<boolean> | null = null;
   const readDataVersion = (): boolean => {
-    versionStmt ??= (ds.driver as unknown as { databaseConnection: { prepare(sql: string): { pluck(): { get(): unknown } } } }).databaseConnection
-      .prepare('PRAGMA data_version')
-      .pluck();
+    if (conn.dialect !== 'sqlite') return false;
+    versionStmt ??= conn.db.prepare('PRAGMA data_version').pluck();
     checkedAt = performance.now();
     const v = versionStmt.get();
     if (v === dataVersion) return true;
@@ -111,14 +112,14 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
 
   return {
     async queueChanged() {
-      if (dialect === 'postgres') await ds.query(`SELECT pg_notify('${QUEUE}', '')`);
+      if (ds) await ds.query(`SELECT pg_notify('${QUEUE}', '')`);
     },
     async onQueueChange(fn) {
       queueListeners.add(fn);
       await connect();
     },
     async tell(message) {
-      if (dialect !== 'postgres' || closed) return false;
+      if (!ds || closed) return false;
       await ds.query(`SELECT pg_notify($1, $2)`, [HOSTS, JSON.stringify(message)]);
       return true;
     },
@@ -128,7 +129,7 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
     },
     async authChanged() {
       authChangedHere();
-      if (dialect !== 'postgres' || closed) return;
+      if (!ds || closed) return;
       const id = `${nonce}:${++sent}`;
       const heard = client
         ? new Promise<void>((resolve) => {
@@ -151,7 +152,7 @@ export function signals(ds: DataSource, dialect: 'sqlite' | 'postgres'): Store['
     },
     async authCacheable(since) {
       if (closed) return false;
-      if (dialect === 'postgres') return client !== null;
+      if (ds) return client !== null;
       if (since !== undefined && checkedAt >= since) return true; // read after `since`: it saw what came before
       // each read takes SQLite's shared-memory lock (~5-30 µs): the requests of one turn share the next one
       batch ??= new Promise((resolve) =>

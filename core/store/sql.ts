@@ -1,21 +1,24 @@
 /**
- * A thin SQL layer over a TypeORM DataSource: parameterised queries written once with `?` placeholders
+ * A thin SQL layer over the store's connection: parameterised queries written once with `?` placeholders
  * (rewritten to `$1..$n` for PostgreSQL), portable date and JSON encoding, and recognition of constraint
- * errors. Repositories use this instead of TypeORM's entity manager so the hot path (one INSERT per
- * instrument call) stays a single prepared statement on SQLite (TypeORM's better-sqlite3 runner caches
- * prepared statements by SQL text) and a single round trip on PostgreSQL.
+ * errors. On SQLite it talks to better-sqlite3 itself (prepared statements cached by their text); on
+ * PostgreSQL to a TypeORM DataSource, one round trip per statement.
  */
-import { QueryFailedError } from 'typeorm';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { LabError, storageFailure } from '../errors.js';
-import type { Dialect } from './entities.js';
+import type { SqliteDb } from './sqlite.js';
 
 export type Param = string | number | null | Date;
 
-/** The part of a better-sqlite3 Database the group commit uses. */
-interface SqliteHandle {
-  prepare(sql: string): { get(...values: unknown[]): unknown };
-  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T;
+/** What a store talks to: better-sqlite3's database (SQLite), or a TypeORM DataSource (PostgreSQL). */
+export type Connection = { dialect: 'sqlite'; db: SqliteDb } | { dialect: 'postgres'; ds: DataSource };
+
+/** A better-sqlite3 statement, as the layer uses it. */
+interface Statement {
+  reader: boolean;
+  get(...values: unknown[]): unknown;
+  all(...values: unknown[]): unknown[];
+  run(...values: unknown[]): { changes: number };
 }
 
 /** An INSERT waiting for the group commit. */
@@ -31,14 +34,17 @@ export class Sql {
   /** SQL text per dialect, so the `?` → `$n` rewrite happens once per statement. */
   private readonly texts = new Map<string, string>();
 
+  readonly dialect: Connection['dialect'];
+
   constructor(
-    readonly ds: DataSource,
-    readonly dialect: Dialect,
+    readonly conn: Connection,
     /** Where the data lives (the SQLite file, or the PostgreSQL URL without password), for error messages. */
     readonly where = 'the database',
     /** Inside `exclusive` on PostgreSQL: the one connection (and transaction) every statement goes through. */
     private readonly runner?: QueryRunner,
-  ) {}
+  ) {
+    this.dialect = conn.dialect;
+  }
 
   /** In-process queue per `exclusive` key. */
   private readonly lockTails = new Map<string, Promise<void>>();
@@ -58,12 +64,12 @@ export class Sql {
     this.lockTails.set(key, tail);
     await prev;
     try {
-      if (this.dialect !== 'postgres') return await fn(this);
-      const qr = this.ds.createQueryRunner();
+      if (this.conn.dialect !== 'postgres') return await fn(this);
+      const qr = this.conn.ds.createQueryRunner();
       try {
         await qr.connect();
         await qr.startTransaction();
-        const tx = new Sql(this.ds, this.dialect, this.where, qr);
+        const tx = new Sql(this.conn, this.where, qr);
         await tx.rows(`SELECT pg_advisory_xact_lock(CAST(? AS bigint))`, [lockId(key)]);
         const out = await fn(tx);
         await qr.commitTransaction();
@@ -104,33 +110,33 @@ export class Sql {
    * so one bad row fails only its own caller. PostgreSQL: one statement per call.
    */
   insertId(sql: string, params: Param[]): Promise<number> {
-    if (this.dialect !== 'sqlite') return this.one<{ id: unknown }>(sql, params).then((r) => Number(r!.id));
+    const c = this.conn;
+    if (c.dialect !== 'sqlite') return this.one<{ id: unknown }>(sql, params).then((r) => Number(r!.id));
     refuseNul(params);
     return new Promise((resolve, reject) => {
       this.batch.push({ sql, values: params.map((p) => (p instanceof Date ? this.encodeDate(p) : p)), resolve, reject });
-      if (this.batch.length === 1) setImmediate(() => this.flush());
+      if (this.batch.length === 1) setImmediate(() => this.flush(c.db));
     });
   }
 
   private batch: BatchItem[] = [];
-  private statements = new Map<string, { get(...v: unknown[]): unknown }>();
-  /** The group commit's transactions, made once per database handle (better-sqlite3 wraps each function anew). */
-  private commits: { db: SqliteHandle; all: (items: BatchItem[]) => number[]; one: (item: BatchItem) => number } | null = null;
+  /** SQLite's prepared statements, by their text. */
+  private readonly statements = new Map<string, Statement>();
+  /** The group commit's transactions, made once (better-sqlite3 wraps each function anew). */
+  private commits: { all: (items: BatchItem[]) => number[]; one: (item: BatchItem) => number } | null = null;
 
-  private flush() {
+  private statement(db: SqliteDb, text: string): Statement {
+    let st = this.statements.get(text);
+    if (!st) this.statements.set(text, (st = db.prepare(text) as unknown as Statement));
+    return st;
+  }
+
+  private flush(db: SqliteDb) {
     const items = this.batch;
     this.batch = [];
-    // TypeORM's better-sqlite3 driver keeps the one open database handle here
-    const db = (this.ds.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
-    if (this.commits?.db !== db) {
-      const stmt = (text: string) => {
-        let st = this.statements.get(text);
-        if (!st) this.statements.set(text, (st = db.prepare(text)));
-        return st;
-      };
-      const insert = (i: BatchItem) => Number((stmt(i.sql).get(...i.values) as { id: unknown }).id);
-      this.statements.clear();
-      this.commits = { db, all: db.transaction((all: BatchItem[]) => all.map(insert)), one: db.transaction(insert) };
+    if (!this.commits) {
+      const insert = (i: BatchItem) => Number((this.statement(db, i.sql).get(...i.values) as { id: unknown }).id);
+      this.commits = { all: db.transaction((all: BatchItem[]) => all.map(insert)), one: db.transaction(insert) };
     }
     const { all, one } = this.commits;
     try {
@@ -153,9 +159,18 @@ export class Sql {
     refuseNul(params);
     const text = this.text(sql);
     const values = params.map((p) => (p instanceof Date ? this.encodeDate(p) : p));
-    // On SQLite this is the driver's single shared runner (release only clears its schema cache); on
-    // PostgreSQL it borrows a pooled connection for this one statement (inside `exclusive`: its own).
-    const qr = this.runner ?? this.ds.createQueryRunner();
+    const c = this.conn;
+    if (c.dialect === 'sqlite') {
+      try {
+        const st = this.statement(c.db, text);
+        if (st.reader) return { records: st.all(...values) };
+        return { records: [], affected: st.run(...values).changes };
+      } catch (e) {
+        throw storageFailure(e, this.where);
+      }
+    }
+    // a pooled connection for this one statement (inside `exclusive`: its own)
+    const qr = this.runner ?? c.ds.createQueryRunner();
     try {
       const res = await qr.query(text, values, true);
       return { records: Array.isArray(res.records) ? res.records : [], affected: res.affected };
@@ -246,9 +261,10 @@ export function decodeJson(text: unknown): unknown {
   return text === null || text === undefined ? null : JSON.parse(String(text));
 }
 
-/** The driver's error code: through TypeORM (QueryFailedError), or straight from better-sqlite3 (group commit). */
+/** The driver's error code: through TypeORM (a QueryFailedError's driverError), or straight from better-sqlite3. */
 function driverCode(e: unknown): string | undefined {
-  const code = e instanceof QueryFailedError ? (e.driverError as { code?: unknown } | undefined)?.code : (e as { code?: unknown } | null)?.code;
+  const err = e as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = err?.driverError ? err.driverError.code : err?.code;
   return typeof code === 'string' ? code : undefined;
 }
 

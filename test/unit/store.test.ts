@@ -2,12 +2,15 @@
  * The store on the dialect chosen by LABDECK_TEST_DB: SQLite by default, PostgreSQL with
  * `LABDECK_TEST_DB=postgres npm test -- test/unit/store.test.ts`. Run both.
  */
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { LabError } from '../../core/errors.js';
 import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
+import { migrateSqlite, openSqlite } from '../../core/store/sqlite.js';
 import type { NewStep, Store } from '../../core/store/types.js';
 import { testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
@@ -500,6 +503,91 @@ describe('group commit of call records', () => {
       const results = await Promise.allSettled([store.steps.insert(step('ok1')), store.steps.insert(step('bad', 999_999)), store.steps.insert(step('ok2'))]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
       for (const r of results) if (r.status === 'fulfilled') expect(await store.steps.get(r.value)).not.toBeNull();
+    }
+  });
+});
+
+// SQLite is opened without TypeORM (core/store/sqlite.ts); these pin what that runner must keep doing.
+describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
+  const fresh = () => fs.mkdtempSync(path.join(os.tmpdir(), 'labdeck-open-'));
+
+  it('migrates one new file opened twice at once in one process: each migration runs and is recorded once', async () => {
+    const dataDir = fresh();
+    try {
+      const [a, b] = await Promise.all([openStore({ dataDir }), openStore({ dataDir })]);
+      try {
+        await a.users.create({ username: 'from-a', passwordHash: 'h', role: 'admin' });
+        expect((await b.users.byName('from-a'))?.username).toBe('from-a');
+        const ran = (await dataSourceOf(a).query('SELECT "name" FROM "migrations" ORDER BY "id"')) as { name: string }[];
+        expect(ran.map((r) => r.name)).toEqual(MIGRATIONS);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('waits for another process holding the write lock, then migrates', async () => {
+    const dataDir = fresh();
+    const file = path.join(dataDir, SQLITE_FILE);
+    try {
+      // another process takes the new file's write lock for 700 ms, as a second labdeck starting would
+      const holder = spawn(process.execPath, ['-e', `
+        const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
+        db.pragma('journal_mode = WAL');
+        db.exec('BEGIN IMMEDIATE');
+        console.log('locked');
+        setTimeout(() => { db.exec('COMMIT'); db.close(); }, 700);`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+      await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+      const t = performance.now();
+      const s = await openStore({ dataDir });
+      try {
+        expect(performance.now() - t).toBeGreaterThan(300); // it waited for the lock instead of failing
+        expect(await s.users.count()).toBe(0);
+      } finally {
+        await s.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('rolls back every migration when one fails, and names the database', async () => {
+    const dataDir = fresh();
+    const file = path.join(dataDir, SQLITE_FILE);
+    try {
+      // a table in the way of the first migration: nothing of it, or of the ones after it, may stay
+      const db = new Database(file);
+      db.exec('CREATE TABLE "users" ("x" integer)');
+      db.close();
+      const e = await labError(openStore({ dataDir }));
+      expect(e.message).toContain(`Cannot open the database ${file}`);
+      expect(e.message).toContain('table "users" already exists');
+      const after = new Database(file, { readonly: true });
+      try {
+        expect(after.prepare(`SELECT "name" FROM sqlite_master WHERE "type" = 'table' ORDER BY "name"`).pluck().all()).toEqual(['users']);
+      } finally {
+        after.close();
+      }
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a migration whose name does not end with its timestamp', async () => {
+    const db = openSqlite(':memory:');
+    try {
+      class Nameless {
+        name = 'Nameless';
+        async up() {}
+        async down() {}
+      }
+      await expect(migrateSqlite(db, [Nameless])).rejects.toThrow('Migration Nameless: its name must end with a 13-digit timestamp.');
+      expect(db.inTransaction).toBe(false);
+    } finally {
+      db.close();
     }
   });
 });
