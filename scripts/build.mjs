@@ -2,8 +2,8 @@
 // command into dist/lab/, and bundle the browser code. Type checking is separate (`npm run typecheck`); this
 // step only has to be fast.
 import { build } from 'esbuild';
-import { readdirSync, statSync, rmSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { readdirSync, readFileSync, statSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const roots = ['core', 'server', 'cli', 'plugins', 'examples'];
 const sources = [];
@@ -30,11 +30,32 @@ await build({
   ...forNode,
 });
 
+// zod in one file (dist/vendor/zod.js) instead of its ~100 modules, which took ~60 ms of `lab serve`'s
+// start-up to resolve and load one by one (issue 16). Everything built imports this one copy: the modules
+// above (rewritten here), the `lab` bundle, and a lab's plugins (core/plugins/loader.ts maps `zod` to it), so
+// the process still has a single zod (its schemas' registry, instanceof).
+const VENDOR_ZOD = 'dist/vendor/zod.js';
+await build({
+  stdin: { contents: "export * from 'zod'; export { default } from 'zod';", resolveDir: '.', sourcefile: 'zod-entry.js' },
+  outfile: VENDOR_ZOD,
+  bundle: true,
+  ...forNode,
+});
+const importsZod = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"zod"/g;
+const builtFiles = (dir) => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? builtFiles(join(dir, e.name)) : e.name.endsWith('.js') ? [join(dir, e.name)] : []));
+for (const file of builtFiles('dist')) {
+  if (file === join(VENDOR_ZOD)) continue;
+  const text = readFileSync(file, 'utf8');
+  if (!text.includes('"zod"')) continue;
+  const rel = relative(dirname(file), VENDOR_ZOD).split(sep).join('/');
+  writeFileSync(file, text.replace(importsZod, (_m, head) => `${head}"${rel.startsWith('.') ? rel : `./${rel}`}"`));
+}
+
 // The `lab` command (bin/lab runs dist/lab/main.js): cli/main.ts with the packages it uses, in a few files
 // instead of ~1,100 (loading them one by one was most of `lab serve`'s start-up, issue 16 item 5). What a
 // command loads on demand (`lab run`'s terminal view, the MCP SDK, ws, multer) stays in chunks of its own.
 // Left out, and imported from dist/ as they are: the plugin contract (core/contracts/, which first-party
-// plugins, the demo deck and a lab's plugins import as `labdeck/contracts`) and zod, so that the process has
+// plugins, the demo deck and a lab's plugins import as `labdeck/contracts`) and zod (dist/vendor/), so that the process has
 // one of each (driver tags, LabError, zod schemas and their registry); and core/console.ts, whose worker
 // program is the source text of its functions (a bundle renames and rewrites them). The chunks sit in
 // dist/lab/, one folder below dist/ as dist/core/ is, so what core/paths.ts finds from import.meta.url holds.
@@ -42,6 +63,8 @@ const asBuilt = (file) => file.startsWith(resolve('core/contracts') + sep) || fi
 const importedAsBuilt = {
   name: 'imported-as-built',
   setup(b) {
+    // zod's one copy; its subpaths (the MCP SDK's `zod/v4`…) as they are in node_modules, loaded on demand
+    b.onResolve({ filter: /^zod(\/|$)/ }, (args) => ({ path: args.path === 'zod' ? '../vendor/zod.js' : args.path, external: true }));
     b.onResolve({ filter: /(contracts\/.*|console)\.js$/ }, (args) => {
       const file = resolve(args.resolveDir, args.path);
       if (!asBuilt(file)) return undefined;
@@ -59,7 +82,7 @@ const lab = await build({
   plugins: [importedAsBuilt],
   // native (better-sqlite3, esbuild), loaders of other code (jiti), and what TypeORM requires only for
   // PostgreSQL (pg) or a development tool (react-devtools-core, ink's DEV mode) stay in node_modules
-  external: ['zod', 'better-sqlite3', 'esbuild', 'jiti', 'pg', 'react-devtools-core'],
+  external: ['better-sqlite3', 'esbuild', 'jiti', 'pg', 'react-devtools-core'],
   // the CommonJS packages in the bundle call require() (node's built-ins, the externals above)
   banner: { js: "import { createRequire as __labRequire } from 'node:module'; const require = __labRequire(import.meta.url);" },
   metafile: true,
