@@ -78,6 +78,9 @@ export function identify(runtime: Runtime, sessionMw: RequestHandler): RequestHa
  * header and use tokens anyway.
  */
 export function csrfGuard(): RequestHandler {
+  /** The last Origin seen and its host: a browser sends the same one on every request (not parsed again). */
+  let lastOrigin = '';
+  let lastHost: string | null = null;
   return (req, _res, next) => {
     if (SAFE.has(req.method) || req.authVia === 'token' || req.authVia === 'mcp') return next();
     const site = req.headers['sec-fetch-site'];
@@ -89,10 +92,15 @@ export function csrfGuard(): RequestHandler {
     const origin = req.headers.origin;
     if (origin) {
       let host: string | null = null;
-      try {
-        host = origin === 'null' ? null : new URL(origin).host;
-      } catch {
-        host = null;
+      if (origin === lastOrigin) host = lastHost;
+      else {
+        try {
+          host = origin === 'null' ? null : new URL(origin).host;
+        } catch {
+          host = null;
+        }
+        lastOrigin = origin;
+        lastHost = host;
       }
       if (host !== req.headers.host) return next(new LabError('forbidden', `Cross-site request refused (Origin ${origin}).`));
     }

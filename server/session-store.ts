@@ -66,14 +66,18 @@ export class DbSessionStore {
     await this.store.sessions.set(sid, JSON.stringify(row), expires);
   }
 
-  /** Slide session `sid`'s expiry to `expires`: written when this process has not written it for a minute. */
-  extend(sid: string, expires: Date): Promise<void> {
+  /**
+   * Slide session `sid`'s expiry to `expires` (a Date, or ms since the epoch): written when this process has
+   * not written it for a minute.
+   */
+  extend(sid: string, expires: Date | number): Promise<void> {
     const now = this.now();
     const last = this.touched.get(sid);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return Promise.resolve();
     this.remember(sid, now);
-    return this.store.sessions.touch(sid, expires).then(
-      () => this.copies.update(sid, (hit) => hit && { ...hit, expiresAt: expires.getTime() }),
+    const at = typeof expires === 'number' ? expires : expires.getTime();
+    return this.store.sessions.touch(sid, new Date(at)).then(
+      () => this.copies.update(sid, (hit) => hit && { ...hit, expiresAt: at }),
       () => {
         this.touched.delete(sid); // not written: the next request tries again
       },

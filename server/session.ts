@@ -128,33 +128,53 @@ export function sessions(opts: SessionOptions): RequestHandler {
     res.setHeader('Set-Cookie', [...others, cookie]);
   };
 
-  /** One request's session: its data behind a proxy that notices assignments. */
-  const open = (req: Parameters<RequestHandler>[0], res: Response, id: string, data: Record<string, unknown>, stored: boolean) => {
-    let dirty = false;
-    let ended = false;
-    let expires = new Date(Date.now() + maxAgeMs);
+  /**
+   * One request's session: its data behind a proxy that notices assignments, this object being the proxy's
+   * handler (its traps are the methods `get`, `set` and `deleteProperty`). A request that only reads its
+   * session makes this object and the proxy, and nothing else (issue 16: the cookie path's extra cost was
+   * mostly garbage).
+   */
+  class OpenSession implements SessionMethods, ProxyHandler<Record<string, unknown>> {
+    dirty = false;
+    ended = false;
+    /** When the session expires, ms since the epoch (a Date is made only when one is written or sent). */
+    expiresAt = Date.now() + maxAgeMs;
     /** The write that the response waits for (made at most once per change). */
-    let writing: Promise<void> | null = null;
+    writing: Promise<void> | null = null;
 
-    const write = (): Promise<void> => {
-      if (ended) return Promise.resolve();
-      dirty = false;
-      const w = store.write(id, data, expires).then(() => {
-        stored = true;
+    constructor(
+      readonly req: Parameters<RequestHandler>[0],
+      readonly res: Response,
+      readonly id: string,
+      readonly data: Record<string, unknown>,
+      public stored: boolean,
+    ) {
+      req.session = new Proxy(data, this) as unknown as Session;
+      req.sessionID = id;
+    }
+
+    write(): Promise<void> {
+      if (this.ended) return Promise.resolve();
+      this.dirty = false;
+      const w = store.write(this.id, this.data, new Date(this.expiresAt)).then(() => {
+        this.stored = true;
       });
-      writing = w.finally(() => {
-        if (writing === w) writing = null;
+      this.writing = w.finally(() => {
+        if (this.writing === w) this.writing = null;
       });
       return w;
-    };
+    }
 
     /** Hold the response's end until the changed session is written (the next request must see it). */
-    const holdEnd = () => {
+    holdEnd() {
+      const res = this.res;
       const end = res.end;
+      // eslint-disable-next-line @typescript-eslint/no-this-alias
+      const session = this;
       res.end = function (this: Response, ...args: unknown[]) {
         res.end = end;
         const done = () => (end as (...a: unknown[]) => Response).apply(this, args);
-        const pending = dirty ? write() : writing;
+        const pending = session.dirty ? session.write() : session.writing;
         if (!pending) return done();
         pending.then(done, (e: unknown) => {
           console.error(`labdeck: the session could not be saved: ${(e as Error)?.message ?? e}`);
@@ -162,74 +182,78 @@ export function sessions(opts: SessionOptions): RequestHandler {
         });
         return this;
       } as Response['end'];
-    };
+    }
 
-    const methods: SessionMethods = {
-      regenerate(cb) {
-        ended = true;
-        const old = stored ? store.remove(id) : Promise.resolve();
-        old.then(
-          () => {
-            open(req, res, newId(), {}, false);
-            cb();
-          },
-          (e: unknown) => cb(e),
-        );
-      },
-      save(cb) {
-        expires = new Date(Date.now() + maxAgeMs);
-        setCookie(res, id, expires);
-        write().then(() => cb?.(), (e: unknown) => cb?.(e));
-      },
-      destroy(cb) {
-        ended = true;
-        dirty = false;
-        (req as { session?: unknown }).session = undefined;
-        (stored ? store.remove(id) : Promise.resolve()).then(() => cb?.(), (e: unknown) => cb?.(e));
-      },
-    };
+    /** A field changed (or went): the cookie is sent again and the response waits for the write. */
+    changed(extend: boolean) {
+      if (this.ended) return;
+      if (!this.dirty && !this.writing) this.holdEnd();
+      this.dirty = true;
+      if (extend) this.expiresAt = Date.now() + maxAgeMs;
+      setCookie(this.res, this.id, new Date(this.expiresAt));
+    }
 
-    const session = new Proxy(data, {
-      get(target, key) {
-        return Object.prototype.hasOwnProperty.call(methods, key) ? methods[key as keyof SessionMethods] : Reflect.get(target, key);
-      },
-      set(target, key, value) {
-        if (typeof key === 'string' && key in methods) return false;
-        if (!ended && target[key as string] !== value) {
-          if (!dirty && !writing) holdEnd();
-          dirty = true;
-          expires = new Date(Date.now() + maxAgeMs);
-          setCookie(res, id, expires);
-        }
-        return Reflect.set(target, key, value);
-      },
-      deleteProperty(target, key) {
-        if (!ended && key in target) {
-          if (!dirty && !writing) holdEnd();
-          dirty = true;
-          setCookie(res, id, expires);
-        }
-        return Reflect.deleteProperty(target, key);
-      },
-    }) as unknown as Session;
-    req.session = session;
-    req.sessionID = id;
-  };
+    regenerate(cb: (err?: unknown) => void) {
+      this.ended = true;
+      const old = this.stored ? store.remove(this.id) : Promise.resolve();
+      old.then(
+        () => {
+          new OpenSession(this.req, this.res, newId(), {}, false);
+          cb();
+        },
+        (e: unknown) => cb(e),
+      );
+    }
+
+    save(cb?: (err?: unknown) => void) {
+      this.expiresAt = Date.now() + maxAgeMs;
+      setCookie(this.res, this.id, new Date(this.expiresAt));
+      this.write().then(() => cb?.(), (e: unknown) => cb?.(e));
+    }
+
+    destroy(cb?: (err?: unknown) => void) {
+      this.ended = true;
+      this.dirty = false;
+      (this.req as { session?: unknown }).session = undefined;
+      (this.stored ? store.remove(this.id) : Promise.resolve()).then(() => cb?.(), (e: unknown) => cb?.(e));
+    }
+
+    // the proxy's traps ------------------------------------------------------------------------------------
+
+    get(target: Record<string, unknown>, key: PropertyKey) {
+      if (!METHODS.has(key)) return Reflect.get(target, key);
+      const method = key as keyof SessionMethods;
+      return (cb: (err?: unknown) => void) => this[method](cb);
+    }
+
+    set(target: Record<string, unknown>, key: PropertyKey, value: unknown) {
+      if (METHODS.has(key)) return false;
+      if (target[key as string] !== value) this.changed(true);
+      return Reflect.set(target, key, value);
+    }
+
+    deleteProperty(target: Record<string, unknown>, key: PropertyKey) {
+      if (key in target) this.changed(false);
+      return Reflect.deleteProperty(target, key);
+    }
+  }
+
+  const METHODS = new Set<PropertyKey>(['regenerate', 'save', 'destroy'] satisfies (keyof SessionMethods)[]);
 
   return (req, res, next) => {
     if (req.session) return next(); // mounted twice on one path (the public routes, then the app's)
     const value = cookieValue(req.headers.cookie, name);
     const id = value === undefined ? null : idOf(value);
     if (id === null) {
-      open(req, res, newId(), {}, false);
+      new OpenSession(req, res, newId(), {}, false);
       return next();
     }
     store.read(id).then((data) => {
       if (data === null) {
-        open(req, res, newId(), {}, false);
+        new OpenSession(req, res, newId(), {}, false);
       } else {
-        open(req, res, id, data, true);
-        store.extend(id, new Date(Date.now() + maxAgeMs)); // written at most once a minute
+        new OpenSession(req, res, id, data, true);
+        store.extend(id, Date.now() + maxAgeMs); // written at most once a minute
       }
       next();
     }, next);
