@@ -27,7 +27,7 @@ import { dirname, extname, join, relative, resolve, sep } from 'node:path';
 import type { FSWatcher } from 'chokidar';
 import type { Deck, ForeignModules } from '../deck/index.js';
 import { errorText } from '../deck/util.js';
-import { findDrivers, loadModule, type LoadedModule } from './loader.js';
+import { findDrivers, isOwnCompiled, loadModule, type LoadedModule } from './loader.js';
 
 export { loadModule, findDrivers, checkModuleFile } from './loader.js';
 
@@ -154,9 +154,12 @@ export class PluginHost extends EventEmitter {
 
   /** Load every plugin of every folder, then start watching (when asked). Missing folders are skipped. */
   async start(): Promise<void> {
-    for (const dir of this.dirs) {
-      for (const file of discoverPlugins(dir)) await this.enqueue(file);
-    }
+    const files = this.dirs.flatMap((dir) => discoverPlugins(dir));
+    // labdeck's own compiled plugins are imported all at once, so that their file reads overlap (start-up,
+    // issue 16); each file is still checked and registered in turn, in the folders' order
+    const early = new Map(files.filter(isOwnCompiled).map((f) => [f, loadModule(f)]));
+    for (const p of early.values()) p.catch(() => undefined); // its failure is reported when its turn comes
+    for (const file of files) await this.enqueue(file, early.get(file));
     if (this.watchEnabled && !this.watcher && !this.closed) await this.startWatching();
   }
 
@@ -193,8 +196,8 @@ export class PluginHost extends EventEmitter {
   /* ------------------------------------------------------------- internals */
 
   /** Loads and removals run one at a time, in order. */
-  private enqueue(file: string): Promise<void> {
-    const run = () => (existsSync(file) ? this.loadFile(file) : this.removeFile(file));
+  private enqueue(file: string, imported?: Promise<LoadedModule>): Promise<void> {
+    const run = () => (existsSync(file) ? this.loadFile(file, imported) : this.removeFile(file));
     this.chain = this.chain.then(run, run);
     return this.chain;
   }
@@ -206,11 +209,12 @@ export class PluginHost extends EventEmitter {
     if (this.listenerCount('error') > 0) this.emit('error', err);
   }
 
-  private async loadFile(file: string): Promise<void> {
+  /** Load `file` (`imported`: its module, already on its way). */
+  private async loadFile(file: string, imported?: Promise<LoadedModule>): Promise<void> {
     if (extname(file) === '.py') return this.loadForeignFile(file);
     let mod: LoadedModule;
     try {
-      mod = await loadModule(file);
+      mod = await (imported ?? loadModule(file));
     } catch (e) {
       return this.fail(file, e); // the last good version stays registered
     }

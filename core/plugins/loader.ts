@@ -36,7 +36,7 @@ async function jitiImport(abs: string): Promise<unknown> {
 }
 
 /** A module labdeck itself compiled (running from dist/, where nothing but labdeck's own files are). */
-const ownCompiled = (abs: string): boolean => codeRoot !== projectRoot && abs.endsWith('.js') && abs.startsWith(codeRoot + sep);
+export const isOwnCompiled = (abs: string): boolean => codeRoot !== projectRoot && abs.endsWith('.js') && abs.startsWith(codeRoot + sep);
 
 const fail = (file: string, message: string) =>
   new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file });
@@ -63,7 +63,7 @@ export async function loadModule(file: string): Promise<LoadedModule> {
   const abs = checkModuleFile(file);
   let mod: unknown;
   try {
-    mod = ownCompiled(abs) ? await import(pathToFileURL(abs).href) : await jitiImport(abs);
+    mod = isOwnCompiled(abs) ? await import(pathToFileURL(abs).href) : await jitiImport(abs);
   } catch (e) {
     const msg = errorText(e);
     throw fail(abs, msg.replace(/\s+/g, ' ').trim());
