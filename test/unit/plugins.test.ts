@@ -97,6 +97,13 @@ describe('PluginHost: discovery and loading', () => {
     await deck.close();
   });
 
+  it('finds files in name order by character code, the same on every machine', () => {
+    const { dir } = setup();
+    for (const f of ['b.ts', 'a1.ts', 'a_b.ts', 'B.ts', 'a.ts']) writeFileSync(join(dir, f), 'export {};\n');
+    // capitals first, then digits before "_" before small letters (the locale's collation says a_b, a, a1, b, B)
+    expect(discoverPlugins(dir).map((f) => f.slice(dir.length + 1))).toEqual(['B.ts', 'a.ts', 'a1.ts', 'a_b.ts', 'b.ts']);
+  });
+
   it('reports a broken file and keeps the last good version of it', async () => {
     const { dir, log, deck, readLog } = setup();
     const file = join(dir, 'alpha.ts');
