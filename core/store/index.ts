@@ -63,7 +63,10 @@ export function redact(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
 }
 
-/** PostgreSQL: a TypeORM DataSource, migrated. Full durability (the server's default synchronous_commit=on): a shared lab database keeps every committed record even if the database server itself crashes. */
+/**
+ * PostgreSQL: a TypeORM DataSource, migrated. Full durability (the server's default synchronous_commit=on): a
+ * shared lab database keeps every committed record even if the database server itself crashes.
+ */
 async function openPostgres(url: string, logging: boolean): Promise<DataSource> {
   const [{ DataSource }, { entitySchemas }, { postgresMigrations }] = await Promise.all([import('typeorm'), import('./entities.js'), import('./migrations/postgres/index.js')]);
   const ds = new DataSource({

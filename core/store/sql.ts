@@ -13,6 +13,9 @@ export type Param = string | number | null | Date;
 /** What a store talks to: better-sqlite3's database (SQLite), or a TypeORM DataSource (PostgreSQL). */
 export type Connection = { dialect: 'sqlite'; db: SqliteDb } | { dialect: 'postgres'; ds: DataSource };
 
+/** How many prepared SQLite statements are kept (as TypeORM's better-sqlite3 driver, which kept 100). */
+const MAX_STATEMENTS = 200;
+
 /** A better-sqlite3 statement, as the layer uses it. */
 interface Statement {
   reader: boolean;
@@ -127,7 +130,11 @@ export class Sql {
 
   private statement(db: SqliteDb, text: string): Statement {
     let st = this.statements.get(text);
-    if (!st) this.statements.set(text, (st = db.prepare(text) as unknown as Statement));
+    if (!st) {
+      this.statements.set(text, (st = db.prepare(text) as unknown as Statement));
+      // bounded: a statement whose text varies (a list of ids, say) must not grow the cache for ever
+      if (this.statements.size > MAX_STATEMENTS) this.statements.delete(this.statements.keys().next().value!);
+    }
     return st;
   }
 

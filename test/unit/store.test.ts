@@ -10,6 +10,7 @@ import Database from 'better-sqlite3';
 import { LabError } from '../../core/errors.js';
 import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
+import { Sql } from '../../core/store/sql.js';
 import { migrateSqlite, openSqlite } from '../../core/store/sqlite.js';
 import type { NewStep, Store } from '../../core/store/types.js';
 import { testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
@@ -573,6 +574,18 @@ describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
       }
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a bounded number of prepared statements, however many different texts it is given', async () => {
+    const db = openSqlite(':memory:');
+    try {
+      const sql = new Sql({ dialect: 'sqlite', db }, 'memory');
+      for (let i = 0; i < 500; i++) expect(await sql.one<{ n: number }>(`SELECT ${i} AS "n"`)).toEqual({ n: i });
+      expect((sql as unknown as { statements: Map<string, unknown> }).statements.size).toBe(200);
+      expect(await sql.one<{ n: number }>('SELECT 0 AS "n"')).toEqual({ n: 0 }); // evicted, prepared again
+    } finally {
+      db.close();
     }
   });
 
