@@ -41,8 +41,9 @@ const MIGRATIONS_TABLE = `CREATE TABLE IF NOT EXISTS "migrations" ("id" integer 
 /**
  * Runs the migrations the database has not run yet, in order, all in one transaction (as TypeORM's
  * `transaction: 'all'`), and records each in the `migrations` table as TypeORM does: by its name, with the
- * timestamp its name ends with. The transaction takes the write lock first, so a second process opening
- * the same new file waits for the first and then finds nothing left to do. Returns the names it ran.
+ * timestamp its name ends with. A database with nothing to run is only read. Otherwise the transaction
+ * takes the write lock first, so a second process opening the same new file waits for the first and then
+ * finds nothing left to do. Returns the names it ran.
  */
 export async function migrateSqlite(db: SqliteDb, migrations: Migration[]): Promise<string[]> {
   // Two stores opening one file in this process take turns: the second's BEGIN IMMEDIATE would otherwise
@@ -58,6 +59,15 @@ export async function migrateSqlite(db: SqliteDb, migrations: Migration[]): Prom
   }
 }
 
+/** A migration's name, as TypeORM records it (its `name`, else its class's). */
+const nameOf = (M: Migration): string => new M().name ?? M.name;
+
+/** The names in the `migrations` table (none when there is no such table yet). */
+function ranBefore(db: SqliteDb): Set<unknown> {
+  const table = db.prepare(`SELECT 1 FROM sqlite_master WHERE "type" = 'table' AND "name" = 'migrations'`).get();
+  return new Set(table ? db.prepare('SELECT "name" FROM "migrations"').pluck().all() : []);
+}
+
 /** The migration in progress per database file in this process. */
 const migrating = new Map<string, Promise<unknown>>();
 
@@ -71,18 +81,20 @@ async function migrate(db: SqliteDb, migrations: Migration[]): Promise<string[]>
     },
   } as unknown as QueryRunner;
   const ran: string[] = [];
+  // an up-to-date database (every start but the first) is only read: no write lock to wait for
+  const before = ranBefore(db);
+  if (migrations.every((M) => before.has(nameOf(M)))) return ran;
   db.exec('BEGIN IMMEDIATE');
   try {
     db.exec(MIGRATIONS_TABLE);
-    const done = new Set(db.prepare('SELECT "name" FROM "migrations"').pluck().all());
+    const done = ranBefore(db);
     const record = db.prepare('INSERT INTO "migrations" ("timestamp", "name") VALUES (?, ?)');
     for (const M of migrations) {
-      const m = new M();
-      const name = m.name ?? M.name;
+      const name = nameOf(M);
       if (done.has(name)) continue;
       const timestamp = Number(name.slice(-13));
       if (!Number.isInteger(timestamp)) throw new Error(`Migration ${name}: its name must end with a 13-digit timestamp.`);
-      await m.up(runner);
+      await new M().up(runner);
       record.run(timestamp, name);
       ran.push(name);
     }

@@ -530,18 +530,23 @@ describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
     }
   });
 
+  /** Another process takes `file`'s write lock for 700 ms (as a second labdeck starting, or busy, would). */
+  const holdWriteLock = async (file: string) => {
+    const holder = spawn(process.execPath, ['-e', `
+      const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
+      db.pragma('journal_mode = WAL');
+      db.exec('BEGIN IMMEDIATE');
+      console.log('locked');
+      setTimeout(() => { db.exec('COMMIT'); db.close(); }, 700);`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+    const released = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+    await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+    return { released }; // (an object: a promise returned here would be awaited with the lock)
+  };
+
   it('waits for another process holding the write lock, then migrates', async () => {
     const dataDir = fresh();
-    const file = path.join(dataDir, SQLITE_FILE);
     try {
-      // another process takes the new file's write lock for 700 ms, as a second labdeck starting would
-      const holder = spawn(process.execPath, ['-e', `
-        const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
-        db.pragma('journal_mode = WAL');
-        db.exec('BEGIN IMMEDIATE');
-        console.log('locked');
-        setTimeout(() => { db.exec('COMMIT'); db.close(); }, 700);`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
-      await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
+      const { released } = await holdWriteLock(path.join(dataDir, SQLITE_FILE));
       const t = performance.now();
       const s = await openStore({ dataDir });
       try {
@@ -550,6 +555,26 @@ describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
       } finally {
         await s.close();
       }
+      await released;
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('opens a database with nothing to migrate without the write lock (another process may be writing)', async () => {
+    const dataDir = fresh();
+    try {
+      await (await openStore({ dataDir })).close();
+      const { released } = await holdWriteLock(path.join(dataDir, SQLITE_FILE));
+      const t = performance.now();
+      const s = await openStore({ dataDir });
+      try {
+        expect(performance.now() - t).toBeLessThan(300); // read only: it did not wait for the lock
+        expect(await s.users.count()).toBe(0);
+      } finally {
+        await s.close();
+      }
+      await released;
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
