@@ -32,8 +32,9 @@ await build({
 
 // zod in one file (dist/vendor/zod.js) instead of its ~100 modules, which took ~60 ms of `lab serve`'s
 // start-up to resolve and load one by one (issue 16). Everything built imports this one copy: the modules
-// above (rewritten here), the `lab` bundle, and a lab's plugins (core/plugins/loader.ts maps `zod` to it), so
-// the process still has a single zod (its schemas' registry, instanceof).
+// above (rewritten here) and the `lab` bundle, and a lab's plugins get it as `z` from `labdeck/contracts`.
+// A plugin that imports `zod` by name gets node_modules' copy; zod 4's instanceof and its global registry
+// work across copies (test/e2e/plugins.test.ts).
 const VENDOR_ZOD = 'dist/vendor/zod.js';
 await build({
   stdin: { contents: "export * from 'zod'; export { default } from 'zod';", resolveDir: '.', sourcefile: 'zod-entry.js' },
@@ -55,10 +56,11 @@ for (const file of builtFiles('dist')) {
 // instead of ~1,100 (loading them one by one was most of `lab serve`'s start-up, issue 16 item 5). What a
 // command loads on demand (`lab run`'s terminal view, the MCP SDK, ws, multer) stays in chunks of its own.
 // Left out, and imported from dist/ as they are: the plugin contract (core/contracts/, which first-party
-// plugins, the demo deck and a lab's plugins import as `labdeck/contracts`) and zod (dist/vendor/), so that the process has
-// one of each (driver tags, LabError, zod schemas and their registry); and core/console.ts, whose worker
-// program is the source text of its functions (a bundle renames and rewrites them). The chunks sit in
-// dist/lab/, one folder below dist/ as dist/core/ is, so what core/paths.ts finds from import.meta.url holds.
+// plugins, the demo deck and a lab's plugins import as `labdeck/contracts`) and zod (dist/vendor/), so that
+// the process has one of each (driver tags, LabError, zod schemas and their registry); and core/console.ts,
+// whose worker program is the source text of its functions (a bundle renames and rewrites them). The chunks
+// sit in dist/lab/, one folder below dist/ as dist/core/ is, so what core/paths.ts finds from
+// import.meta.url holds.
 const asBuilt = (file) => file.startsWith(resolve('core/contracts') + sep) || file === resolve('core/console.js');
 const importedAsBuilt = {
   name: 'imported-as-built',

@@ -37,16 +37,16 @@ export class Sql {
   /** SQL text per dialect, so the `?` → `$n` rewrite happens once per statement. */
   private readonly texts = new Map<string, string>();
 
-  readonly dialect: Connection['dialect'];
-
   constructor(
     readonly conn: Connection,
     /** Where the data lives (the SQLite file, or the PostgreSQL URL without password), for error messages. */
     readonly where = 'the database',
     /** Inside `exclusive` on PostgreSQL: the one connection (and transaction) every statement goes through. */
     private readonly runner?: QueryRunner,
-  ) {
-    this.dialect = conn.dialect;
+  ) {}
+
+  get dialect(): Connection['dialect'] {
+    return this.conn.dialect;
   }
 
   /** In-process queue per `exclusive` key. */
