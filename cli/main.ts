@@ -1,5 +1,4 @@
 /** The `lab` command line. Exit codes: 0 done, 1 failed, 2 bad input. */
-import './production.js'; // first: before anything loads React
 import { Command, InvalidArgumentError } from '@commander-js/extra-typings';
 import { isLabError } from '../core/errors.js';
 import { registerAgentCommand } from './agent.js';

@@ -3,6 +3,7 @@
 // step only has to be fast.
 import { build } from 'esbuild';
 import { readdirSync, readFileSync, statSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 const roots = ['core', 'server', 'cli', 'plugins', 'examples'];
@@ -35,11 +36,36 @@ await build({
 // above (rewritten here) and the `lab` bundle, and a lab's plugins get it as `z` from `labdeck/contracts`.
 // A plugin that imports `zod` by name gets node_modules' copy; zod 4's instanceof and its global registry
 // work across copies (test/e2e/plugins.test.ts).
+// Its ~60 translations of the error messages (`z.locales.de()`…) are loaded when first called, from
+// node_modules' CommonJS copy (they use only zod's pure helpers); English, the default, is in the file. They
+// were a third of its size: ~10 ms of start-up. The file is minified: ~7 ms more.
 const VENDOR_ZOD = 'dist/vendor/zod.js';
+const zodLocales = createRequire(import.meta.url).resolve('zod/v4/locales/index.js');
+const localesOnDemand = {
+  name: 'zod-locales-on-demand',
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (args) => (resolve(args.resolveDir, args.path) === zodLocales ? { path: zodLocales, namespace: 'zod-locales' } : undefined));
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, () => {
+      const names = [...readFileSync(zodLocales, 'utf8').matchAll(/export \{ default as (\w+) \} from "\.\/([\w-]+)\.js"/g)];
+      if (!names.some(([, name]) => name === 'en') || names.length < 10) throw new Error(`zod's locales index changed: ${zodLocales}`);
+      const onDemand = names.filter(([, name]) => name !== 'en').map(([, name, file]) => `export const ${name} = onDemand(${JSON.stringify(file)});`);
+      const contents = [
+        "import { createRequire } from 'node:module';",
+        "export { default as en } from './en.js';",
+        'const load = createRequire(import.meta.url);',
+        'const onDemand = (file) => function (...args) { const m = load(`zod/v4/locales/${file}.cjs`); return (m.default ?? m)(...args); };',
+        ...onDemand,
+      ].join('\n');
+      return { contents, resolveDir: dirname(zodLocales) };
+    });
+  },
+};
 await build({
   stdin: { contents: "export * from 'zod'; export { default } from 'zod';", resolveDir: '.', sourcefile: 'zod-entry.js' },
   outfile: VENDOR_ZOD,
   bundle: true,
+  minify: true,
+  plugins: [localesOnDemand],
   ...forNode,
 });
 const importsZod = /(\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"zod"/g;
@@ -74,6 +100,10 @@ const importedAsBuilt = {
     });
   },
 };
+// Of react-dom/server, only the renderer pages use (renderToStaticMarkup, server/http.ts), in its production
+// build: the package's entry loads its streaming renderer too.
+const reactDomServer = join(dirname(createRequire(import.meta.url).resolve('react-dom/package.json')), 'cjs/react-dom-server-legacy.node.production.js');
+const pageRendererOnly = { name: 'page-renderer-only', setup: (b) => b.onResolve({ filter: /^react-dom\/server$/ }, () => ({ path: reactDomServer })) };
 const lab = await build({
   entryPoints: { main: 'cli/main.ts' },
   outdir: 'dist/lab',
@@ -81,10 +111,13 @@ const lab = await build({
   splitting: true,
   chunkNames: '[name]-[hash]',
   ...forNode,
-  plugins: [importedAsBuilt],
+  plugins: [importedAsBuilt, pageRendererOnly],
   // native (better-sqlite3, esbuild), loaders of other code (jiti), and what TypeORM requires only for
   // PostgreSQL (pg) or a development tool (react-devtools-core, ink's DEV mode) stay in node_modules
   external: ['better-sqlite3', 'esbuild', 'jiti', 'pg', 'react-devtools-core'],
+  // the libraries' production builds only, whatever NODE_ENV says (docs/deploy.md): React's development
+  // builds, which its packages choose between at run time, were a third of what `lab serve` loaded
+  define: { 'process.env.NODE_ENV': '"production"' },
   // the CommonJS packages in the bundle call require() (node's built-ins, the externals above)
   banner: { js: "import { createRequire as __labRequire } from 'node:module'; const require = __labRequire(import.meta.url);" },
   metafile: true,
