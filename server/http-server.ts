@@ -29,17 +29,17 @@ export class LabRequest extends IncomingMessage {
   body: unknown = undefined;
   _parsedUrl: unknown = undefined;
   _parsedOriginalUrl: unknown = undefined;
-  // Node's EventEmitter: inherited (0) until the first listener
-  _eventsCount = 0;
+  // Node's EventEmitter count, inherited (0) until the first listener: made the request's own, same value
+  _eventsCount = (this as { _eventsCount?: number })._eventsCount ?? 0;
 }
 
 export class LabResponse<Req extends IncomingMessage = IncomingMessage> extends ServerResponse<Req> {
   // Express (`res.locals`) and on-finished
   locals: unknown = undefined;
   __onFinished: unknown = undefined;
-  // Node's: inherited (200, none) until the response's head is written
-  statusCode = 200;
-  statusMessage = undefined as unknown as string;
+  // Node's, inherited (200, none) until the head is written: made the response's own, same values
+  statusCode = (this as ServerResponse).statusCode;
+  statusMessage = (this as ServerResponse).statusMessage;
 }
 
 /** An HTTP server for `app` (an Express app) whose requests and responses are the classes above. */

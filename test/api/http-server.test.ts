@@ -4,7 +4,7 @@
  * every request of the busy paths (calls with a token and with a session, pages, API reads, errors) is
  * watched, and any field it gains while being answered is named: declare it in LabRequest or LabResponse.
  */
-import type { AddressInfo } from 'node:net';
+import { Socket, type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createHttpServer, LabRequest, LabResponse } from '../../server/http-server.js';
 import { PASSWORD, startLab, type TestLab } from './helpers.js';
@@ -58,6 +58,15 @@ describe("lab serve's HTTP server", () => {
     server.prependOnceListener('request', (req: IncomingMessage, res: ServerResponse) => (made = [req instanceof LabRequest, res instanceof LabResponse]));
     await answered([() => fetch(`${base}/app/help`)]);
     expect(made).toEqual([true, true]);
+  });
+
+  it("keeps Node's values of the fields it makes its own", () => {
+    const req = new LabRequest(new Socket());
+    const res = new LabResponse(req);
+    expect([req._eventsCount, res.statusCode, res.statusMessage]).toEqual([0, 200, undefined]);
+    expect([Object.hasOwn(req, '_eventsCount'), Object.hasOwn(res, 'statusCode')]).toEqual([true, true]);
+    req.on('data', () => undefined);
+    expect(req._eventsCount).toBe(1);
   });
 
   it('adds no field to a request or a response on the busy paths', async () => {
