@@ -7,7 +7,7 @@
  * - messages between hosts (JSON): a run control asked on one host for a task another runs, and its answer.
  *
  * PostgreSQL: LISTEN/NOTIFY on one connection of its own, opened again after it drops; while it is down no
- * copy is trusted. SQLite: processes on one file cannot signal each other, so queue wake-ups are the hosts'
+ * copy is trusted, and while it holds, each check for auth changes is a query on it (see `check`). SQLite: processes on one file cannot signal each other, so queue wake-ups are the hosts'
  * heartbeats, and auth copies are trusted only while `PRAGMA data_version` (which moves when another
  * connection commits) stays put: one synchronous read per check, no disk access.
  */
@@ -18,8 +18,6 @@ import type { Store } from './types.js';
 const QUEUE = 'labdeck_queue';
 const AUTH = 'labdeck_auth';
 const HOSTS = 'labdeck_hosts';
-/** How long a change waits to hear its own notification (then every listener has been sent it). */
-const ECHO_MS = 1000;
 
 interface PgClient {
   query(sql: string, values?: unknown[]): Promise<unknown>;
@@ -35,10 +33,8 @@ export function signals(conn: Connection): Store['signals'] {
   const hostListeners = new Set<(message: unknown) => void>();
   const authListeners = new Set<() => void>();
   const authChangedHere = () => authListeners.forEach((fn) => fn());
-  /** This process's notifications carry its nonce, so it knows its own echo. */
+  /** This process's notifications carry its nonce, so it knows its own (its copies went when it sent them). */
   const nonce = randomBytes(6).toString('hex');
-  let sent = 0;
-  const echoes = new Map<string, () => void>();
   let client: PgClient | null = null;
   let connecting: Promise<void> | null = null;
   let closed = false;
@@ -71,10 +67,7 @@ export function signals(conn: Connection): Store['signals'] {
           }
           for (const fn of hostListeners) fn(message);
         }
-        if (msg.channel !== AUTH) return;
-        const mine = echoes.get(msg.payload ?? '');
-        if (mine) mine();
-        else if (!msg.payload?.startsWith(`${nonce}:`)) authChangedHere();
+        if (msg.channel === AUTH && msg.payload !== nonce) authChangedHere();
       });
       c.on('error', lost);
       c.on('end', lost);
@@ -93,16 +86,38 @@ export function signals(conn: Connection): Store['signals'] {
     await connecting;
   };
 
-  /** SQLite: the data_version last seen (null: not read yet), and when it was read (performance.now()). */
+  /** SQLite: the data_version last seen (null: not read yet). */
   let dataVersion: unknown = null;
+  /** When changes were last checked for (performance.now()): a request that began before then is served by it. */
   let checkedAt = -Infinity;
   let versionStmt: { get(): unknown } | null = null;
-  /** The read that the requests arriving now wait for (made once they have all asked: one serves them all). */
+  /** The check that the requests arriving now wait for (made once they have all asked: one serves them all). */
   let batch: Promise<boolean> | null = null;
+  /**
+   * Whether the copies may be used, checked once for all who ask in one turn of the event loop.
+   * PostgreSQL: a query on the listening connection. PostgreSQL sends a connection the notifications
+   * committed before its query ends ahead of the query's answer, so another host's log-out that was
+   * answered before this check began has dropped the copies when it resolves, however late that host's
+   * notification would otherwise have come. SQLite: data_version.
+   */
+  const check = async (): Promise<boolean> => {
+    const at = performance.now();
+    if (ds) {
+      const c = client;
+      if (!c) return false;
+      try {
+        await c.query('SELECT 1');
+      } catch {
+        return false; // the connection is going: 'error' or 'end' drops it
+      }
+      if (client !== c) return false;
+    } else if (!readDataVersion()) return false;
+    checkedAt = Math.max(checkedAt, at);
+    return true;
+  };
   const readDataVersion = (): boolean => {
     if (conn.dialect !== 'sqlite') return false;
     versionStmt ??= conn.db.prepare('PRAGMA data_version').pluck();
-    checkedAt = performance.now();
     const v = versionStmt.get();
     if (v === dataVersion) return true;
     if (dataVersion !== null) authChangedHere();
@@ -130,20 +145,8 @@ export function signals(conn: Connection): Store['signals'] {
     async authChanged() {
       authChangedHere();
       if (!ds || closed) return;
-      const id = `${nonce}:${++sent}`;
-      const heard = client
-        ? new Promise<void>((resolve) => {
-            const t = setTimeout(done, ECHO_MS);
-            function done() {
-              clearTimeout(t);
-              echoes.delete(id);
-              resolve();
-            }
-            echoes.set(id, done);
-          })
-        : null;
-      await ds.query(`SELECT pg_notify($1, $2)`, [AUTH, id]);
-      await heard;
+      // committed when this resolves: every other process's next check hears it (see check above)
+      await ds.query(`SELECT pg_notify($1, $2)`, [AUTH, nonce]);
     },
     onAuthChange(fn) {
       authListeners.add(fn);
@@ -151,14 +154,15 @@ export function signals(conn: Connection): Store['signals'] {
       return () => authListeners.delete(fn);
     },
     async authCacheable(since) {
-      if (closed) return false;
-      if (ds) return client !== null;
-      if (since !== undefined && checkedAt >= since) return true; // read after `since`: it saw what came before
-      // each read takes SQLite's shared-memory lock (~5-30 µs): the requests of one turn share the next one
+      if (closed || (ds && client === null)) return false;
+      // checked after `since`: it saw what came before (PostgreSQL: while the connection that listens holds)
+      if (since !== undefined && checkedAt >= since) return ds ? client !== null : true;
+      // the requests of one turn share one check, at its end (SQLite: each read takes the file's shared-memory
+      // lock, ~5-30 µs)
       batch ??= new Promise((resolve) =>
         setImmediate(() => {
           batch = null;
-          resolve(!closed && readDataVersion());
+          resolve(closed ? false : check());
         }),
       );
       return batch;
@@ -169,7 +173,6 @@ export function signals(conn: Connection): Store['signals'] {
       const c = client;
       client = null;
       c?.release(true);
-      for (const done of echoes.values()) done();
     },
   };
 }

@@ -193,7 +193,8 @@ export interface Store extends RunStore {
     /**
      * Whether copies of accounts, tokens and sessions may be used now (false: read the database), once every
      * change made before this call has been seen. `since` (performance.now()): a check made after that moment
-     * is good enough (SQLite reads data_version once per turn of the event loop for all who ask).
+     * is good enough (one check per turn of the event loop, at its end, serves all who ask: SQLite reads
+     * data_version; PostgreSQL has read the notifications that came in that turn).
      */
     authCacheable(since?: number): Promise<boolean>;
     close(): void;
