@@ -18,6 +18,8 @@ import type { Store } from './types.js';
 const QUEUE = 'labdeck_queue';
 const AUTH = 'labdeck_auth';
 const HOSTS = 'labdeck_hosts';
+/** How long a check for auth changes waits for the listening connection (then it is dropped and reopened). */
+export const CHECK_MS = 5000;
 
 interface PgClient {
   query(sql: string, values?: unknown[]): Promise<unknown>;
@@ -46,16 +48,19 @@ export function signals(conn: Connection): Store['signals'] {
     retry.unref();
   };
 
+  /** The listening connection `c` is gone or stuck: drop it, open another in a second. */
+  const drop = (c: PgClient) => {
+    if (client !== c) return;
+    client = null;
+    c.release(true);
+    retryLater();
+  };
+
   const open = async () => {
     try {
       const pool = (ds!.driver as unknown as { master: { connect(): Promise<PgClient> } }).master;
       const c = await pool.connect();
-      const lost = () => {
-        if (client !== c) return;
-        client = null;
-        c.release(true);
-        retryLater();
-      };
+      const lost = () => drop(c);
       c.on('notification', (msg) => {
         if (msg.channel === QUEUE) for (const fn of queueListeners) fn();
         if (msg.channel === HOSTS) {
@@ -105,12 +110,14 @@ export function signals(conn: Connection): Store['signals'] {
     if (ds) {
       const c = client;
       if (!c) return false;
-      try {
-        await c.query('SELECT 1');
-      } catch {
-        return false; // the connection is going: 'error' or 'end' drops it
-      }
-      if (client !== c) return false;
+      let timer: NodeJS.Timeout | undefined;
+      const answered = await Promise.race([
+        c.query('SELECT 1').then(() => true, () => false), // failed: 'error' or 'end' drops it
+        new Promise<false>((resolve) => (timer = setTimeout(resolve, CHECK_MS, false))),
+      ]);
+      clearTimeout(timer);
+      if (!answered) drop(c); // a connection that does not answer (the database's PC went away) is not trusted
+      if (!answered || client !== c) return false;
     } else if (!readDataVersion()) return false;
     checkedAt = Math.max(checkedAt, at);
     return true;

@@ -10,6 +10,7 @@ import request from 'supertest';
 import { createApp } from '../../server/app.js';
 import { createRuntime } from '../../core/runtime.js';
 import { dataSourceOf } from '../../core/store/index.js';
+import { CHECK_MS } from '../../core/store/signals.js';
 import { cookieValue, sign, unsign } from '../../server/session.js';
 import { DbSessionStore, TOUCH_EVERY_MS } from '../../server/session-store.js';
 import { testDbUrl } from '../helpers/db.js';
@@ -179,6 +180,19 @@ describe('the session cookie', () => {
         await request(a.app).post('/app/auth/logout').set('Cookie', third).expect(302);
         await onB(third).expect(401);
         await busy;
+
+        // a listening connection that stops answering (the database's PC went away) holds a request at most
+        // CHECK_MS: then B reads the database, and opens another connection
+        const fourth = setCookieOf(await login(a.app, 'two'))!.split(';')[0];
+        const stuck = pool._clients.find((c) => c.listenerCount('notification') > 0)!;
+        const held = stuck.query(`SELECT pg_sleep(${CHECK_MS / 1000 + 5})`).catch(() => 'dropped');
+        const t0 = Date.now();
+        await onB(fourth).expect(200);
+        expect(Date.now() - t0).toBeGreaterThanOrEqual(CHECK_MS - 100);
+        expect(Date.now() - t0).toBeLessThan(CHECK_MS + 2000);
+        expect(await held).toBe('dropped');
+        await request(a.app).post('/app/auth/logout').set('Cookie', fourth).expect(302);
+        await onB(fourth).expect(401);
       }
     } finally {
       for (const h of hosts) {
