@@ -7,9 +7,10 @@
  * - messages between hosts (JSON): a run control asked on one host for a task another runs, and its answer.
  *
  * PostgreSQL: LISTEN/NOTIFY on one connection of its own, opened again after it drops; while it is down no
- * copy is trusted, and while it holds, each check for auth changes is a query on it (see `check`). SQLite: processes on one file cannot signal each other, so queue wake-ups are the hosts'
- * heartbeats, and auth copies are trusted only while `PRAGMA data_version` (which moves when another
- * connection commits) stays put: one synchronous read per check, no disk access.
+ * copy is trusted, and while it holds, each check for auth changes is a query on it (see `check`).
+ * SQLite: processes on one file cannot signal each other, so queue wake-ups are the hosts' heartbeats, and
+ * auth copies are trusted only while `PRAGMA data_version` (which moves when another connection commits)
+ * stays put: one synchronous read per check, no disk access.
  */
 import { randomBytes } from 'node:crypto';
 import type { Connection } from './sql.js';
@@ -162,8 +163,7 @@ export function signals(conn: Connection): Store['signals'] {
     },
     async authCacheable(since) {
       if (closed || (ds && client === null)) return false;
-      // checked after `since`: it saw what came before (PostgreSQL: while the connection that listens holds)
-      if (since !== undefined && checkedAt >= since) return ds ? client !== null : true;
+      if (since !== undefined && checkedAt >= since) return true; // checked after `since`: it saw what came before
       // the requests of one turn share one check, at its end (SQLite: each read takes the file's shared-memory
       // lock, ~5-30 µs)
       batch ??= new Promise((resolve) =>
