@@ -1,8 +1,9 @@
 /**
  * The HTTP server `lab serve` answers on (server/http-server.ts): its requests and responses are made with
- * every field that answering adds to them already there, so V8 keeps them as fast objects (issue 16). Here
- * every request of the busy paths (calls with a token and with a session, pages, API reads, errors) is
- * watched, and any field it gains while being answered is named: declare it in LabRequest or LabResponse.
+ * every field that answering adds to them already there, so V8 keeps one shape for them (issue 16). Here
+ * every request of the busy paths (calls with a token and with a session, pages, API reads, errors, and
+ * ivoryOS's call and status) is watched, and any field it gains while being answered is named: declare it
+ * in LabRequest or LabResponse.
  */
 import { Socket, type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -93,8 +94,12 @@ describe("lab serve's HTTP server", () => {
       () => fetch(`${base}/app/nothing-here`, { headers: token }),
       () => fetch(`${base}/app/nothing-here`, { headers: session }),
       () => fetch(`${base}/app/instruments`, { redirect: 'manual' }), // not logged in: to the login page
+      // ivoryOS's routes, for the labs' existing clients (docs/ivoryos.md)
+      () => fetch(`${base}/ivoryos/instruments/deck.noop`, { method: 'POST', headers: { ...token, ...json }, body: JSON.stringify({ hidden_name: 'ping' }) }),
+      () => fetch(`${base}/ivoryos/instruments/deck.noop`, { method: 'POST', headers: { ...session, ...json, accept: 'application/json' }, body: JSON.stringify({ hidden_name: 'ping' }) }),
+      () => fetch(`${base}/ivoryos/executions/status`, { headers: token }),
     ]);
-    expect(statuses).toEqual([200, 200, 200, 400, 200, 200, 200, 200, 200, 404, 404, 302]);
+    expect(statuses).toEqual([200, 200, 200, 400, 200, 200, 200, 200, 200, 404, 404, 302, 200, 200, 200]);
     expect(gained).toEqual([]);
   });
 });
