@@ -22,11 +22,11 @@ beforeAll(async () => {
   server = createHttpServer(lab.app);
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     seen++;
-    const before = { req: new Set(Object.keys(req)), res: new Set(Object.keys(res)) };
+    const before = { req: new Set(Reflect.ownKeys(req)), res: new Set(Reflect.ownKeys(res)) };
     const label = `${req.method} ${req.url}`;
     res.once('close', () => {
       for (const [name, o] of [['req', req], ['res', res]] as const) {
-        for (const k of Object.keys(o)) if (!before[name].has(k)) gained.push(`${label}: ${name}.${k}`);
+        for (const k of Reflect.ownKeys(o)) if (!before[name].has(k)) gained.push(`${label}: ${name}.${String(k)}`);
       }
     });
   });
