@@ -6,6 +6,8 @@ import { readdirSync, readFileSync, statSync, rmSync, writeFileSync } from 'node
 import { createRequire } from 'node:module';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
+const requireHere = createRequire(import.meta.url);
+
 const roots = ['core', 'server', 'cli', 'plugins', 'examples'];
 const sources = [];
 const walk = (dir) => {
@@ -40,7 +42,7 @@ await build({
 // node_modules' CommonJS copy (they use only zod's pure helpers); English, the default, is in the file. They
 // were a third of its size: ~10 ms of start-up. The file is minified: ~7 ms more.
 const VENDOR_ZOD = 'dist/vendor/zod.js';
-const zodLocales = createRequire(import.meta.url).resolve('zod/v4/locales/index.js');
+const zodLocales = requireHere.resolve('zod/v4/locales/index.js');
 const localesOnDemand = {
   name: 'zod-locales-on-demand',
   setup(b) {
@@ -102,7 +104,7 @@ const importedAsBuilt = {
 };
 // Of react-dom/server, only the renderer pages use (renderToStaticMarkup, server/http.ts), in its production
 // build: the package's entry loads its streaming renderer too.
-const reactDomServer = join(dirname(createRequire(import.meta.url).resolve('react-dom/package.json')), 'cjs/react-dom-server-legacy.node.production.js');
+const reactDomServer = join(dirname(requireHere.resolve('react-dom/package.json')), 'cjs/react-dom-server-legacy.node.production.js');
 const pageRendererOnly = { name: 'page-renderer-only', setup: (b) => b.onResolve({ filter: /^react-dom\/server$/ }, () => ({ path: reactDomServer })) };
 const lab = await build({
   entryPoints: { main: 'cli/main.ts' },

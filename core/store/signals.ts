@@ -119,18 +119,18 @@ export function signals(conn: Connection): Store['signals'] {
       clearTimeout(timer);
       if (!answered) drop(c); // a connection that does not answer (the database's PC went away) is not trusted
       if (!answered || client !== c) return false;
-    } else if (!readDataVersion()) return false;
+    } else readDataVersion();
     checkedAt = Math.max(checkedAt, at);
     return true;
   };
-  const readDataVersion = (): boolean => {
-    if (conn.dialect !== 'sqlite') return false;
+  /** SQLite: drops the copies when another connection committed since the last read. */
+  const readDataVersion = (): void => {
+    if (conn.dialect !== 'sqlite') return;
     versionStmt ??= conn.db.prepare('PRAGMA data_version').pluck();
     const v = versionStmt.get();
-    if (v === dataVersion) return true;
-    if (dataVersion !== null) authChangedHere();
+    if (v === dataVersion) return;
+    if (dataVersion !== null) authChangedHere(); // dropped: what is copied from now on is current
     dataVersion = v;
-    return true; // the copies were just dropped: what is copied from now on is current
   };
 
   return {

@@ -15,7 +15,9 @@ let server: Server;
 let base: string;
 /** What each request and its response gained while answered: "POST /app/instruments/noop: req.user". */
 const gained: string[] = [];
+/** Requests that arrived, and those whose watch has read them (at their response's 'close'). */
 let seen = 0;
+let read = 0;
 
 beforeAll(async () => {
   lab = await startLab();
@@ -28,6 +30,7 @@ beforeAll(async () => {
       for (const [name, o] of [['req', req], ['res', res]] as const) {
         for (const k of Reflect.ownKeys(o)) if (!before[name].has(k)) gained.push(`${label}: ${name}.${String(k)}`);
       }
+      read++;
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -48,8 +51,8 @@ async function answered(requests: (() => Promise<Response>)[]): Promise<number[]
     await res.arrayBuffer();
     statuses.push(res.status);
   }
-  await new Promise((r) => setTimeout(r, 50));
-  expect(seen - from).toBe(requests.length);
+  for (const end = Date.now() + 5000; read < seen && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  expect([seen - from, read]).toEqual([requests.length, seen]);
   return statuses;
 }
 
