@@ -16,7 +16,7 @@ import { createApprovalRepository } from './approval-repos.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
-import { Sql, type Connection } from './sql.js';
+import { lockId, Sql, type Connection } from './sql.js';
 import { migrateSqlite, openSqlite } from './sqlite.js';
 import type { Store } from './types.js';
 
@@ -63,6 +63,9 @@ export function redact(url: string): string {
   return url.replace(/^([a-z]+:\/\/[^:/@]*:)[^@]*@/i, '$1***@');
 }
 
+/** The advisory lock that labdecks migrating one PostgreSQL database hold in turn. */
+const MIGRATION_LOCK = lockId('labdeck.migrations');
+
 /**
  * PostgreSQL: a TypeORM DataSource, migrated. Full durability (the server's default synchronous_commit=on): a
  * shared lab database keeps every committed record even if the database server itself crashes.
@@ -82,7 +85,16 @@ async function openPostgres(url: string, logging: boolean): Promise<DataSource> 
   });
   try {
     await ds.initialize();
-    await ds.runMigrations({ transaction: 'all' });
+    // labdecks starting together on a new database take turns (as SQLite's BEGIN IMMEDIATE makes them):
+    // the first migrates, the others then find nothing left to do instead of creating the same tables
+    const lock = ds.createQueryRunner();
+    try {
+      await lock.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      await ds.runMigrations({ transaction: 'all' });
+    } finally {
+      await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+      await lock.release();
+    }
   } catch (e) {
     if (ds.isInitialized) await ds.destroy().catch(() => undefined);
     throw e;

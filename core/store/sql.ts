@@ -208,7 +208,7 @@ export class Sql {
 }
 
 /** The advisory lock number of an `exclusive` key (FNV-1a: the same in every process). */
-function lockId(key: string): number {
+export function lockId(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
   return h >>> 0;

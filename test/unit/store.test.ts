@@ -8,12 +8,13 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LabError } from '../../core/errors.js';
+import { postgresMigrations } from '../../core/store/migrations/postgres/index.js';
 import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
 import { Sql } from '../../core/store/sql.js';
 import { migrateSqlite, openSqlite } from '../../core/store/sqlite.js';
 import type { NewStep, Store } from '../../core/store/types.js';
-import { testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
+import { postgresTestDb, testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 
 /** Every migration, by name, in order: the same list for both dialects. */
@@ -431,6 +432,24 @@ describe(`re-opening (${dialect})`, () => {
     } finally {
       await db.drop();
       fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('two labdecks opening one new PostgreSQL database at once (whatever LABDECK_TEST_DB says)', () => {
+  it('both open it: one migrates, the other waits for it and finds nothing left to do', async () => {
+    const db = await postgresTestDb();
+    const dirs = [0, 1].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'labdeck-twopg-')));
+    const opened = await Promise.allSettled(dirs.map((dataDir) => openStore({ url: db.url, dataDir })));
+    try {
+      expect(opened.map((o) => (o.status === 'rejected' ? String(o.reason) : 'opened'))).toEqual(['opened', 'opened']);
+      const ran = (await dataSourceOf((opened[0] as PromiseFulfilledResult<Store>).value).query('SELECT "name" FROM "migrations"')) as { name: string }[];
+      expect(ran.map((r) => r.name).sort()).toEqual([...new Set(ran.map((r) => r.name))].sort()); // each once
+      expect(ran).toHaveLength(postgresMigrations.length);
+    } finally {
+      for (const o of opened) if (o.status === 'fulfilled') await o.value.close();
+      await db.drop();
+      for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
     }
   });
 });
