@@ -4,7 +4,7 @@
  * maps a key to an operator action — so tests render any state to a string with ink's `renderToString`.
  * The one stateful piece, `LiveRun`, only subscribes to a `RunModel` and forwards keys.
  */
-import { Box, Text, useInput, type Key } from 'ink';
+import { Box, render, Text, useInput, type Key } from 'ink';
 import { useSyncExternalStore } from 'react';
 import { availableControls, CONTROL_LABEL, liveFlags, SITUATION, situationOf, statusAlerts, type Situation } from '../core/runner/controls.js';
 import type { RunnerEvent, RunnerStatus } from '../core/runner/index.js';
@@ -325,4 +325,13 @@ export function LiveRun({ model, onAction }: { model: RunModel; onAction(a: KeyA
     if (a) onAction(a);
   });
   return <RunView state={state} />;
+}
+
+/**
+ * Draw the live view on a terminal until `unmount`. JSX and ink's `render` are imported here, statically: the
+ * `lab` bundle turns a dynamic `import('react')` of a CommonJS package into a namespace with only `default`,
+ * so a caller destructuring `createElement` from it got undefined there (and only there).
+ */
+export function mountLive(model: RunModel, onAction: (a: KeyAction) => void, streams: { stdout: NodeJS.WriteStream; stdin: NodeJS.ReadStream; stderr: NodeJS.WriteStream }) {
+  return render(<LiveRun model={model} onAction={onAction} />, { ...streams, exitOnCtrlC: false });
 }

@@ -290,15 +290,15 @@ function plainSink(io: CliIO, start: StartInfo, { pairs }: View): Sink {
   };
 }
 
-async function inkSink(io: CliIO, start: StartInfo, onAction: (a: KeyAction, model: RunModel) => void, { initialState, LiveRun, RunModel }: View): Promise<Sink> {
-  const [{ render }, { createElement }] = await Promise.all([import('ink'), import('react')]);
+async function inkSink(io: CliIO, start: StartInfo, onAction: (a: KeyAction, model: RunModel) => void, { initialState, mountLive, RunModel }: View): Promise<Sink> {
   const model = new RunModel(
     initialState({ workflow: start.workflow, version: start.version, file: start.file, iterations: start.iterations, interactive: true, taskId: start.taskId }),
   );
-  const app = render(
-    createElement(LiveRun, { model, onAction: (a: KeyAction) => onAction(a, model) }),
-    { stdout: io.stdout as NodeJS.WriteStream, stdin: io.stdin as NodeJS.ReadStream, stderr: io.stderr as NodeJS.WriteStream, exitOnCtrlC: false },
-  );
+  const app = mountLive(model, (a: KeyAction) => onAction(a, model), {
+    stdout: io.stdout as NodeJS.WriteStream,
+    stdin: io.stdin as NodeJS.ReadStream,
+    stderr: io.stderr as NodeJS.WriteStream,
+  });
   if (start.savedNow) model.dispatch({ type: 'notice', text: `${start.file} saved as version ${start.version} of ${start.workflow}` });
   return {
     event: (e) => model.dispatch(e),
@@ -427,12 +427,21 @@ async function execute(
   signals.on('SIGTERM', quit);
   const t0 = performance.now();
   try {
+    // The view is loaded before the task is queued: a view that cannot load must not leave a run started.
+    const view = await import('./run-view.js');
     const task = await runner.submit({ workflow: loaded.definition.name, ...rows, userId: null });
     taskId = task.id;
     const iterations = workflowIterations(task.payload as WorkflowPayload).total;
     const start: StartInfo = { workflow: loaded.definition.name, version: loaded.version, file: loaded.file, savedNow: loaded.savedNow, taskId: task.id, iterations };
-    const view = await import('./run-view.js');
-    sink = mode === 'json' ? jsonSink(io, start) : mode === 'plain' ? plainSink(io, start, view) : await inkSink(io, start, onAction, view);
+    try {
+      sink = mode === 'json' ? jsonSink(io, start) : mode === 'plain' ? plainSink(io, start, view) : await inkSink(io, start, onAction, view);
+    } catch (e) {
+      // The run has started: end it as an abort does (its cleanup phase runs), never leave it "running".
+      sink = plainSink(io, start, view);
+      sink.note(`the live view failed (${errorText(e)}): aborting the run; its cleanup phase runs`);
+      autoAborted = `the live view failed: ${errorText(e)}`;
+      runner.abortNextTask().catch(() => undefined);
+    }
     for (const e of early.splice(0)) handle(e);
 
     const result = await ended;

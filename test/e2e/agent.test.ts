@@ -7,11 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { spawnServer } from './server.js';
+import { LAB_BIN, installedFile } from './installed.js';
 
-const deck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const deck = installedFile('test/fixtures/runner/deck.ts');
+const bin = LAB_BIN;
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
 
 describe('lab agent, a real process', () => {

@@ -11,8 +11,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { CHROMIUM, login, pageErrors, startServer, type Served } from './server.js';
 import { REACTOR } from '../helpers/workflows.js';
+import { LAB_BIN } from './installed.js';
 
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const bin = LAB_BIN;
 const SCREENSHOT = fileURLToPath(new URL('../../docs/screenshots/approvals.png', import.meta.url));
 
 /** What a tool answered: the JSON of its text content. */

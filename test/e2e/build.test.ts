@@ -4,12 +4,13 @@
  * renderer are not in the `lab` bundle.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import * as zod from 'zod';
+import { installedFile } from './installed.js';
 
 type Zod = typeof zod;
-const built = (): Promise<Zod> => import(pathToFileURL(resolve('dist/vendor/zod.js')).href) as Promise<Zod>;
+const built = (): Promise<Zod> => import(pathToFileURL(installedFile('dist/vendor/zod.js')).href) as Promise<Zod>;
 
 describe('the built zod (dist/vendor/zod.js)', () => {
   afterEach(async () => (await built()).config((await built()).locales.en()));
@@ -18,7 +19,7 @@ describe('the built zod (dist/vendor/zod.js)', () => {
     const z = await built();
     expect(Object.keys(z.locales).sort()).toEqual(Object.keys(zod.locales).sort());
     expect(z.core.locales).toBe(z.locales);
-    const text = readFileSync('dist/vendor/zod.js', 'utf8');
+    const text = readFileSync(installedFile('dist/vendor/zod.js'), 'utf8');
     expect(text).not.toContain('Ungültige Eingabe'); // German messages are not in the file…
     z.config(z.locales.de()); // …yet they work
     expect(z.string().safeParse(5).error!.issues[0]!.message).toBe('Ungültige Eingabe: erwartet string, erhalten Zahl');
@@ -30,7 +31,7 @@ describe('the built zod (dist/vendor/zod.js)', () => {
 });
 
 describe('the lab bundle (dist/lab/)', () => {
-  const bundle = readdirSync('dist/lab').filter((f) => f.endsWith('.js')).map((f) => readFileSync(join('dist/lab', f), 'utf8'));
+  const bundle = readdirSync(installedFile('dist/lab')).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(installedFile('dist/lab'), f), 'utf8'));
 
   it("carries React's production builds only, and of react-dom/server only the page renderer", () => {
     const all = bundle.join('\n');

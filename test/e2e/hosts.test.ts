@@ -8,14 +8,14 @@ import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { openStore, type Store } from '../../core/store/index.js';
 import { postgresTestDb } from '../helpers/db.js';
 import { spawnServer } from './server.js';
+import { LAB_BIN, installedFile } from './installed.js';
 
-const deck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const deck = installedFile('test/fixtures/runner/deck.ts');
+const bin = LAB_BIN;
 const LEASE_MS = 1500;
 process.env.LABDECK_LEASE_MS = String(LEASE_MS); // the servers and lab run inherit it
 

@@ -9,14 +9,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { postgresTestDb } from '../helpers/db.js';
 import { spawnServer } from './server.js';
 import { takeEvents } from '../helpers/sse.js';
+import { LAB_BIN, installedFile } from './installed.js';
 
-const tsDeck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
-const pyDeck = fileURLToPath(new URL('../fixtures/python/deck.py', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const tsDeck = installedFile('test/fixtures/runner/deck.ts');
+const pyDeck = installedFile('test/fixtures/python/deck.py');
+const bin = LAB_BIN;
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
 
 const TWO_PCS = {

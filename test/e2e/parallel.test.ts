@@ -4,10 +4,10 @@
  * (test/unit/runner-parallel.test.ts) and over HTTP (test/api/parallel.test.ts).
  */
 import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { LAB_BIN } from './installed.js';
 
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const bin = LAB_BIN;
 
 it('lab serve --parallel with anything but a positive whole number exits 2 with a message', async () => {
   for (const bad of ['0', '-2', 'two', '1.5']) {

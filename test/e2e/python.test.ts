@@ -4,11 +4,11 @@
  * forms generated from the Python type hints, reads what the driver printed in the call record, sees a driver
  * exception reported, and runs a workflow over the Python instruments and reads its record.
  */
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM, login, pageErrors, startServer, type Served } from './server.js';
+import { installedFile } from './installed.js';
 
-const DECK = fileURLToPath(new URL('../fixtures/python/deck.py', import.meta.url));
+const DECK = installedFile('test/fixtures/python/deck.py');
 
 describe('a scientist with a Python deck in Chromium', () => {
   // serverAndBrowser() starts the demo deck and takes no arguments: start the server with the deck here

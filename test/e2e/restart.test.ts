@@ -9,11 +9,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { openStore, type StepRow } from '../../core/store/index.js';
 import { spawnServer } from './server.js';
+import { installedFile } from './installed.js';
 
-const deck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
+const deck = installedFile('test/fixtures/runner/deck.ts');
 
 interface Server {
   base: string;

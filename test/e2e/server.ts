@@ -6,10 +6,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { LAB_BIN } from './installed.js';
 
-const bin = fileURLToPath(new URL('../../bin/lab', import.meta.url));
+const bin = LAB_BIN;
 
 export interface Served {
   base: string;
