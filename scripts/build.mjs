@@ -124,9 +124,43 @@ const lab = await build({
   banner: { js: "import { createRequire as __labRequire } from 'node:module'; const require = __labRequire(import.meta.url);" },
   metafile: true,
 });
+// No circle of static imports among labdeck's own modules: in a bundle, a module of a circle can run before a
+// value it imports is assigned (Connect device refused every option field that way, and only in the bundle).
+const circles = importCircles(lab.metafile.inputs);
+if (circles.length) throw new Error(`import circles, each a set of modules that import one another (break them, e.g. with a dynamic import where the value is used):\n${circles.map((c) => `  ${c.join(', ')}`).join('\n')}`);
 // a second copy of any of them in the bundle would break plugins (or the console) without a build error
 const copied = Object.keys(lab.metafile.inputs).filter((f) => asBuilt(resolve(f.replace(/\.ts$/, '.js'))) || f.includes('node_modules/zod/'));
 if (copied.length) throw new Error(`dist/lab/ must import these from dist/ as built, not bundle them: ${copied.join(', ')}`);
+
+/** The circles of static imports among the project's own files (Tarjan's strongly connected components). */
+function importCircles(inputs) {
+  const own = (f) => !f.includes('node_modules/');
+  const edges = new Map(Object.entries(inputs).filter(([f]) => own(f)).map(([f, i]) => [f, i.imports.filter((x) => x.kind === 'import-statement' && !x.external && own(x.path)).map((x) => x.path)]));
+  const index = new Map(), low = new Map(), stack = [], onStack = new Set(), found = [];
+  const visit = (v) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v));
+    stack.push(v);
+    onStack.add(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v), low.get(w)));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v), index.get(w)));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const scc = [];
+    let w;
+    do {
+      w = stack.pop();
+      onStack.delete(w);
+      scc.push(w);
+    } while (w !== v);
+    if (scc.length > 1) found.push(scc.sort());
+  };
+  for (const v of edges.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
 
 await build({
   entryPoints: ['server/client/app.ts'],

@@ -201,8 +201,9 @@ function initControls(base: string) {
         const j = await r.json().catch(() => ({}));
         // the answer is the status after: shown at once, unless the stream has told newer since (a short run's
         // cleanup and end can come before this answer; the runner streams every change of its status)
-        if (r.ok && view.statuses === seen) showStatus(j as Status, base);
-        else $('live-alert')!.prepend(alertBox('secondary', j.error?.message ?? `Failed (${r.status}).`));
+        // (an answer that came after newer news is a success all the same: never reported as a failure)
+        if (!r.ok) $('live-alert')!.prepend(alertBox('secondary', j.error?.message ?? `Failed (${r.status}).`));
+        else if (view.statuses === seen) showStatus(j as Status, base);
       });
     }),
   );

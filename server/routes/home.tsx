@@ -10,7 +10,6 @@ import { LOGO_MAX_BYTES } from '../../core/branding.js';
 import { LabError } from '../../core/errors.js';
 import { projectRoot } from '../../core/paths.js';
 import type { Runtime } from '../../core/runtime.js';
-import { routes } from '../catalogue.js';
 import { ctxOf } from '../context.js';
 import { empty, error, json, page, pageOrJson, redirect, type ResponseObject } from '../api-doc.js';
 import { asLabError, render, url, wantsJson } from '../http.js';
@@ -18,6 +17,13 @@ import { handle, route } from '../route.js';
 import { HelpPage, LabHome, type LabHomeData } from '../views/home.js';
 import { listRecords } from '../../core/records/index.js';
 import { queueStatusLabel } from '../../core/runner/controls.js';
+
+/**
+ * The list of every route, loaded when a page first needs it: it imports every route module, this one too,
+ * and a static import would be a circle (in the `lab` bundle, a module of the circle then runs before what it
+ * uses is assigned; scripts/build.mjs refuses any circle).
+ */
+const catalogue = () => import('../catalogue.js');
 
 const SECTION = 'Home';
 
@@ -207,6 +213,7 @@ export function homeRoutes(runtime: Runtime): Router {
     );
 
   handle(r, HOME_ROUTES.home, async (req, res, { query }) => {
+    const { routes } = await catalogue();
     if (wantsJson(req)) {
       return res.json({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) });
     }

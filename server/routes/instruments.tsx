@@ -10,7 +10,6 @@ import type { MethodPrefs } from '../../core/store/types.js';
 import { ctxOf } from '../context.js';
 import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
 import { asLabError, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
-import { generateProxy } from '../proxy.js';
 import { handle, route, type FormAgain } from '../route.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
 
@@ -277,7 +276,9 @@ export function instrumentRoutes(runtime: Runtime): Router {
     render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} />);
   });
 
-  handle(r, R.proxy, (req, res, { query: { lang } }) => {
+  handle(r, R.proxy, async (req, res, { query: { lang } }) => {
+    // loaded on first use: the client generator reads the list of every route, which imports this module
+    const { generateProxy } = await import('../proxy.js');
     const base = `${req.protocol}://${req.get('host')}${url(req, '')}`;
     const { filename, content } = generateProxy(lang, deck.list(), { defaultBaseUrl: base });
     res.attachment(filename).type(lang === 'python' ? 'text/x-python' : 'text/plain').send(content);
