@@ -389,9 +389,11 @@ export class Accounts {
     return { token, row };
   }
 
+  /** Revoke one of the user's tokens; the token as it was. */
   async revokeToken(userId: number, id: number) {
-    const ok = await this.store.tokens.revoke(userId, id);
-    if (!ok) throw new LabError('not_found', `No token ${id} on this account.`);
+    const token = (await this.store.tokens.list(userId)).find((t) => t.id === id);
+    if (!token || !(await this.store.tokens.revoke(userId, id))) throw new LabError('not_found', `No token ${id} on this account.`);
+    return token;
   }
 
   tokens(userId: number) {

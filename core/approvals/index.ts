@@ -189,6 +189,11 @@ export class Approvals {
     return this.opts.store.approvals.list(which, new Date(), limit);
   }
 
+  /** A token was revoked by `by`: its pending requests are rejected, saying so (an approval could never run them). */
+  tokenRevoked(token: { id: number; name: string }, by: { id: number }): Promise<number> {
+    return this.opts.store.approvals.rejectPendingOf(token.id, { reason: `The token "${token.name}" that asked was revoked.`, decidedBy: by.id, decidedAt: new Date() });
+  }
+
   pendingCount(): Promise<number> {
     return this.opts.store.approvals.pending(new Date());
   }

@@ -58,6 +58,15 @@ export function createApprovalRepository(sql: Sql): Store['approvals'] {
       );
       return n === 1;
     },
+    rejectPendingOf(tokenId, d) {
+      return sql.run(`UPDATE "approvals" SET "status" = 'rejected', "decided_by" = ?, "decided_at" = ?, "reason" = ? WHERE "token_id" = ? AND "status" = 'pending' AND "expires_at" > ?`, [
+        d.decidedBy,
+        d.decidedAt,
+        d.reason,
+        tokenId,
+        d.decidedAt,
+      ]);
+    },
     async setOutcome(id, outcome) {
       await sql.run(`UPDATE "approvals" SET "outcome" = ? WHERE "id" = ?`, [encodeJson(outcome, 'outcome'), id]);
     },

@@ -165,6 +165,8 @@ export interface Store extends RunStore {
     decide(id: number, d: { status: 'approved' | 'rejected'; decidedBy: number; reason: string | null; decidedAt: Date }): Promise<boolean>;
     /** What came of an approved request (the call's output or error, the task it queued). */
     setOutcome(id: number, outcome: unknown): Promise<void>;
+    /** Reject every pending request a token made (it was revoked: none of them can run); how many. */
+    rejectPendingOf(tokenId: number, d: { reason: string; decidedBy: number; decidedAt: Date }): Promise<number>;
   };
   audit: {
     add(a: { userId: number | null; action: string; detail: unknown }): Promise<void>;

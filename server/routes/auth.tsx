@@ -291,13 +291,13 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   );
 
   handle(r, AUTH_ROUTES.signupForm, async (req, res) => {
-    render(res, <SignupPage ctx={await ctxOf(req)} first={(await runtime.store.users.count()) === 0} />);
+    render(res, <SignupPage ctx={await ctxOf(req)} first={(await runtime.store.users.count()) === 0} closed={!(await accounts.signupOpen())} />);
   });
 
   /** The sign-up form again, with the message and the name typed. */
   const signupAgain = async (req: Request, res: Response, err: LabError, username: unknown) => {
     const first = (await runtime.store.users.count()) === 0;
-    render(res, <SignupPage ctx={await ctxOf(req)} error={err} first={first} username={typeof username === 'string' ? username : ''} />, statusOf(err));
+    render(res, <SignupPage ctx={await ctxOf(req)} error={err} first={first} closed={err.code === 'forbidden'} username={typeof username === 'string' ? username : ''} />, statusOf(err));
   };
 
   handle(
@@ -400,7 +400,8 @@ export function accountRoutes(runtime: Runtime): Router {
   });
 
   handle(r, AUTH_ROUTES.revokeToken, async (req, res, { params }) => {
-    await accounts.revokeToken(req.user!.id, params.id);
+    const token = await accounts.revokeToken(req.user!.id, params.id);
+    await runtime.approvals.tokenRevoked(token, req.user!); // what it asked for can never run now
     if (wantsJson(req)) return res.status(204).end();
     res.redirect(302, url(req, '/account'));
   });

@@ -141,6 +141,16 @@ export const ASSET_ROUTES = {
     params: z.object({ file: z.string().describe("A file of labdeck's own (server/static: app.css, favicon.svg)") }),
     responses: { 200: A_FILE('The file'), 404: NO_ASSET },
   }),
+  favicon: route({
+    method: 'GET',
+    path: '/favicon.ico',
+    section: 'Assets',
+    summary: "The icon, where a browser looks for it by itself (a response that is not a page: a CSV, a page's fragment)",
+    access: 'public',
+    operationId: 'favicon',
+    bare: true,
+    responses: { 200: { description: "labdeck's icon (SVG)", content: { 'image/svg+xml': { schema: { type: 'string' } } } } },
+  }),
   appScript: route({
     method: 'GET',
     path: '/static/app.js',
@@ -181,6 +191,7 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
     if (!rel) throw new LabError('not_found', `No asset /vendor/${file}.`);
     res.sendFile(join(modules, rel), cache);
   });
+  handle(r, ASSET_ROUTES.favicon, (_req, res) => res.type('image/svg+xml').sendFile(join(here, 'favicon.svg'), cache));
   handle(r, ASSET_ROUTES.appScript, (_req, res) => res.sendFile(join(projectRoot, 'dist', 'client', 'app.js'), cache));
   // GET /static/{file} (ASSET_ROUTES.file): the middleware serves it, there is no handler to declare it on
   r.use('/static', express.static(here, { ...cache, index: false, dotfiles: 'deny' }));

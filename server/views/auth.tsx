@@ -72,7 +72,26 @@ export function LoginPage({ ctx, next, error, username, notice }: { ctx: ViewCtx
   );
 }
 
-export function SignupPage({ ctx, error, username, first }: { ctx: ViewCtx; error?: Err; username?: string; first: boolean }) {
+export function SignupPage({ ctx, error, username, first, closed }: { ctx: ViewCtx; error?: Err; username?: string; first: boolean; closed?: boolean }) {
+  // a closed sign-up offers no form that can only answer 403
+  if (closed && !first) {
+    return (
+      <Layout ctx={ctx} title="Sign-up is closed">
+        <div className="row justify-content-center">
+          <div className="col-sm-10 col-md-6 col-lg-4">
+            <h1 className="h3 mb-3">Sign-up is closed</h1>
+            <ErrorList error={error} />
+            <p>
+              An admin of this lab adds accounts: on the Users page, or with <code>lab user add NAME</code> on the lab server.
+            </p>
+            <p className="text-body-secondary">
+              Have an account? <a href={ctx.url('/auth/login')}>Log in</a>
+            </p>
+          </div>
+        </div>
+      </Layout>
+    );
+  }
   return (
     <AuthForm
       ctx={ctx}

@@ -413,6 +413,7 @@ describe('the API document and the API page', () => {
       ['DELETE /workflows/{name}', 404, () => lab.admin.delete('/app/workflows/docs-wf').set('Accept', J)],
       ['GET /api', 200, () => anon().get('/app/api')],
       ['GET /openapi.json', 200, () => anon().get('/app/openapi.json')],
+      ['GET /favicon.ico', 200, () => anon().get('/favicon.ico')],
       ['GET /static/{file}', 200, () => anon().get('/app/static/app.css')],
       ['GET /static/vendor/{file}', 200, () => anon().get('/app/static/vendor/htmx.min.js')],
       ['GET /static/vendor/{file}', 404, () => lab.admin.get('/app/static/vendor/nope.js').set('Accept', J)],

@@ -106,7 +106,7 @@ export function pageErrors(page: Page, expected?: string): string[] {
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !(expected !== undefined && m.text().includes(expected))) errors.push(m.text());
+    if (m.type() === 'error' && !(expected !== undefined && m.text().includes(expected))) errors.push(`${m.text()}${m.location().url ? ` (${m.location().url})` : ''}`);
   });
   return errors;
 }

@@ -53,6 +53,8 @@ export function CampaignPage(props: CampaignPageProps) {
   const def = (current?.definition ?? {}) as { parameters?: WfParam[]; outputs?: string[] };
   const params = def.parameters ?? [];
   const outputs = def.outputs ?? [];
+  // a workflow without parameters or outputs cannot be optimized: the page says why (above) and offers no start
+  const optimizable = params.length > 0 && outputs.length > 0;
   const hints = props.hints ?? (props.methodParams && current ? parameterHints(current.definition, props.methodParams) : {});
   const v = (k: string, fallback?: string) => (values ? (str(values[k]) ?? '') : fallback);
 
@@ -173,17 +175,21 @@ export function CampaignPage(props: CampaignPageProps) {
                   placeholder={`${current?.name} · ${selectedOpt} × n`}
                   defaultValue={v('name')}
                 />
-                <button className="btn btn-primary" type="submit" id="campaign-start">
+                <button className="btn btn-primary" type="submit" id="campaign-start" disabled={!optimizable} title={optimizable ? undefined : `${current?.name} needs parameters and an output to be optimized`}>
                   Start the campaign
                 </button>
               </div>
             </div>
           </form>
 
-          <h2 className="h6 mt-4" id="warm-start-upload">
-            Upload a history file for the warm start
-          </h2>
-          <UploadForm ctx={ctx} kind="history" workflow={current?.name} limitBytes={props.uploadLimit} />
+          {optimizable ? (
+            <>
+              <h2 className="h6 mt-4" id="warm-start-upload">
+                Upload a history file for the warm start
+              </h2>
+              <UploadForm ctx={ctx} kind="history" workflow={current?.name} limitBytes={props.uploadLimit} />
+            </>
+          ) : null}
         </>
       )}
     </Layout>
