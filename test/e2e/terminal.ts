@@ -3,6 +3,9 @@
  * terminal window), a test types keys into it and reads the screen. Each terminal has its own tmux server.
  */
 import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 export interface Terminal {
   /** The screen as the operator sees it now (trailing blank lines dropped). */
@@ -23,8 +26,11 @@ export function openTerminal(argv: string[], opts: { cwd: string; env?: Record<s
   const socket = `labdeck-e2e-${process.pid}-${n++}`;
   const tmux = (...args: string[]) => execFileSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' });
   const env = Object.entries({ ...opts.env, TERM: 'xterm-256color' }).map(([k, v]) => `${k}=${v}`);
-  tmux('new-session', '-d', '-s', 'lab', '-x', String(opts.columns ?? 120), '-y', String(opts.rows ?? 40), '-c', opts.cwd, 'env', '-u', 'CI', '-u', 'CONTINUOUS_INTEGRATION', ...env, ...argv);
-  tmux('set-option', '-t', 'lab', 'remain-on-exit', 'on');
+  // the program's exit code is written by a shell around it (tmux's own #{pane_dead_status} is at times empty)
+  const exitFile = join(tmpdir(), `${socket}.exit`);
+  const run = ['sh', '-c', 'env -u CI -u CONTINUOUS_INTEGRATION "$@"; echo $? > "$0"', exitFile, ...env.length ? ['env', ...env] : [], ...argv];
+  tmux('new-session', '-d', '-s', 'lab', '-x', String(opts.columns ?? 120), '-y', String(opts.rows ?? 40), '-c', opts.cwd, ...run);
+  tmux('set-option', '-t', 'lab', 'remain-on-exit', 'on'); // the last screen stays to be read
   const screen = () => tmux('capture-pane', '-p', '-t', 'lab').replace(/\s+$/, '');
   const until = async <T>(ms: number, probe: () => T | undefined, what: string): Promise<T> => {
     const end = Date.now() + ms;
@@ -45,10 +51,11 @@ export function openTerminal(argv: string[], opts: { cwd: string; env?: Record<s
       }, String(what)),
     exitCode: (ms = 20_000) =>
       until(ms, () => {
-        const [dead, status] = tmux('display-message', '-p', '-t', 'lab', '#{pane_dead} #{pane_dead_status}').trim().split(' ');
-        return dead === '1' && status ? Number(status) : undefined; // (the status is set a moment after the pane dies)
+        const text = existsSync(exitFile) ? readFileSync(exitFile, 'utf8') : '';
+        return /^\d+\n$/.test(text) ? Number(text) : undefined;
       }, 'the program ending'),
     close: () => {
+      rmSync(exitFile, { force: true });
       try {
         tmux('kill-server');
       } catch {
