@@ -220,7 +220,7 @@ export function homeRoutes(runtime: Runtime): Router {
       waiting: waiting.length,
       recent: list.records,
       workflows: workflows.length,
-      instruments: runtime.deck.list(),
+      instruments: runtime.runner.catalogue.list!(), // the Instruments page's list: this deck's and other labdecks'
     };
     render(res, <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />);
   });
