@@ -335,10 +335,11 @@ export class PythonHost extends EventEmitter {
 
   /* -------------------------------------------------------------- operations */
 
-  async loadDeck(file: string, reserved: string[]): Promise<HostInstrument[]> {
-    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[] };
+  /** Run a deck file: its instruments, and the classes they are instances of (connectable too). */
+  async loadDeck(file: string, reserved: string[]): Promise<{ instruments: HostInstrument[]; classes: HostClass[] }> {
+    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[]; classes?: HostClass[] };
     this.history.push({ type: 'load_deck', file });
-    return v.instruments;
+    return { instruments: v.instruments, classes: v.classes ?? [] };
   }
 
   /** Import a module: its driver classes, and its optimizer classes (Optimizer subclasses). */

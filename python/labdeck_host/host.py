@@ -270,6 +270,25 @@ def _where(exc, files):
     return (frame.filename, frame.lineno) if frame else (None, None)
 
 
+def _import_failure(exc, message):
+    """A package the lab's code imports is missing from this interpreter: the message names the import line
+    that failed (the driver's file:line and its statement, not only the deck's line that led there) and says
+    which Python this is, and how to run another (--python PATH)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<") and not os.path.abspath(f.filename).startswith(HOST_DIR + os.sep)]
+    extra = {}
+    if frames:
+        at = frames[-1]
+        statement = (at.line or "").strip()
+        message += "; the import that failed: %s:%s: %s" % (at.filename, at.lineno, statement)
+        extra = {"import_file": at.filename, "import_line": at.lineno, "import_statement": statement}
+    missing = getattr(exc, "name", None)
+    what = "has no module %r" % missing if isinstance(exc, ModuleNotFoundError) and missing else "cannot import it"
+    message += (". This Python (%s) %s: install the package there, or start labdeck with --python PATH "
+                "(or LABDECK_PYTHON) naming the interpreter that has it (the one you run the deck with)") % (sys.executable, what)
+    return message, extra
+
+
 class Host:
     def __init__(self, channel):
         self.channel = channel
@@ -407,7 +426,28 @@ class Host:
         for name, value in found:
             self.instances[name] = value
         self.namespace.update(vars(module))
-        return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found]}
+        classes = self.deck_classes(path, [v for _, v in found])
+        return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found],
+                "classes": [self.class_desc(cid) for cid in classes]}
+
+    def deck_classes(self, path, instances):
+        """The classes of a deck's instruments (its own drivers, from deck.py or the modules it imports) become
+        connectable too, so Connect device offers a second pump like the first. A class some module already
+        made connectable (a plugin file) keeps that entry."""
+        ids = []
+        for obj in instances:
+            cls = type(obj)
+            mod = sys.modules.get(cls.__module__)
+            file = path if cls.__module__ == "__main__" else getattr(mod, "__file__", None) or path
+            cid = "%s::%s" % (os.path.abspath(file), cls.__qualname__)
+            if cid in ids or "<locals>" in cls.__qualname__:
+                continue
+            if cid not in self.classes:
+                if not _has_methods(cls):
+                    continue
+                self.classes[cid] = cls
+            ids.append(cid)
+        return ids
 
     def run_deck(self, path):
         """Run a deck file as `python deck.py` would: as __main__, its folder first on sys.path."""
@@ -470,8 +510,11 @@ class Host:
         file, line = _where(exc, set(files))
         where = " (%s, line %s)" % (os.path.basename(file), line) if file and line else ""
         message = "%s: %s%s" % (type(exc).__name__, exc, where)
+        extra = {}
+        if isinstance(exc, ImportError) and not isinstance(exc, SyntaxError):
+            message, extra = _import_failure(exc, message)
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return HostError("load_error", message, file=file, line=line, traceback=tb, type=type(exc).__name__)
+        return HostError("load_error", message, file=file, line=line, traceback=tb, type=type(exc).__name__, **extra)
 
     def op_load_module(self, msg):
         """Import a driver module (a plugin or an API module); its public classes become connectable. Loading
