@@ -92,7 +92,7 @@ export interface ForeignModules {
    * Run a deck file; `reserved`: names it may not use. Returns its instruments, each with its own driver, and
    * `drivers`: the classes they are instances of, which become connectable (the deck's own drivers).
    */
-  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers?: InstrumentDriver[] }>;
+  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers?: InstrumentDriver[]; sources?: string[] }>;
   /** Import a driver module; its classes become drivers. */
   loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
 }
@@ -739,6 +739,14 @@ export class Deck extends EventEmitter {
     if (fresh.length) this.setFileDrivers(file, 'deck', fresh);
   }
 
+  /** The modules each deck file loaded of its own (a Python deck's files under its folder), by deck file. */
+  private readonly sources = new Map<string, string[]>();
+
+  /** A deck file and its own modules: what to watch for a change that needs the deck loaded again. */
+  sourcesOf(file: string): string[] {
+    return [file, ...(this.sources.get(file) ?? [])];
+  }
+
   /** What a deck or driver module put in the lab: its devices and the drivers it made connectable (an import's answer). */
   addedBy(file: string): { instruments: string[]; drivers: string[] } {
     return {
@@ -781,6 +789,7 @@ export class Deck extends EventEmitter {
     }
     const names = this.addDevices(created);
     this.addDeckDrivers(loaded.file, loaded.drivers ?? []);
+    this.sources.set(loaded.file, loaded.sources ?? []);
     return names;
   }
 

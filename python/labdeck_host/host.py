@@ -270,6 +270,22 @@ def _where(exc, files):
     return (frame.filename, frame.lineno) if frame else (None, None)
 
 
+def _local_modules(deck_path):
+    """The deck's own modules: files under its folder that are imported now (drivers/pump.py of an ivoryOS
+    layout), not installed packages. labdeck watches them with the deck file."""
+    folder = os.path.dirname(os.path.abspath(deck_path)) + os.sep
+    found = set()
+    for mod in list(sys.modules.values()):
+        file = getattr(mod, "__file__", None)
+        if not file:
+            continue
+        file = os.path.abspath(file)
+        if file.startswith(folder) and file.endswith(".py") and "-packages" + os.sep not in file \
+                and not file.startswith(HOST_DIR + os.sep) and file != os.path.abspath(deck_path):
+            found.add(file)
+    return sorted(found)
+
+
 def _import_failure(exc, message):
     """A package the lab's code imports is missing from this interpreter: the message names the import line
     that failed (the driver's file:line and its statement, not only the deck's line that led there) and says
@@ -428,7 +444,7 @@ class Host:
         self.namespace.update(vars(module))
         classes = self.deck_classes(path, [v for _, v in found])
         return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found],
-                "classes": [self.class_desc(cid) for cid in classes]}
+                "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
 
     def deck_classes(self, path, instances):
         """The classes of a deck's instruments (its own drivers, from deck.py or the modules it imports) become

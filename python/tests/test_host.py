@@ -190,6 +190,9 @@ class HostTest(unittest.TestCase):
         self.assertEqual(classes["Noisy"]["file"], os.path.join(self.dir.name, "drivers", "noisy.py"))
         self.assertEqual(classes["Stirrer"]["file"], deck)
         self.assertEqual(classes["Stirrer"]["options"]["properties"]["rpm"]["type"], "integer")
+        # the deck's own modules (watched with the deck file), not the standard library's
+        self.assertEqual(reply["value"]["modules"], [os.path.join(self.dir.name, "drivers", "__init__.py"),
+                                                     os.path.join(self.dir.name, "drivers", "noisy.py")])
         made, _ = self.host.request({"type": "connect", "class": classes["Stirrer"]["id"], "name": "stirrer2", "kwargs": {"rpm": 5}})
         self.assertEqual(made["type"], "result", made)
         call, _ = self.host.request({"type": "call", "instrument": "stirrer2", "method": "stir", "args": {"seconds": 2}})

@@ -221,6 +221,7 @@ export function homeRoutes(runtime: Runtime): Router {
       recent: list.records,
       workflows: workflows.length,
       instruments: runtime.runner.catalogue.list!(), // the Instruments page's list: this deck's and other labdecks'
+      deckChanged: runtime.deckWatch?.changed,
     };
     render(res, <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />);
   });
