@@ -49,7 +49,7 @@ const common = (c: Command) =>
 common(program.command('serve').description('serve the web app'))
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on', port, 8000)
-  .option('--no-watch', 'do not watch plugin folders')
+  .option('--no-watch', 'do not watch plugin folders or the deck')
   .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
   .option('--parallel <n>', 'how many tasks on disjoint instruments run at once (each leases its workflow\'s instruments)', tasksAtOnce, 1)
   .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))

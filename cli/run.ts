@@ -18,8 +18,7 @@
  *
  * The queue: `lab run` submits its task to the queue of the data folder and runs only that. It refuses a
  * data folder whose queue has unfinished tasks (a server's, or a crashed run's: deal with them in
- * `lab serve`), and must not share a data folder with a RUNNING server (two runners, one queue): give it
- * its own `--data-dir`, or use a stopped server's.
+ * `lab serve`). Beside a running server on the same data folder it is another host of the lab (SHARING).
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -472,6 +471,14 @@ async function execute(
 
 /* ------------------------------------------------------------------ registration */
 
+/**
+ * What `lab run` does beside a running `lab serve` on the same data folder or database: said the same way
+ * here and in docs/deploy.md ("lab run beside lab serve"; test/unit/cli-run.test.ts checks both, and that it is so).
+ */
+export const SHARING = `The queue: lab run runs only its own task. It may share a data folder (or --db) with a running
+lab serve: it refuses a workflow with an instrument that server drives (exit 2, naming it), and a queue
+with unfinished tasks; run those in the web app, or give lab run its own --data-dir.`;
+
 const HELP = `
 WORKFLOW is the name of a workflow saved in the database (of --data-dir / --db), or a path to a workflow
 JSON file (it has a / or a . in it). A file is checked against the deck; when it differs from the latest
@@ -494,8 +501,7 @@ log, iteration, run, queue), {"type":"note"}, and last {"type":"end","status",..
 With --json, or when the output is not a terminal, there is no operator: a failed step, or a pause step,
 aborts the run (its cleanup phase runs) and lab run exits 1.
 
-The queue: lab run runs only its own task. It refuses a data folder whose queue has unfinished tasks,
-and must not share one with a RUNNING lab serve: use its own --data-dir, or a stopped server's.
+${SHARING}
 
 Exit codes: 0 completed; 1 failed, stopped or aborted; 2 bad input (unknown workflow, invalid workflow
 or config file, bad options).

@@ -8,6 +8,7 @@ import { Accounts, type AccountsOptions } from './accounts/index.js';
 import { Approvals } from './approvals/index.js';
 import { BrandingService } from './branding.js';
 import { Deck } from './deck/index.js';
+import { DeckWatch } from './deck/watch.js';
 import { FileStore } from './files/store.js';
 import { PluginHost } from './plugins/index.js';
 import { Agents } from './hosts/agent.js';
@@ -69,6 +70,8 @@ export interface Runtime {
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
   readonly files: FileStore;
+  /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
+  readonly deckWatch: DeckWatch | null;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
   close(): Promise<void>;
 }
@@ -82,10 +85,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   python.attach(deck);
   const pluginDirs = [firstPartyPluginsDir(), ...(options.pluginDirs ?? [resolve('lab-plugins')]).map((d) => resolve(d))];
   const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true, foreign: python });
+  let deckWatch: DeckWatch | null = null;
   try {
     await plugins.start();
     const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
     if (deckFile) await deck.loadDeck(deckFile);
+    if (deckFile && (options.watch ?? true)) {
+      deckWatch = new DeckWatch({ deck: deckFile, files: deck.sourcesOf(deckFile), log: options.log ?? ((line) => process.stderr.write(`${line}\n`)) });
+      await deckWatch.start();
+    }
     const files = new FileStore(store, dataDir, { limitBytes: options.uploadLimitBytes });
     // campaigns and the runner need each other: the runner runs campaign iterations, campaigns queue tasks
     let runnerRef: Runner | null = null;
@@ -107,8 +115,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,
+      deckWatch,
       audit: (userId, action, detail) => store.audit.add({ userId, action, detail }),
       async close() {
+        await deckWatch?.close();
         await runner.close();
         await plugins.close();
         await deck.close();
@@ -118,6 +128,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     };
     return runtime;
   } catch (e) {
+    await deckWatch?.close().catch(() => undefined);
     await plugins.close().catch(() => undefined);
     await deck.close().catch(() => undefined);
     await python.close().catch(() => undefined);

@@ -242,6 +242,11 @@ const RESPONSE = {
   }),
   Driver,
   DriverList: z.object({ drivers: z.array(Driver) }),
+  Imported: z.object({
+    file: z.string().describe('The module imported, as the server resolved it'),
+    instruments: z.array(z.string()).describe('The instruments it added to the deck'),
+    drivers: z.array(z.string()).describe('The drivers it made connectable (its classes; a deck: the classes of its instruments)'),
+  }),
   RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
   OptimizerSchemas: z.looseObject({ name: z.string().optional(), config: z.unknown().optional(), capabilities: z.unknown().optional(), optimizers: z.array(z.unknown()).optional() }).describe('One optimizer, or { optimizers: [...] }'),
   LatestPlot: z.looseObject({

@@ -31,7 +31,7 @@ import { LabError } from '../errors.js';
 import type { NewStep } from '../store/types.js';
 import { findDrivers, loadModule } from '../plugins/loader.js';
 import { remoteInfo } from '../hosts/remote.js';
-import { inferredInfo, introspectObject, looksLikeDevice, moduleSource, sourceOrder } from './introspect.js';
+import { inferredInfo, introspectClass, introspectObject, isClass, looksLikeDevice, moduleSource, sourceOrder } from './introspect.js';
 import { Mutex } from './mutex.js';
 import { errorText, isPlainObject } from './util.js';
 import { invalid, issueDetails } from './validate.js';
@@ -48,7 +48,8 @@ const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** The longest device name: it goes into paths and headers. */
 export const MAX_NAME = 64;
 
-export type DriverOrigin = 'plugin' | 'imported';
+/** Where a connectable driver comes from: a plugin file, an imported module, or a deck (its devices' drivers). */
+export type DriverOrigin = 'plugin' | 'imported' | 'deck';
 
 export interface DriverInfo {
   name: string;
@@ -87,8 +88,11 @@ export interface CallOptions {
 export interface ForeignModules {
   /** Does this loader take the file (by extension)? */
   handles(file: string): boolean;
-  /** Run a deck file; `reserved`: names it may not use. Returns its instruments, each with its own driver. */
-  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][] }>;
+  /**
+   * Run a deck file; `reserved`: names it may not use. Returns its instruments, each with its own driver, and
+   * `drivers`: the classes they are instances of, which become connectable (the deck's own drivers).
+   */
+  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers?: InstrumentDriver[]; sources?: string[] }>;
   /** Import a driver module; its classes become drivers. */
   loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
 }
@@ -112,7 +116,7 @@ interface DriverEntry {
   name: string;
   description: string;
   version: string;
-  origin: DriverOrigin | 'deck';
+  origin: DriverOrigin;
   file: string | null;
   driver: InstrumentDriver;
   optionsSchema: JSONSchema;
@@ -486,7 +490,8 @@ export class Deck extends EventEmitter {
       file,
       driver,
       optionsSchema: remote?.options ?? toJsonSchema(driver.options, 'input'),
-      inferred: !!info || !!remote,
+      // a remote (Python) driver is inferred when any of it is: its options or a method not declared in full
+      inferred: !!info || (!!remote && (remote.optionsFields.length > 0 || Object.values(remote.methods).some((m) => m.inferred))),
       inferredFields: remote?.optionsFields ?? info?.optionsFields ?? [],
       methods,
       methodSchemas,
@@ -698,16 +703,21 @@ export class Deck extends EventEmitter {
     }
     this.checkNewNames(found.map(([n]) => n), mod.file);
     const created: Device[] = [];
+    /** The drivers of the deck's devices no plugin provides: connectable too. */
+    const deckDrivers: InstrumentDriver[] = [];
     try {
       for (const [name, value] of found) {
         if (isDeviceSpec(value)) {
           const own = this.compile(value.driver, 'deck', mod.file);
           const entry = this.registry.get(value.driver.name) ?? own;
+          if (entry === own && !deckDrivers.includes(value.driver)) deckDrivers.push(value.driver);
           created.push(await this.createDevice(name, source, entry, own, value.options, true));
         } else {
           const driver = introspectObject(value as object, { source: src });
           const entry = this.compile(driver, 'deck', mod.file);
           created.push(await this.createDevice(name, source, entry, null, {}, false));
+          const cls = classDriverOf(value, src);
+          if (cls && !deckDrivers.some((d) => d.name === cls.name)) deckDrivers.push(cls);
         }
       }
     } catch (e) {
@@ -715,7 +725,40 @@ export class Deck extends EventEmitter {
       if (e instanceof LabError) throw e;
       throw new LabError('invalid_input', `Cannot load ${mod.file}: ${errorMessage(e)}`, [{ field: 'filepath', message: errorMessage(e) }], { file: mod.file });
     }
-    return this.addDevices(created);
+    const names = this.addDevices(created);
+    this.addDeckDrivers(mod.file, deckDrivers);
+    return names;
+  }
+
+  /**
+   * A deck's own drivers (of its devices) become connectable, so Connect device offers another of what the
+   * deck has. A driver of the same name from elsewhere (a plugin) keeps its place: it is connectable already.
+   */
+  private addDeckDrivers(file: string, drivers: InstrumentDriver[]): void {
+    const fresh = drivers.filter((d, i) => drivers.findIndex((x) => x.name === d.name) === i && (this.registry.get(d.name)?.file ?? file) === file);
+    if (fresh.length) this.setFileDrivers(file, 'deck', fresh);
+  }
+
+  /** The modules each deck file loaded of its own (a Python deck's files under its folder), by deck file. */
+  private readonly sources = new Map<string, string[]>();
+
+  /** A deck file and its own modules: what to watch for a change that needs the deck loaded again. */
+  sourcesOf(file: string): string[] {
+    return [file, ...(this.sources.get(file) ?? [])];
+  }
+
+  /** What a deck or driver module put in the lab: its devices and the drivers it made connectable (an import's answer). */
+  addedBy(file: string): { instruments: string[]; drivers: string[] } {
+    return {
+      instruments: [...this.devices.values()].filter((d) => (d.own ?? d.entry).file === file).map((d) => d.name),
+      drivers: [...this.registry.values()].filter((e) => e.file === file).map((e) => e.name),
+    };
+  }
+
+  /** The file (as resolved when loaded) an import of `kind` that answered `names` came from; `given` when unknown. */
+  fileOf(kind: 'module' | 'deck', names: string[], given: string): string {
+    const d = kind === 'deck' ? this.devices.get(names[0]) : undefined;
+    return (kind === 'module' ? this.registry.get(names[0])?.file : d && (d.own ?? d.entry).file) ?? given;
   }
 
   /** A deck in another language: its host runs it and keeps the instances; each becomes a device here. */
@@ -744,7 +787,10 @@ export class Deck extends EventEmitter {
       for (const d of created) await this.disposeInstance(d); // the host made them: forget them there too
       throw e;
     }
-    return this.addDevices(created);
+    const names = this.addDevices(created);
+    this.addDeckDrivers(loaded.file, loaded.drivers ?? []);
+    this.sources.set(loaded.file, loaded.sources ?? []);
+    return names;
   }
 
   private addDevices(created: Device[]): string[] {
@@ -876,4 +922,15 @@ function deviceExports(exports: Record<string, unknown>, file: string): [string,
 
 function hasLabTag(v: unknown): boolean {
   return !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).some((s) => Symbol.keyFor(s)?.startsWith('labdeck.') && s !== Symbol.for('labdeck.device'));
+}
+
+/** The class of a deck's class instance as a connectable driver (a second one like it), or null (a plain object, no public method). */
+function classDriverOf(value: unknown, source: string | null): InstrumentDriver | null {
+  const ctor = (value as { constructor?: unknown }).constructor;
+  if (!isClass(ctor)) return null;
+  try {
+    return introspectClass(ctor, { source });
+  } catch {
+    return null;
+  }
 }

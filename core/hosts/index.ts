@@ -63,11 +63,11 @@ export class PythonModules implements ForeignModules {
     });
   }
 
-  async loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][] }> {
+  async loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers: InstrumentDriver[]; sources: string[] }> {
     const abs = checkPythonFile(file);
     try {
-      const instruments = await this.host.loadDeck(abs, reserved);
-      return { file: abs, devices: instruments.map((i) => [i.name, instanceDriver(this.host, i)]) };
+      const { instruments, classes, modules } = await this.host.loadDeck(abs, reserved);
+      return { file: abs, devices: instruments.map((i) => [i.name, instanceDriver(this.host, i)]), drivers: classes.map((c) => classDriver(this.host, c)), sources: modules };
     } catch (e) {
       throw loadFailure(abs, e);
     }

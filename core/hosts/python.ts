@@ -335,10 +335,11 @@ export class PythonHost extends EventEmitter {
 
   /* -------------------------------------------------------------- operations */
 
-  async loadDeck(file: string, reserved: string[]): Promise<HostInstrument[]> {
-    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[] };
+  /** Run a deck file: its instruments, the classes they are instances of (connectable too), and its own modules (files under its folder). */
+  async loadDeck(file: string, reserved: string[]): Promise<{ instruments: HostInstrument[]; classes: HostClass[]; modules: string[] }> {
+    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[]; classes?: HostClass[]; modules?: string[] };
     this.history.push({ type: 'load_deck', file });
-    return v.instruments;
+    return { instruments: v.instruments, classes: v.classes ?? [], modules: v.modules ?? [] };
   }
 
   /** Import a module: its driver classes, and its optimizer classes (Optimizer subclasses). */

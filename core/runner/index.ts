@@ -25,6 +25,7 @@ import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '.
 import type { Phase, Step } from '../workflow/model.js';
 import { countSteps, instrumentsOf, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
 import { HostLease, type HostOptions } from './hosts.js';
+import { placementProblem, type Drivers } from './placement.js';
 import { HostRelay, MESSAGE_LIMIT, type Peer } from './relay.js';
 import { Abort, Shutdown, TaskRun, waiter, type RunnerState, type RunningTask, type Waiter } from './execution.js';
 
@@ -490,12 +491,29 @@ export class Runner extends EventEmitter {
 
   /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
   async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
+    await this.checkPlacement(t.name, t.payload);
     const task = await this.store.queue.add(t);
     if (this.takesOwnOnly) this.mine.add(task.id);
     this.tellOthers();
     this.emitQueue();
     this.notify();
     return task;
+  }
+
+  /** Refuse (409) a task no one labdeck on the database could start: core/runner/placement.ts. */
+  private async checkPlacement(name: string, payload: TaskPayload): Promise<void> {
+    let needs: string[];
+    try {
+      needs = instrumentsOf(payload.definition);
+    } catch {
+      return; // a payload that cannot be read: the host that takes it records why it failed
+    }
+    // who drives what, read now (a host that just started or stopped counts); this deck's unleased instruments are its own
+    const self = { id: this.host.id, name: this.host.name };
+    const drivers: Drivers = new Map((await this.store.hosts.catalogue()).map((i) => [i.name, { id: i.hostId, name: i.host }]));
+    for (const n of needs) if (!drivers.has(n) && this.deck.has(n)) drivers.set(n, self);
+    const problem = placementProblem(needs, drivers, { self, ownOnly: this.takesOwnOnly, task: `"${name}"` });
+    if (problem) throw problem;
   }
 
   /**
@@ -506,7 +524,8 @@ export class Runner extends EventEmitter {
     if (this.tasks.some((t) => t.id === id)) return true;
     if (this.paused || this.held || this.leases.size >= this.parallel) return false;
     for (const t of (await this.store.queue.open()).filter((t) => t.status === 'pending')) {
-      const free = !this.clashes(await this.needsOf(t.id));
+      // free here: this labdeck drives its instruments and none is in use (a task another labdeck runs is "queued" here)
+      const free = (await this.missing(t.id)).length === 0 && !this.clashes(await this.needsOf(t.id));
       if (t.id === id) return free;
       if (free) return false; // it would start first
     }

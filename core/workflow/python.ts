@@ -86,8 +86,23 @@ function mainName(wf: Workflow): string {
 }
 
 const PY_RESERVED = new Set(
-  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield lab time labdeck_client input range'.split(' '),
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield lab time labdeck_client input range argparse os params parser'.split(' '),
 );
+
+/**
+ * The script's command line: one `--name` option per parameter (its type; required when it has no default),
+ * read before prep, so a missing value is a usage message (exit 2) with no instrument touched.
+ */
+function commandLine(wf: Workflow): string[] {
+  if (!wf.parameters.length) return [];
+  const option = (p: Parameter) => {
+    const type = p.type === 'boolean' ? 'lambda text: text.strip().lower() in ("1", "true", "yes", "on")' : PY_TYPES[p.type];
+    const given = p.default === undefined ? 'required=True' : `default=${literal(p.default)}`;
+    const help = p.default === undefined ? `${p.type} (required)` : `${p.type}, default ${JSON.stringify(p.default)}`;
+    return `${INDENT}parser.add_argument(${literal(`--${p.name}`)}, dest=${literal(p.name)}, type=${type}, ${given}, help=${literal(help)})`;
+  };
+  return [`${INDENT}parser = argparse.ArgumentParser(description=${literal(`Run the labdeck workflow "${wf.name}".`)})`, ...wf.parameters.map(option), `${INDENT}params = vars(parser.parse_args())`];
+}
 
 /** The workflow as a runnable Python script over labdeck's generated client (`clientUrl`: where to get it). */
 export function workflowToPython(wf: Workflow, clientUrl: string): string {
@@ -101,6 +116,7 @@ export function workflowToPython(wf: Workflow, clientUrl: string): string {
     `# Exported from labdeck (workflow "${wf.name}"). It runs over labdeck's Python client: download`,
     `# ${clientUrl} as labdeck_client.py beside this file, set LABDECK_TOKEN to an API token, and run it.`,
     `# Import it back with POST /app/workflows/import/python (or the workflows page).`,
+    ...(wf.parameters.length ? [`# Its parameters are options: python ${wf.name}.py ${wf.parameters.map((p) => `--${p.name} ${p.default === undefined ? p.type.toUpperCase() : JSON.stringify(p.default)}`).join(' ')} (--help lists them).`, 'import argparse'] : []),
     'import os',
     'import time',
     '',
@@ -121,10 +137,11 @@ export function workflowToPython(wf: Workflow, clientUrl: string): string {
     '',
     '',
     'if __name__ == "__main__":',
+    ...commandLine(wf),
     `${INDENT}lab = labdeck_client.Lab(token=os.environ.get("LABDECK_TOKEN"))`,
     `${INDENT}${fn}_prep()`,
     `${INDENT}try:`,
-    `${INDENT}${INDENT}print(${fn}())`,
+    `${INDENT}${INDENT}print(${fn}(${wf.parameters.length ? '**params' : ''}))`,
     `${INDENT}finally:`,
     `${INDENT}${INDENT}${fn}_cleanup()`,
     '',

@@ -270,6 +270,41 @@ def _where(exc, files):
     return (frame.filename, frame.lineno) if frame else (None, None)
 
 
+def _local_modules(deck_path):
+    """The deck's own modules: files under its folder that are imported now (drivers/pump.py of an ivoryOS
+    layout), not installed packages. labdeck watches them with the deck file."""
+    folder = os.path.dirname(os.path.abspath(deck_path)) + os.sep
+    found = set()
+    for mod in list(sys.modules.values()):
+        file = getattr(mod, "__file__", None)
+        if not file:
+            continue
+        file = os.path.abspath(file)
+        if file.startswith(folder) and file.endswith(".py") and "-packages" + os.sep not in file \
+                and not file.startswith(HOST_DIR + os.sep) and file != os.path.abspath(deck_path):
+            found.add(file)
+    return sorted(found)
+
+
+def _import_failure(exc, message):
+    """A package the lab's code imports is missing from this interpreter: the message names the import line
+    that failed (the driver's file:line and its statement, not only the deck's line that led there) and says
+    which Python this is, and how to run another (--python PATH)."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith("<") and not os.path.abspath(f.filename).startswith(HOST_DIR + os.sep)]
+    extra = {}
+    if frames:
+        at = frames[-1]
+        statement = (at.line or "").strip()
+        message += "; the import that failed: %s:%s: %s" % (at.filename, at.lineno, statement)
+        extra = {"import_file": at.filename, "import_line": at.lineno, "import_statement": statement}
+    missing = getattr(exc, "name", None)
+    what = "has no module %r" % missing if isinstance(exc, ModuleNotFoundError) and missing else "cannot import it"
+    message += (". This Python (%s) %s: install the package there, or start labdeck with --python PATH "
+                "(or LABDECK_PYTHON) naming the interpreter that has it (the one you run the deck with)") % (sys.executable, what)
+    return message, extra
+
+
 class Host:
     def __init__(self, channel):
         self.channel = channel
@@ -407,7 +442,28 @@ class Host:
         for name, value in found:
             self.instances[name] = value
         self.namespace.update(vars(module))
-        return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found]}
+        classes = self.deck_classes(path, [v for _, v in found])
+        return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found],
+                "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
+
+    def deck_classes(self, path, instances):
+        """The classes of a deck's instruments (its own drivers, from deck.py or the modules it imports) become
+        connectable too, so Connect device offers a second pump like the first. A class some module already
+        made connectable (a plugin file) keeps that entry."""
+        ids = []
+        for obj in instances:
+            cls = type(obj)
+            mod = sys.modules.get(cls.__module__)
+            file = path if cls.__module__ == "__main__" else getattr(mod, "__file__", None) or path
+            cid = "%s::%s" % (os.path.abspath(file), cls.__qualname__)
+            if cid in ids or "<locals>" in cls.__qualname__:
+                continue
+            if cid not in self.classes:
+                if not _has_methods(cls):
+                    continue
+                self.classes[cid] = cls
+            ids.append(cid)
+        return ids
 
     def run_deck(self, path):
         """Run a deck file as `python deck.py` would: as __main__, its folder first on sys.path."""
@@ -470,8 +526,11 @@ class Host:
         file, line = _where(exc, set(files))
         where = " (%s, line %s)" % (os.path.basename(file), line) if file and line else ""
         message = "%s: %s%s" % (type(exc).__name__, exc, where)
+        extra = {}
+        if isinstance(exc, ImportError) and not isinstance(exc, SyntaxError):
+            message, extra = _import_failure(exc, message)
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return HostError("load_error", message, file=file, line=line, traceback=tb, type=type(exc).__name__)
+        return HostError("load_error", message, file=file, line=line, traceback=tb, type=type(exc).__name__, **extra)
 
     def op_load_module(self, msg):
         """Import a driver module (a plugin or an API module); its public classes become connectable. Loading

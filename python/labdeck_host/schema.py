@@ -460,18 +460,35 @@ def _class_doc(cls) -> str:
     return ""
 
 
-LIFECYCLE = ("close", "disconnect")
+# Lifecycle hooks: labdeck calls them itself (Host.dispose: before a reload, at shutdown), so they are no
+# operation of the instrument: not in its method list, its page, the builder's palette or the API. A workflow
+# step that closed the port would break every later step. Dunders (__enter__, __exit__, __del__) are out as
+# every underscore name is. `disconnect` is a hook only in a class without `connect`: with both, the pair is
+# how an operator brings an instrument back after a cable was pulled, so both stay (`disconnect` collapsed on
+# the page, as it ends what the instrument can do until `connect`).
+LIFECYCLE = ("close", "dispose")
+
+
+def lifecycle(name: str, members) -> bool:
+    """Is ``name`` a lifecycle hook of a class whose public members are ``members`` (names)?"""
+    return name in LIFECYCLE or (name == "disconnect" and "connect" not in members)
 
 
 def _desc(name: str, description: str, params: dict, inferred: list, returns, *, kind: str, target: str,
-          is_async: bool = False, safety: str = "idempotent") -> dict:
+          is_async: bool = False, safety: str = "idempotent", declared: bool = False) -> dict:
     desc = {"name": name, "description": description, "params": params}
     if returns is not None:
         desc["returns"] = returns
-    # the lifecycle hooks labdeck calls itself are still callable, but collapsed on the page
-    desc.update({"safety": safety, "hidden": name in LIFECYCLE, "order": 0, "inferred": True, "inferredFields": inferred,
-                 "async": is_async, "kind": kind, "target": target})
+    # `inferred` says labdeck guessed: false when the author declared it all (every parameter and the return
+    # type-hinted, and a docstring), as a schema in TypeScript would
+    desc.update({"safety": safety, "hidden": name == "disconnect", "order": 0, "inferred": not declared,
+                 "inferredFields": inferred, "async": is_async, "kind": kind, "target": target})
     return desc
+
+
+def _declared(fn, doc, inferred: list) -> bool:
+    """Every parameter typed (nothing inferred), the return type-hinted (``-> None`` too), and a docstring."""
+    return bool(doc) and not inferred and "return" in _hints(fn)
 
 
 def _setter_hint(prop: property):
@@ -488,8 +505,9 @@ def _property_descs(cls, name: str, prop) -> list:
     descs = []
     getter = prop.fget if isinstance(prop, property) else prop.func
     if getter is not None:
-        descs.append(_desc(name, summary(inspect.getdoc(prop)), _object_schema({}, []), [], _return_schema(getter),
-                           kind="property", target=name, safety="readonly"))
+        doc = inspect.getdoc(prop)
+        descs.append(_desc(name, summary(doc), _object_schema({}, []), [], _return_schema(getter),
+                           kind="property", target=name, safety="readonly", declared=_declared(getter, doc, [])))
     if getattr(prop, "fset", None) is not None and not hasattr(cls, "set_" + name):
         value = _schema(_setter_hint(prop), instruments=True)
         descs.append(_desc("set_" + name, summary(prop.fset.__doc__) or f"Set {name}.",
@@ -500,15 +518,18 @@ def _property_descs(cls, name: str, prop) -> list:
 
 def _method_descs(cls) -> list:
     descs = []
-    for name, raw in _members(cls).items():
+    members = _members(cls)
+    for name, raw in members.items():
         if isinstance(raw, _PROPERTIES):
             descs += _property_descs(cls, name, raw)
+            continue
+        if lifecycle(name, members):
             continue
         fn = raw.__func__ if isinstance(raw, (staticmethod, classmethod)) else raw
         doc = inspect.getdoc(fn)
         params, inferred, _ = _params_schema(fn, param_docs(doc), 0 if isinstance(raw, staticmethod) else 1)
         descs.append(_desc(name, summary(doc), params, inferred, _return_schema(fn), kind="method", target=name,
-                           is_async=inspect.iscoroutinefunction(fn)))
+                           is_async=inspect.iscoroutinefunction(fn), declared=_declared(fn, doc, inferred)))
     for order, desc in enumerate(descs):
         desc["order"] = order
     return descs

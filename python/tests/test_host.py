@@ -166,6 +166,38 @@ class HostTest(unittest.TestCase):
         self.assertEqual(again["error"]["kind"], "conflict")
         self.assertIn("late", again["error"]["names"])
 
+    def test_a_decks_own_classes_become_connectable(self):
+        os.makedirs(os.path.join(self.dir.name, "drivers"))
+        self.write(os.path.join("drivers", "__init__.py"), "")
+        self.write(os.path.join("drivers", "noisy.py"), DRIVER)
+        deck = self.write("deck.py", '''
+            from drivers.noisy import Noisy
+
+            class Stirrer:
+                def __init__(self, rpm: int = 100):
+                    self.rpm = rpm
+
+                def stir(self, seconds: float = 1.0) -> float:
+                    return seconds
+
+            noisy = Noisy()
+            other = Noisy()
+            stirrer = Stirrer()
+        ''')
+        reply, _ = self.host.request({"type": "load_deck", "file": deck})
+        classes = {c["name"]: c for c in reply["value"]["classes"]}
+        self.assertEqual(sorted(classes), ["Noisy", "Stirrer"])
+        self.assertEqual(classes["Noisy"]["file"], os.path.join(self.dir.name, "drivers", "noisy.py"))
+        self.assertEqual(classes["Stirrer"]["file"], deck)
+        self.assertEqual(classes["Stirrer"]["options"]["properties"]["rpm"]["type"], "integer")
+        # the deck's own modules (watched with the deck file), not the standard library's
+        self.assertEqual(reply["value"]["modules"], [os.path.join(self.dir.name, "drivers", "__init__.py"),
+                                                     os.path.join(self.dir.name, "drivers", "noisy.py")])
+        made, _ = self.host.request({"type": "connect", "class": classes["Stirrer"]["id"], "name": "stirrer2", "kwargs": {"rpm": 5}})
+        self.assertEqual(made["type"], "result", made)
+        call, _ = self.host.request({"type": "call", "instrument": "stirrer2", "method": "stir", "args": {"seconds": 2}})
+        self.assertEqual(call["value"], 2)
+
     def test_with_the_real_ivoryos_installed_its_run_hands_over_instead_of_serving(self):
         os.makedirs(os.path.join(self.dir.name, "ivoryos"))
         self.write(os.path.join("ivoryos", "__init__.py"), '''
@@ -183,6 +215,33 @@ class HostTest(unittest.TestCase):
         reply, _ = self.host.request({"type": "load_deck", "file": deck})
         self.assertEqual(reply["type"], "result", reply)
         self.assertEqual([i["name"] for i in reply["value"]["instruments"]], ["pump"])
+
+    def test_a_missing_package_names_the_drivers_import_line_and_suggests_another_python(self):
+        os.makedirs(os.path.join(self.dir.name, "drivers"))
+        self.write(os.path.join("drivers", "__init__.py"), "")
+        pump = self.write(os.path.join("drivers", "pump.py"), '''
+            """A pump on a serial port."""
+            import labdeck_no_such_serial_package as serial
+
+            class Pump:
+                def dose(self, ml: float) -> float:
+                    return ml
+        ''')
+        deck = self.write("deck.py", '''
+            import os
+            from drivers.pump import Pump
+            pump = Pump()
+        ''')
+        reply, _ = self.host.request({"type": "load_deck", "file": deck})
+        self.assertEqual(reply["type"], "error")
+        err = reply["error"]
+        self.assertEqual((err["kind"], err["type"]), ("load_error", "ModuleNotFoundError"))
+        self.assertEqual((err["import_file"], err["import_line"]), (pump, 3))
+        self.assertEqual(err["import_statement"], "import labdeck_no_such_serial_package as serial")
+        self.assertIn("the import that failed: %s:3: import labdeck_no_such_serial_package as serial" % pump, err["message"])
+        self.assertIn("(deck.py, line 3)", err["message"])  # the deck's line that led there
+        self.assertIn("This Python (%s) has no module 'labdeck_no_such_serial_package': install the package there, "
+                      "or start labdeck with --python PATH" % sys.executable, err["message"])
 
     def test_load_errors_name_file_and_line(self):
         bad = self.write("bad.py", '''

@@ -420,8 +420,45 @@ class DescribeTest(unittest.TestCase):
                          ["dispense", "types", "inferred", "untyped", "temp", "set_temp", "serial", "untyped_prop",
                           "set_untyped_prop", "level", "set_level", "wait", "version", "create", "transfer"])
         self.assertEqual([m["order"] for m in desc["methods"]], list(range(15)))
-        self.assertTrue(all(m["inferred"] and not m["hidden"] for m in desc["methods"]))
+        self.assertFalse(any(m["hidden"] for m in desc["methods"]))
+        # declared in full (every parameter and the return hinted, and a docstring): not "inferred"
+        self.assertEqual([m["name"] for m in desc["methods"] if not m["inferred"]],
+                         ["dispense", "temp", "serial", "set_level", "wait", "version"])
         self.assertEqual(desc["methods"], schema.describe_class(Pump)["methods"])
+
+    def test_lifecycle_hooks_are_no_operations(self):
+        class Port:
+            def read(self) -> str:
+                """Read a line."""
+                return ""
+
+            def close(self):
+                pass
+
+            def dispose(self):
+                pass
+
+            def disconnect(self):
+                pass
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+            def __del__(self):
+                pass
+
+        class Reconnecting(Port):
+            def connect(self, port: str = "COM1") -> None:
+                """Open the port again."""
+
+        self.assertEqual([m["name"] for m in schema.describe_class(Port)["methods"]], ["read"])
+        # with connect, disconnect is how an operator recovers an instrument: both stay, disconnect collapsed
+        methods = {m["name"]: m for m in schema.describe_class(Reconnecting)["methods"]}
+        self.assertEqual(sorted(methods), ["connect", "disconnect", "read"])
+        self.assertEqual((methods["disconnect"]["hidden"], methods["connect"]["hidden"]), (True, False))
 
     def test_properties_and_setters(self):
         temp, set_temp = method(Pump, "temp"), method(Pump, "set_temp")

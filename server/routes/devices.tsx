@@ -5,7 +5,7 @@ import { MAX_NAME } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
-import { error, pageOrJson, redirect } from '../api-doc.js';
+import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { ConnectPage, NewDevicePage } from '../views/devices.js';
@@ -54,7 +54,7 @@ export const DEVICE_ROUTES = {
     section: SECTION,
     summary: 'Connect a new device: the drivers you can use',
     operationId: 'listDrivers',
-    query: FORMAT,
+    query: FORMAT.extend({ imported: z.string().max(4096).optional().describe('A module just imported: the page says what it added') }),
     responses: { 200: pageOrJson('The drivers you can connect a device of, and the import forms', 'DriverList') },
   }),
   driver: route({
@@ -105,7 +105,8 @@ export const DEVICE_ROUTES = {
     description: 'Imports a driver module; its drivers become connectable. Audit-logged.',
     body: IMPORT_BODY,
     responses: {
-      302: redirect('Imported: to GET /app/instruments/new/'),
+      200: json('JSON: what the import added (its drivers)', 'Imported'),
+      302: redirect('A form: imported, to GET /app/instruments/new/, which says what it added'),
       400: error("No filepath, or the module cannot be loaded (the loader's message)"),
       409: error('A driver of the same name comes from another module'),
     },
@@ -120,7 +121,8 @@ export const DEVICE_ROUTES = {
     description: 'Imports a deck module; its devices join the deck. Audit-logged.',
     body: IMPORT_BODY,
     responses: {
-      302: redirect('Imported: back to the previous page (Referer), or the instrument list'),
+      200: json('JSON: what the import added (its instruments, and their classes as drivers)', 'Imported'),
+      302: redirect('A form: imported, back to the previous page (Referer); from the Connect page, or without a Referer, to it, saying what was added'),
       400: error("No filepath, or the module cannot be loaded (the loader's message)"),
       409: error('The deck already has a device of one of its names'),
       502: error('A device failed to start'),
@@ -138,9 +140,10 @@ export function deviceRoutes(runtime: Runtime): Router {
     return d;
   };
 
-  handle(r, R.drivers, async (req, res) => {
+  handle(r, R.drivers, async (req, res, { query }) => {
     if (wantsJson(req)) return res.json({ drivers: deck.drivers() });
-    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} />);
+    const imported = query.imported ? { file: query.imported, ...deck.addedBy(query.imported) } : undefined;
+    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} imported={imported} />);
   });
 
   /** The import forms' page again, with the message. */
@@ -154,7 +157,12 @@ export function deviceRoutes(runtime: Runtime): Router {
       filepath = filepathOf(body);
       const names = kind === 'module' ? await deck.importModule(filepath) : await deck.importDeck(filepath);
       await runtime.audit(req.user!.id, `import.${kind}`, { filepath, names });
-      res.redirect(302, kind === 'module' ? url(req, '/instruments/new/') : back(req, url(req, '/instruments/')));
+      const file = deck.fileOf(kind, names, filepath);
+      if (wantsJson(req)) return res.json({ file, ...deck.addedBy(file) });
+      // the Connect page says what the import added; another page the deck form was sent from gets its page back
+      const connect = url(req, '/instruments/new/');
+      const to = kind === 'module' ? connect : back(req, connect);
+      res.redirect(302, to === connect ? `${connect}?imported=${encodeURIComponent(file)}` : to);
     } catch (e) {
       const err = asLabError(e);
       await runtime.audit(req.user!.id, `import.${kind}.failed`, { filepath, error: err.message });

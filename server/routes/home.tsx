@@ -238,7 +238,8 @@ export function homeRoutes(runtime: Runtime): Router {
       waiting: waiting.length,
       recent: list.records,
       workflows: workflows.length,
-      instruments: runtime.deck.list(),
+      instruments: runtime.runner.catalogue.list!(), // the Instruments page's list: this deck's and other labdecks'
+      deckChanged: runtime.deckWatch?.changed,
     };
     render(res, <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />);
   });

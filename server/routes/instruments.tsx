@@ -273,7 +273,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
         instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.host ? { host: i.host } : {}) })),
       });
     }
-    render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} />);
+    render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.deckWatch?.changed} />);
   });
 
   handle(r, R.proxy, async (req, res, { query: { lang } }) => {

@@ -5,7 +5,7 @@ import { Breadcrumb, ErrorList, Layout, type ViewCtx } from './layout.js';
 export interface DriverView {
   name: string;
   description: string;
-  origin: 'plugin' | 'imported';
+  origin: 'plugin' | 'imported' | 'deck';
   file: string;
   options: JSONSchema;
   inferred: boolean;
@@ -13,7 +13,34 @@ export interface DriverView {
 }
 type Err = { message: string; details?: { field?: string; message: string }[] };
 
-export function NewDevicePage({ ctx, drivers, error, filepath }: { ctx: ViewCtx; drivers: DriverView[]; error?: Err; filepath?: string }) {
+/** What an import just added: the page says so (a list, or that it added nothing new). */
+export interface Imported {
+  file: string;
+  instruments: string[];
+  drivers: string[];
+}
+
+const ORIGIN: Record<DriverView['origin'], string> = { plugin: 'plugin', imported: 'imported', deck: 'from the deck' };
+
+function ImportedNotice({ ctx, imported }: { ctx: ViewCtx; imported: Imported }) {
+  const links = (names: string[], href: (n: string) => string) =>
+    names.map((n, i) => (
+      <span key={n}>
+        {i ? ', ' : ''}
+        <a href={ctx.url(href(n))}>{n}</a>
+      </span>
+    ));
+  return (
+    <div className="alert alert-success" role="status" id="imported">
+      Imported <code>{imported.file}</code>.{' '}
+      {imported.instruments.length ? <>Instruments added to the deck: {links(imported.instruments, (n) => `/instruments/${encodeURIComponent(n)}`)}. </> : null}
+      {imported.drivers.length ? <>Drivers you can connect: {links(imported.drivers, (n) => `/instruments/new/${encodeURIComponent(n)}`)}.</> : null}
+      {!imported.instruments.length && !imported.drivers.length ? 'It added no instrument and no driver.' : null}
+    </div>
+  );
+}
+
+export function NewDevicePage({ ctx, drivers, error, filepath, imported }: { ctx: ViewCtx; drivers: DriverView[]; error?: Err; filepath?: string; imported?: Imported }) {
   const admin = ctx.user?.role === 'admin';
   return (
     <Layout ctx={ctx} title="Connect a device">
@@ -22,6 +49,7 @@ export function NewDevicePage({ ctx, drivers, error, filepath }: { ctx: ViewCtx;
         Pick a driver to connect a new device for this session of the server (it is gone after a restart; put it in the
         deck module to keep it).
       </p>
+      {imported ? <ImportedNotice ctx={ctx} imported={imported} /> : null}
       <ErrorList error={error} />
       <div className="list-group mb-4">
         {drivers.map((d) => (
@@ -29,7 +57,7 @@ export function NewDevicePage({ ctx, drivers, error, filepath }: { ctx: ViewCtx;
             <div className="d-flex justify-content-between">
               <strong>{d.name}</strong>
               <span className="small text-body-secondary">
-                {d.origin}
+                {ORIGIN[d.origin]}
                 {d.inferred ? <span className="badge text-bg-info ms-1">inferred</span> : null}
               </span>
             </div>

@@ -4,6 +4,7 @@ import type { RecordSummary } from '../../core/records/index.js';
 import { SITUATION, situationOf, type Situation } from '../../core/runner/controls.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { Alert, Layout, LocalTime, type ViewCtx } from './layout.js';
+import { DeckChangedNotice } from './instruments.js';
 import { RunStatusBadge } from './records.js';
 
 export interface LabHomeData {
@@ -15,6 +16,8 @@ export interface LabHomeData {
   recent: RecordSummary[];
   workflows: number;
   instruments: InstrumentSchema[];
+  /** The deck changed on disk since labdeck started: a restart loads it. */
+  deckChanged?: { message: string; at: Date } | null;
 }
 
 /** What the runner is doing, in the run page's words (core/runner/controls.ts), with what it waits for. */
@@ -122,6 +125,7 @@ export function LabHome({ ctx, data, routes, notice }: { ctx: ViewCtx; data: Lab
         </ul>
       </section>
       <h2 className="h5">Instruments</h2>
+      <DeckChangedNotice change={data.deckChanged} />
       <div className="row g-3 mb-4" id="home-instruments">
         {data.instruments.map((i) => (
           <div className="col-6 col-md-4 col-xl-3" key={i.name}>

@@ -8,12 +8,23 @@ export type CallOutcome = { method: string; taskId?: number; output?: unknown; e
 
 const SAFETY_BADGE: Record<string, string> = { readonly: 'text-bg-success', idempotent: 'text-bg-secondary', hazardous: 'text-bg-danger' };
 
-export function InstrumentsPage({ ctx, instruments, language = 'typescript' }: { ctx: ViewCtx; instruments: InstrumentSchema[]; language?: string }) {
+/** The deck changed on disk since labdeck started (core/deck/watch.ts): a restart loads it. */
+export function DeckChangedNotice({ change }: { change: { message: string; at: Date } | null | undefined }) {
+  if (!change) return null;
+  return (
+    <div className="alert alert-warning" role="status" id="deck-changed">
+      {change.message} <span className="text-body-secondary small">({change.at.toISOString()})</span>
+    </div>
+  );
+}
+
+export function InstrumentsPage({ ctx, instruments, language = 'typescript', deckChanged }: { ctx: ViewCtx; instruments: InstrumentSchema[]; language?: string; deckChanged?: { message: string; at: Date } | null }) {
   const admin = ctx.user?.role === 'admin';
   const first = instruments[0];
   const pyExample = first ? `${first.name}.${first.methods.find((m) => !Object.keys((m.params.properties ?? {}) as object).length)?.name ?? first.methods[0]?.name ?? '__class__'}()` : 'print("hello")';
   return (
     <Layout ctx={ctx} title="Instruments">
+      <DeckChangedNotice change={deckChanged} />
       <div className="d-flex flex-wrap align-items-center gap-2 mb-3">
         <h1 className="h3 me-auto mb-0">Instruments</h1>
         <a className="btn btn-sm btn-outline-secondary" href={ctx.url('/instruments/proxy?lang=python')}>

@@ -22,7 +22,14 @@ describe('temporary devices', () => {
 
   it('imports an API module: its classes become connectable, with an inferred options form', async () => {
     const res = await lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('thermostat.ts') }).expect(302);
-    expect(res.headers.location).toBe('/app/instruments/new/');
+    expect(res.headers.location).toBe(`/app/instruments/new/?imported=${encodeURIComponent(fixture('thermostat.ts'))}`);
+    // the page it goes to says what the import added, with links
+    const after = await lab.admin.get(res.headers.location).expect(200);
+    expect(after.text).toContain(`Imported <code>${fixture('thermostat.ts')}</code>`);
+    expect(after.text).toContain('Drivers you can connect: <span><a href="/app/instruments/new/Thermostat">Thermostat</a>');
+    // a JSON client is told at once
+    const again = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('thermostat.ts') }).expect(200);
+    expect(again.body).toEqual({ file: fixture('thermostat.ts'), instruments: [], drivers: ['Thermostat'] });
     const form = await lab.admin.get('/app/instruments/new/Thermostat').expect(200);
     expect(form.text).toContain('name="device_name"');
     expect(form.text).toContain('name="start"');
@@ -66,6 +73,20 @@ describe('temporary devices', () => {
     expect(res.headers.location).toBe('/app/instruments/pump');
     const shake = await lab.admin.post('/app/instruments/shaker').set('Accept', J).send({ method: 'shake', args: { rpm: 300 } }).expect(200);
     expect(shake.body.output).toBe(300);
+    // the deck's own classes are connectable (another Shaker), listed as from the deck
+    const drivers = (await lab.admin.get('/app/instruments/new/').set('Accept', J).expect(200)).body.drivers;
+    expect(drivers.find((d: { name: string }) => d.name === 'Shaker')).toMatchObject({ origin: 'deck', file: fixture('extra-deck.ts') });
+    await lab.admin.post('/app/instruments/new/Shaker').set('Accept', J).send({ device_name: 'shaker2', kwargs: {} }).expect(302);
+    expect((await lab.admin.post('/app/instruments/shaker2').set('Accept', J).send({ method: 'shake', args: { rpm: 5 } }).expect(200)).body.output).toBe(5);
+    // from the Connect page (or no page), the form comes back to it saying what it added; JSON is told
+    const fromConnect = await lab.admin.post('/app/instruments/new/deck-python').type('form').send({ filepath: fixture('second-deck.ts') }).expect(302);
+    expect(fromConnect.headers.location).toBe(`/app/instruments/new/?imported=${encodeURIComponent(fixture('second-deck.ts'))}`);
+    const told = await lab.admin.get(fromConnect.headers.location).expect(200);
+    expect(told.text).toContain('Instruments added to the deck: <span><a href="/app/instruments/mixer">mixer</a></span>');
+    expect(told.text).toContain('<a href="/app/instruments/new/Mixer">Mixer</a>');
+    expect(told.text).toContain('from the deck');
+    const viaJson = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('third-deck.ts') }).expect(200);
+    expect(viaJson.body).toEqual({ file: fixture('third-deck.ts'), instruments: ['agitator_a', 'agitator_b'], drivers: ['Agitator'] });
     await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('nope.ts') }).expect(400);
     // a device named like one of the app's own pages could never be reached: refused, naming it
     const reserved = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('reserved-deck.ts') }).expect(400);

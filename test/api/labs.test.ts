@@ -51,6 +51,30 @@ it("shows B's instruments on A with the PC they live on, and their pages", async
   expect(page.text).toContain('on lab serve on pc-b');
 });
 
+it("A's home page lists every instrument its Instruments page lists, B's too", async () => {
+  const list = await admin.get('/app/instruments/').set('Accept', J).expect(200);
+  const names: string[] = list.body.instruments.map((i: { name: string }) => i.name);
+  expect(names).toContain('pump');
+  const home = await admin.get('/app/').expect(200);
+  const cards = home.text.slice(home.text.indexOf('id="home-instruments"'));
+  for (const n of names) expect(cards).toContain(`href="/app/instruments/${n}"`);
+  expect(cards).toContain('on lab serve on pc-b');
+});
+
+it("a workflow using B's pump and an instrument only A drives is refused when queued: 409 naming each instrument and who drives it", async () => {
+  await a.deck.connect('sim-noop', 'a_noop', {});
+  await until(async () => (await a.store.hosts.catalogue()).some((i) => i.name === 'a_noop'));
+  await a.store.workflows.save('split', { name: 'split', main: [{ kind: 'call', instrument: 'a_noop', method: 'ping', args: {} }, { kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { value: 1 } } }] }, null);
+  const before = (await a.store.queue.open()).length;
+  const res = await admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'split', repeat: 1 }).expect(409);
+  expect(res.body.error.message).toContain('a_noop (lab serve on pc-a), pump (lab serve on pc-b)');
+  expect(res.body.error.details).toEqual([
+    { field: 'a_noop', message: 'driven by lab serve on pc-a' },
+    { field: 'pump', message: 'driven by lab serve on pc-b' },
+  ]);
+  expect((await a.store.queue.open()).length).toBe(before);
+});
+
 // each dialect runs the tests that are about it (PostgreSQL relays between labdecks; SQLite is one PC's)
 if (usingPostgres()) describe('PostgreSQL: A asks B', () => {
   it('a direct call on A is made by B, recorded once by B, and its answer comes back', async () => {

@@ -231,6 +231,53 @@ describe('export at /app/workflows/{name}/python', () => {
     }
   });
 
+  it('the exported script takes its parameters as options: one without a default is asked for before prep, not a TypeError after it', async () => {
+    const wf = {
+      name: 'asks',
+      parameters: [
+        { name: 'volume', type: 'number' },
+        { name: 'times', type: 'integer', default: 1 },
+        { name: 'label', type: 'string' },
+        { name: 'dry', type: 'boolean', default: false },
+      ],
+      prep: [{ kind: 'call', instrument: 'noop', method: 'ping' }],
+      main: [{ kind: 'repeat', times: 1, steps: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } } }] }],
+    };
+    await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
+    const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'asks' }).expect(201)).body.token as string;
+    const server: Server = lab.app.listen(0);
+    await new Promise((r) => server.once('listening', r));
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-asks-'));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as { port: number }).port}/app`;
+      const get = async (path: string) => (await fetch(`${base}${path}`, { headers: { Authorization: `Bearer ${token}` } })).text();
+      await writeFile(join(dir, 'labdeck_client.py'), await get('/instruments/proxy?lang=python'));
+      const script = await get('/workflows/asks/python');
+      await writeFile(join(dir, 'asks.py'), script);
+      // it still imports back as the same workflow
+      const back = await lab.admin.post('/app/workflows/import/python?save=false&name=asks').set('Accept', J).type('text/plain').send(script).expect(200);
+      expect(back.body.parameters).toEqual(wf.parameters);
+      const env = { ...process.env, LABDECK_TOKEN: token };
+      const pings = async () => (await lab.runtime.store.steps.recent('noop', 1000)).length;
+      const before = await pings();
+      const missing = await exec('python3', ['asks.py', '--times', '2'], { cwd: dir, env, timeout: 30_000 }).then(
+        () => ({ code: 0, stderr: '' }),
+        (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+      );
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toContain('the following arguments are required: --volume, --label');
+      expect(missing.stderr).not.toContain('TypeError');
+      expect(await pings()).toBe(before); // prep never ran
+      const seen = new Set((await lab.runtime.store.steps.recent('pump', 1000)).map((st) => st.id));
+      await exec('python3', ['asks.py', '--volume', '0.5', '--label', 'a b', '--dry', 'true'], { cwd: dir, env, timeout: 30_000 });
+      const made = (await lab.runtime.store.steps.recent('pump', 1000)).filter((st) => !seen.has(st.id));
+      expect(made).toMatchObject([{ method: 'dose', args: { volume_ml: 0.5 } }]);
+    } finally {
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the workflow page links to the script', async () => {
     const page = await lab.admin.get('/app/workflows/everything').expect(200);
     expect(page.text).toContain('href="/app/workflows/everything/python"');

@@ -38,15 +38,23 @@ describe('a Python deck (ivoryOS style)', () => {
     expect(logged.join('\n')).toContain('deck loaded');
   });
 
-  it('describes methods from hints and docstrings, marked inferred', async () => {
+  it('describes methods from hints and docstrings: declared in full is not marked inferred; lifecycle hooks are no methods', async () => {
     const pump = (await lab.admin.get('/app/instruments/pump').set('Accept', J).expect(200)).body;
     const dose = pump.methods.find((m: { name: string }) => m.name === 'dose');
     expect(dose.description).toBe('Dispense a volume.');
-    expect(dose.inferred).toBe(true);
+    expect(dose.inferred).toBe(false); // every parameter and the return hinted, and a docstring
+    expect(pump.methods.find((m: { name: string }) => m.name === 'jam').inferred).toBe(true); // no return hint
+    const page = await lab.admin.get('/app/instruments/pump').expect(200);
+    expect(page.text).toContain('id="method-dose"');
+    expect(page.text.slice(page.text.indexOf('id="method-dose"'), page.text.indexOf('id="method-noop"'))).not.toContain('inferred');
     expect(dose.params.properties.volume_ml).toMatchObject({ type: 'number', description: 'volume to dispense, in mL' });
     expect(dose.params.properties.solvent.enum).toEqual(['water', 'ethanol']);
     expect(dose.params.required).toEqual(['volume_ml']);
-    expect(pump.methods.find((m: { name: string }) => m.name === 'close').hidden).toBe(true);
+    // close() is labdeck's to call (before a reload, at shutdown): not on the page, in the API or the builder
+    expect(pump.methods.map((m: { name: string }) => m.name)).not.toContain('close');
+    await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'close', args: {} }).expect(404);
+    const list = (await lab.admin.get('/app/instruments/').set('Accept', J).expect(200)).body.instruments;
+    expect(list.find((i: { name: string }) => i.name === 'pump').methods).not.toContain('close');
     const volume = pump.methods.find((m: { name: string }) => m.name === 'volume');
     expect(volume.safety).toBe('readonly');
     const hot = (await lab.admin.get('/app/instruments/hotplate').set('Accept', J).expect(200)).body;
@@ -174,6 +182,17 @@ describe('a Python deck (ivoryOS style)', () => {
     expect(JSON.stringify(api.body)).toContain('volume_ml');
   });
 
+  it("Connect device lists the deck's own classes (from its drivers module) and connects one", async () => {
+    const drivers = (await lab.admin.get('/app/instruments/new/').set('Accept', J).expect(200)).body.drivers;
+    // (the deck made them connectable: its file is theirs here)
+    for (const name of ['Pump', 'Hotplate', 'Robot']) expect(drivers.find((d: { name: string }) => d.name === name)).toMatchObject({ origin: 'deck', file: fixture('deck.py') });
+    const page = await lab.admin.get('/app/instruments/new/').expect(200);
+    expect(page.text).toContain('href="/app/instruments/new/Pump"');
+    await lab.admin.post('/app/instruments/new/Pump').type('form').send({ device_name: 'pump_b', port: 'COM4' }).expect(302);
+    const v = await lab.admin.post('/app/instruments/pump_b').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
+    expect(v.body.output).toBe('done');
+  });
+
   it('imports another Python deck at run time (deck-python); a name it reuses is refused', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'labdeck-pydeck-'));
     try {
@@ -231,6 +250,20 @@ describe('Python driver modules and a host that dies', () => {
     expect(res.body.error.message).toContain('broken_import.py, line 5');
     const syntax = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('syntax_error.py') }).expect(400);
     expect(syntax.body.error.message).toMatch(/SyntaxError.*syntax_error\.py, line 2/);
+  });
+
+  it("a deck whose driver imports a package this Python lacks: 400 naming the driver's import line, and --python", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'labdeck-pymissing-'));
+    try {
+      await writeFile(join(dir, 'valve.py'), 'import labdeck_no_such_modbus_package\n\nclass Valve:\n    def open(self) -> None:\n        pass\n');
+      await writeFile(join(dir, 'bench.py'), 'from valve import Valve\nvalve = Valve()\n');
+      const res = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: join(dir, 'bench.py') }).expect(400);
+      expect(res.body.error.message).toContain("ModuleNotFoundError: No module named 'labdeck_no_such_modbus_package'");
+      expect(res.body.error.message).toContain(`the import that failed: ${join(dir, 'valve.py')}:1: import labdeck_no_such_modbus_package`);
+      expect(res.body.error.message).toContain('start labdeck with --python PATH');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a workflow step whose host dies is failed in-doubt and never re-run by itself', async () => {

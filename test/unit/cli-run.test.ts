@@ -6,13 +6,15 @@
 import '../helpers/interactive.js'; // before ink: the fake terminal below needs live frames, also under CI
 import { EventEmitter } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { renderToString } from 'ink';
 import { createElement } from 'react';
 import type { CliIO } from '../../cli/io.js';
-import { looksLikeFile, runWorkflow } from '../../cli/run.js';
+import { looksLikeFile, runWorkflow, SHARING } from '../../cli/run.js';
+import { createRuntime } from '../../core/runtime.js';
 import { initialState, keyAction, reduceRun, RunView, type RunViewState } from '../../cli/run-view.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { openStore } from '../../core/store/index.js';
@@ -265,6 +267,34 @@ describe('lab run', () => {
     const f = fakeIO();
     expect(await runWorkflow('dose-and-weigh', { repeat: 1, dataDir, plugins }, f.io)).toBe(2);
     expect(f.err()).toContain('#1 "someone else" interrupted');
+  });
+
+  test("beside a running lab serve on the same data folder: refused for an instrument it drives, else run; --help and docs/deploy.md say so", async () => {
+    const dataDir = tempDir('shared');
+    await saveWorkflow(dataDir, doseAndWeigh);
+    // a server with the demo deck drives pump and balance
+    const server = await createRuntime({ dataDir, watch: false, pluginDirs: [plugins], labHost: { kind: 'serve', name: 'lab serve on the bench' } });
+    try {
+      const f = fakeIO();
+      expect(await runWorkflow('dose-and-weigh', { repeat: 1, dataDir, plugins }, f.io)).toBe(2);
+      expect(f.err()).toMatch(/balance, noop, pump are driven by lab serve on the bench, another labdeck on this database/);
+    } finally {
+      await server.close();
+    }
+    // a server that drives none of them, running on the same folder: lab run runs its task, the server never takes it
+    const other = await createRuntime({ dataDir, deck: false, watch: false, pluginDirs: [plugins], labHost: { kind: 'serve', name: 'lab serve, other deck' } });
+    try {
+      const f = fakeIO();
+      expect(await runWorkflow('dose-and-weigh', { repeat: 2, dataDir, plugins }, f.io)).toBe(0);
+      expect(f.out()).toMatch(/run \d+ completed: 2 iteration\(s\)/);
+      expect(other.runner.status().busy).toBe(false);
+    } finally {
+      await other.close();
+    }
+    // the help says what was just shown, and docs/deploy.md says it in the same words
+    const flat = (t: string) => t.replace(/^> /gm, '').replace(/\s+/g, ' ').trim();
+    expect(flat(await readFile('docs/deploy.md', 'utf8'))).toContain(flat(SHARING));
+    expect(SHARING).toContain('It may share a data folder');
   });
 
   test('in a terminal: the live view, and the operator retries a failed step with r', async () => {

@@ -221,6 +221,26 @@ it("a workflow may use another host's instruments: checked against the lab's, qu
   await until(() => !a.runner.catalogue.list!().some((i) => i.name === 'counter'), 'A forgets them', 5000);
 });
 
+it('a task no one host can start (its instruments split between two) is refused when queued, naming each instrument and its host', async () => {
+  const a = await host(['gate']);
+  const b = await host(['counter']);
+  await until(() => a.runner.catalogue.list!().some((i) => i.name === 'counter'), "A knows B's instruments");
+  const before = (await store.queue.open()).length;
+  for (const r of [a, b]) {
+    const refused = await r.runner.submit({ workflow: 'gated', repeat: 1, userId: null }).then(
+      () => null,
+      (e: { code: string; message: string; details: unknown; data: unknown }) => e,
+    );
+    expect(refused).toMatchObject({ code: 'conflict', details: [{ field: 'counter', message: `driven by ${b.runner.host.name}` }, { field: 'gate', message: `driven by ${a.runner.host.name}` }] });
+    expect(refused!.message).toContain(`counter (${b.runner.host.name}), gate (${a.runner.host.name})`);
+    expect(refused!.data).toEqual({ instruments: { counter: b.runner.host.name, gate: a.runner.host.name } });
+  }
+  expect((await store.queue.open()).length).toBe(before); // nothing was queued to wait for ever
+  // a task one host can start is still queued on the other (and run there)
+  const task = await a.runner.submit({ workflow: 'count', repeat: 1, userId: null });
+  await until(async () => (await queued(task))?.status === 'done', 'B runs it');
+});
+
 it("a control asked on a host that runs nothing goes to the host running the task (PostgreSQL), whose status comes back", async () => {
   const a = await host(['gate', 'counter']);
   const b = await host(['spare']);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isOptimizer, type Observation } from '../../core/contracts/index.js';
 import { optunaPython } from '../helpers/python.js';
-import { REACTOR, startLab, until, type TestLab } from './helpers.js';
+import { REACTOR, startLab, until, type TestLab } from '../api/helpers.js';
 
 const J = 'application/json';
 const ADAPTERS = fileURLToPath(new URL('../../examples/optimizers', import.meta.url));
