@@ -217,6 +217,8 @@ const textOf = (v: unknown): string | undefined => (typeof v === 'string' ? v : 
 
 const regenerate = (req: Request) =>
   new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
+/** Write the session now: a log-in that could not be stored (a full disk: 507) says so instead of a cookie for nothing. */
+const saveSession = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
 
 /**
  * A browser a user has logged in from before carries a signed `labdeck.device` cookie naming them. The
@@ -278,6 +280,7 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
         const user = await accounts.login(username, password, req.ip, { knownDevice: knownDevice(req, opts.secret, username) });
         await regenerate(req);
         req.session.userId = user.id;
+        await saveSession(req);
         res.cookie(DEVICE_COOKIE, `${user.username}.${deviceSig(opts.secret, user.username)}`, { httpOnly: true, sameSite: 'lax', maxAge: 365 * 24 * 3600_000 });
         res.redirect(302, safeNext(req, query.next));
       } catch (e) {
@@ -322,8 +325,8 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
     if (req.method === 'GET' && req.get('Sec-Fetch-Site') === 'cross-site') {
       throw new LabError('forbidden', 'Log out from labdeck itself (a link or a form on another site cannot).');
     }
-    // ended in the database, so on every host, before the answer says so
-    if (req.session) await new Promise<void>((resolve) => req.session.destroy(() => resolve()));
+    // ended in the database, so on every host, before the answer says so (a failure says so: 507, not "logged out")
+    if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
     res.clearCookie('labdeck.sid');
     res.redirect(302, `${url(req, '/auth/login')}?logged_out=1`);
   };

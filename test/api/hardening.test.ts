@@ -12,9 +12,9 @@ import { LabError } from '../../core/errors.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import { createApp, type App } from '../../server/app.js';
 import { fileURLToPath } from 'node:url';
-import { dataSourceOf } from '../../core/store/index.js';
 import { testDbUrl } from '../helpers/db.js';
 import { signupAndLogin } from './helpers.js';
+import { fillDisk } from '../helpers/full-disk.js';
 
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
@@ -111,32 +111,6 @@ describe('failed logins', () => {
     }
   });
 });
-
-/**
- * Make the SQLite database full, as its disk would be: it may not grow (max_page_count) and what room its
- * pages had is taken. `free()` gives the room back.
- */
-function fillDisk(runtime: Runtime) {
-  type Db = { pragma(s: string, o?: object): unknown; prepare(s: string): { run(...v: unknown[]): unknown } };
-  const db = (dataSourceOf(runtime.store).driver as unknown as { databaseConnection: Db }).databaseConnection;
-  const pages = db.pragma('page_count', { simple: true }) as number;
-  db.pragma(`max_page_count = ${pages}`);
-  const filler = db.prepare('INSERT INTO "settings" ("key", "value") VALUES (?, ?)');
-  for (let i = 0; ; i++) {
-    try {
-      filler.run(`filler-${i}`, JSON.stringify('x'.repeat(i < 1000 ? 2000 : 50)));
-    } catch {
-      if (i >= 1000) break; // big rows, then small ones, until not even those fit
-      i = 999;
-    }
-  }
-  return {
-    free() {
-      db.pragma(`max_page_count = ${pages * 100}`);
-      db.prepare(`DELETE FROM "settings" WHERE "key" LIKE 'filler-%'`).run();
-    },
-  };
-}
 
 describe('a full disk', () => {
   it('a direct call whose record cannot be stored answers 507 without an id; every id given is a stored record', async () => {
