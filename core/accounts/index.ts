@@ -260,12 +260,16 @@ export class Accounts {
     await this.store.users.setPassword(userId, await hashPassword(password));
   }
 
-  /** Set a password without the old one (the `lab user passwd` command, run by whoever owns the machine). */
-  async resetPassword(username: string, newPassword: unknown) {
+  /**
+   * Set a password without the old one (the `lab user passwd` command, run by whoever owns the machine). The
+   * account's sessions end, as after an admin's reset (whoever knew the old password is logged out); returns how many.
+   */
+  async resetPassword(username: string, newPassword: unknown): Promise<number> {
     const user = await this.store.users.byName(username);
     if (!user || user.deletedAt) throw new LabError('not_found', `No user "${username}".`);
     const { password } = checkCredentials(username, newPassword);
     await this.store.users.setPassword(user.id, await hashPassword(password));
+    return this.store.sessions.destroyForUser(user.id);
   }
 
   /**
