@@ -1,0 +1,108 @@
+/**
+ * `lab serve`'s HTTP server under a client that holds sockets (issue 26 item 5): one address holding many
+ * idle or slow sockets denied everyone, and a slow body was kept 300 s. Real sockets on loopback; the other
+ * client comes from another loopback address (127.0.0.2: all of 127/8 is this machine's on Linux).
+ */
+import { request as httpRequest } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
+import { connectionLimits } from '../../server/connection-limits.js';
+import { createHttpServer } from '../../server/http-server.js';
+import { startLab, type TestLab } from './helpers.js';
+
+let lab: TestLab;
+beforeAll(async () => {
+  lab = await startLab();
+});
+afterAll(() => lab.close());
+
+/** A server of the lab's app with `limits`, listening on loopback; closed after the test. */
+const servers: ReturnType<typeof createHttpServer>[] = [];
+async function serve(limits: Parameters<typeof createHttpServer>[1]) {
+  const server = createHttpServer(lab.app, limits);
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, port: (server.address() as AddressInfo).port };
+}
+afterEach(async () => {
+  for (const s of servers.splice(0)) {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+  }
+});
+
+/** A socket from `from` to the server, connected; `closed` resolves with what the server sent before closing it. */
+async function socket(port: number, from = '127.0.0.1') {
+  const s: Socket = connect({ port, host: '127.0.0.1', localAddress: from });
+  let got = '';
+  s.on('data', (d) => (got += String(d)));
+  s.on('error', () => undefined);
+  const closed = new Promise<string>((r) => s.once('close', () => r(got)));
+  await new Promise<void>((r, j) => s.once('connect', r).once('error', j));
+  return { s, closed };
+}
+
+/** GET `path` from `from` on a fresh connection: its status. */
+const get = (port: number, path: string, from = '127.0.0.1') =>
+  new Promise<number>((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, path, localAddress: from, agent: false }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode!));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+
+/** Until the server holds `n` connections from `addr` (it counts them as it accepts them). */
+async function holding(server: ReturnType<typeof createHttpServer>, addr: string, n: number) {
+  while (server.connections.held(addr) !== n) await new Promise((r) => setImmediate(r));
+}
+
+describe('connections', () => {
+  it('from one address are capped: the one over the cap is closed at once, unread; other clients are answered', async () => {
+    const { server, port } = await serve({ maxConnectionsPerAddress: 5, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 });
+    const held = [];
+    for (let i = 0; i < 5; i++) held.push(await socket(port));
+    await holding(server, '127.0.0.1', 5);
+    const over = await socket(port);
+    over.s.write('GET /app/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    expect(await over.closed).toBe(''); // closed without an answer
+    expect(server.connections.refused).toBe(1);
+    expect(await get(port, '/app/healthz', '127.0.0.2')).toBe(200);
+    // one held socket goes: its address may connect again
+    held[0]!.s.destroy();
+    await holding(server, '127.0.0.1', 4);
+    expect(await get(port, '/app/healthz')).toBe(200);
+    for (const h of held) h.s.destroy();
+  });
+
+  it('in all are capped: past the total, a new connection from anywhere is closed at once', async () => {
+    const { server, port } = await serve({ maxConnections: 6, maxConnectionsPerAddress: 100, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 });
+    const held = [];
+    for (let i = 0; i < 6; i++) held.push(await socket(port, i % 2 ? '127.0.0.1' : '127.0.0.3'));
+    await holding(server, '127.0.0.1', 3);
+    await holding(server, '127.0.0.3', 3);
+    const over = await socket(port, '127.0.0.2');
+    expect(await over.closed).toBe('');
+    held.pop()!.s.destroy();
+    await holding(server, '127.0.0.1', 2);
+    expect(await get(port, '/app/healthz', '127.0.0.2')).toBe(200);
+    for (const h of held) h.s.destroy();
+  });
+
+  it('a socket that sends nothing, and a body that trickles, get 408 and are closed after their time; others are answered meanwhile', async () => {
+    const { port } = await serve({ headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    const idle = await socket(port);
+    const slow = await socket(port);
+    slow.s.write('POST /app/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"user');
+    const headers = await socket(port);
+    headers.s.write('GET /app/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n');
+    expect(await get(port, '/app/healthz', '127.0.0.2')).toBe(200);
+    for (const s of [idle, slow, headers]) expect(await s.closed).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it('defaults to bounds a lab can live with, and refuses limits that are no numbers', () => {
+    expect(connectionLimits()).toEqual({ maxConnections: 1000, maxConnectionsPerAddress: 100, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 });
+    expect(() => connectionLimits({ maxConnections: 0 })).toThrow(/maxConnections must be a whole number above 0/);
+    expect(() => connectionLimits({ headersTimeoutMs: 5000, requestTimeoutMs: 1000 })).toThrow(/requestTimeoutMs \(1000\) must be at least headersTimeoutMs/);
+  });
+});
