@@ -108,6 +108,29 @@ export function csrfGuard(): RequestHandler {
   };
 }
 
+/**
+ * Why a GET that changes something (log-out by a link) comes from another site, or null when it comes from
+ * labdeck's own pages, a typed address or a script. Browsers say where a request comes from in
+ * `Sec-Fetch-Site` (`same-site` is another port or sub-name: not labdeck either); a browser too old to send
+ * it is judged by `Origin`, then `Referer`. Scripts send none of these.
+ */
+export function crossSiteGet(req: Request): string | null {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none' ? null : `Sec-Fetch-Site: ${site}`;
+  for (const name of ['origin', 'referer'] as const) {
+    const value = req.headers[name];
+    if (typeof value !== 'string' || !value) continue;
+    let host: string | null = null;
+    try {
+      host = value === 'null' ? null : new URL(value).host;
+    } catch {
+      host = null;
+    }
+    return host !== null && host === req.headers.host ? null : `${name === 'origin' ? 'Origin' : 'Referer'} ${value}`;
+  }
+  return null;
+}
+
 /** The host name of a Host header: lower case, without the port or an IPv6 literal's brackets. */
 export function hostNameOf(header: string): string {
   const h = header.trim().toLowerCase();

@@ -19,7 +19,7 @@ import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
 import { handle } from '../route.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
-import { authenticate, csrfGuard, hostGuard } from '../security.js';
+import { authenticate, csrfGuard, crossSiteGet, hostGuard } from '../security.js';
 import { STAND_INS, axCampaignInput, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
 import { IVORYOS_ROUTES as R } from './routes.js';
 import { DECK_PREFIX, deckName, flaskTime, groupedPhases, legacySteps, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
@@ -116,6 +116,9 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   handle(r, R.legacyLogin, (req, res, { body: { username, password } }) => logIn(req, res, username, password));
 
   handle(r, R.logout, async (req, res) => {
+    // the same session as /app: a link on another site must not end it (ivoryOS's clients send no such header)
+    const from = crossSiteGet(req);
+    if (from) throw new LabError('forbidden', `Log out from labdeck itself: a link or a form on another site cannot (${from}).`);
     if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
     res.redirect(302, url(req, '/auth/login'));
   });

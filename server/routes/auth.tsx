@@ -14,6 +14,7 @@ import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
+import { crossSiteGet } from '../security.js';
 import { ChangePasswordPage, LoginPage, SignupPage } from '../views/auth.js';
 import { AccountPage } from '../views/account.js';
 import { ctxOf } from '../context.js';
@@ -134,10 +135,10 @@ export const AUTH_ROUTES = {
     method: 'GET',
     path: '/auth/logout',
     section: SECTION,
-    summary: 'Log out, for a plain link (same as POST)',
+    summary: 'Log out, for a plain link (same as POST; 403 from a link on another site)',
     access: 'public',
     operationId: 'logoutLink',
-    responses: { 302: LOGGED_OUT },
+    responses: { 302: LOGGED_OUT, 403: error('A link or page on another site (Sec-Fetch-Site, Origin or Referer): nobody is logged out') },
   }),
   account: route({
     method: 'GET',
@@ -321,10 +322,9 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   );
 
   const logout = async (req: Request, res: Response) => {
-    // a GET from another site (an <img src=…/logout>) must not log anyone out
-    if (req.method === 'GET' && req.get('Sec-Fetch-Site') === 'cross-site') {
-      throw new LabError('forbidden', 'Log out from labdeck itself (a link or a form on another site cannot).');
-    }
+    // a GET from another site (an <img src=…/logout>, a link on another port) must not log anyone out
+    const from = req.method === 'GET' ? crossSiteGet(req) : null;
+    if (from) throw new LabError('forbidden', `Log out from labdeck itself: a link or a form on another site cannot (${from}).`);
     // ended in the database, so on every host, before the answer says so (a failure says so: 507, not "logged out")
     if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
     res.clearCookie('labdeck.sid');
