@@ -5,7 +5,6 @@
  * Two routers: `authRoutes` (log in, sign up, log out: public, mounted before the login gate) and
  * `accountRoutes` (the rest: mounted behind it).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
@@ -14,6 +13,7 @@ import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
+import { deviceOf, rememberDevice } from '../remembered-device.js';
 import { crossSiteGet } from '../security.js';
 import { ChangePasswordPage, LoginPage, SignupPage } from '../views/auth.js';
 import { AccountPage } from '../views/account.js';
@@ -221,31 +221,6 @@ const regenerate = (req: Request) =>
 /** Write the session now: a log-in that could not be stored (a full disk: 507) says so instead of a cookie for nothing. */
 const saveSession = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
 
-/**
- * A browser a user has logged in from before carries a signed `labdeck.device` cookie naming them. The
- * failed-login throttle stops an attacker guessing a password; it must not lock the scientist out of a PC
- * shared with them: a known browser with the right password still gets in.
- */
-const DEVICE_COOKIE = 'labdeck.device';
-const deviceSig = (secret: string, username: string) => createHmac('sha256', secret).update(`device:${username}`).digest('base64url');
-
-function knownDevice(req: Request, secret: string, username: unknown): boolean {
-  if (typeof username !== 'string') return false;
-  const raw = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${DEVICE_COOKIE}=`));
-  if (!raw) return false;
-  let value: string;
-  try {
-    value = decodeURIComponent(raw.slice(DEVICE_COOKIE.length + 1));
-  } catch {
-    return false; // a malformed cookie vouches for nobody
-  }
-  const dot = value.lastIndexOf('.');
-  if (dot < 0 || value.slice(0, dot) !== username) return false;
-  const expected = Buffer.from(deviceSig(secret, username));
-  const given = Buffer.from(value.slice(dot + 1));
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
-
 /** Log in, sign up, log out: public, mounted before the login gate. */
 export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   const r = Router();
@@ -278,11 +253,13 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
             { field: 'Authorization', message: 'not with a log-in' },
           ]);
         }
-        const user = await accounts.login(username, password, req.ip, { knownDevice: knownDevice(req, opts.secret, username) });
+        const device = deviceOf(req, opts.secret, username);
+        const user = await accounts.login(username, password, req.ip, { device });
         await regenerate(req);
         req.session.userId = user.id;
         await saveSession(req);
-        res.cookie(DEVICE_COOKIE, `${user.username}.${deviceSig(opts.secret, user.username)}`, { httpOnly: true, sameSite: 'lax', maxAge: 365 * 24 * 3600_000 });
+        const stamp = await accounts.passwordStampOf(user.id);
+        if (stamp) rememberDevice(res, opts.secret, user.username, stamp, device);
         res.redirect(302, safeNext(req, query.next));
       } catch (e) {
         const err = asLabError(e);

@@ -40,3 +40,29 @@ describe('a log-out by GET', () => {
     await c.get('/app/account').set('Accept', J).expect(401);
   });
 });
+
+describe('the remembered browser (labdeck.device)', () => {
+  const login = (agent: ReturnType<typeof request.agent> | ReturnType<typeof request>, username: string, password: string) =>
+    (agent as ReturnType<typeof request.agent>).post('/app/auth/login').type('form').send({ username, password });
+
+  it('is throttled like any login: its cookie gives a guesser no more tries than anyone', async () => {
+    const mine = await signupAndLogin(lab.app, 'remy'); // this browser is remembered now
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 429; i++) status = (await login(mine, 'remy', `guess number ${i}`)).status;
+    expect(status).toBe(429);
+    await login(mine, 'remy', PASSWORD).expect(429);
+  });
+
+  it('is forgotten when the password changes: with the address throttled, it no longer gets in', async () => {
+    const mine = await signupAndLogin(lab.app, 'rosa');
+    const stranger = () => request(lab.app);
+    // a stranger behind the same address throttles it; rosa's remembered browser still gets in
+    for (let i = 0; i < 20 && (await login(stranger(), 'rosa', `guess ${i}`)).status !== 429; i++);
+    await login(stranger(), 'rosa', PASSWORD).expect(429);
+    await login(mine, 'rosa', PASSWORD).expect(302);
+    // the password is changed (by rosa elsewhere, or an admin's reset): the cookie vouches for nothing
+    const rosa = (await lab.runtime.store.users.byName('rosa'))!;
+    await lab.admin.post(`/app/account/users/${rosa.id}/password`).set('Accept', J).send({ new_password: 'the new one!', confirm_password: 'the new one!' }).expect(200);
+    await login(mine, 'rosa', 'the new one!').expect(429);
+  });
+});
