@@ -63,7 +63,7 @@ common(program.command('serve').description('serve the web app'))
   .option('--max-connections-per-address <n>', 'connections held at once from one client address (raise it behind a reverse proxy)', countOf('connections'), 100)
   .option('--headers-timeout <seconds>', 'time a client has to send a request\'s headers (a socket that sends nothing is closed after it)', seconds, 10)
   .option('--request-timeout <seconds>', 'time a client has to send a whole request, its body included (raise it for big uploads on slow links)', seconds, 30)
-  .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
+  .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work); name:port or :port also allows a port other than labdeck\'s (a proxy)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
   .action(async (o) => {
     const { serve } = await import('./serve.js');
     const s = await serve({
