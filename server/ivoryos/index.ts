@@ -17,6 +17,8 @@ import type { Workflow } from '../../core/workflow/model.js';
 import { workflowFromPython, workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
 import { asLabError, logInternal, statusOf, url } from '../http.js';
+import { bodyCap } from '../body-cap.js';
+import { limitBytes } from '../json-body.js';
 import { handle } from '../route.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
 import { authenticate, csrfGuard, crossSiteGet, hostGuard } from '../security.js';
@@ -91,6 +93,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   let inFlight = 0;
 
   r.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
+  r.use(bodyCap({ parsed: limitBytes(limit), multipart: limitBytes(limit) }));
   r.use(express.json({ limit }));
   r.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   r.use(authenticate(runtime, opts.session));

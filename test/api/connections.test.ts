@@ -106,3 +106,29 @@ describe('connections', () => {
     expect(() => connectionLimits({ headersTimeoutMs: 5000, requestTimeoutMs: 1000 })).toThrow(/requestTimeoutMs \(1000\) must be at least headersTimeoutMs/);
   });
 });
+
+describe('an over-limit body', () => {
+  /** What the server sent on `s` until it closed it. */
+  it('declared in Content-Length is refused with 413 before a byte of it is sent, and the connection closed', async () => {
+    const { port } = await serve({});
+    for (const [path, type] of [['/app/auth/login', 'application/json'], ['/ivoryos/auth/login', 'application/x-www-form-urlencoded'], ['/app/files/batch-configs', 'multipart/form-data; boundary=x']]) {
+      const c = await socket(port);
+      c.s.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nContent-Type: ${type}\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
+      const got = await c.closed; // nothing of the body was sent: an answer only the cap gives
+      expect([path, got.split('\r\n')[0]]).toEqual([path, 'HTTP/1.1 413 Payload Too Large']);
+      expect(got).toMatch(/Connection: close/i);
+    }
+  });
+
+  it('streamed (chunked) is refused with 413 once past the limit, and nothing more is read', async () => {
+    const { port } = await serve({});
+    const c = await socket(port);
+    c.s.write('POST /app/auth/login HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n');
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    // 1 MB and a little more, and the body never ends: only a cap that counts answers
+    for (let i = 0; i < 17 && !c.s.destroyed; i++) c.s.write(Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]));
+    const got = await c.closed;
+    expect(got.split('\r\n')[0]).toBe('HTTP/1.1 413 Payload Too Large');
+    expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'payload_too_large', message: expect.stringContaining('nothing of it was read') });
+  });
+});
