@@ -16,7 +16,7 @@ import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { workflowFromPython, workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
-import { asLabError, logInternal, statusOf, url } from '../http.js';
+import { asLabError, clientGone, logInternal, statusOf, url } from '../http.js';
 import { bodyCap } from '../body-cap.js';
 import { limitBytes } from '../json-body.js';
 import { handle } from '../route.js';
@@ -166,6 +166,8 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const args = keywordArgs(m, given);
     const userId = req.user!.id;
     const wait = waitField === undefined || String(waitField).toLowerCase() === 'true';
+    // a client gone before the call is dispatched (closed or half-closed): nothing is run, nobody is answered
+    if (clientGone(req, res)) return;
     inFlight++;
     if (wait) {
       try {

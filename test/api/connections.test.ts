@@ -132,3 +132,77 @@ describe('an over-limit body', () => {
     expect(JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4)).error).toMatchObject({ code: 'payload_too_large', message: expect.stringContaining('nothing of it was read') });
   });
 });
+
+describe('a client gone before its call', () => {
+  /** A token of the admin, and `runtime.accounts.userForToken` held (once) until the server has let `from`'s connections go. */
+  async function heldUntilGone(server: ReturnType<typeof createHttpServer>, from: string) {
+    const token = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: `gone-${from}` }).expect(201)).body.token as string;
+    const accounts = lab.runtime.accounts;
+    const original = accounts.userForToken;
+    let released!: () => void;
+    const passed = new Promise<void>((r) => (released = r));
+    accounts.userForToken = async (...a) => {
+      accounts.userForToken = original;
+      await holding(server, from, 0); // the client's connection is gone now
+      try {
+        return await original.apply(accounts, a);
+      } finally {
+        released();
+      }
+    };
+    return { token, passed };
+  }
+  const callRequest = (token: string, body: string) =>
+    `POST /app/instruments/noop HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${token}\r\nAccept: application/json\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  it('half-closed (or closed) before the call is dispatched: the instrument is not called', async () => {
+    const { server, port } = await serve({});
+    const runner = lab.runtime.runner;
+    const call = runner.call;
+    const calls: unknown[] = [];
+    runner.call = (...a) => (calls.push(a), call.apply(runner, a));
+    try {
+      for (const [from, how] of [['127.0.0.4', 'half-close'], ['127.0.0.5', 'close']] as const) {
+        const { token, passed } = await heldUntilGone(server, from);
+        const s = connect({ port, host: '127.0.0.1', localAddress: from, allowHalfOpen: true });
+        await new Promise((r) => s.once('connect', r));
+        s.on('error', () => undefined);
+        s.write(callRequest(token, JSON.stringify({ method: 'ping', args: {} })));
+        if (how === 'half-close') s.end();
+        else s.destroy();
+        await passed;
+        // the request goes on from here in the same turn (no I/O before the dispatch); then a call of another
+        // client, answered, shows the server did the rest of the first request's work too
+        await new Promise((r) => setImmediate(r));
+        expect((await fetch(`http://127.0.0.1:${port}/app/healthz`)).status).toBe(200);
+        expect([how, calls.length]).toEqual([how, 0]);
+      }
+    } finally {
+      runner.call = call;
+    }
+  });
+
+  it('gone after the call was dispatched: the call finishes and is recorded', async () => {
+    const { server, port } = await serve({});
+    const token = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'gone-late' }).expect(201)).body.token as string;
+    const runner = lab.runtime.runner;
+    const call = runner.call;
+    let done!: Promise<{ taskId: number }>;
+    let dispatched!: () => void;
+    const started = new Promise<void>((r) => (dispatched = r));
+    runner.call = (...a) => {
+      runner.call = call;
+      done = holding(server, '127.0.0.6', 0).then(() => call.apply(runner, a));
+      dispatched();
+      return done as ReturnType<typeof call>;
+    };
+    const s = connect({ port, host: '127.0.0.1', localAddress: '127.0.0.6' });
+    await new Promise((r) => s.once('connect', r));
+    s.on('error', () => undefined);
+    s.write(callRequest(token, JSON.stringify({ method: 'ping', args: {} })));
+    await started;
+    s.destroy();
+    const { taskId } = await done;
+    expect((await lab.runtime.store.steps.get(taskId))?.method).toBe('ping');
+  });
+});
