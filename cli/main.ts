@@ -38,6 +38,13 @@ const tasksAtOnce = (v: string) => {
   return n;
 };
 
+/** A count of something, a whole number from 1. */
+const countOf = (what: string) => (v: string) => {
+  const n = Number(v);
+  if (!/^\s*\d+\s*$/.test(v) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError(`how many ${what}: a whole number, 1 or more`);
+  return n;
+};
+
 const common = (c: Command) =>
   c
     .option('--deck <file>', 'deck module (default: the demo deck)')
@@ -52,7 +59,11 @@ common(program.command('serve').description('serve the web app'))
   .option('--no-watch', 'do not watch plugin folders or the deck')
   .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
   .option('--parallel <n>', 'how many tasks on disjoint instruments run at once (each leases its workflow\'s instruments)', tasksAtOnce, 1)
-  .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
+  .option('--max-connections <n>', 'connections held at once, in all (more are closed at once)', countOf('connections'), 1000)
+  .option('--max-connections-per-address <n>', 'connections held at once from one client address (raise it behind a reverse proxy)', countOf('connections'), 100)
+  .option('--headers-timeout <seconds>', 'time a client has to send a request\'s headers (a socket that sends nothing is closed after it)', seconds, 10)
+  .option('--request-timeout <seconds>', 'time a client has to send a whole request, its body included (raise it for big uploads on slow links)', seconds, 30)
+  .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work); name:port or :port also allows a port other than labdeck\'s (a proxy)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
   .action(async (o) => {
     const { serve } = await import('./serve.js');
     const s = await serve({
@@ -67,6 +78,12 @@ common(program.command('serve').description('serve the web app'))
       consoleTimeoutMs: o.consoleTimeout * 1000,
       allowedHosts: o.allowedHosts,
       parallel: o.parallel,
+      limits: {
+        maxConnections: o.maxConnections,
+        maxConnectionsPerAddress: o.maxConnectionsPerAddress,
+        headersTimeoutMs: Math.round(o.headersTimeout * 1000),
+        requestTimeoutMs: Math.round(o.requestTimeout * 1000),
+      },
     });
     const stop = () => {
       console.log('labdeck stopping');

@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { attachAgents } from '../server/agents.js';
 import { createApp } from '../server/app.js';
+import type { ConnectionLimits } from '../server/connection-limits.js';
 import { createHttpServer } from '../server/http-server.js';
 import { LabError } from '../core/errors.js';
 import { errorText } from '../core/deck/util.js';
@@ -16,6 +17,8 @@ export interface ServeOptions extends RuntimeOptions {
   port: number;
   /** More names the lab reaches labdeck by (besides IP addresses, localhost and this machine's name). */
   allowedHosts?: string[];
+  /** Connections held at once (in all, per address) and the time a request may take to come in (docs/deploy.md). */
+  limits?: ConnectionLimits;
 }
 
 /**
@@ -62,7 +65,7 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   const runtime = await createRuntime({ ...opts, pluginDirs: pluginDirs.map((p) => p.dir) });
   const app = await createApp(runtime, { listen: opts.host, allowedHosts: opts.allowedHosts });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = createHttpServer(app).listen(opts.port, opts.host, () => resolve(s));
+    const s = createHttpServer(app, opts.limits).listen(opts.port, opts.host, () => resolve(s));
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;

@@ -188,8 +188,8 @@ export function userPasswd(name: string, opts: StoreOptions & PasswordOptions, i
     return withAccounts(opts, async (accounts, store) => {
       if (!(await store.users.byName(name))) throw new UsageError(`no user "${name}" (see lab user list)`);
       const password = await readNewPassword(io, opts, `New password for ${name}`);
-      await accounts.resetPassword(name, password);
-      println(io.stdout, `password of ${name} changed`);
+      const ended = await accounts.resetPassword(name, password);
+      println(io.stdout, `password of ${name} changed; ${ended} session${ended === 1 ? '' : 's'} ended`);
       return EXIT.ok;
     });
   });

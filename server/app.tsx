@@ -7,6 +7,7 @@ import helmet from 'helmet';
 import { randomBytes } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { LOGO_MAX_BYTES } from '../core/branding.js';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
@@ -24,7 +25,8 @@ import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
 import { directLane, fixedHeaders } from './lane.js';
-import { jsonBody } from './json-body.js';
+import { jsonBody, limitBytes } from './json-body.js';
+import { MULTIPART_SLACK, bodyCap } from './body-cap.js';
 import { recordRoutes } from './routes/records.js';
 import { userRoutes } from './routes/users.js';
 import { workflowRoutes } from './routes/workflows.js';
@@ -110,6 +112,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   const limit = opts.bodyLimit ?? '1mb';
   const router = Router();
   router.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
+  // an over-limit body is refused before it is read (the parsers read it off whole first)
+  router.use(bodyCap({ parsed: limitBytes(limit), multipart: Math.max(runtime.files.limitBytes, LOGO_MAX_BYTES) + MULTIPART_SLACK }));
   router.use(publicRoutes(runtime, { identify: identify(runtime, sessionMw) }));
   router.use(jsonBody(express.json({ limit }), limit));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));

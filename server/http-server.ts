@@ -16,6 +16,7 @@ import { IncomingMessage, ServerResponse, createServer, type RequestListener, ty
 // the router keeps the matched pattern under a symbol of its own (for tracing): the copy Express uses, which
 // is labdeck's too (package.json: a build that cannot find it fails, and the test names a symbol it misses)
 import { matchedRoute } from 'router/lib/symbols.js';
+import { capConnections, connectionLimits, serverTimeouts, type ConnectionLimits } from './connection-limits.js';
 
 /** The router's record of the errors it has reported to tracing, on a request that met one (a registered symbol). */
 const publishedErrors: unique symbol = Symbol.for('router.tracing.publishedErrors');
@@ -52,7 +53,12 @@ export class LabResponse<Req extends IncomingMessage = IncomingMessage> extends 
   statusMessage = (this as ServerResponse).statusMessage;
 }
 
-/** An HTTP server for `app` (an Express app) whose requests and responses are the classes above. */
-export function createHttpServer(app: RequestListener): Server {
-  return createServer({ IncomingMessage: LabRequest, ServerResponse: LabResponse }, app);
+/**
+ * An HTTP server for `app` (an Express app) whose requests and responses are the classes above, holding at
+ * most `limits`' connections and waiting at most its times for a request (server/connection-limits.ts).
+ */
+export function createHttpServer(app: RequestListener, limits: ConnectionLimits = {}): Server & { connections: ReturnType<typeof capConnections> } {
+  const l = connectionLimits(limits);
+  const server = createServer({ IncomingMessage: LabRequest, ServerResponse: LabResponse, ...serverTimeouts(l) }, app);
+  return Object.assign(server, { connections: capConnections(server, l) });
 }

@@ -72,6 +72,16 @@ export function errorBody(err: LabError) {
   return { error: body, ...(err.data ?? {}) };
 }
 
+/**
+ * Whether the client of `req` is gone (it closed, or half-closed, its connection: Node then ends the
+ * response too), so nobody can read an answer. An instrument call is not dispatched for such a request (a
+ * call already dispatched finishes and is recorded: only one not started yet is dropped).
+ */
+export function clientGone(req: Request, res: Response): boolean {
+  const socket = req.socket;
+  return res.closed || !socket || socket.destroyed || socket.writableEnded;
+}
+
 /** Turn anything thrown into a LabError (unknown errors become a 500 whose message hides internals). */
 export function asLabError(err: unknown): LabError {
   if (isLabError(err)) return err;

@@ -108,6 +108,29 @@ export function csrfGuard(): RequestHandler {
   };
 }
 
+/**
+ * Why a GET that changes something (log-out by a link) comes from another site, or null when it comes from
+ * labdeck's own pages, a typed address or a script. Browsers say where a request comes from in
+ * `Sec-Fetch-Site` (`same-site` is another port or sub-name: not labdeck either); a browser too old to send
+ * it is judged by `Origin`, then `Referer`. Scripts send none of these.
+ */
+export function crossSiteGet(req: Request): string | null {
+  const site = req.headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none' ? null : `Sec-Fetch-Site: ${site}`;
+  for (const name of ['origin', 'referer'] as const) {
+    const value = req.headers[name];
+    if (typeof value !== 'string' || !value) continue;
+    let host: string | null = null;
+    try {
+      host = value === 'null' ? null : new URL(value).host;
+    } catch {
+      host = null;
+    }
+    return host !== null && host === req.headers.host ? null : `${name === 'origin' ? 'Origin' : 'Referer'} ${value}`;
+  }
+  return null;
+}
+
 /** The host name of a Host header: lower case, without the port or an IPv6 literal's brackets. */
 export function hostNameOf(header: string): string {
   const h = header.trim().toLowerCase();
@@ -116,25 +139,54 @@ export function hostNameOf(header: string): string {
   return colon > 0 && h.indexOf(':') === colon ? h.slice(0, colon) : h;
 }
 
+/** The port of a Host header: '' when it names none, null when what follows the name is not a port. */
+export function hostPortOf(header: string): string | null {
+  const h = header.trim();
+  const end = h.startsWith('[') ? h.indexOf(']') + 1 : h.indexOf(':') === h.lastIndexOf(':') ? (h.includes(':') ? h.lastIndexOf(':') : h.length) : h.length;
+  if (end <= 0 || end === h.length) return '';
+  const port = h.slice(end);
+  return /^:\d{1,5}$/.test(port) && Number(port.slice(1)) <= 65535 ? String(Number(port.slice(1))) : null;
+}
+
 /**
  * DNS rebinding: a web page can point its own name at the lab PC's address, but its requests still carry
  * its own name in `Host`. Only the names labdeck serves are answered: IP addresses, localhost names, this
- * machine's name, the `--host` name, and `--allowed-hosts` (a leading dot allows a domain's sub-names).
+ * machine's name, the `--host` name, and `--allowed-hosts` (a leading dot allows a domain's sub-names). A
+ * port in `Host` must be the one the request came in on, or one `--allowed-hosts` names (`name:port` or
+ * `:port`: a reverse proxy on another port); a Host without a port is a proxy's or the default port's.
  */
 export function hostGuard(opts: { listen?: string; allowed?: string[] } = {}): RequestHandler {
   const machine = hostname().toLowerCase();
   const exact = new Set(['localhost', machine, `${machine}.local`]);
   const suffixes: string[] = ['.localhost'];
+  const ports = new Set<string>();
   for (const n of [opts.listen ?? '', ...(opts.allowed ?? [])].map((x) => x.trim().toLowerCase()).filter(Boolean)) {
-    if (n.startsWith('.')) suffixes.push(n);
-    else exact.add(hostNameOf(n));
+    const port = n.startsWith(':') ? hostPortOf(`x${n}`) : hostPortOf(n);
+    if (port) ports.add(port);
+    const name = n.startsWith(':') ? '' : hostNameOf(n);
+    if (!name) continue;
+    if (name.startsWith('.')) suffixes.push(name);
+    else exact.add(name);
   }
+  /** The last Host accepted and the port it came in on: a client sends the same one each time (not parsed again). */
+  let lastHost = '';
+  let lastPort = -1;
   return (req, _res, next) => {
     const header = req.headers.host;
     if (!header) return next(); // HTTP/1.0 without Host: not a browser
+    const local = req.socket?.localPort ?? -1;
+    if (header === lastHost && local === lastPort) return next();
     const name = hostNameOf(header);
-    if (isIP(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s))) return next();
-    next(new LabError('forbidden', `This lab does not answer to the name "${name}". If that is how your lab reaches it, start labdeck with --allowed-hosts ${name}.`, [{ field: 'Host', message: 'not an allowed host name' }]));
+    if (!(isIP(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s)))) {
+      return next(new LabError('forbidden', `This lab does not answer to the name "${name}". If that is how your lab reaches it, start labdeck with --allowed-hosts ${name}.`, [{ field: 'Host', message: 'not an allowed host name' }]));
+    }
+    const port = hostPortOf(header);
+    if (port === null || (port !== '' && port !== String(local) && !ports.has(port))) {
+      return next(new LabError('forbidden', `This lab answers on port ${local}, not at "${header}". If a proxy forwards that port to labdeck, start labdeck with --allowed-hosts ${name}${port ? `:${port}` : ''}.`, [{ field: 'Host', message: 'not the port labdeck serves' }]));
+    }
+    lastHost = header;
+    lastPort = local;
+    next();
   };
 }
 

@@ -11,6 +11,7 @@
  * middleware changed go on, and `sessions.destroyForUser` reads `userId` as it did.
  */
 import { AuthCache } from '../core/accounts/cache.js';
+import { LabError, isLabError } from '../core/errors.js';
 import type { Store } from '../core/store/types.js';
 
 const DAY = 24 * 3600_000;
@@ -20,6 +21,17 @@ export const TOUCH_EVERY_MS = 60_000;
 const MAX_REMEMBERED = 10_000;
 
 type Data = Record<string, unknown>;
+
+/**
+ * A session write the database refused for want of room (507, core/errors.ts's storageFailure), said as what
+ * it means for the person: `what` instead of "The record".
+ */
+function restated(e: unknown, what: string): unknown {
+  if (!isLabError(e) || e.code !== 'insufficient_storage') return e;
+  return new LabError(e.code, e.message.replace(/^The record could not be stored/, what), e.details, e.data);
+}
+const NOT_LOGGED_IN = 'You are not logged in: the session could not be stored';
+const NOT_LOGGED_OUT = 'You are still logged in: the end of the session could not be stored';
 /** A session as a row's JSON carries it: its fields and the cookie's attributes. */
 interface Stored {
   cookie?: { expires?: string | Date | null; originalMaxAge?: number | null };
@@ -59,11 +71,26 @@ export class DbSessionStore {
     return hit && hit.expiresAt > Date.now() ? { ...hit.data } : null;
   }
 
-  /** Write session `sid` (made, or changed) with its expiry. */
-  async write(sid: string, data: Data, expires: Date): Promise<void> {
+  /**
+   * Write session `sid` with its expiry: `create` a new one (an id just drawn), or change one that exists.
+   * Resolves false when a change finds the session gone (logged out, or ended by a password change or an
+   * admin while the request was in flight): then nothing is written, and the session is never made again.
+   */
+  async write(sid: string, data: Data, expires: Date, opts: { create: boolean }): Promise<boolean> {
     this.remember(sid, this.now());
     const row: Stored = { cookie: { originalMaxAge: expires.getTime() - Date.now(), expires: expires.toISOString(), httpOnly: true, path: '/', sameSite: 'lax' } as Stored['cookie'], ...data };
-    await this.store.sessions.set(sid, JSON.stringify(row), expires);
+    const text = JSON.stringify(row);
+    try {
+      if (opts.create) await this.store.sessions.create(sid, text, expires);
+      else if (!(await this.store.sessions.update(sid, text, expires))) {
+        this.touched.delete(sid);
+        return false;
+      }
+      return true;
+    } catch (e) {
+      this.touched.delete(sid);
+      throw restated(e, opts.create ? NOT_LOGGED_IN : 'The change to your session could not be stored');
+    }
   }
 
   /**
@@ -87,18 +114,16 @@ export class DbSessionStore {
   /** Delete session `sid` (log-out, log-in's new id): on every host before this resolves. */
   async remove(sid: string): Promise<void> {
     this.touched.delete(sid);
-    await this.store.sessions.destroy(sid);
+    await this.store.sessions.destroy(sid).catch((e: unknown) => {
+      throw restated(e, NOT_LOGGED_OUT);
+    });
   }
 
-  // express-session's store interface, kept for callers written against it ---------------------------------
+  // express-session's store interface, kept for callers written against it (not `set`: an upsert would bring
+  // an ended session back; see write) ----------------------------------------------------------------------
 
   get(sid: string, cb: (err: unknown, session?: Data | null) => void) {
     this.read(sid).then((d) => cb(null, d), cb);
-  }
-
-  set(sid: string, sess: Stored, cb?: (err?: unknown) => void) {
-    const { cookie, ...data } = sess;
-    this.write(sid, data, expiryOf(cookie)).then(() => cb?.(), (e) => cb?.(e));
   }
 
   touch(sid: string, sess: Stored, cb?: (err?: unknown) => void) {

@@ -120,6 +120,14 @@ export function sessions(opts: SessionOptions): RequestHandler {
     return id;
   };
 
+  /** Take this session's cookie off a response not sent yet. */
+  const dropCookie = (res: Response) => {
+    if (res.headersSent) return;
+    const prev = res.getHeader('Set-Cookie');
+    if (prev === undefined) return;
+    res.setHeader('Set-Cookie', (Array.isArray(prev) ? prev : [String(prev)]).filter((c) => !c.startsWith(`${name}=`)));
+  };
+
   const setCookie = (res: Response, id: string, expires: Date) => {
     if (res.headersSent) return;
     const cookie = `${name}=${encodeURIComponent(sign(id, secret))}; Path=/; Expires=${expires.toUTCString()}; HttpOnly; SameSite=Lax`;
@@ -153,16 +161,40 @@ export function sessions(opts: SessionOptions): RequestHandler {
       req.sessionID = id;
     }
 
+    /**
+     * Write the session: made when it is new, changed when it is stored (after any write still under way). A
+     * stored session found gone (ended elsewhere while this request was in flight) stays gone: this one ends.
+     */
     write(): Promise<void> {
       if (this.ended) return Promise.resolve();
       this.dirty = false;
-      const w = store.write(this.id, this.data, new Date(this.expiresAt)).then(() => {
-        this.stored = true;
+      const run = () => {
+        if (this.ended) return Promise.resolve();
+        return store.write(this.id, this.data, new Date(this.expiresAt), { create: !this.stored }).then((kept) => {
+          if (kept) this.stored = true;
+          else this.end();
+        });
+      };
+      const w = this.writing ? this.writing.then(run, run) : run();
+      const tracked = w.finally(() => {
+        if (this.writing === tracked) this.writing = null;
       });
-      this.writing = w.finally(() => {
-        if (this.writing === w) this.writing = null;
-      });
+      tracked.catch(() => undefined); // its failure is the caller's (w), never an unhandled rejection
+      this.writing = tracked;
       return w;
+    }
+
+    /** This session is over (ended elsewhere): no cookie for it, no more writes. */
+    end() {
+      this.ended = true;
+      this.dirty = false;
+      dropCookie(this.res);
+    }
+
+    /** A write failed: a session never stored gets no cookie (it names nothing). */
+    failed(e: unknown) {
+      if (!this.stored) dropCookie(this.res);
+      return e;
     }
 
     /** Hold the response's end until the changed session is written (the next request must see it). */
@@ -176,7 +208,9 @@ export function sessions(opts: SessionOptions): RequestHandler {
         const done = () => (end as (...a: unknown[]) => Response).apply(this, args);
         const pending = session.dirty ? session.write() : session.writing;
         if (!pending) return done();
+        // the answer was decided before: it goes out, without a cookie for a session that was not stored
         pending.then(done, (e: unknown) => {
+          session.failed(e);
           console.error(`labdeck: the session could not be saved: ${(e as Error)?.message ?? e}`);
           done();
         });
@@ -208,7 +242,7 @@ export function sessions(opts: SessionOptions): RequestHandler {
     save(cb?: (err?: unknown) => void) {
       this.expiresAt = Date.now() + maxAgeMs;
       setCookie(this.res, this.id, new Date(this.expiresAt));
-      this.write().then(() => cb?.(), (e: unknown) => cb?.(e));
+      this.write().then(() => cb?.(), (e: unknown) => cb?.(this.failed(e)));
     }
 
     destroy(cb?: (err?: unknown) => void) {

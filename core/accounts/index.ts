@@ -49,6 +49,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return timingSafeEqual(key, expected);
 }
 
+/**
+ * A short mark of a password hash, which changes with every password change or reset (each hash has its own
+ * salt): what a remembered browser's cookie is signed with, so that a change forgets every such browser.
+ */
+export const passwordStamp = (passwordHash: string): string => createHash('sha256').update(`stamp:${passwordHash}`).digest('base64url').slice(0, 16);
+
 export const USERNAME_RE = /^[A-Za-z0-9_.@-]{1,64}$/;
 export const MIN_PASSWORD = 8;
 /** Most username+address pairs the failed-login throttle remembers; the oldest are forgotten first. */
@@ -200,24 +206,27 @@ export class Accounts {
   }
 
   /**
-   * Check a login. Throws 429 after too many failures for this username from this address, unless the
-   * caller vouches for the browser (`knownDevice`: one this user logged in from before): the throttle is for
-   * the one guessing, not for the scientist on the same lab PC.
+   * Check a login. Throws 429 after too many failures for this username from this address. A browser the
+   * user logged in from before (`device`: its id, and whether its cookie vouches for the account as its
+   * password now is, see passwordStamp) is throttled on its own instead: the throttle is for the one guessing,
+   * not for the scientist on the same lab PC, and a remembered browser gets no more guesses than anyone.
    */
-  async login(username: unknown, password: unknown, address = 'unknown', opts: { knownDevice?: boolean } = {}): Promise<PublicUser> {
+  async login(username: unknown, password: unknown, address = 'unknown', opts: { device?: { id: string; vouches(stamp: string): boolean } } = {}): Promise<PublicUser> {
     // a name no account can have is refused before anything is kept about it
     if (typeof username !== 'string' || !USERNAME_RE.test(username)) throw new LabError('unauthenticated', 'Wrong username or password.');
-    const key = `${username}\u0000${address}`;
+    const user = await this.store.users.byName(username);
+    // a remembered browser's cookie names the password it was given under: after a change it vouches for nothing
+    const device = user && opts.device?.vouches(passwordStamp(user.passwordHash)) ? opts.device : undefined;
+    const key = device ? `${username}\u0000device\u0000${device.id}` : `${username}\u0000${address}`;
     const now = Date.now();
     this.forgetOldFailures(now);
     const f = this.failures.get(key);
-    if (f && now - f.first < this.windowMs && f.count >= this.maxFailures && !opts.knownDevice) {
+    if (f && now - f.first < this.windowMs && f.count >= this.maxFailures) {
       const retry = Math.ceil((f.first + this.windowMs - now) / 1000);
       throw new LabError('too_many_requests', `Too many failed logins; try again in ${retry} s.`, undefined, {
         retry_after: retry,
       });
     }
-    const user = typeof username === 'string' ? await this.store.users.byName(username) : null;
     const ok = user && typeof password === 'string' ? await verifyPassword(password, user.passwordHash) : false;
     if (!user || !ok) {
       const entry = f && now - f.first < this.windowMs ? f : { count: 0, first: now };
@@ -228,9 +237,15 @@ export class Accounts {
     }
     // the right password, but an admin disabled the account (a deleted one has no password that verifies)
     if (!active(user)) throw new LabError('forbidden', `The account "${user.username}" is disabled: ask an admin of this lab to enable it.`);
-    // a known browser getting in does not give whoever else is guessing at this address fresh tries
-    if (!opts.knownDevice) this.failures.delete(key);
+    // (a known browser getting in gives whoever else is guessing at this address no fresh tries: its own key)
+    this.failures.delete(key);
     return publicUser(user);
+  }
+
+  /** The stamp of a user's password as it is now (passwordStamp), or null: no such account. */
+  async passwordStampOf(id: number): Promise<string | null> {
+    const u = await this.store.users.byId(id);
+    return u ? passwordStamp(u.passwordHash) : null;
   }
 
   /** Failed-login memory is bounded in time (the window) and in size (MAX_FAILURE_KEYS, oldest first). */
@@ -260,12 +275,16 @@ export class Accounts {
     await this.store.users.setPassword(userId, await hashPassword(password));
   }
 
-  /** Set a password without the old one (the `lab user passwd` command, run by whoever owns the machine). */
-  async resetPassword(username: string, newPassword: unknown) {
+  /**
+   * Set a password without the old one (the `lab user passwd` command, run by whoever owns the machine). The
+   * account's sessions end, as after an admin's reset (whoever knew the old password is logged out); returns how many.
+   */
+  async resetPassword(username: string, newPassword: unknown): Promise<number> {
     const user = await this.store.users.byName(username);
     if (!user || user.deletedAt) throw new LabError('not_found', `No user "${username}".`);
     const { password } = checkCredentials(username, newPassword);
     await this.store.users.setPassword(user.id, await hashPassword(password));
+    return this.store.sessions.destroyForUser(user.id);
   }
 
   /**

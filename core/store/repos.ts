@@ -168,12 +168,12 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       ]);
       return r ? { data: String(r.data), expiresAt: toDate(r.expires_at) } : null;
     },
-    async set(sid, data, expiresAt) {
-      await sql.run(
-        `INSERT INTO "sessions" ("sid", "data", "expires_at") VALUES (?, ?, ?) ` +
-          `ON CONFLICT ("sid") DO UPDATE SET "data" = excluded."data", "expires_at" = excluded."expires_at"`,
-        [sid, data, expiresAt],
-      );
+    async create(sid, data, expiresAt) {
+      await sql.run(`INSERT INTO "sessions" ("sid", "data", "expires_at") VALUES (?, ?, ?)`, [sid, data, expiresAt]);
+    },
+    async update(sid, data, expiresAt) {
+      // never an upsert: a session deleted while a request of its cookie was in flight stays deleted
+      return (await sql.run(`UPDATE "sessions" SET "data" = ?, "expires_at" = ? WHERE "sid" = ?`, [data, expiresAt, sid])) > 0;
     },
     async touch(sid, expiresAt) {
       await sql.run(`UPDATE "sessions" SET "expires_at" = ? WHERE "sid" = ?`, [expiresAt, sid]);

@@ -199,7 +199,7 @@ export function announcingAuthChanges<R extends Pick<Store, 'users' | 'sessions'
   return {
     ...repos,
     users: { ...users, create: announced(users.create), setPassword: announced(users.setPassword), change: announced(users.change) },
-    sessions: { ...sessions, set: announced(sessions.set), destroy: announced(sessions.destroy), destroyForUser: announced(sessions.destroyForUser) },
+    sessions: { ...sessions, create: announced(sessions.create), update: announced(sessions.update), destroy: announced(sessions.destroy), destroyForUser: announced(sessions.destroyForUser) },
     tokens: { ...tokens, create: announced(tokens.create), revoke: announced(tokens.revoke) },
   };
 }

@@ -123,7 +123,16 @@ export interface Store extends RunStore {
   };
   sessions: {
     get(sid: string): Promise<{ data: string; expiresAt: Date } | null>;
-    set(sid: string, data: string, expiresAt: Date): Promise<void>;
+    /**
+     * A new session (log-in, or a first field of a new visitor's): inserted, never over another. Made only under
+     * an id this process just drew (server/session.ts), so an id that was ended is never made again.
+     */
+    create(sid: string, data: string, expiresAt: Date): Promise<void>;
+    /**
+     * Write a session that exists: false, and nothing written, when it is gone (logged out, or ended by a
+     * password change or an admin meanwhile: a request still in flight must not bring it back).
+     */
+    update(sid: string, data: string, expiresAt: Date): Promise<boolean>;
     touch(sid: string, expiresAt: Date): Promise<void>;
     destroy(sid: string): Promise<void>;
     /** Delete expired sessions; returns how many. */

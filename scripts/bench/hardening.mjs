@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { startServer, stop, http, tokenFor, median, line, rssOf, multipart, memoryWatch } from './common.mjs';
+import { flood } from './flood.mjs';
 
 export default async function hardening() {
   console.log('\n== hardening (issue 10): CSV bombs, load with and without a run, a long fuzz; lab serve on SQLite ==');
@@ -14,6 +15,9 @@ export default async function hardening() {
     const auth = { authorization: `Bearer ${token}`, accept: 'application/json' };
     await new Promise((r) => setTimeout(r, 1000));
     const idle = await rssOf(s.proc.pid);
+
+    // --- one client holding 2000 idle or slow sockets: connections held vs answers given to another client
+    await flood(s.base, { pid: s.proc.pid });
 
     // --- a 10 MB CSV of 999 columns: one upload, then four at once while a health check probes every 20 ms
     const header = `${Array.from({ length: 999 }, (_, i) => `c${i}`).join(',')}\n`;

@@ -16,10 +16,12 @@ import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { workflowFromPython, workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
 import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
-import { asLabError, logInternal, statusOf, url } from '../http.js';
+import { asLabError, clientGone, logInternal, statusOf, url } from '../http.js';
+import { bodyCap } from '../body-cap.js';
+import { limitBytes } from '../json-body.js';
 import { handle } from '../route.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
-import { authenticate, csrfGuard, hostGuard } from '../security.js';
+import { authenticate, csrfGuard, crossSiteGet, hostGuard } from '../security.js';
 import { STAND_INS, axCampaignInput, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
 import { IVORYOS_ROUTES as R } from './routes.js';
 import { DECK_PREFIX, deckName, flaskTime, groupedPhases, legacySteps, queueEntry, singleStep, snapshot, workflowInfo, workflowStep } from './shapes.js';
@@ -91,6 +93,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   let inFlight = 0;
 
   r.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
+  r.use(bodyCap({ parsed: limitBytes(limit), multipart: limitBytes(limit) }));
   r.use(express.json({ limit }));
   r.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   r.use(authenticate(runtime, opts.session));
@@ -116,6 +119,9 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   handle(r, R.legacyLogin, (req, res, { body: { username, password } }) => logIn(req, res, username, password));
 
   handle(r, R.logout, async (req, res) => {
+    // the same session as /app: a link on another site must not end it (ivoryOS's clients send no such header)
+    const from = crossSiteGet(req);
+    if (from) throw new LabError('forbidden', `Log out from labdeck itself: a link or a form on another site cannot (${from}).`);
     if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
     res.redirect(302, url(req, '/auth/login'));
   });
@@ -160,6 +166,8 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const args = keywordArgs(m, given);
     const userId = req.user!.id;
     const wait = waitField === undefined || String(waitField).toLowerCase() === 'true';
+    // a client gone before the call is dispatched (closed or half-closed): nothing is run, nobody is answered
+    if (clientGone(req, res)) return;
     inFlight++;
     if (wait) {
       try {

@@ -57,10 +57,10 @@ export const IVORYOS_ROUTES = {
     method: 'GET',
     path: '/auth/logout',
     section: SECTION,
-    summary: 'Log out (302 to the login route)',
+    summary: 'Log out (302 to the login route; 403 from a link on another site)',
     operationId: 'ivoryosLogout',
     access: 'public',
-    responses: { 302: redirect('Logged out') },
+    responses: { 302: redirect('Logged out'), 403: fail('A link or page on another site (Sec-Fetch-Site, Origin or Referer): nobody is logged out') },
   }),
   instruments: route({
     method: 'GET',

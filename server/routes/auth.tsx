@@ -5,7 +5,6 @@
  * Two routers: `authRoutes` (log in, sign up, log out: public, mounted before the login gate) and
  * `accountRoutes` (the rest: mounted behind it).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
@@ -14,6 +13,8 @@ import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
+import { deviceOf, rememberDevice } from '../remembered-device.js';
+import { crossSiteGet } from '../security.js';
 import { ChangePasswordPage, LoginPage, SignupPage } from '../views/auth.js';
 import { AccountPage } from '../views/account.js';
 import { ctxOf } from '../context.js';
@@ -134,10 +135,10 @@ export const AUTH_ROUTES = {
     method: 'GET',
     path: '/auth/logout',
     section: SECTION,
-    summary: 'Log out, for a plain link (same as POST)',
+    summary: 'Log out, for a plain link (same as POST; 403 from a link on another site)',
     access: 'public',
     operationId: 'logoutLink',
-    responses: { 302: LOGGED_OUT },
+    responses: { 302: LOGGED_OUT, 403: error('A link or page on another site (Sec-Fetch-Site, Origin or Referer): nobody is logged out') },
   }),
   account: route({
     method: 'GET',
@@ -217,31 +218,8 @@ const textOf = (v: unknown): string | undefined => (typeof v === 'string' ? v : 
 
 const regenerate = (req: Request) =>
   new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
-
-/**
- * A browser a user has logged in from before carries a signed `labdeck.device` cookie naming them. The
- * failed-login throttle stops an attacker guessing a password; it must not lock the scientist out of a PC
- * shared with them: a known browser with the right password still gets in.
- */
-const DEVICE_COOKIE = 'labdeck.device';
-const deviceSig = (secret: string, username: string) => createHmac('sha256', secret).update(`device:${username}`).digest('base64url');
-
-function knownDevice(req: Request, secret: string, username: unknown): boolean {
-  if (typeof username !== 'string') return false;
-  const raw = (req.headers.cookie ?? '').split(/;\s*/).find((c) => c.startsWith(`${DEVICE_COOKIE}=`));
-  if (!raw) return false;
-  let value: string;
-  try {
-    value = decodeURIComponent(raw.slice(DEVICE_COOKIE.length + 1));
-  } catch {
-    return false; // a malformed cookie vouches for nobody
-  }
-  const dot = value.lastIndexOf('.');
-  if (dot < 0 || value.slice(0, dot) !== username) return false;
-  const expected = Buffer.from(deviceSig(secret, username));
-  const given = Buffer.from(value.slice(dot + 1));
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
+/** Write the session now: a log-in that could not be stored (a full disk: 507) says so instead of a cookie for nothing. */
+const saveSession = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
 
 /** Log in, sign up, log out: public, mounted before the login gate. */
 export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
@@ -275,10 +253,13 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
             { field: 'Authorization', message: 'not with a log-in' },
           ]);
         }
-        const user = await accounts.login(username, password, req.ip, { knownDevice: knownDevice(req, opts.secret, username) });
+        const device = deviceOf(req, opts.secret, username);
+        const user = await accounts.login(username, password, req.ip, { device });
         await regenerate(req);
         req.session.userId = user.id;
-        res.cookie(DEVICE_COOKIE, `${user.username}.${deviceSig(opts.secret, user.username)}`, { httpOnly: true, sameSite: 'lax', maxAge: 365 * 24 * 3600_000 });
+        await saveSession(req);
+        const stamp = await accounts.passwordStampOf(user.id);
+        if (stamp) rememberDevice(res, opts.secret, user.username, stamp, device);
         res.redirect(302, safeNext(req, query.next));
       } catch (e) {
         const err = asLabError(e);
@@ -318,12 +299,11 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   );
 
   const logout = async (req: Request, res: Response) => {
-    // a GET from another site (an <img src=…/logout>) must not log anyone out
-    if (req.method === 'GET' && req.get('Sec-Fetch-Site') === 'cross-site') {
-      throw new LabError('forbidden', 'Log out from labdeck itself (a link or a form on another site cannot).');
-    }
-    // ended in the database, so on every host, before the answer says so
-    if (req.session) await new Promise<void>((resolve) => req.session.destroy(() => resolve()));
+    // a GET from another site (an <img src=…/logout>, a link on another port) must not log anyone out
+    const from = req.method === 'GET' ? crossSiteGet(req) : null;
+    if (from) throw new LabError('forbidden', `Log out from labdeck itself: a link or a form on another site cannot (${from}).`);
+    // ended in the database, so on every host, before the answer says so (a failure says so: 507, not "logged out")
+    if (req.session) await new Promise<void>((resolve, reject) => req.session.destroy((e) => (e ? reject(e) : resolve())));
     res.clearCookie('labdeck.sid');
     res.redirect(302, `${url(req, '/auth/login')}?logged_out=1`);
   };

@@ -9,7 +9,7 @@ import type { Runtime } from '../../core/runtime.js';
 import type { MethodPrefs } from '../../core/store/types.js';
 import { ctxOf } from '../context.js';
 import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
-import { asLabError, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, clientGone, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
 import { handle, route, type FormAgain } from '../route.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
 
@@ -358,6 +358,8 @@ export function instrumentRoutes(runtime: Runtime): Router {
       } else {
         args = formArgs(method(lab.schema(name), methodName).params, body, own);
       }
+      // a client gone before the call is dispatched (closed or half-closed): nothing is run, nobody is answered
+      if (clientGone(req, res)) return;
       // made here, or by the labdeck that drives the instrument (its answer comes back; it records the call)
       const { taskId, output } = await runner.call(name, methodName, args, { userId: req.user!.id });
       if (wantsJson(req)) return res.json({ task_id: taskId, output });

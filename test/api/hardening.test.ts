@@ -3,6 +3,7 @@
  * the lab PC, sign-ups racing for the first admin, and a flood of failed logins with huge usernames.
  */
 import { execFileSync } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { chmodSync, mkdirSync, readdirSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,9 +13,9 @@ import { LabError } from '../../core/errors.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import { createApp, type App } from '../../server/app.js';
 import { fileURLToPath } from 'node:url';
-import { dataSourceOf } from '../../core/store/index.js';
 import { testDbUrl } from '../helpers/db.js';
 import { signupAndLogin } from './helpers.js';
+import { fillDisk } from '../helpers/full-disk.js';
 
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
@@ -58,7 +59,7 @@ function watchUnhandled() {
 describe('DNS rebinding: only the names labdeck serves are answered', () => {
   let lab: Awaited<ReturnType<typeof emptyLab>>;
   beforeAll(async () => {
-    lab = await emptyLab({ listen: '0.0.0.0', allowedHosts: ['labpc.chem.example.org', '.lab.example.org'] });
+    lab = await emptyLab({ listen: '0.0.0.0', allowedHosts: ['labpc.chem.example.org', '.lab.example.org', ':8000'] });
   });
   afterAll(() => lab.close());
 
@@ -75,6 +76,33 @@ describe('DNS rebinding: only the names labdeck serves are answered', () => {
     for (const host of ['127.0.0.1:8000', '[::1]:8000', '192.168.1.20', 'localhost:8000', 'app.localhost', 'labpc.chem.example.org:8000', 'b12.lab.example.org']) {
       const res = await request(lab.app).get('/app/auth/login').set('Host', host);
       expect([host, res.status]).toEqual([host, 200]);
+    }
+  });
+
+  it('answers a Host port only where labdeck serves it: the port the request came in on, or one allowed', async () => {
+    const server = lab.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      // (fetch sends its own Host whatever it is given)
+      const at = (host: string) =>
+        new Promise<{ status: number; json(): Promise<{ error: { message: string } }> }>((resolve, reject) => {
+          const req = httpRequest({ host: '127.0.0.1', port, path: '/app/auth/login', headers: { Host: host, Accept: J }, agent: false }, (res) => {
+            let body = '';
+            res.on('data', (d) => (body += String(d)));
+            res.on('end', () => resolve({ status: res.statusCode!, json: async () => JSON.parse(body) }));
+          });
+          req.on('error', reject);
+          req.end();
+        });
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, '127.0.0.1', 'localhost:8000', `[::1]:${port}`]) expect([host, (await at(host)).status]).toEqual([host, 200]);
+      for (const host of ['127.0.0.1:9999', 'localhost:1', 'labpc.chem.example.org:443', 'localhost:80x', 'localhost:']) {
+        const res = await at(host);
+        expect([host, res.status]).toEqual([host, 403]);
+        if (host === 'localhost:1') expect((await res.json()).error.message).toBe(`This lab answers on port ${port}, not at "localhost:1". If a proxy forwards that port to labdeck, start labdeck with --allowed-hosts localhost:1.`);
+      }
+    } finally {
+      await new Promise((r) => server.close(r));
     }
   });
 });
@@ -111,32 +139,6 @@ describe('failed logins', () => {
     }
   });
 });
-
-/**
- * Make the SQLite database full, as its disk would be: it may not grow (max_page_count) and what room its
- * pages had is taken. `free()` gives the room back.
- */
-function fillDisk(runtime: Runtime) {
-  type Db = { pragma(s: string, o?: object): unknown; prepare(s: string): { run(...v: unknown[]): unknown } };
-  const db = (dataSourceOf(runtime.store).driver as unknown as { databaseConnection: Db }).databaseConnection;
-  const pages = db.pragma('page_count', { simple: true }) as number;
-  db.pragma(`max_page_count = ${pages}`);
-  const filler = db.prepare('INSERT INTO "settings" ("key", "value") VALUES (?, ?)');
-  for (let i = 0; ; i++) {
-    try {
-      filler.run(`filler-${i}`, JSON.stringify('x'.repeat(i < 1000 ? 2000 : 50)));
-    } catch {
-      if (i >= 1000) break; // big rows, then small ones, until not even those fit
-      i = 999;
-    }
-  }
-  return {
-    free() {
-      db.pragma(`max_page_count = ${pages * 100}`);
-      db.prepare(`DELETE FROM "settings" WHERE "key" LIKE 'filler-%'`).run();
-    },
-  };
-}
 
 describe('a full disk', () => {
   it('a direct call whose record cannot be stored answers 507 without an id; every id given is a stored record', async () => {

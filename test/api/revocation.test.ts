@@ -164,3 +164,67 @@ it('sees `lab user`-style changes made through another connection to the databas
   await viaToken(b, u.token).expect(401);
   await viaCookie(b, u.cookie).expect(401);
 });
+
+/**
+ * A stolen cookie's request in flight while its session ends (issue 26 item 4): the request changes its
+ * session (the config template remembers the workflow named), and its write, made after the end, must not
+ * bring the session back (it was an upsert of the whole session, user id and all).
+ */
+describe('a request of the cookie in flight when its session ends', () => {
+  let n = 0;
+  const WF = { name: 'inflight', main: [{ kind: 'wait', seconds: 0 }] };
+  beforeAll(async () => {
+    const admin = await adminCookie();
+    await request(a.app).post('/app/workflows').set('Cookie', admin).set('Accept', J).send(WF).expect(201);
+  });
+
+  /** A request of `cookie` on B that reads its session, is held until `release`, then writes its session. */
+  function held(cookie: string) {
+    const workflows = b.runtime.store.workflows;
+    const get = workflows.get;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const inside = new Promise<void>((r) => (reached = r));
+    workflows.get = async (...x) => {
+      workflows.get = get;
+      reached();
+      await gate;
+      return get(...x);
+    };
+    const res = viaCookie(b, cookie, `/app/files/execution-configs?workflow=${WF.name}`).then((r) => r);
+    return { inside, release, res };
+  }
+
+  /** A user logged in twice: their own browser (`own`) and the cookie a thief took (`stolen`), both copied on B. */
+  async function victim() {
+    const u = await account(`victim${++n}`);
+    const login = await request(a.app).post('/app/auth/login').type('form').send({ username: `victim${n}`, password: PASSWORD }).expect(302);
+    const own = sessionCookie(login);
+    await viaCookie(b, u.cookie).expect(200);
+    await viaCookie(b, own).expect(200);
+    return { ...u, own, stolen: u.cookie };
+  }
+
+  it.each([
+    ['a log-out with that cookie', async (v: Awaited<ReturnType<typeof victim>>) => {
+      await request(a.app).post('/app/auth/logout').set('Cookie', v.stolen).expect(302);
+    }],
+    ['a password change in the own browser', async (v: Awaited<ReturnType<typeof victim>>) => {
+      await request(a.app).post('/app/auth/change-password').set('Cookie', v.own).set('Accept', J).send({ old_password: PASSWORD, new_password: 'a brand new one', confirm_password: 'a brand new one' }).expect(302);
+    }],
+    ["an admin's reset of the password", async (v: Awaited<ReturnType<typeof victim>>) => {
+      await request(a.app).post(`/app/account/users/${v.id}/password`).set('Cookie', await adminCookie()).set('Accept', J).send({ new_password: 'set by the admin', confirm_password: 'set by the admin' }).expect(200);
+    }],
+  ])('%s: the cookie is refused afterwards, on both hosts', async (_what, end) => {
+    const v = await victim();
+    const slow = held(v.stolen);
+    await slow.inside; // the request has its session (and its user) and is under way
+    await end(v);
+    slow.release();
+    expect((await slow.res).status).toBe(200); // it was let in before the end: it finishes
+    await viaCookie(b, v.stolen).expect(401);
+    await viaCookie(a, v.stolen).expect(401);
+    expect(await b.runtime.store.sessions.get(decodeURIComponent(v.stolen.split('=')[1]!).slice(2).split('.')[0]!)).toBeNull();
+  });
+});

@@ -26,15 +26,15 @@ afterAll(() => lab.close());
 /** Count the session writes the store receives while `fn` runs. */
 async function writes(fn: () => Promise<void>): Promise<number> {
   const sessions = lab.runtime.store.sessions;
-  const { touch, set } = sessions;
+  const { touch, create, update } = sessions;
   let n = 0;
   sessions.touch = (...a) => (n++, touch.apply(sessions, a));
-  sessions.set = (...a) => (n++, set.apply(sessions, a));
+  sessions.create = (...a) => (n++, create.apply(sessions, a));
+  sessions.update = (...a) => (n++, update.apply(sessions, a));
   try {
     await fn();
   } finally {
-    sessions.touch = touch;
-    sessions.set = set;
+    Object.assign(sessions, { touch, create, update });
   }
   return n;
 }
@@ -209,10 +209,10 @@ describe('a session expiry', () => {
   it('is written again only once a minute has passed since this process last wrote it', async () => {
     let now = 1_000_000;
     const calls: string[] = [];
-    const fake = { sessions: { touch: async (sid: string) => void calls.push(`touch ${sid}`), set: async (sid: string) => void calls.push(`set ${sid}`), destroy: async (sid: string) => void calls.push(`destroy ${sid}`), prune: async () => 0 } };
+    const fake = { sessions: { touch: async (sid: string) => void calls.push(`touch ${sid}`), create: async (sid: string) => void calls.push(`create ${sid}`), destroy: async (sid: string) => void calls.push(`destroy ${sid}`), prune: async () => 0 } };
     const store = new DbSessionStore(fake as never, () => now);
     const later = () => new Date(now + 7 * 24 * 3600_000);
-    await store.write('a', { userId: 1 }, later()); // a log-in writes it: no touch for a minute after
+    await store.write('a', { userId: 1 }, later(), { create: true }); // a log-in writes it: no touch for a minute after
     await store.extend('a', later());
     now += TOUCH_EVERY_MS - 1;
     await store.extend('a', later());
@@ -223,7 +223,7 @@ describe('a session expiry', () => {
     await store.remove('a');
     await store.extend('a', later());
     store.close();
-    expect(calls).toEqual(['set a', 'touch a', 'touch b', 'destroy a', 'touch a']);
+    expect(calls).toEqual(['create a', 'touch a', 'touch b', 'destroy a', 'touch a']);
   });
 });
 

@@ -124,10 +124,17 @@ describe('lab user', () => {
     expect(Number.isNaN(Date.parse(rows[0].created))).toBe(false);
   });
 
-  test('passwd sets a new password: the new one logs in, the old one no longer', async () => {
+  test('passwd sets a new password: the new one logs in, the old one no longer; its sessions end', async () => {
+    const store = await openStore({ dataDir });
+    const bob = (await store.users.byName('bob'))!;
+    await store.sessions.create('bobs-session', JSON.stringify({ userId: bob.id }), new Date(Date.now() + 3_600_000));
+    await store.close();
     const t = fakeIO('brand-new-pass\n');
     expect(await userPasswd('bob', { ...opts, passwordStdin: true }, t.io)).toBe(0);
-    expect(t.out()).toBe('password of bob changed\n');
+    expect(t.out()).toBe('password of bob changed; 1 session ended\n');
+    const after = await openStore({ dataDir });
+    expect(await after.sessions.get('bobs-session')).toBeNull();
+    await after.close();
     expect((await login('bob', 'brand-new-pass')).username).toBe('bob');
     await expect(login('bob', 'second-pass')).rejects.toThrow(/Wrong/);
 
@@ -145,7 +152,7 @@ describe('lab user', () => {
     t.stdin.write('typed-secret-1\n');
     t.stdin.write('typed-secret-1\n');
     expect(await done).toBe(0);
-    expect(t.out()).toMatch(/^New password for ann: \nNew password for ann \(again\): \npassword of ann changed\n$/);
+    expect(t.out()).toMatch(/^New password for ann: \nNew password for ann \(again\): \npassword of ann changed; 0 sessions ended\n$/);
     expect(t.out()).not.toMatch(/typed-secret/);
     expect((await login('ann', 'typed-secret-1')).role).toBe('admin');
 

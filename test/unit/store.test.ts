@@ -178,9 +178,9 @@ describe(`sessions (${dialect})`, () => {
 
   it('stores, replaces, touches and destroys a session', async () => {
     const exp = new Date(Date.now() + 3_600_000);
-    await store.sessions.set('s1', '{"user":1}', exp);
+    await store.sessions.create('s1', '{"user":1}', exp);
     expect(await store.sessions.get('s1')).toEqual({ data: '{"user":1}', expiresAt: exp });
-    await store.sessions.set('s1', '{"user":2}', exp);
+    expect(await store.sessions.update('s1', '{"user":2}', exp)).toBe(true);
     expect((await store.sessions.get('s1'))?.data).toBe('{"user":2}');
     const later = inMs(7_200_000);
     await store.sessions.touch('s1', later);
@@ -190,11 +190,23 @@ describe(`sessions (${dialect})`, () => {
     expect(await store.sessions.get('never')).toBeNull();
   });
 
+  it('never makes a deleted session again: a change to it writes nothing (a request in flight at log-out)', async () => {
+    const exp = new Date(Date.now() + 3_600_000);
+    await store.sessions.create('gone', '{"userId":1}', exp);
+    await store.sessions.destroy('gone');
+    expect(await store.sessions.update('gone', '{"userId":1,"workflow":"w"}', exp)).toBe(false);
+    expect(await store.sessions.get('gone')).toBeNull();
+    await store.sessions.create('twice', '{}', exp);
+    const again = await store.sessions.create('twice', '{"userId":1}', exp).then(() => 'written', (e: { code?: string }) => String(e.code));
+    expect(again).toMatch(/^(SQLITE_CONSTRAINT_PRIMARYKEY|23505)$/);
+    expect((await store.sessions.get('twice'))?.data).toBe('{}');
+  });
+
   it('does not return an expired session, and prune deletes exactly the expired ones', async () => {
     await store.sessions.prune(inMs(10 * 86_400_000)); // start from an empty table
-    await store.sessions.set('old1', 'a', inMs(-60_000));
-    await store.sessions.set('old2', 'b', inMs(-1));
-    await store.sessions.set('live', 'c', inMs(60_000));
+    await store.sessions.create('old1', 'a', inMs(-60_000));
+    await store.sessions.create('old2', 'b', inMs(-1));
+    await store.sessions.create('live', 'c', inMs(60_000));
     expect(await store.sessions.get('old1')).toBeNull();
     expect(await store.sessions.prune()).toBe(2);
     expect(await store.sessions.prune()).toBe(0);
