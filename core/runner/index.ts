@@ -120,6 +120,8 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** The run controls of the web app and the API, by the Runner method that does each. */
 export const RUN_CONTROLS = ['pauseResume', 'pause', 'resume', 'continuePauseStep', 'skip', 'release', 'retry', 'abortNextIteration', 'abortNextTask'] as const;
 export type RunControlName = (typeof RUN_CONTROLS)[number];
+/** Who asks for a control: a person (the web app, the API, the CLI, an approved request) or an AI agent (MCP). */
+export type ControlBy = 'person' | 'agent';
 /** How long a control sent to the host that runs the task waits for its answer once that host has it. */
 const CONTROL_MS = 30_000;
 /** A direct call's output larger than this comes back from the host that made it through its record. */
@@ -764,10 +766,11 @@ export class Runner extends EventEmitter {
   }
 
   /** Set a running task's pause flag: no new step of it starts (a call in flight finishes). */
-  async pause(taskId?: number): Promise<RunnerStatus> {
+  async pause(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('pause') : await this.named(taskId);
     this.checkTask('pause', t);
     t.paused = true;
+    if (t.pausedBy !== 'person') t.pausedBy = by;
     // the run's log says when and why it stood still
     await this.log(t.run.id, 'info', 'Paused by the operator: no new step starts (a call in flight finishes).');
     this.emitStatus();
@@ -775,10 +778,14 @@ export class Runner extends EventEmitter {
   }
 
   /** Clear a running task's pause flag (and the queue's): it goes on. */
-  async resume(taskId?: number): Promise<RunnerStatus> {
+  async resume(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('resume') : await this.named(taskId);
     this.checkTask('resume', t);
+    if (by === 'agent' && t.paused && t.pausedBy === 'person') {
+      throw new LabError('forbidden', `Task ${t.id} was paused by a person: only a person resumes it (an agent asks for it in the approval inbox).`, undefined, { task_id: t.id, paused_by: 'person' });
+    }
     t.paused = false;
+    t.pausedBy = null;
     this.paused = false;
     t.resumeFlag?.resolve();
     this.notify();
@@ -877,7 +884,7 @@ export class Runner extends EventEmitter {
    * this labdeck runs nothing), sent to that labdeck (PostgreSQL), whose answer is returned: its status after
    * the control, or its refusal. On SQLite (one PC) the refusal here names the host instead.
    */
-  async control(name: RunControlName, taskId?: number): Promise<RunnerStatus> {
+  async control(name: RunControlName, taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
     if (this.faults.waiting.length) await this.faults.beforeControl(taskId, this.tasks.length);
     if (name === 'release') return this.release();
     const here = taskId === undefined ? this.tasks.length > 0 || this.interrupted !== null : this.tasks.some((t) => t.id === taskId) || this.interrupted?.task_id === taskId;
@@ -888,11 +895,11 @@ export class Runner extends EventEmitter {
         throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], { running: there });
       }
       if (there.length === 1) {
-        const answer = await this.ask(there[0], name);
+        const answer = await this.ask(there[0], name, by);
         if (answer) return answer;
       }
     }
-    return this.act(name, taskId);
+    return this.act(name, taskId, by);
   }
 
   /** A task this runner let go of without running it: its place, its instruments' lease and lock are free. */
@@ -903,22 +910,24 @@ export class Runner extends EventEmitter {
   }
 
   /** Do control `name` here (release is the queue's: it takes no task). */
-  private act(name: RunControlName, taskId: number | undefined): Promise<RunnerStatus> {
+  private act(name: RunControlName, taskId: number | undefined, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    if (name === 'pause' || name === 'resume') return this[name](taskId, by);
     return name === 'release' ? this.release() : this[name](taskId);
   }
 
   /** Send a control to the host running `task`; its answer, or undefined when the database carries no messages. */
-  private ask(task: RunnerStatus['elsewhere'][number], control: RunControlName): Promise<RunnerStatus | undefined> {
+  private ask(task: RunnerStatus['elsewhere'][number], control: RunControlName, by: ControlBy): Promise<RunnerStatus | undefined> {
     const to = { id: this.elsewhereHost.get(task.task_id)!, name: task.host };
     // the task is named, so a labdeck running several acts on that one
-    return this.relay.request<RunnerStatus>(to, 'control', { control, task_id: task.task_id }, `${control} of task ${task.task_id}`, CONTROL_MS);
+    return this.relay.request<RunnerStatus>(to, 'control', { control, task_id: task.task_id, by }, `${control} of task ${task.task_id}`, CONTROL_MS);
   }
 
   /** A control another labdeck asks of this one (for a task this one runs): this one's status after it. */
   private controlAsked(body: unknown): Promise<RunnerStatus> {
-    const m = body as { control?: unknown; task_id?: unknown } | null;
+    const m = body as { control?: unknown; task_id?: unknown; by?: unknown } | null;
     if (!RUN_CONTROLS.includes(m?.control as RunControlName)) throw new LabError('invalid_input', `No run control "${String(m?.control)}".`);
-    return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined);
+    // an older labdeck sends no `by`: taken for an agent's only when it says so
+    return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined, m!.by === 'agent' ? 'agent' : 'person');
   }
 
   /** Another labdeck's live event: its run's events go to this one's listeners marked with that host; its status updates `elsewhere`. */
@@ -1125,6 +1134,7 @@ export class Runner extends EventEmitter {
     const c = new TaskRun({ ...task, status: 'running', runId: run.id }, { ...run, status: 'running' }, payload, this.leases.get(task.id) ?? instrumentsOfTask(task));
     if (ending) c.abortRequest = 'task';
     c.paused = this.paused; // a task resumed while the queue's pause flag is set starts paused
+    if (c.paused) c.pausedBy = 'person'; // the queue's flag: taken for a person's
     this.tasks.push(c);
     const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
 

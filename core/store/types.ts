@@ -27,7 +27,8 @@ export interface UserPatch {
   deleted?: true;
 }
 
-export type ApprovalKind = 'call' | 'run' | 'campaign';
+/** `resume`: an agent's resume of a task a person paused. */
+export type ApprovalKind = 'call' | 'run' | 'campaign' | 'resume';
 
 /** A request of an agent's that waits for a person, or was decided (the approval inbox). */
 export interface ApprovalRow {

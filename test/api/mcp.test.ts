@@ -192,6 +192,36 @@ describe('runs and campaigns', () => {
   }, 40_000);
 });
 
+describe('pause and resume', () => {
+  it("an agent's resume of a run a person paused waits for a person's approval; its own pause it resumes at once", async () => {
+    const J = 'application/json';
+    const client = await connect();
+    const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'react', repeat: 1000 }).expect(200)).body.task_id;
+    const status = async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
+    await until(async () => (await status()).current_task?.id === task);
+    await lab.admin.post('/app/executions/pause').set('Accept', J).send({}).expect(200);
+
+    const req = answer(await client.callTool({ name: 'lab_resume', arguments: {} }));
+    expect(req).toMatchObject({ state: 'pending', summary: expect.stringMatching(new RegExp(`resume task ${task}, which a person paused`)) });
+    expect((await status()).paused).toBe(true); // still the person's pause
+    const page = await lab.admin.get('/app/approvals').expect(200);
+    expect(page.text).toContain(`Resume task ${task}, which a person paused`);
+    const decided = await decide(req.approval_id, 'approve').expect(200);
+    expect(decided.body.outcome).toEqual({ task_id: task });
+    expect((await status()).paused).toBe(false);
+
+    // the agent's own pause: the agent may undo it
+    expect(answer(await client.callTool({ name: 'lab_pause', arguments: {} })).paused).toBe(true);
+    const resumed = answer(await client.callTool({ name: 'lab_resume', arguments: {} }));
+    expect(resumed).toMatchObject({ paused: false });
+    expect(resumed.approval_id).toBeUndefined();
+
+    await lab.admin.post('/app/executions/abort/next-task').set('Accept', J).send({}).expect(200);
+    await until(async () => (await lab.runtime.runner.task(task)).status === 'aborted');
+    await lab.admin.post('/app/executions/pause-resume').set('Accept', J).send({}).expect(200); // release the held queue
+  }, 30_000);
+});
+
 describe('who may do what', () => {
   it('an MCP token opens /app/mcp and nothing else; a user token or a session does not open /app/mcp', async () => {
     const other = await fetch(`${base}/executions/status`, { headers: { Authorization: `Bearer ${mcpToken}`, Accept: 'application/json' } });
