@@ -86,6 +86,9 @@ const args = (a: Record<string, unknown>) =>
     .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
     .join(', ');
 
+/** Who may read a request: the account the agent acts as, or an admin. */
+const mayRead = (row: ApprovalRow, by: Pick<PublicUser, 'id' | 'role'>) => by.role === 'admin' || row.userId === by.id;
+
 export class Approvals {
   readonly ttlMs: number;
 
@@ -199,14 +202,19 @@ export class Approvals {
 
   /* ------------------------------------------------------------------ what a person sees and decides */
 
-  async get(id: number): Promise<ApprovalRow> {
+  /**
+   * One request; with `by`, only for the account the agent acts as or an admin (anyone else is told there is
+   * no such request: its arguments, plan and token name are that account's business).
+   */
+  async get(id: number, by?: Pick<PublicUser, 'id' | 'role'>): Promise<ApprovalRow> {
     const row = await this.opts.store.approvals.get(id);
-    if (!row) throw new LabError('not_found', `There is no approval request ${id}.`, [{ field: 'id', message: 'unknown request' }]);
+    if (!row || (by && !mayRead(row, by))) throw new LabError('not_found', `There is no approval request ${id}${by && row ? ' of yours' : ''}.`, [{ field: 'id', message: 'unknown request' }]);
     return row;
   }
 
-  list(which: 'pending' | 'done', limit = 100): Promise<ApprovalRow[]> {
-    return this.opts.store.approvals.list(which, new Date(), limit);
+  /** Newest first; with `by`, what that user may read: an admin every request, anyone else their account's. */
+  list(which: 'pending' | 'done', limit = 100, by?: Pick<PublicUser, 'id' | 'role'>): Promise<ApprovalRow[]> {
+    return this.opts.store.approvals.list(which, new Date(), limit, by && by.role !== 'admin' ? by.id : undefined);
   }
 
   pendingCount(): Promise<number> {

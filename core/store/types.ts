@@ -155,8 +155,8 @@ export interface Store extends RunStore {
   approvals: {
     create(a: Omit<ApprovalRow, 'id' | 'status' | 'createdAt' | 'decidedBy' | 'decidedAt' | 'reason' | 'outcome'>): Promise<ApprovalRow>;
     get(id: number): Promise<ApprovalRow | null>;
-    /** Newest first: the pending ones (not yet expired at `now`), or the rest (decided or expired). */
-    list(which: 'pending' | 'done', now: Date, limit: number): Promise<ApprovalRow[]>;
+    /** Newest first: the pending ones (not yet expired at `now`), or the rest (decided or expired); `userId`: that account's only. */
+    list(which: 'pending' | 'done', now: Date, limit: number, userId?: number): Promise<ApprovalRow[]>;
     /** How many wait for a decision at `now`. */
     pending(now: Date): Promise<number>;
     /**

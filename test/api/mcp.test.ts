@@ -253,6 +253,30 @@ describe('who may do what', () => {
     await decide(req.approval_id, 'reject', 'not now').expect(200);
   });
 
+  it("a user reads their own account's requests only (an admin every one): another's arguments, plans and token names are not shown", async () => {
+    const J = 'application/json';
+    const client = await connect();
+    const adminsReq = answer(await client.callTool({ name: 'pump_dose', arguments: { volume_ml: 7.25 } }));
+    const olga = await signupAndLogin(lab.app, 'olga2');
+    const olgasToken = (await olga.post('/app/account/tokens').set('Accept', J).send({ name: 'olgas-bot', scope: 'mcp' }).expect(201)).body.token;
+    const olgasReq = answer(await (await connect(olgasToken)).callTool({ name: 'pump_dose', arguments: { volume_ml: 3 } }));
+
+    const seen = (await olga.get('/app/approvals').set('Accept', J).expect(200)).body;
+    const ids = [...seen.pending, ...seen.done].map((a: { id: number }) => a.id);
+    expect(ids).toContain(olgasReq.approval_id);
+    expect(ids).not.toContain(adminsReq.approval_id);
+    expect(JSON.stringify(seen)).not.toContain('claude');
+    await olga.get(`/app/approvals/${adminsReq.approval_id}`).set('Accept', J).expect(404);
+    expect((await olga.get(`/app/approvals/${adminsReq.approval_id}`).expect(404)).text).not.toContain('7.25');
+    await olga.get(`/app/approvals/${olgasReq.approval_id}`).set('Accept', J).expect(200);
+    // an admin reads every one
+    const all = (await lab.admin.get('/app/approvals').set('Accept', J).expect(200)).body.pending.map((a: { id: number }) => a.id);
+    expect(all).toEqual(expect.arrayContaining([adminsReq.approval_id, olgasReq.approval_id]));
+    await lab.admin.get(`/app/approvals/${olgasReq.approval_id}`).set('Accept', J).expect(200);
+    await decide(adminsReq.approval_id, 'reject', 'test over').expect(200);
+    await decide(olgasReq.approval_id, 'reject', 'test over').expect(200);
+  });
+
   it('a revoked MCP token is refused at once, and its pending request can no longer be approved', async () => {
     const made = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'temp', scope: 'mcp' }).expect(201)).body;
     const client = await connect(made.token);
