@@ -1,8 +1,8 @@
 /**
  * A TCP relay between labdeck and the local PostgreSQL, for outages a test can cause and end: `cut()` drops
  * every connection and refuses new ones (the database's PC went away, or restarts); `silence()` keeps
- * connections open and accepts new ones but forwards nothing (a database that hangs); `restore()` forwards
- * again. Only 127.0.0.1.
+ * connections open and accepts new ones but forwards nothing (a database that hangs, or a stalled network:
+ * what was sent is held, not lost); `restore()` forwards again. Only 127.0.0.1.
  */
 import net from 'node:net';
 
@@ -30,8 +30,9 @@ export async function pgProxy(target = { host: '127.0.0.1', port: 5432 }): Promi
         upstream.destroy();
       });
     }
-    client.on('data', (d) => void (silent || upstream.write(d)));
-    upstream.on('data', (d) => void (silent || client.write(d)));
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (silent) for (const s of [client, upstream]) s.pause();
   });
   const listen = () => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   await listen();
@@ -52,9 +53,11 @@ export async function pgProxy(target = { host: '127.0.0.1', port: 5432 }): Promi
     },
     silence() {
       silent = true;
+      for (const s of sockets) s.pause(); // nothing read, nothing forwarded: held as a stalled network holds it
     },
     async restore() {
       silent = false;
+      for (const s of sockets) s.resume();
       if (!listening) await listen();
       listening = true;
     },
