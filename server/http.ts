@@ -6,7 +6,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { ReactElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
-import { ERROR_CODES, LabError, isLabError, type ErrorDetail } from '../core/errors.js';
+import { ERROR_CODES, LabError, isLabError, storeFailure, type ErrorDetail } from '../core/errors.js';
 import type { PublicUser } from '../core/accounts/index.js';
 
 declare module 'express-serve-static-core' {
@@ -98,6 +98,12 @@ export function asLabError(err: unknown): LabError {
   }
   if (e?.name === 'MulterError') {
     return new LabError('invalid_input', `Bad upload: ${e.message}${e.field ? ` (field "${e.field}")` : ''}.`, e.field ? [{ field: e.field, message: e.message ?? 'bad upload' }] : undefined);
+  }
+  // a database driver's error that reached here raw (not through the store's statements): 503 or 507 with a
+  // reason, not a 500 (a permission error may be anything's, and is left to the 500 below)
+  if (e?.code !== 'EACCES' && e?.code !== 'EPERM') {
+    const stored = storeFailure(err, "labdeck's database or data folder");
+    if (stored !== err) return stored as LabError;
   }
   const status = e?.status ?? e?.statusCode;
   if (status === 404) return new LabError('not_found', 'Not found.');

@@ -276,7 +276,7 @@ const RESPONSE = {
   RunnerStatus,
   Approval: z.looseObject({
     id: z.int(),
-    kind: z.enum(['call', 'run', 'campaign']),
+    kind: z.enum(['call', 'run', 'campaign', 'resume']),
     state: z.enum(['pending', 'approved', 'rejected', 'expired']),
     summary: z.string().describe('What would happen, in one line'),
     request: z.unknown().describe('What the agent sent'),

@@ -14,7 +14,7 @@ import type { Campaigns, CampaignInput, CampaignPayload } from '../campaign/inde
 import type { Safety } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
-import type { Runner, WorkflowPayload } from '../runner/index.js';
+import type { Runner, RunnerStatus, WorkflowPayload } from '../runner/index.js';
 import type { ApprovalKind, ApprovalRow, Store } from '../store/types.js';
 
 export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous'];
@@ -60,6 +60,11 @@ export interface TaskPlan {
   payload: WorkflowPayload | CampaignPayload;
 }
 
+/** An agent's resume of a task a person paused: which task. */
+export interface ResumePlan {
+  task_id: number;
+}
+
 /** What came of an approved request: the call's task and output, the queued task, or the error. */
 export type Outcome = { task_id: number; output?: unknown } | { error: { code: string; message: string; task_id?: number } };
 
@@ -80,6 +85,9 @@ const args = (a: Record<string, unknown>) =>
   Object.entries(a)
     .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
     .join(', ');
+
+/** Who may read a request: the account the agent acts as, or an admin. */
+const mayRead = (row: ApprovalRow, by: Pick<PublicUser, 'id' | 'role'>) => by.role === 'admin' || row.userId === by.id;
 
 export class Approvals {
   readonly ttlMs: number;
@@ -147,6 +155,21 @@ export class Approvals {
     return { args: (callArgs ?? {}) as Record<string, unknown>, safety: m.safety };
   }
 
+  /**
+   * An agent's resume of a paused task: done at once when an agent (or nothing but the queue's flag) paused
+   * it; when a person paused it, a request that waits for a person instead, since a person's pause is undone
+   * only by a person (the task stays paused meanwhile).
+   */
+  async resume(agent: AgentCaller, taskId?: number): Promise<{ status: RunnerStatus } | { request: ApprovalRow }> {
+    try {
+      return { status: await this.opts.runner.control('resume', taskId, 'agent') };
+    } catch (e) {
+      if (!(isLabError(e) && e.code === 'forbidden' && e.data?.paused_by === 'person' && typeof e.data.task_id === 'number')) throw e;
+      const plan: ResumePlan = { task_id: e.data.task_id };
+      return { request: await this.request('resume', agent, { task_id: taskId ?? null }, plan, `resume task ${plan.task_id}, which a person paused`) };
+    }
+  }
+
   /** An agent's run of a saved workflow: checked as the execution route checks it, then waits for a person. */
   async run(agent: AgentCaller, input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown }): Promise<ApprovalRow> {
     const plan: TaskPlan = await this.opts.runner.prepare(input);
@@ -162,7 +185,7 @@ export class Approvals {
     return this.request('campaign', agent, input, plan, `campaign on ${p.workflow}: ${p.optimizer} × ${p.budget} over ${p.space.map((s) => s.name).join(', ')} ("${plan.name}")`);
   }
 
-  private async request(kind: ApprovalKind, agent: AgentCaller, request: unknown, plan: CallPlan | TaskPlan, summary: string): Promise<ApprovalRow> {
+  private async request(kind: ApprovalKind, agent: AgentCaller, request: unknown, plan: CallPlan | TaskPlan | ResumePlan, summary: string): Promise<ApprovalRow> {
     const row = await this.opts.store.approvals.create({
       kind,
       summary,
@@ -179,14 +202,19 @@ export class Approvals {
 
   /* ------------------------------------------------------------------ what a person sees and decides */
 
-  async get(id: number): Promise<ApprovalRow> {
+  /**
+   * One request; with `by`, only for the account the agent acts as or an admin (anyone else is told there is
+   * no such request: its arguments, plan and token name are that account's business).
+   */
+  async get(id: number, by?: Pick<PublicUser, 'id' | 'role'>): Promise<ApprovalRow> {
     const row = await this.opts.store.approvals.get(id);
-    if (!row) throw new LabError('not_found', `There is no approval request ${id}.`, [{ field: 'id', message: 'unknown request' }]);
+    if (!row || (by && !mayRead(row, by))) throw new LabError('not_found', `There is no approval request ${id}${by && row ? ' of yours' : ''}.`, [{ field: 'id', message: 'unknown request' }]);
     return row;
   }
 
-  list(which: 'pending' | 'done', limit = 100): Promise<ApprovalRow[]> {
-    return this.opts.store.approvals.list(which, new Date(), limit);
+  /** Newest first; with `by`, what that user may read: an admin every request, anyone else their account's. */
+  list(which: 'pending' | 'done', limit = 100, by?: Pick<PublicUser, 'id' | 'role'>): Promise<ApprovalRow[]> {
+    return this.opts.store.approvals.list(which, new Date(), limit, by && by.role !== 'admin' ? by.id : undefined);
   }
 
   /** A token was revoked by `by`: its pending requests are rejected, saying so (an approval could never run them). */
@@ -236,6 +264,11 @@ export class Approvals {
         const p = row.plan as CallPlan;
         const { taskId, output } = await this.opts.runner.call(p.instrument, p.method, p.args, { userId: row.userId });
         outcome = { task_id: taskId, output };
+      } else if (row.kind === 'resume') {
+        // approved by a person: their resume, as if they had pressed it
+        const p = row.plan as ResumePlan;
+        await this.opts.runner.control('resume', p.task_id, 'person');
+        outcome = { task_id: p.task_id };
       } else {
         const p = row.plan as TaskPlan;
         const task = p.kind === 'campaign' ? await this.opts.campaigns.enqueue({ ...p, kind: 'campaign', payload: p.payload as CampaignPayload }, row.userId) : await this.opts.runner.enqueue({ ...p, createdBy: row.userId });

@@ -17,6 +17,8 @@ export const ERROR_CODES = {
   instrument_error: 502,
   /** An instrument (or the host it lives in) is offline. */
   unavailable: 503,
+  /** The database does not answer (unreachable, restarting, or silent past its time limit): try again when it is back. */
+  store_unavailable: 503,
   /** The database or the data folder cannot be written: its disk is full or read-only. */
   insufficient_storage: 507,
   internal: 500,

@@ -27,7 +27,7 @@ import {
   type Safety,
   type ZodObjectAny,
 } from '../contracts/index.js';
-import { LabError } from '../errors.js';
+import { LabError, isStoreFault } from '../errors.js';
 import type { NewStep } from '../store/types.js';
 import { findDrivers, loadModule } from '../plugins/loader.js';
 import { remoteInfo } from '../hosts/remote.js';
@@ -342,9 +342,9 @@ export class Deck extends EventEmitter {
       taskId = await (opts.record ?? this.recordStep)(step);
     } catch (e) {
       // the instrument acted, but its record is not stored: say so, and give no id for it
-      if (!(e instanceof LabError && e.code === 'insufficient_storage')) throw e;
+      if (!isStoreFault(e)) throw e;
       const what = ok ? `ran (output ${JSON.stringify(output)?.slice(0, 200)})` : `failed (${errorMessage(failure)})`;
-      throw new LabError('insufficient_storage', `${instrument}.${method} ${what}, but its record could not be written. ${e.message}`, undefined, { instrument, method, ...e.data });
+      throw new LabError(e.code, `${instrument}.${method} ${what}, but its record could not be written. ${e.message}`, undefined, { instrument, method, ...e.data });
     }
     if (inDoubt) {
       throw new LabError(

@@ -154,7 +154,7 @@ export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text
     }
   }
   if (s.interrupted && !s.busy) {
-    out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted when labdeck stopped: Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
+    out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted (labdeck stopped, or its database failed, during it): Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
   }
   return out;
 }

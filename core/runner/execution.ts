@@ -78,6 +78,8 @@ export class TaskRun {
   failedStep: number | null = null;
   /** Its pause flag: no new step of it starts (a call in flight finishes). */
   paused = false;
+  /** Who set the pause flag: a person's pause is undone only by a person (or an approval: core/approvals). */
+  pausedBy: 'person' | 'agent' | null = null;
   /** What the operator asked: end after this iteration, or after the step in flight. */
   abortRequest: 'task' | 'iteration' | null = null;
   /** A failed step waiting for the operator's decision. */

@@ -17,7 +17,7 @@ import { EventEmitter } from 'node:events';
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import type { InstrumentSchema } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
-import { LabError, isLabError } from '../errors.js';
+import { LabError, isLabError, isStoreFault } from '../errors.js';
 import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control, type ControlStatus } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TaskStatus } from '../store/types.js';
 import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
@@ -28,6 +28,7 @@ import { HostLease, type HostOptions } from './hosts.js';
 import { placementProblem, type Drivers } from './placement.js';
 import { HostRelay, MESSAGE_LIMIT, type Peer } from './relay.js';
 import { Abort, Shutdown, TaskRun, waiter, type RunnerState, type RunningTask, type Waiter } from './execution.js';
+import { StoreFaults } from './store-fault.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
 
@@ -120,6 +121,8 @@ const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** The run controls of the web app and the API, by the Runner method that does each. */
 export const RUN_CONTROLS = ['pauseResume', 'pause', 'resume', 'continuePauseStep', 'skip', 'release', 'retry', 'abortNextIteration', 'abortNextTask'] as const;
 export type RunControlName = (typeof RUN_CONTROLS)[number];
+/** Who asks for a control: a person (the web app, the API, the CLI, an approved request) or an AI agent (MCP). */
+export type ControlBy = 'person' | 'agent';
 /** How long a control sent to the host that runs the task waits for its answer once that host has it. */
 const CONTROL_MS = 30_000;
 /** A direct call's output larger than this comes back from the host that made it through its record. */
@@ -182,6 +185,8 @@ export class Runner extends EventEmitter {
   private drivers = new Map<string, Peer>();
   /** Runs, controls and calls between this labdeck and the others on the database (core/runner/relay.ts). */
   private readonly relay: HostRelay;
+  /** Tasks a store failure cut off, until they are recorded interrupted (core/runner/store-fault.ts). */
+  private readonly faults: StoreFaults;
 
   constructor(opts: RunnerOptions) {
     super();
@@ -192,6 +197,20 @@ export class Runner extends EventEmitter {
     this.takesOwnOnly = opts.takes === 'own';
     this.parallel = checkParallel(opts.parallel ?? 1);
     this.relay = new HostRelay({ store: opts.store, self: this.host });
+    this.faults = new StoreFaults({
+      store: opts.store,
+      hostId: this.host.id,
+      active: (id) => this.leases.has(id),
+      settled: async ({ ended }) => {
+        for (const id of ended) this.letGo(id);
+        await this.refreshHeld();
+        await this.refreshInterrupted();
+        this.tellOthers();
+        this.emitQueue();
+        this.emitStatus();
+        this.notify();
+      },
+    });
     // this labdeck's live events go to the others (its status as its own running tasks' state)
     this.on('event', (e: RunnerEvent) => {
       if (e.host !== undefined || e.type === 'queue') return;
@@ -244,6 +263,7 @@ export class Runner extends EventEmitter {
         return;
       }
       await this.host.sweep();
+      await this.faults.settle();
       await this.recover();
       await this.syncInstruments();
       this.notify();
@@ -329,6 +349,7 @@ export class Runner extends EventEmitter {
     clearTimeout(timer);
     if (this.statusTimer) clearTimeout(this.statusTimer);
     this.relay.close();
+    this.faults.close();
     this.deck.off('change', this.onDeckChange);
     await this.syncing;
     // a run cut here stays `running`: stopped, this host's runs are recovered (interrupted) by the next one
@@ -362,7 +383,7 @@ export class Runner extends EventEmitter {
       failed_step: first?.failed_step ?? null,
       waiting: first?.waiting ?? null,
       interrupted: this.interrupted,
-      store_error: this.storeFault,
+      store_error: this.storeFault ?? this.faults.error(),
       elsewhere: this.elsewhere.map((t) => ({ ...t, ...this.liveElsewhere.get(this.elsewhereHost.get(t.task_id)!)?.get(t.task_id) })),
       running,
       parallel: this.parallel,
@@ -581,7 +602,10 @@ export class Runner extends EventEmitter {
     for (const id of pending) if (await this.canRun(id)) candidates.push(id);
     const open = new Set(pending);
     for (const id of this.needs.keys()) if (!open.has(id)) this.needs.delete(id);
-    return this.store.queue.claim(this.host.id, candidates);
+    const task = await this.store.queue.claim(this.host.id, candidates);
+    // leased at once: a task the database says runs here is this runner's from its claim (store-fault.ts)
+    if (task) this.leases.set(task.id, instrumentsOfTask(task));
+    return task;
   }
 
   /** The instruments each pending task needs, read once per task (a payload never changes). */
@@ -612,8 +636,9 @@ export class Runner extends EventEmitter {
   }
 
   /** The first running (or starting) task here that leases one of `instruments`, or null. */
-  private clashes(instruments: string[] | null): { task: number; instrument: string } | null {
+  private clashes(instruments: string[] | null, except?: number): { task: number; instrument: string } | null {
     for (const [task, leased] of this.leases) {
+      if (task === except) continue;
       const shared = (instruments ?? []).find((n) => leased.includes(n));
       if (shared) return { task, instrument: shared };
     }
@@ -728,10 +753,11 @@ export class Runner extends EventEmitter {
    * tasks, and none of its instruments leased by a running task.
    */
   private async checkPlaceFor(taskId: number): Promise<void> {
-    if (this.leases.size >= this.parallel) {
+    // a task the store cut off keeps its own place and instruments: they count for it, not against it
+    if ([...this.leases.keys()].filter((id) => id !== taskId).length >= this.parallel) {
       throw new LabError('conflict', `This labdeck runs ${this.parallel === 1 ? 'one task at a time' : `${this.parallel} tasks at once`} and is running ${this.runningList()}: decide about task ${taskId} when one has ended.`, undefined, { state: this.status().state, running: this.runningData() });
     }
-    const clash = this.clashes(await this.needsOf(taskId));
+    const clash = this.clashes(await this.needsOf(taskId), taskId);
     if (clash) throw new LabError('conflict', `Task ${taskId} needs ${clash.instrument}, which task ${clash.task} is using: decide about it when that task has ended.`, [{ field: clash.instrument, message: `in use by task ${clash.task}` }], { state: this.status().state });
   }
 
@@ -759,10 +785,11 @@ export class Runner extends EventEmitter {
   }
 
   /** Set a running task's pause flag: no new step of it starts (a call in flight finishes). */
-  async pause(taskId?: number): Promise<RunnerStatus> {
+  async pause(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('pause') : await this.named(taskId);
     this.checkTask('pause', t);
     t.paused = true;
+    if (t.pausedBy !== 'person') t.pausedBy = by;
     // the run's log says when and why it stood still
     await this.log(t.run.id, 'info', 'Paused by the operator: no new step starts (a call in flight finishes).');
     this.emitStatus();
@@ -770,10 +797,14 @@ export class Runner extends EventEmitter {
   }
 
   /** Clear a running task's pause flag (and the queue's): it goes on. */
-  async resume(taskId?: number): Promise<RunnerStatus> {
+  async resume(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('resume') : await this.named(taskId);
     this.checkTask('resume', t);
+    if (by === 'agent' && t.paused && t.pausedBy === 'person') {
+      throw new LabError('forbidden', `Task ${t.id} was paused by a person: only a person resumes it (an agent asks for it in the approval inbox).`, undefined, { task_id: t.id, paused_by: 'person' });
+    }
     t.paused = false;
+    t.pausedBy = null;
     this.paused = false;
     t.resumeFlag?.resolve();
     this.notify();
@@ -872,7 +903,8 @@ export class Runner extends EventEmitter {
    * this labdeck runs nothing), sent to that labdeck (PostgreSQL), whose answer is returned: its status after
    * the control, or its refusal. On SQLite (one PC) the refusal here names the host instead.
    */
-  async control(name: RunControlName, taskId?: number): Promise<RunnerStatus> {
+  async control(name: RunControlName, taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    if (this.faults.waiting.length) await this.faults.beforeControl(taskId, this.tasks.length);
     if (name === 'release') return this.release();
     const here = taskId === undefined ? this.tasks.length > 0 || this.interrupted !== null : this.tasks.some((t) => t.id === taskId) || this.interrupted?.task_id === taskId;
     if (!here) {
@@ -882,30 +914,39 @@ export class Runner extends EventEmitter {
         throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], { running: there });
       }
       if (there.length === 1) {
-        const answer = await this.ask(there[0], name);
+        const answer = await this.ask(there[0], name, by);
         if (answer) return answer;
       }
     }
-    return this.act(name, taskId);
+    return this.act(name, taskId, by);
+  }
+
+  /** A task this runner let go of without running it: its place, its instruments' lease and lock are free. */
+  private letGo(taskId: number): void {
+    this.leases.delete(taskId);
+    this.deck.unlock(`task-${taskId}`);
+    this.notify();
   }
 
   /** Do control `name` here (release is the queue's: it takes no task). */
-  private act(name: RunControlName, taskId: number | undefined): Promise<RunnerStatus> {
+  private act(name: RunControlName, taskId: number | undefined, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    if (name === 'pause' || name === 'resume') return this[name](taskId, by);
     return name === 'release' ? this.release() : this[name](taskId);
   }
 
   /** Send a control to the host running `task`; its answer, or undefined when the database carries no messages. */
-  private ask(task: RunnerStatus['elsewhere'][number], control: RunControlName): Promise<RunnerStatus | undefined> {
+  private ask(task: RunnerStatus['elsewhere'][number], control: RunControlName, by: ControlBy): Promise<RunnerStatus | undefined> {
     const to = { id: this.elsewhereHost.get(task.task_id)!, name: task.host };
     // the task is named, so a labdeck running several acts on that one
-    return this.relay.request<RunnerStatus>(to, 'control', { control, task_id: task.task_id }, `${control} of task ${task.task_id}`, CONTROL_MS);
+    return this.relay.request<RunnerStatus>(to, 'control', { control, task_id: task.task_id, by }, `${control} of task ${task.task_id}`, CONTROL_MS);
   }
 
   /** A control another labdeck asks of this one (for a task this one runs): this one's status after it. */
   private controlAsked(body: unknown): Promise<RunnerStatus> {
-    const m = body as { control?: unknown; task_id?: unknown } | null;
+    const m = body as { control?: unknown; task_id?: unknown; by?: unknown } | null;
     if (!RUN_CONTROLS.includes(m?.control as RunControlName)) throw new LabError('invalid_input', `No run control "${String(m?.control)}".`);
-    return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined);
+    // an older labdeck sends no `by`: taken for an agent's only when it says so
+    return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined, m!.by === 'agent' ? 'agent' : 'person');
   }
 
   /** Another labdeck's live event: its run's events go to this one's listeners marked with that host; its status updates `elsewhere`. */
@@ -986,6 +1027,7 @@ export class Runner extends EventEmitter {
     if (!run) {
       // it died before its run record was written: start it afresh
       await this.store.queue.update(task.id, { status: 'pending' });
+      this.letGo(task.id);
     } else {
       this.leases.set(task.id, instrumentsOfTask(task)); // its place and instruments, from now on
       this.pendingResume = { taskId: task.id, resume: { run, mode, steps: await this.store.runSteps.list(run.id) } };
@@ -1003,6 +1045,7 @@ export class Runner extends EventEmitter {
     this.interrupted = null;
     if (!run) {
       await this.store.queue.update(task.id, { status: 'aborted', endedAt: now() });
+      this.letGo(task.id);
       this.emitQueue();
       return;
     }
@@ -1033,6 +1076,7 @@ export class Runner extends EventEmitter {
         // why, and tries again when woken or after a while
         if (this.storeFault === null) this.reportFault(e);
         this.storeFault = message(e);
+        this.faults.suspectLost(e); // a claim whose answer was lost may have marked a task running here
         this.emitStatus();
         await Promise.race([wake, new Promise((r) => setTimeout(r, STORE_RETRY_MS).unref())]);
         continue;
@@ -1054,10 +1098,10 @@ export class Runner extends EventEmitter {
   private launch(task: QueueTaskRow, resume?: Resume): void {
     if (!this.leases.has(task.id)) this.leases.set(task.id, instrumentsOfTask(task));
     const done: Promise<void> = this.execute(task, resume)
-      .catch((e) => (e instanceof Shutdown ? undefined : this.fault(task, e)))
+      .catch((e) => (e instanceof Shutdown ? undefined : isStoreFault(e) ? this.strand(task, e) : this.fault(task, e)))
       .catch((e) => this.reportFault(e))
       .finally(() => {
-        this.leases.delete(task.id);
+        if (!this.faults.has(task.id)) this.leases.delete(task.id);
         this.executing.delete(done);
         this.notify();
       });
@@ -1109,6 +1153,7 @@ export class Runner extends EventEmitter {
     const c = new TaskRun({ ...task, status: 'running', runId: run.id }, { ...run, status: 'running' }, payload, this.leases.get(task.id) ?? instrumentsOfTask(task));
     if (ending) c.abortRequest = 'task';
     c.paused = this.paused; // a task resumed while the queue's pause flag is set starts paused
+    if (c.paused) c.pausedBy = 'person'; // the queue's flag: taken for a person's
     this.tasks.push(c);
     const log = (level: 'info' | 'warn' | 'error', msg: string) => this.log(run.id, level, msg);
 
@@ -1117,6 +1162,7 @@ export class Runner extends EventEmitter {
       source = await this.sourceOf(task, run.id, payload, phases);
       this.deck.lock(c.instruments, c.owner);
     } catch (e) {
+      if (isStoreFault(e)) throw e;
       // the run cannot start (its optimizer is gone, an instrument vanished or is held): recorded as failed
       await this.finish(c, 'failed', message(e));
       return;
@@ -1176,7 +1222,7 @@ export class Runner extends EventEmitter {
         }
       }
     } catch (e) {
-      if (e instanceof Shutdown) throw e;
+      if (e instanceof Shutdown || isStoreFault(e)) throw e; // left as a crash leaves it: no cleanup runs
       if (e instanceof Abort) outcome = e.kind === 'task' ? 'aborted' : 'stopped';
       else {
         outcome = 'failed';
@@ -1191,7 +1237,7 @@ export class Runner extends EventEmitter {
       c.abortRequest = null; // cleanup itself runs; an abort asked for during cleanup ends it
       await this.phase(c, 'cleanup', null, wf.cleanup, { params: {}, vars }, replayPlan('cleanup', null));
     } catch (e) {
-      if (e instanceof Shutdown) throw e;
+      if (e instanceof Shutdown || isStoreFault(e)) throw e;
       if (!(e instanceof Abort)) {
         error ??= `cleanup: ${message(e)}`;
         if (outcome === 'completed') outcome = 'failed';
@@ -1221,6 +1267,18 @@ export class Runner extends EventEmitter {
     this.emitStatus();
   }
 
+  /**
+   * The store failed under a running task: it stops where it is (no cleanup, as a crash stops it) and keeps
+   * its place, its instruments' lease and their lock until it is recorded interrupted (core/runner/store-fault.ts).
+   */
+  private strand(task: QueueTaskRow, e: unknown) {
+    const c = this.tasks.find((t) => t.id === task.id);
+    this.tasks = this.tasks.filter((t) => t !== c);
+    this.faults.strand(task.id, c?.run.id ?? null, e);
+    this.reportFault(e, `task ${task.id} stopped: the database failed under it: `);
+    this.emitStatus();
+  }
+
   /** The iterations of a task: its rows, or (campaigns) what the registered factory for its kind makes. */
   private async sourceOf(task: QueueTaskRow, runId: number, payload: TaskPayload, phases: PhaseRow[]): Promise<IterationSource> {
     if (task.kind === 'workflow') return workflowIterations(payload as WorkflowPayload);
@@ -1232,9 +1290,9 @@ export class Runner extends EventEmitter {
 
   private async finish(c: TaskRun, outcome: RunStatus, error: string | null) {
     const taskStatus: TaskStatus = outcome === 'completed' ? 'done' : outcome === 'interrupted' ? 'interrupted' : outcome;
-    this.deck.unlock(c.owner);
     await this.store.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
     await this.store.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
+    this.deck.unlock(c.owner); // after its end is stored: a task the store cut off keeps its instruments
     this.tellOthers();
     const skipped = c.skipped ? ` with ${skippedSteps(c.skipped)}` : '';
     await this.log(c.run.id, outcome === 'completed' && !skipped ? 'info' : 'warn', `Run ${outcome}${skipped}${error ? `: ${error}` : ''}.`);
@@ -1329,6 +1387,7 @@ export class Runner extends EventEmitter {
           if (!replaying(at)) await this.markSkipped(c, null);
           return 'skip';
         }
+        if (isStoreFault(e)) throw e; // not the step's failure: the run stops here (core/runner/store-fault.ts)
         const error = message(e);
         c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
         await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it, or abort the task.`);
@@ -1357,7 +1416,7 @@ export class Runner extends EventEmitter {
       await runSteps(steps, scope, control, { phase, iteration });
     } catch (e) {
       // a shutdown leaves the phase `running`, as a crash would: a resume replays it only up to where it stopped
-      if (!(e instanceof Shutdown)) await this.store.phases.update(phaseId, { status: e instanceof Abort ? 'stopped' : 'error', endedAt: now() });
+      if (!(e instanceof Shutdown) && !isStoreFault(e)) await this.store.phases.update(phaseId, { status: e instanceof Abort ? 'stopped' : 'error', endedAt: now() });
       throw e;
     }
     const outputs = phase === 'main' ? outputsOf(c.payload.definition, { params: scope.params, vars: Object.fromEntries([...saved].map((k) => [k, scope.vars[k]])) }) : {};
@@ -1397,8 +1456,9 @@ export class Runner extends EventEmitter {
       return output;
     } catch (e) {
       c.failedStep = id;
-      // the deck recorded the call itself (an instrument error, or a host lost mid-call: in-doubt)
-      if (!(isLabError(e) && e.data?.task_id !== undefined)) {
+      // the deck recorded the call itself (an instrument error, or a host lost mid-call: in-doubt); a store
+      // failure leaves the record `running`, to be marked in-doubt once the store answers
+      if (!(isLabError(e) && e.data?.task_id !== undefined) && !isStoreFault(e)) {
         await this.store.steps.update(id, { status: 'error', error: message(e), endedAt: now() });
       }
       this.emitStep(c, at, 'error', { instrument, method, error: message(e), step_id: id });

@@ -43,9 +43,11 @@ export function createApprovalRepository(sql: Sql): Store['approvals'] {
       const r = await sql.one(`SELECT ${COLS} FROM "approvals" WHERE "id" = ?`, [id]);
       return r ? approvalRow(r) : null;
     },
-    async list(which, now, limit) {
+    async list(which, now, limit, userId) {
       const where = which === 'pending' ? `"status" = 'pending' AND "expires_at" > ?` : `("status" <> 'pending' OR "expires_at" <= ?)`;
-      return (await sql.rows(`SELECT ${COLS} FROM "approvals" WHERE ${where} ORDER BY "id" DESC LIMIT ?`, [now, limit])).map(approvalRow);
+      const mine = userId === undefined ? '' : ` AND "user_id" = ?`;
+      const params = userId === undefined ? [now, limit] : [now, userId, limit];
+      return (await sql.rows(`SELECT ${COLS} FROM "approvals" WHERE ${where}${mine} ORDER BY "id" DESC LIMIT ?`, params)).map(approvalRow);
     },
     async pending(now) {
       const r = await sql.one(`SELECT COUNT(*) AS "n" FROM "approvals" WHERE "status" = 'pending' AND "expires_at" > ?`, [now]);

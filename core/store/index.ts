@@ -29,6 +29,18 @@ export interface OpenStoreOptions {
   dataDir: string;
   /** Log every SQL statement (TypeORM's logger). */
   logging?: boolean;
+  /**
+   * PostgreSQL: how long a statement, or getting a connection, may take before it fails with 503
+   * `store_unavailable` (default 30 s, or LABDECK_DB_TIMEOUT_MS), so a silent database never holds a request
+   * without bound. Migrations at start are not limited.
+   */
+  timeoutMs?: number;
+}
+
+/** The PostgreSQL time limit: the option, LABDECK_DB_TIMEOUT_MS, or 30 s. */
+export function dbTimeoutMs(option?: number): number {
+  const env = Number(process.env.LABDECK_DB_TIMEOUT_MS);
+  return option !== undefined && option > 0 ? option : env > 0 ? env : 30_000;
 }
 
 /** File name of the default SQLite database inside the data directory. */
@@ -70,19 +82,32 @@ const MIGRATION_LOCK = lockId('labdeck.migrations');
  * PostgreSQL: a TypeORM DataSource, migrated. Full durability (the server's default synchronous_commit=on): a
  * shared lab database keeps every committed record even if the database server itself crashes.
  */
-async function openPostgres(url: string, logging: boolean): Promise<DataSource> {
+async function openPostgres(url: string, logging: boolean, timeoutMs: number): Promise<DataSource> {
   const [{ DataSource }, { entitySchemas }, { postgresMigrations }] = await Promise.all([import('typeorm'), import('./entities.js'), import('./migrations/postgres/index.js')]);
-  const ds = new DataSource({
-    type: 'postgres',
-    url,
-    applicationName: 'labdeck',
-    logging,
-    synchronize: false,
-    migrationsRun: false,
-    migrationsTransactionMode: 'all',
-    entities: entitySchemas('postgres'),
-    migrations: postgresMigrations,
-  });
+  const options = (extra: object, poolSize?: number) =>
+    new DataSource({
+      type: 'postgres',
+      url,
+      applicationName: 'labdeck',
+      logging,
+      synchronize: false,
+      migrationsRun: false,
+      migrationsTransactionMode: 'all',
+      entities: entitySchemas('postgres'),
+      migrations: postgresMigrations,
+      extra,
+      ...(poolSize ? { poolSize } : {}),
+    });
+  // migrations (which may take long on a big database, or wait for another labdeck's) on a connection of
+  // their own with no time limit; then the store's pool, every statement and connection bounded
+  await migrate(options({}, 2));
+  const ds = options({ connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs, statement_timeout: timeoutMs, keepAlive: true });
+  await ds.initialize();
+  return ds;
+}
+
+/** Migrate the database, labdecks starting together taking turns; the DataSource is closed after. */
+async function migrate(ds: DataSource): Promise<void> {
   try {
     await ds.initialize();
     // labdecks starting together on a new database take turns (as SQLite's BEGIN IMMEDIATE makes them):
@@ -95,11 +120,9 @@ async function openPostgres(url: string, logging: boolean): Promise<DataSource> 
       await lock.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
       await lock.release();
     }
-  } catch (e) {
+  } finally {
     if (ds.isInitialized) await ds.destroy().catch(() => undefined);
-    throw e;
   }
-  return ds;
 }
 
 /** SQLite: the file (or memory), migrated; the file and its WAL are readable by labdeck's own user only. */
@@ -165,7 +188,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   let conn: Connection;
   try {
     conn = target.dialect === 'postgres'
-      ? { dialect: 'postgres', ds: await openPostgres(target.url, logging) }
+      ? { dialect: 'postgres', ds: await openPostgres(target.url, logging, dbTimeoutMs(opts.timeoutMs)) }
       : { dialect: 'sqlite', db: await openSqliteFile(target.database, logging) };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);

@@ -5,7 +5,7 @@
  * PostgreSQL to a TypeORM DataSource, one round trip per statement.
  */
 import type { DataSource, QueryRunner } from 'typeorm';
-import { LabError, storageFailure } from '../errors.js';
+import { LabError, storeFailure } from '../errors.js';
 import type { SqliteDb } from './sqlite.js';
 
 export type Param = string | number | null | Date;
@@ -79,7 +79,7 @@ export class Sql {
         return out;
       } catch (e) {
         if (qr.isTransactionActive) await qr.rollbackTransaction().catch(() => undefined);
-        throw storageFailure(e, this.where);
+        throw storeFailure(e, this.where);
       } finally {
         await qr.release();
       }
@@ -156,7 +156,7 @@ export class Sql {
           // one, a RETURNING row comes back even when the commit then fails, e.g. on a full disk)
           i.resolve(one(i));
         } catch (e) {
-          i.reject(storageFailure(e, this.where));
+          i.reject(storeFailure(e, this.where));
         }
       }
     }
@@ -173,7 +173,7 @@ export class Sql {
         if (st.reader) return { records: st.all(...values) };
         return { records: [], affected: st.run(...values).changes };
       } catch (e) {
-        throw storageFailure(e, this.where);
+        throw storeFailure(e, this.where);
       }
     }
     // a pooled connection for this one statement (inside `exclusive`: its own)
@@ -182,7 +182,7 @@ export class Sql {
       const res = await qr.query(text, values, true);
       return { records: Array.isArray(res.records) ? res.records : [], affected: res.affected };
     } catch (e) {
-      throw storageFailure(e, this.where);
+      throw storeFailure(e, this.where);
     } finally {
       if (!this.runner) await qr.release();
     }

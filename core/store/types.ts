@@ -27,7 +27,8 @@ export interface UserPatch {
   deleted?: true;
 }
 
-export type ApprovalKind = 'call' | 'run' | 'campaign';
+/** `resume`: an agent's resume of a task a person paused. */
+export type ApprovalKind = 'call' | 'run' | 'campaign' | 'resume';
 
 /** A request of an agent's that waits for a person, or was decided (the approval inbox). */
 export interface ApprovalRow {
@@ -163,8 +164,8 @@ export interface Store extends RunStore {
   approvals: {
     create(a: Omit<ApprovalRow, 'id' | 'status' | 'createdAt' | 'decidedBy' | 'decidedAt' | 'reason' | 'outcome'>): Promise<ApprovalRow>;
     get(id: number): Promise<ApprovalRow | null>;
-    /** Newest first: the pending ones (not yet expired at `now`), or the rest (decided or expired). */
-    list(which: 'pending' | 'done', now: Date, limit: number): Promise<ApprovalRow[]>;
+    /** Newest first: the pending ones (not yet expired at `now`), or the rest (decided or expired); `userId`: that account's only. */
+    list(which: 'pending' | 'done', now: Date, limit: number, userId?: number): Promise<ApprovalRow[]>;
     /** How many wait for a decision at `now`. */
     pending(now: Date): Promise<number>;
     /**

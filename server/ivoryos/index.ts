@@ -20,6 +20,8 @@ import { asLabError, clientGone, logInternal, statusOf, url } from '../http.js';
 import { bodyCap } from '../body-cap.js';
 import { limitBytes } from '../json-body.js';
 import { handle } from '../route.js';
+import { runControl } from '../run-controls.js';
+import type { RunControlName } from '../../core/runner/index.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
 import { authenticate, csrfGuard, crossSiteGet, hostGuard } from '../security.js';
 import { STAND_INS, axCampaignInput, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
@@ -395,17 +397,18 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     res.json((await runner.queue()).tasks.filter((t) => t.status !== 'running').map(queueEntry));
   });
 
-  const pauseResume = async (_req: Request, res: Response) => {
-    const s = await runner.pauseResume();
+  // the controls go the way /app's go: to the labdeck that runs the task, with the same audit line
+  const pauseResume = async (req: Request, res: Response) => {
+    const s = await runControl(runtime, req.user!.id, 'pauseResume', undefined, 'ivoryos');
     res.json({ status: 'ok', pause_status: s.paused ? 'Paused' : 'Resumed', state: s.state });
   };
   handle(r, R.pauseResume, pauseResume);
   handle(r, R.legacyPause, pauseResume);
 
   /** An abort: ivoryOS answers 200 whatever the state; labdeck too, saying what it did (nothing, when idle). */
-  const abort = (act: () => Promise<unknown>, done: string) => async (_req: Request, res: Response) => {
+  const abort = (act: RunControlName, done: string) => async (req: Request, res: Response) => {
     try {
-      await act();
+      await runControl(runtime, req.user!.id, act, undefined, 'ivoryos');
       res.json({ status: 'ok', message: done });
     } catch (e) {
       const err = asLabError(e);
@@ -413,10 +416,10 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       res.json({ status: 'ok', message: `${err.message} Nothing was aborted.` });
     }
   };
-  const abortIteration = abort(() => runner.abortNextIteration(), 'The current iteration finishes; the rest are skipped, cleanup runs, and the queue goes on.');
+  const abortIteration = abort('abortNextIteration', 'The current iteration finishes; the rest are skipped, cleanup runs, and the queue goes on.');
   handle(r, R.abortIteration, abortIteration);
   handle(r, R.legacyAbortPending, abortIteration);
-  const abortTask = abort(() => runner.abortNextTask(), 'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume (or /ivoryos/api/pause) releases it.');
+  const abortTask = abort('abortNextTask', 'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume (or /ivoryos/api/pause) releases it.');
   handle(r, R.abortTask, abortTask);
   handle(r, R.legacyAbortCurrent, abortTask);
 

@@ -109,7 +109,7 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
     route: at(r),
     title,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    run: ({ body }) => runner.control(which, typeof body.task_id === 'number' ? body.task_id : undefined),
+    run: ({ body }) => runner.control(which, typeof body.task_id === 'number' ? body.task_id : undefined, 'agent'),
   });
   const tools: RunnerTool[] = [
     { name: 'lab_status', route: at(EXECUTION_ROUTES.status), title: 'Runner status', annotations: read, run: async () => runner.status() },
@@ -160,7 +160,17 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
       },
     },
     control('lab_pause', 'Pause the runner', EXECUTION_ROUTES.pause, 'pause'),
-    control('lab_resume', 'Resume the runner', EXECUTION_ROUTES.resume, 'resume'),
+    {
+      // a person's pause is undone only by a person: then the resume waits in the approval inbox
+      name: 'lab_resume',
+      route: at(EXECUTION_ROUTES.resume),
+      title: 'Resume the runner (a person approves it first when a person paused it)',
+      annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+      run: async ({ body }, agent) => {
+        const done = await approvals.resume(agent, typeof body.task_id === 'number' ? body.task_id : undefined);
+        return 'status' in done ? done.status : requestJson(done.request);
+      },
+    },
     control('lab_abort', 'Abort the run (after the step in flight; cleanup runs)', EXECUTION_ROUTES.abortNextTask, 'abortNextTask'),
     control('lab_stop_after_iteration', 'Stop the run after this iteration', EXECUTION_ROUTES.abortNextIteration, 'abortNextIteration'),
   ];

@@ -127,7 +127,8 @@ export function approvalRoutes(runtime: Runtime): Router {
   });
 
   const inbox = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; focus?: number } = {}, status = 200) => {
-    const [pending, done, policy] = await Promise.all([approvals.list('pending'), approvals.list('done', 50), approvals.policy()]);
+    // each user sees their own account's requests (an admin every one): arguments, plans and token names are theirs
+    const [pending, done, policy] = await Promise.all([approvals.list('pending', 100, req.user!), approvals.list('done', 50, req.user!), approvals.policy()]);
     if (wantsJson(req)) return res.json({ pending: await Promise.all(pending.map(approvalJson)), done: await Promise.all(done.map(approvalJson)), policy });
     render(
       res,
@@ -146,12 +147,13 @@ export function approvalRoutes(runtime: Runtime): Router {
   };
 
   handle(r, R.inbox, async (req, res, { query }) => {
-    const decided = query.decided && !wantsJson(req) ? await store.approvals.get(query.decided) : null;
+    const decided = query.decided && !wantsJson(req) ? await approvals.get(query.decided, req.user!).catch(() => null) : null;
     const notice = decided ? `Request ${decided.id} is ${stateOf(decided)}: ${decided.summary}` : query.saved !== undefined ? 'The approval policy is saved.' : undefined;
     await inbox(req, res, { notice, focus: decided?.id });
   });
 
   handle(r, R.one, async (req, res, { params, query }) => {
+    await approvals.get(params.id, req.user!); // 404 unless it is this user's account's, or they are an admin
     const row = query.wait ? await approvals.wait(params.id, query.wait * 1000) : await approvals.get(params.id);
     if (wantsJson(req)) return res.json(await approvalJson(row));
     await inbox(req, res, { focus: row.id });

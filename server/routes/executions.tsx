@@ -11,6 +11,7 @@ import { runTail } from '../../core/records/tail.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson } from '../api-doc.js';
 import { asLabError, render, statusOf, wantsJson } from '../http.js';
+import { runControl } from '../run-controls.js';
 import { ID, handle, route, type RouteSpec } from '../route.js';
 import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
 import { NO_FIELDS } from './auth.js';
@@ -432,9 +433,7 @@ export function executionRoutes(runtime: Runtime): Router {
     handle(r, route as typeof R.pause, async (req, res, { body }) => {
       // done here, or by the labdeck that runs the task (its status comes back)
       const taskId = (body as { task_id?: number }).task_id;
-      const status = await runner.control(name, taskId);
-      await runtime.audit(req.user!.id, `runner${route.path.replace(/^\/executions/, '').replace(/\//g, '.')}`, { status: status.state, ...(taskId === undefined ? {} : { task_id: taskId }) });
-      res.json(status);
+      res.json(await runControl(runtime, req.user!.id, name, taskId));
     });
   }
 

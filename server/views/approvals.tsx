@@ -13,7 +13,7 @@ import { Alert, ErrorList, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 export interface ApprovalView {
   id: number;
-  kind: 'call' | 'run' | 'campaign';
+  kind: 'call' | 'run' | 'campaign' | 'resume';
   state: 'pending' | 'approved' | 'rejected' | 'expired';
   summary: string;
   plan: unknown;
@@ -198,6 +198,7 @@ function Plan({ a }: { a: ApprovalView }) {
       </>
     );
   }
+  if (a.kind === 'resume') return <p className="mb-1">Resume task {(a.plan as { task_id: number }).task_id}, which a person paused: it goes on with its next step.</p>;
   return a.kind === 'run' ? <RunPlan plan={a.plan as TaskPlan} /> : <CampaignPlan plan={a.plan as TaskPlan} />;
 }
 
@@ -208,7 +209,7 @@ function Outcome({ a }: { a: ApprovalView }) {
   if (o.error) return <span className="text-danger">failed: {o.error.message}</span>;
   return (
     <>
-      {a.kind === 'call' ? `call record ${o.task_id}` : `queued as task ${o.task_id}`}
+      {a.kind === 'call' ? `call record ${o.task_id}` : a.kind === 'resume' ? `task ${o.task_id} resumed` : `queued as task ${o.task_id}`}
       {o.output !== undefined ? (
         <>
           : <code>{show(o.output)}</code>

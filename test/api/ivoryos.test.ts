@@ -331,6 +331,14 @@ describe('status, queue and control', () => {
     expect(lab.runtime.runner.status()).toMatchObject({ busy: false, queue_held: false, paused: false });
   });
 
+  it("writes its controls to the audit log as /app's controls are written (the same action, via ivoryos)", async () => {
+    const audit = await lab.runtime.store.audit.list(500);
+    const via = audit.filter((a) => (a.detail as { via?: string } | null)?.via === 'ivoryos').map((a) => a.action);
+    expect(via).toEqual(expect.arrayContaining(['runner.pause-resume', 'runner.abort.next-task']));
+    const ada = (await lab.runtime.store.users.byName('ada'))!;
+    expect(audit.find((a) => a.action === 'runner.abort.next-task')).toMatchObject({ userId: ada.id, detail: { status: expect.any(String), via: 'ivoryos' } });
+  });
+
   it('answers an unknown record 404 in ivoryOS error shape', async () => {
     const res = await ada.get('/executions/records/424242').expect(404);
     expect(res.body).toEqual({ success: false, error: 'There is no run 424242.', details: [{ field: 'workflow_id', message: 'unknown run' }] });

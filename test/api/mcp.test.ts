@@ -192,6 +192,36 @@ describe('runs and campaigns', () => {
   }, 40_000);
 });
 
+describe('pause and resume', () => {
+  it("an agent's resume of a run a person paused waits for a person's approval; its own pause it resumes at once", async () => {
+    const J = 'application/json';
+    const client = await connect();
+    const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'react', repeat: 1000 }).expect(200)).body.task_id;
+    const status = async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
+    await until(async () => (await status()).current_task?.id === task);
+    await lab.admin.post('/app/executions/pause').set('Accept', J).send({}).expect(200);
+
+    const req = answer(await client.callTool({ name: 'lab_resume', arguments: {} }));
+    expect(req).toMatchObject({ state: 'pending', summary: expect.stringMatching(new RegExp(`resume task ${task}, which a person paused`)) });
+    expect((await status()).paused).toBe(true); // still the person's pause
+    const page = await lab.admin.get('/app/approvals').expect(200);
+    expect(page.text).toContain(`Resume task ${task}, which a person paused`);
+    const decided = await decide(req.approval_id, 'approve').expect(200);
+    expect(decided.body.outcome).toEqual({ task_id: task });
+    expect((await status()).paused).toBe(false);
+
+    // the agent's own pause: the agent may undo it
+    expect(answer(await client.callTool({ name: 'lab_pause', arguments: {} })).paused).toBe(true);
+    const resumed = answer(await client.callTool({ name: 'lab_resume', arguments: {} }));
+    expect(resumed).toMatchObject({ paused: false });
+    expect(resumed.approval_id).toBeUndefined();
+
+    await lab.admin.post('/app/executions/abort/next-task').set('Accept', J).send({}).expect(200);
+    await until(async () => (await lab.runtime.runner.task(task)).status === 'aborted');
+    await lab.admin.post('/app/executions/pause-resume').set('Accept', J).send({}).expect(200); // release the held queue
+  }, 30_000);
+});
+
 describe('who may do what', () => {
   it('an MCP token opens /app/mcp and nothing else; a user token or a session does not open /app/mcp', async () => {
     const other = await fetch(`${base}/executions/status`, { headers: { Authorization: `Bearer ${mcpToken}`, Accept: 'application/json' } });
@@ -221,6 +251,30 @@ describe('who may do what', () => {
     const operator = await signupAndLogin(lab.app, 'olga');
     await decide(req.approval_id, 'approve', undefined, operator).expect(403);
     await decide(req.approval_id, 'reject', 'not now').expect(200);
+  });
+
+  it("a user reads their own account's requests only (an admin every one): another's arguments, plans and token names are not shown", async () => {
+    const J = 'application/json';
+    const client = await connect();
+    const adminsReq = answer(await client.callTool({ name: 'pump_dose', arguments: { volume_ml: 7.25 } }));
+    const olga = await signupAndLogin(lab.app, 'olga2');
+    const olgasToken = (await olga.post('/app/account/tokens').set('Accept', J).send({ name: 'olgas-bot', scope: 'mcp' }).expect(201)).body.token;
+    const olgasReq = answer(await (await connect(olgasToken)).callTool({ name: 'pump_dose', arguments: { volume_ml: 3 } }));
+
+    const seen = (await olga.get('/app/approvals').set('Accept', J).expect(200)).body;
+    const ids = [...seen.pending, ...seen.done].map((a: { id: number }) => a.id);
+    expect(ids).toContain(olgasReq.approval_id);
+    expect(ids).not.toContain(adminsReq.approval_id);
+    expect(JSON.stringify(seen)).not.toContain('claude');
+    await olga.get(`/app/approvals/${adminsReq.approval_id}`).set('Accept', J).expect(404);
+    expect((await olga.get(`/app/approvals/${adminsReq.approval_id}`).expect(404)).text).not.toContain('7.25');
+    await olga.get(`/app/approvals/${olgasReq.approval_id}`).set('Accept', J).expect(200);
+    // an admin reads every one
+    const all = (await lab.admin.get('/app/approvals').set('Accept', J).expect(200)).body.pending.map((a: { id: number }) => a.id);
+    expect(all).toEqual(expect.arrayContaining([adminsReq.approval_id, olgasReq.approval_id]));
+    await lab.admin.get(`/app/approvals/${olgasReq.approval_id}`).set('Accept', J).expect(200);
+    await decide(adminsReq.approval_id, 'reject', 'test over').expect(200);
+    await decide(olgasReq.approval_id, 'reject', 'test over').expect(200);
   });
 
   it('a revoked MCP token is refused at once, and its pending request can no longer be approved', async () => {

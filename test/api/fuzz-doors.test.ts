@@ -1,0 +1,245 @@
+/**
+ * The schema-driven fuzzer (test/api/fuzz.test.ts) for two more doors (issue 26 #15), from the same kind of
+ * seeded PRNG:
+ *
+ * - MCP (`/app/mcp`, with an MCP token): JSON-RPC messages built from the tools the server lists (each tool
+ *   called with arguments from its input schema, valid-looking and hostile) and malformed envelopes (not
+ *   JSON, batches, no `jsonrpc`, ids of every type, unknown methods, junk params, deep nesting, huge strings,
+ *   NUL, wrong content types and Accept headers);
+ * - the `/ivoryos` forms and JSON: every route of server/ivoryos/routes.ts, its body from its declared schema
+ *   (valid-looking and hostile values, wrong types, unknown fields), as JSON and form-encoded, its path
+ *   parameters from real names and junk.
+ *
+ * Every answer must be below 500 (ivoryOS's instrument routes may answer 502/503/507: the instrument raised,
+ * is offline, or its record could not be stored), no promise may be left rejected, and the server answers
+ * its health check after. Failures are collected and reported once, with the request and the answer. The
+ * ivoryOS log-out is not sent (it would end the session under test), nor (for now) the Python import routes.
+ */
+import request from 'supertest';
+import { z } from 'zod';
+import { mulberry32 } from '../../plugins/sim/bench.js';
+import { IVORYOS_ROUTES } from '../../server/ivoryos/routes.js';
+import { REACTOR, startLab, type TestLab } from './helpers.js';
+
+const SEED = 0x1ab_d005;
+const CASES_PER_TOOL = 6;
+const CASES_PER_ROUTE = 10;
+const J = 'application/json';
+/** A request that has not answered by then is reported as hanging (and the test goes on). */
+const HANG_MS = 10_000;
+
+/**
+ * The routes that read Python into a workflow: left out until issue 26 #2 (the Python import hangs on tiny
+ * scripts) is fixed, which this fuzzer found again: `POST /ivoryos/api/get_script` with
+ * `{"workflow_name": "x y", "prep": "deck.hotplate"}` got no answer, and every later request waited behind it.
+ * Take them out of this set with that fix.
+ */
+const PYTHON_IMPORT = new Set(['ivoryosSubmitPython', 'ivoryosPutScript']);
+
+let lab: TestLab;
+let token: string;
+const unhandled: unknown[] = [];
+const onUnhandled = (e: unknown) => unhandled.push(e);
+
+beforeAll(async () => {
+  process.on('unhandledRejection', onUnhandled);
+  lab = await startLab({ approvalTtlMs: 60_000 });
+  token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'fuzz-agent', scope: 'mcp' }).expect(201)).body.token;
+  await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
+}, 30_000);
+afterAll(async () => {
+  process.off('unhandledRejection', onUnhandled);
+  await lab?.close();
+});
+
+type Rng = () => number;
+const pick = <T,>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
+
+/** Values no schema asks for: hostile numbers, long and strange text, deep nesting, prototype names. */
+function junk(rng: Rng, depth = 0): unknown {
+  const deep = () => {
+    let v: unknown = 1;
+    for (let i = 0; i < 200; i++) v = [v];
+    return v;
+  };
+  const all: (() => unknown)[] = [
+    () => null,
+    () => -0,
+    () => 2 ** 53 + 1,
+    () => -1,
+    () => 2 ** 31,
+    () => 1e308,
+    () => 'x'.repeat(100_000),
+    () => '\u0000',
+    () => '../../etc/passwd',
+    () => '<script>alert(1)</script>',
+    () => 'é\u202e\ud83d\ude00',
+    () => '',
+    () => true,
+    () => [],
+    () => ({}),
+    () => ({ __proto__: { polluted: 1 }, constructor: { prototype: 1 } }),
+    () => deep(),
+    () => (depth < 2 ? [junk(rng, depth + 1), junk(rng, depth + 1)] : 'leaf'),
+  ];
+  return pick(rng, all)();
+}
+
+type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema; enum?: unknown[]; const?: unknown; anyOf?: Schema[]; oneOf?: Schema[]; minimum?: number; maximum?: number; default?: unknown };
+
+/** A value of `s`, from the real names where it helps (`names`), or (one time in four) junk. */
+function valueOf(s: Schema | undefined, rng: Rng, names: string[], depth = 0): unknown {
+  if (!s || depth > 4 || rng() < 0.25) return junk(rng);
+  if (s.const !== undefined) return s.const;
+  if (s.enum) return pick(rng, s.enum);
+  const alt = s.anyOf ?? s.oneOf;
+  if (alt?.length) return valueOf(pick(rng, alt), rng, names, depth + 1);
+  const type = Array.isArray(s.type) ? pick(rng, s.type) : s.type;
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(s.properties ?? {})) if (s.required?.includes(k) || rng() < 0.6) out[k] = valueOf(v, rng, names, depth + 1);
+      if (rng() < 0.15) out[pick(rng, ['__proto__', 'constructor', 'unknown_field'])] = junk(rng);
+      return out;
+    }
+    case 'array':
+      return Array.from({ length: Math.floor(rng() * 3) }, () => valueOf(s.items, rng, names, depth + 1));
+    case 'integer':
+      return Math.floor((s.minimum ?? 0) + rng() * Math.min(10, (s.maximum ?? 10) - (s.minimum ?? 0)));
+    case 'number':
+      return (s.minimum ?? 0) + rng() * 10;
+    case 'boolean':
+      return rng() < 0.5;
+    case 'string':
+      return rng() < 0.5 && names.length ? pick(rng, names) : pick(rng, ['a', '1', 'None', 'true', '2024-01-01', 'x y']);
+    default:
+      return junk(rng);
+  }
+}
+
+interface Failure {
+  what: string;
+  status: number | string;
+  body: string;
+}
+const excerpt = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v))).slice(0, 300);
+
+describe('fuzzing the MCP door', () => {
+  it('answers every generated and malformed JSON-RPC message below 500, and keeps serving', async () => {
+    const rng = mulberry32(SEED);
+    const failures: Failure[] = [];
+    const post = async (what: string, body: string, headers: Record<string, string> = {}) => {
+      const res = await request(lab.app)
+        .post('/app/mcp')
+        .set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream', 'Content-Type': J, ...headers })
+        .send(body);
+      if (res.status >= 500) failures.push({ what, status: res.status, body: excerpt(res.text) });
+      return res;
+    };
+    const rpc = (method: string, params: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+
+    const listed = await post('tools/list', rpc('tools/list', {}));
+    const tools = (listed.body.result?.tools ?? []) as { name: string; inputSchema: Schema }[];
+    expect(tools.length).toBeGreaterThan(10);
+    const names = [...tools.map((t) => t.name), 'react', 'pump', 'dose', '1'];
+
+    for (const tool of tools) {
+      for (let i = 0; i < CASES_PER_TOOL; i++) {
+        const args = i === 0 ? {} : valueOf(tool.inputSchema, rng, names);
+        await post(`tools/call ${tool.name} ${excerpt(args)}`, rpc('tools/call', { name: tool.name, arguments: args }, i));
+      }
+    }
+    const envelopes: [string, string, Record<string, string>?][] = [
+      ['not JSON', '{"jsonrpc": "2.0", "id": 1, "method": '],
+      ['empty', ''],
+      ['null', 'null'],
+      ['a number', '42'],
+      ['an empty batch', '[]'],
+      ['a batch', `[${rpc('tools/list', {})}, ${rpc('ping', {}, 2)}, 7]`],
+      ['no jsonrpc', JSON.stringify({ id: 1, method: 'tools/list' })],
+      ['jsonrpc 1.0', JSON.stringify({ jsonrpc: '1.0', id: 1, method: 'tools/list' })],
+      ['an unknown method', rpc('lab/explode', {})],
+      ['a notification', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })],
+      ['initialize with junk', rpc('initialize', { protocolVersion: 12, capabilities: 'all', clientInfo: null })],
+      ['an unknown tool', rpc('tools/call', { name: 'no_such_tool', arguments: {} })],
+      ['a tool name 100 kB long', rpc('tools/call', { name: 'x'.repeat(100_000), arguments: {} })],
+      ['arguments not an object', rpc('tools/call', { name: 'lab_status', arguments: [1, 2] })],
+      ['params a string', rpc('tools/call', 'lab_status')],
+      ['a NUL in a name', rpc('tools/call', { name: 'lab_\u0000status', arguments: {} })],
+      ['a result instead of a request', JSON.stringify({ jsonrpc: '2.0', id: 1, result: {} })],
+      ['an error instead of a request', JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -1, message: 'x' } })],
+      ['form-encoded', 'jsonrpc=2.0&id=1&method=tools/list', { 'Content-Type': 'application/x-www-form-urlencoded' }],
+      ['text/plain', rpc('tools/list', {}), { 'Content-Type': 'text/plain' }],
+      ['no event-stream in Accept', rpc('tools/list', {}), { Accept: J }],
+    ];
+    for (const id of [null, 'x', -1, 2 ** 53 + 1, 1.5, {}, [], true]) envelopes.push([`id ${excerpt(id)}`, rpc('tools/list', {}, id)]);
+    for (let i = 0; i < 20; i++) envelopes.push([`junk params ${i}`, rpc(pick(rng, ['tools/call', 'tools/list', 'initialize', 'ping', 'resources/list']), junk(rng), i)]);
+    for (const [what, body, headers] of envelopes) await post(what, body, headers);
+    // GET and DELETE of a stateless server, and no token at all
+    for (const method of ['get', 'delete'] as const) {
+      const res = await request(lab.app)[method]('/app/mcp').set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream' });
+      if (res.status >= 500) failures.push({ what: `${method.toUpperCase()} /app/mcp`, status: res.status, body: excerpt(res.text) });
+    }
+
+    await request(lab.app).get('/app/healthz').expect(200);
+    expect(unhandled).toEqual([]);
+    expect(failures).toEqual([]);
+  }, 120_000);
+});
+
+describe('fuzzing the /ivoryos forms', () => {
+  it('answers every generated request below 500 (502/503/507 only from instruments), as JSON and as a form, and keeps serving', async () => {
+    const rng = mulberry32(SEED + 1);
+    const failures: Failure[] = [];
+    const instruments = lab.runtime.deck.list().map((i) => i.name);
+    const names = [...instruments, ...instruments.map((i) => `deck.${i}`), 'react', 'reactor', '1', 'None'];
+    const segments = [...names, '0', '-1', '99999999999', 'abc', '%2e%2e', 'constructor', '%E0%A4%A'];
+    const instrumentRoute = (path: string) => path.startsWith('/instruments/{') || path.startsWith('/backend_control/{');
+
+    for (const r of Object.values(IVORYOS_ROUTES)) {
+      if (r.path === '/auth/logout') continue; // it would end the session under test
+      if (PYTHON_IMPORT.has(r.operationId)) continue; // issue 26 #2 (see PYTHON_IMPORT)
+      const schema = r.body ? (z.toJSONSchema(r.body.schema, { io: 'input', unrepresentable: 'any' }) as Schema) : undefined;
+      for (let i = 0; i < CASES_PER_ROUTE; i++) {
+        const path = r.path.replace(/\{(\w+)\}/g, () => pick(rng, segments));
+        const form = r.method !== 'GET' && rng() < 0.4;
+        const body = r.method === 'GET' ? undefined : valueOf(schema, rng, names);
+        let req = (r.method === 'GET' ? lab.admin.get(`/ivoryos${path}`) : lab.admin.post(`/ivoryos${path}`)).set('Accept', J);
+        if (body !== undefined) {
+          if (form && body && typeof body === 'object' && !Array.isArray(body)) {
+            const fields = Object.entries(body as Record<string, unknown>).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))}`);
+            req = req.type('form').send(fields.join('&'));
+          } else req = req.set('Content-Type', J).send(JSON.stringify(body) ?? 'null');
+        }
+        const t0 = Date.now();
+        const res = await req.timeout(HANG_MS).catch((e: { timeout?: number }) => {
+          if (!e.timeout) throw e;
+          return { status: 'no answer', text: `none within ${HANG_MS / 1000} s` } as const;
+        });
+        if (process.env.FUZZ_DEBUG) console.log(r.method, path, res.status, Date.now() - t0);
+        if (typeof res.status === 'string') {
+          failures.push({ what: `${r.method} /ivoryos${path} ${form ? 'form' : 'json'} ${excerpt(body)}`, status: res.status, body: res.text });
+          continue;
+        }
+        const allowed = instrumentRoute(r.path) && [502, 503, 507].includes(res.status);
+        if (res.status >= 500 && !allowed) failures.push({ what: `${r.method} /ivoryos${path} ${form ? 'form' : 'json'} ${excerpt(body)}`, status: res.status, body: excerpt(res.text) });
+      }
+    }
+    // malformed bodies of each POST route once
+    for (const r of Object.values(IVORYOS_ROUTES).filter((x) => x.method === 'POST' && x.path !== '/auth/logout' && !PYTHON_IMPORT.has(x.operationId))) {
+      const path = r.path.replace(/\{(\w+)\}/g, () => instruments[0] ?? 'x');
+      for (const [type, text] of [
+        [J, '{"a": '],
+        ['application/x-www-form-urlencoded', '%E0%A4%A=1&a=%'],
+        ['text/plain', 'hello'],
+      ]) {
+        const res = await lab.admin.post(`/ivoryos${path}`).set('Accept', J).set('Content-Type', type!).send(text);
+        if (res.status >= 500 && !(instrumentRoute(r.path) && [502, 503, 507].includes(res.status))) failures.push({ what: `POST /ivoryos${path} malformed ${type}`, status: res.status, body: excerpt(res.text) });
+      }
+    }
+
+    await request(lab.app).get('/app/healthz').expect(200);
+    expect(unhandled).toEqual([]);
+    expect(failures).toEqual([]);
+  }, 180_000);
+});
