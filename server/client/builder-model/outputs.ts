@@ -58,6 +58,16 @@ export function tickNewOutputs(doc: Workflow, lookup: MethodLookup, before: read
 }
 
 /**
+ * Why an output cannot be reported, or null: it must be a variable a main step saves, or a field of one
+ * (`cell.current_ma` of a step saved as `cell`, whether or not its method declares that field).
+ */
+export function outputWarning(doc: Workflow, name: string): string | null {
+  const root = name.split('.')[0]!;
+  if (savedVars(doc, 'main').includes(root)) return null;
+  return savedVars(doc).includes(root) ? 'saved only outside main' : 'not saved in main';
+}
+
+/**
  * Keep outputs in the order main saves them (a field beside its variable); drop none (an output no step
  * saves is reported by the server).
  */

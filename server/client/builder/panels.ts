@@ -1,5 +1,5 @@
 /** The builder's side panels: the workflow's parameters, its outputs, and the #parameter / $variable suggestions. */
-import { PARAM_TYPES, outputChoices, paramUsage, savedVars, type MethodLookup, type Workflow } from '../builder-model/index.js';
+import { PARAM_TYPES, outputChoices, outputWarning, paramUsage, savedVars, type MethodLookup, type Workflow } from '../builder-model/index.js';
 import { h, newId } from './dom.js';
 
 /** The parameters panel: name, type and default of each, and how many steps use it. */
@@ -49,11 +49,12 @@ export function renderOutputs(box: HTMLElement, doc: Workflow, lookup: MethodLoo
     ...names.map((n) => {
       const id = newId();
       const i = doc.outputs.indexOf(n);
+      const warning = outputWarning(doc, n);
       return h(
         'div',
         { class: 'form-check' },
         h('input', { class: 'form-check-input', type: 'checkbox', id, 'data-output': n, checked: i >= 0 }),
-        h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), offered.includes(n) ? '' : h('span', { class: 'text-warning-emphasis' }, ' not saved in main')),
+        h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), warning ? h('span', { class: 'text-warning-emphasis' }, ` ${warning}`) : ''),
         i >= 0 ? h('div', { class: 'wf-field-errors', 'data-errors-for': `outputs[${i}]` }) : null,
       );
     }),
