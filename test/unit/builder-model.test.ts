@@ -320,6 +320,13 @@ describe('parameters, variables and outputs', () => {
     expect(outputWarning(doc, 'cell')).toBeNull();
     expect(outputWarning(doc, 'tare.mass')).toBe('saved only outside main');
     expect(outputWarning(doc, 'nothing.x')).toBe('not saved in main');
+    // an output with a name of its own (an imported script's `return {"power": cell["power_mw"]}`) is judged by its source
+    expect(outputWarning(doc, { name: 'power', from: 'cell.power_mw' })).toBeNull();
+    doc.outputs = [{ name: 'power', from: 'cell.power_mw' }];
+    setOutput(doc, 'cell', true);
+    expect(doc.outputs).toEqual([{ name: 'power', from: 'cell.power_mw' }, 'cell']);
+    setOutput(doc, 'power', false);
+    expect(doc.outputs).toEqual(['cell']);
   });
 
   it('ticks the outputs of a newly saved variable: its return fields when it has them, else the variable', () => {
