@@ -95,6 +95,20 @@ export const outputName = (o: Output): string => (typeof o === 'string' ? o : o.
 /** Where an output's value comes from: a variable, or a field of one. */
 export const outputSource = (o: Output): string => (typeof o === 'string' ? o : o.from);
 
+/**
+ * Where the value reported as `name` comes from: an output's source, or a field of an output (`cell.current_ma`
+ * of the output `cell`, `c.current_ma` of `{ name: "c", from: "cell" }`); null when it is neither.
+ */
+export function sourceOf(outputs: readonly Output[], name: string): string | null {
+  let best: Output | null = null;
+  for (const o of outputs) {
+    const n = outputName(o);
+    if (n === name) return outputSource(o);
+    if (name.startsWith(`${n}.`) && (!best || n.length > outputName(best).length)) best = o;
+  }
+  return best ? outputSource(best) + name.slice(outputName(best).length) : null;
+}
+
 export const Workflow = z.strictObject({
   name: name().max(100),
   description: z.string().max(10_000).default(''),
