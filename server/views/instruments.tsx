@@ -3,6 +3,7 @@ import type { StepRow } from '../../core/store/types.js';
 import { SchemaFields } from './fields.js';
 import { Breadcrumb, ErrorList, Layout, LocalTime, type ViewCtx } from './layout.js';
 import { ValueView } from './value-view.js';
+import { sentence } from '../../core/text.js';
 
 type Err = { message: string; details?: { field?: string; message: string }[]; task_id?: number };
 export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err };
@@ -222,7 +223,7 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
       </h1>
       {instrument.offline ? (
         <div className="alert alert-danger" role="status">
-          Offline: {instrument.offline}. Calls answer 503 until it is back.
+          Offline: {sentence(instrument.offline)} Calls answer 503 until it is back.
         </div>
       ) : null}
       {instrument.description ? <p>{instrument.description}</p> : null}
