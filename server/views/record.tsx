@@ -152,7 +152,7 @@ function CampaignSetup({ campaign: c }: { campaign: NonNullable<RecordDetail['ca
   );
 }
 
-function ParametersTable({ rows, repeat }: { rows: unknown; repeat: number | null }) {
+export function ParametersTable({ rows, repeat }: { rows: unknown; repeat: number | null }) {
   const list = Array.isArray(rows) ? (rows as unknown[]) : [];
   if (list.length === 0) return <p className="small text-body-secondary">This workflow takes no parameter rows.</p>;
   const records = list.map((r) => (r && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : {}));

@@ -8,6 +8,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import type { StepRow } from '../../core/store/types.js';
 import { CallResult, RecentCalls, TaskPage, stepJson } from '../../server/views/instruments.js';
 import { ValueView } from '../../server/views/value-view.js';
+import { ParametersTable } from '../../server/views/record.js';
 import type { ViewCtx } from '../../server/views/layout.js';
 
 const ctx: ViewCtx = { url: (p) => `/app${p}`, mode: 'light', logo: false, path: '/app/instruments/cell' };
@@ -81,5 +82,13 @@ describe('the call record page', () => {
     const out = html(createElement(TaskPage, { ctx, step: stepJson(step({ status: 'error', error: traceback })) }));
     expect(out).toContain(`<pre class="small text-danger traceback">${traceback.replace(/"/g, '&quot;')}</pre>`);
     expect(out).toContain('<time dateTime="2026-11-25T05:17:10.000Z" data-local="">2026-11-25 05:17:10 UTC</time>');
+  });
+});
+
+describe("a record's parameter rows", () => {
+  it('say once which parameters are the same in every row (a fixed value)', () => {
+    const out = html(createElement(ParametersTable, { rows: [{ rpm: 100, mode: 'slow' }, { rpm: 200, mode: 'slow' }], repeat: null }));
+    expect(out).toContain('<p class="small" id="record-fixed">The same in every row: mode = &quot;slow&quot;</p>');
+    expect(html(createElement(ParametersTable, { rows: [{ rpm: 100 }], repeat: null }))).not.toContain('record-fixed');
   });
 });
