@@ -8,6 +8,7 @@ import type { ReactElement } from 'react';
 import { renderToStaticMarkup } from 'react-dom/server';
 import { ERROR_CODES, LabError, isLabError, storeFailure, type ErrorDetail } from '../core/errors.js';
 import type { PublicUser } from '../core/accounts/index.js';
+import { sentence } from '../core/text.js';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -94,7 +95,7 @@ export function asLabError(err: unknown): LabError {
   // multer hands on the parser's own errors (a malformed multipart body) with `storageErrors` attached
   const multipart = /^(Multipart: |Unexpected end of (form|multipart)|Malformed part header)/.test(String(e?.message ?? ''));
   if ((multipart || Array.isArray((err as { storageErrors?: unknown } | null)?.storageErrors)) && e?.name !== 'MulterError') {
-    return new LabError('invalid_input', `The upload is not a well-formed multipart form: ${e.message}.`);
+    return new LabError('invalid_input', `The upload is not a well-formed multipart form: ${sentence(String(e?.message ?? 'unreadable'))}`);
   }
   if (e?.name === 'MulterError') {
     return new LabError('invalid_input', `Bad upload: ${e.message}${e.field ? ` (field "${e.field}")` : ''}.`, e.field ? [{ field: e.field, message: e.message ?? 'bad upload' }] : undefined);

@@ -27,7 +27,7 @@ import { LabError, type ErrorDetail } from '../errors.js';
 import type { FileStore } from '../files/store.js';
 import type { IterationSource, Runner, SourceFactory, TaskPayload } from '../runner/index.js';
 import type { PhaseRow, QueueTaskRow, Store } from '../store/types.js';
-import type { Workflow } from '../workflow/model.js';
+import { outputName, sourceOf, type Workflow } from '../workflow/model.js';
 import { outputValue } from '../workflow/interpreter.js';
 import { acceptedTypes } from '../workflow/jsonschema.js';
 import { outputSchema, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
@@ -273,7 +273,8 @@ export function campaignOfRun(parameters: unknown): CampaignRecord['campaign'] |
 
 /**
  * Why an output cannot be an objective, from what the deck declares it returns (`run` is an object
- * { yield }: choose `run.yield`), or null when it is a number or nothing is declared (checked when it comes).
+ * { yield }: choose `run.yield`, a field of an output being an objective too), or null when it is a number or
+ * nothing is declared (checked when it comes).
  */
 function notNumeric(wf: Workflow, deck: DeckSchemas, output: string): string | null {
   const declared = outputSchema(wf, deck, output);
@@ -285,8 +286,10 @@ function notNumeric(wf: Workflow, deck: DeckSchemas, output: string): string | n
       return !t || t.has('number') || t.has('integer');
     })
     .map(([k]) => `${output}.${k}`);
-  const what = types.has('object') ? `an object${fields.length ? '' : ' with no numeric field'}` : `${[...types].join(' or ')}`;
-  return `"${output}" is ${what} (the declared result of ${declared.method}), and an objective must be a number${fields.length ? `: choose ${fields.join(' or ')}, and add it to the workflow's outputs` : ''}`;
+  const props = (declared.schema as { properties?: unknown }).properties;
+  const what = types.has('object') ? `an object${fields.length || !props ? '' : ' with no numeric field'}` : `${[...types].join(' or ')}`;
+  const choose = fields.length ? `: choose ${fields.join(' or ')}` : types.has('object') && !props ? `: choose a numeric field of it (${output}.<field>)` : '';
+  return `"${output}" is ${what} (the declared result of ${declared.method}), and an objective must be a number${choose}`;
 }
 
 export class Campaigns {
@@ -352,12 +355,21 @@ export class Campaigns {
       ...outcomeConstraints.map((c, i): [string, string] => [`outcome_constraints[${i}]`, c.name]),
       ...stopWhen.map((c, i): [string, string] => [`stop_when[${i}]`, c.name]),
     ];
+    // an objective may be a field of an output (`cell.current_ma` of the dict output `cell`): the campaign's
+    // runs then report it as an output of its own, so every iteration records it as a number
+    const reported = wf.outputs.map(outputName);
+    const added: Workflow['outputs'] = [];
     for (const [field, name] of outputs) {
-      if (!wf.outputs.includes(name)) {
-        details.push({ field, message: `"${name}" is not an output of ${wf.name} (its outputs: ${wf.outputs.join(', ') || 'none'})` });
+      const source = sourceOf(wf.outputs, name);
+      if (source === null) {
+        details.push({ field, message: `"${name}" is not an output of ${wf.name} (its outputs: ${reported.join(', ') || 'none'})` });
         continue;
       }
-      const problem = notNumeric(wf, this.opts.deck, name);
+      if (!reported.includes(name)) {
+        added.push(source === name ? name : { name, from: source });
+        reported.push(name);
+      }
+      const problem = notNumeric(wf, this.opts.deck, source);
       if (problem) details.push({ field, message: field.startsWith('objectives') ? problem : problem.replace('an objective must', 'it must') });
     }
     const fixed: Record<string, unknown> = {};
@@ -384,7 +396,7 @@ export class Campaigns {
     return {
       workflow: wf.name,
       version: saved.version,
-      definition: wf,
+      definition: added.length ? { ...wf, outputs: [...wf.outputs, ...added] } : wf,
       optimizer: opt.name,
       config,
       seed,
@@ -515,8 +527,9 @@ export class Campaigns {
       // an objective (or a constrained output) that is not a number fails the step that saved it: the operator retries, skips or aborts
       checkSaved: (name, value) => {
         for (const o of this.measuredNames(p)) {
-          if (o.split('.')[0] !== name) continue;
-          const v = outputValue({ [name]: value }, o);
+          const source = sourceOf(p.definition.outputs, o) ?? o;
+          if (source.split('.')[0] !== name) continue;
+          const v = outputValue({ [name]: value }, source);
           if (typeof v !== 'number' || !Number.isFinite(v)) {
             return `the campaign's ${p.objectives.some((x) => x.name === o) ? 'objective' : 'outcome constraint on'} "${o}" must be a number, and it is ${v === null ? 'missing' : JSON.stringify(v).slice(0, 100)}`;
           }

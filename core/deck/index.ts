@@ -35,6 +35,7 @@ import { inferredInfo, introspectClass, introspectObject, isClass, looksLikeDevi
 import { Mutex } from './mutex.js';
 import { errorText, isPlainObject } from './util.js';
 import { invalid, issueDetails } from './validate.js';
+import { sentence } from '../text.js';
 
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
@@ -349,7 +350,7 @@ export class Deck extends EventEmitter {
     if (inDoubt) {
       throw new LabError(
         'unavailable',
-        `${instrument} went offline during ${method}: ${errorMessage(failure)}. The call may or may not have reached the instrument: it is recorded as in-doubt (task ${taskId}) and is not sent again by itself.`,
+        `${instrument} went offline during ${method}: ${sentence(errorMessage(failure))} The call may or may not have reached the instrument: it is recorded as in-doubt (task ${taskId}) and is not sent again by itself.`,
         undefined,
         { task_id: taskId, instrument, method, in_doubt: true },
       );
@@ -383,7 +384,7 @@ export class Deck extends EventEmitter {
   }
 
   private checkOnline(dev: Device): void {
-    if (dev.offline !== null) throw new LabError('unavailable', `${dev.name} is offline: ${dev.offline}.`, undefined, { instrument: dev.name });
+    if (dev.offline !== null) throw new LabError('unavailable', `${dev.name} is offline: ${sentence(dev.offline)}`, undefined, { instrument: dev.name });
   }
 
   /**

@@ -25,6 +25,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { LabError, type ErrorDetail } from '../errors.js';
 import { TYPE_NAMES } from '../workflow/config.js';
+import { sentence } from '../text.js';
 
 export interface CsvTable {
   /** The header, trimmed. */
@@ -224,7 +225,7 @@ function reader(bytes: Buffer, options: ScanOptions) {
         : code === 'CSV_INVALID_CLOSING_QUOTE'
           ? 'a quoted cell has text after its closing quote (write a " inside quotes as "")'
           : (e as Error).message;
-    return invalid(`The CSV file is malformed at line ${line}: ${message}.`, [{ field: `line ${line}`, message }]);
+    return invalid(`The CSV file is malformed at line ${line}: ${sentence(message)}`, [{ field: `line ${line}`, message }]);
   }
 
   /** The end of the reading: the head and the count, or the rows of the wrong width, each by its line. */

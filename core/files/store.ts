@@ -11,7 +11,7 @@ import { privateDir } from '../paths.js';
 import { LabError, storageFailure, type ErrorDetail } from '../errors.js';
 import type { FileKind, FileRow, Store } from '../store/types.js';
 import { checkConfigRows, coerceValue } from '../workflow/config.js';
-import type { Workflow } from '../workflow/model.js';
+import { outputName, type Workflow } from '../workflow/model.js';
 import { BOOKKEEPING_NAMES } from './rundata.js';
 import { csvLine, parseCsvAsync, scanCsvAsync, type CsvHead, type CsvScan, type CsvTable, type ParseOptions, type ScanOptions } from './csv.js';
 
@@ -106,7 +106,9 @@ function configCheck(workflow: Pick<Workflow, 'name' | 'parameters'>): Check & {
  */
 function historyCheck(workflow: WorkflowShape): Check {
   const params = new Map(workflow.parameters.map((p) => [p.name, p]));
-  const outputs = new Set(workflow.outputs);
+  const outputs = new Set(workflow.outputs.map(outputName));
+  // a field of an output that is a dict (`cell.current_ma` of `cell`): the run data CSV writes one column per field
+  const isField = (c: string) => [...outputs].some((o) => c.startsWith(`${o}.`));
   const details: ErrorDetail[] = [];
   let count = 0;
   const problem = (d: ErrorDetail) => {
@@ -117,7 +119,7 @@ function historyCheck(workflow: WorkflowShape): Check {
     onHead: (head) => {
       columns = head.columns;
       for (const c of columns) {
-        if (params.has(c) || outputs.has(c) || BOOKKEEPING_NAMES.has(c)) continue;
+        if (params.has(c) || outputs.has(c) || isField(c) || BOOKKEEPING_NAMES.has(c)) continue;
         const known = [...params.keys(), ...outputs];
         problem({
           field: `line 1, column ${c}`,

@@ -12,6 +12,7 @@ import { LabError } from '../errors.js';
 import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
 import { pythonOptimizer } from './python-optimizer.js';
 import { classDriver, instanceDriver, remoteInfo } from './remote.js';
+import { sentence } from '../text.js';
 
 export { PythonHost, HostLost, RemoteError, pythonCommand } from './python.js';
 export { remoteInfo } from './remote.js';
@@ -31,7 +32,7 @@ function loadFailure(file: string, e: unknown): unknown {
   if (!(e instanceof RemoteError)) return e;
   const p = e.payload;
   if (p.kind === 'conflict') {
-    return new LabError('conflict', `${file}: ${p.message}.`, (p.names ?? []).map((n) => ({ field: n, message: 'name taken' })), { names: p.names ?? [] });
+    return new LabError('conflict', `${file}: ${sentence(p.message)}`, (p.names ?? []).map((n) => ({ field: n, message: 'name taken' })), { names: p.names ?? [] });
   }
   return cannotLoad(file, p.kind === 'load_error' ? p.message : `${p.type}: ${p.message}`, {
     ...(p.file ? { error_file: p.file } : {}),

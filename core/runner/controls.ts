@@ -5,6 +5,7 @@
  * the runner, so the browser bundle carries it too.
  */
 import type { RunnerStatus } from './index.js';
+import { sentence } from '../text.js';
 
 /** The operator's controls, each doing one thing. */
 export type Control = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'release' | 'stop-iteration' | 'abort-task';
@@ -145,8 +146,8 @@ export type AlertStatus = {
 /** What waits for the operator, in the controls' words: a failed step, a pause step, an interrupted task. */
 export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text: string }[] {
   const out: { tone: 'danger' | 'warning'; text: string }[] = [];
-  if (s.failed_step) out.push({ tone: 'danger', text: `Step ${s.failed_step.path} failed: ${s.failed_step.error}. Retry it, skip it, or abort the task.` });
-  if (s.waiting) out.push({ tone: 'warning', text: `Waiting at a pause step: ${s.waiting.message}. Continue when it is done.` });
+  if (s.failed_step) out.push({ tone: 'danger', text: `Step ${s.failed_step.path} failed: ${sentence(s.failed_step.error)} Retry it, skip it, or abort the task.` });
+  if (s.waiting) out.push({ tone: 'warning', text: `Waiting at a pause step: ${sentence(s.waiting.message)} Continue when it is done.` });
   if (!s.busy) {
     for (const t of s.elsewhere ?? []) {
       const at = t.progress?.iterations ? `, iteration ${t.progress.iteration} of ${t.progress.iterations}` : '';

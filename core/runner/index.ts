@@ -36,6 +36,7 @@ export type Direction = 'up' | 'down' | 'top' | 'bottom';
 export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
 import { runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
+import { sentence } from '../text.js';
 
 export { repeatOfRun, runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 
@@ -1390,7 +1391,7 @@ export class Runner extends EventEmitter {
         if (isStoreFault(e)) throw e; // not the step's failure: the run stops here (core/runner/store-fault.ts)
         const error = message(e);
         c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
-        await this.log(run, 'error', `Step ${at.path} failed: ${error}. Retry it, skip it, or abort the task.`);
+        await this.log(run, 'error', `Step ${at.path} failed: ${sentence(error)} Retry it, skip it, or abort the task.`);
         this.emitStatus();
         try {
           const decision = await c.failed.promise;

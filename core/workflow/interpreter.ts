@@ -19,7 +19,7 @@
  */
 import { LabError } from '../errors.js';
 import { deepEqual } from './jsonschema.js';
-import type { Arg, Condition, Phase, Step, Workflow } from './model.js';
+import { outputName, outputSource, type Arg, type Condition, type Phase, type Step, type Workflow } from './model.js';
 
 export interface StepAt {
   phase: Phase;
@@ -196,11 +196,12 @@ async function runStep(step: Exclude<Step, { kind: 'repeat' }>, path: string, ru
 
 /**
  * The iteration's outputs: each named variable's value, null when no step saved it in this run. A dotted
- * name picks a field of a variable: `run.yield` is `yield` of the object saved as `run`.
+ * name picks a field of a variable: `run.yield` is `yield` of the object saved as `run`; `{ name: "power",
+ * from: "cell.power_mw" }` reports the field `power_mw` of `cell` as `power`.
  */
 export function outputsOf(workflow: Pick<Workflow, 'outputs'>, scope: Scope): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const name of workflow.outputs) out[name] = outputValue(scope.vars, name);
+  for (const o of workflow.outputs) out[outputName(o)] = outputValue(scope.vars, outputSource(o));
   return out;
 }
 

@@ -70,12 +70,51 @@ export type Parameter = z.infer<typeof Parameter>;
 export const PHASES = ['prep', 'main', 'cleanup'] as const;
 export type Phase = (typeof PHASES)[number];
 
+/** An output's name: a variable, a field of one (`run.yield`, `pos.0`), or a name of its own (`power`). */
+const OUTPUT_NAME = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;
+
+/**
+ * An output: the name of a variable a main step saves, or of a field of one (`run.yield` is `yield` of the
+ * object saved as `run`); or a name of its own for such a value, `{ "name": "power", "from": "cell.power_mw" }`
+ * (a Python script's `return {"power": cell["power_mw"]}`).
+ */
+export const Output = z.union(
+  [
+    z.string().min(1),
+    z.strictObject({
+      name: z.string().regex(OUTPUT_NAME, 'must start with a letter or _ and use only letters, digits, _, - or . between fields'),
+      from: z.string().regex(OUTPUT_NAME, 'must be a variable or a field of one (cell.power_mw)'),
+    }),
+  ],
+  { error: 'must be a variable name ("mass", "run.yield") or {"name": "power", "from": "cell.power_mw"}' },
+);
+export type Output = z.infer<typeof Output>;
+
+/** The name an output is reported under (a record's key, a CSV column, an objective). */
+export const outputName = (o: Output): string => (typeof o === 'string' ? o : o.name);
+/** Where an output's value comes from: a variable, or a field of one. */
+export const outputSource = (o: Output): string => (typeof o === 'string' ? o : o.from);
+
+/**
+ * Where the value reported as `name` comes from: an output's source, or a field of an output (`cell.current_ma`
+ * of the output `cell`, `c.current_ma` of `{ name: "c", from: "cell" }`); null when it is neither.
+ */
+export function sourceOf(outputs: readonly Output[], name: string): string | null {
+  let best: Output | null = null;
+  for (const o of outputs) {
+    const n = outputName(o);
+    if (n === name) return outputSource(o);
+    if (name.startsWith(`${n}.`) && (!best || n.length > outputName(best).length)) best = o;
+  }
+  return best ? outputSource(best) + name.slice(outputName(best).length) : null;
+}
+
 export const Workflow = z.strictObject({
   name: name().max(100),
   description: z.string().max(10_000).default(''),
   parameters: z.array(Parameter).default([]),
-  /** Variables (`save_as`) reported as the outputs of each iteration; `run.yield` picks a field of one. */
-  outputs: z.array(z.string().min(1)).default([]),
+  /** Variables (`save_as`) reported as the outputs of each iteration; `run.yield` picks a field of one (see Output). */
+  outputs: z.array(Output).default([]),
   prep: z.array(Step).default([]),
   main: z.array(Step).default([]),
   cleanup: z.array(Step).default([]),

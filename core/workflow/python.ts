@@ -7,7 +7,7 @@
 import { LabError } from '../errors.js';
 import type { ParseWorkflowInput } from '../hosts/python.js';
 import { RemoteError } from '../hosts/python.js';
-import type { Arg, Condition, Parameter, Step, Workflow } from './model.js';
+import { outputName, outputSource, type Arg, type Condition, type Parameter, type Step, type Workflow } from './model.js';
 import { validateWorkflow, type DeckSchemas } from './validate.js';
 
 /** What import needs of the Python host. */
@@ -108,7 +108,7 @@ function commandLine(wf: Workflow): string[] {
 export function workflowToPython(wf: Workflow, clientUrl: string): string {
   const fn = mainName(wf);
   const params = wf.parameters.map((p) => `${p.name}: ${PY_TYPES[p.type]}${p.default === undefined ? '' : ` = ${literal(p.default)}`}`);
-  const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(o)}: ${output(o)}`).join(', ')}}`] : [];
+  const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(outputName(o))}: ${output(outputSource(o))}`).join(', ')}}`] : [];
   // a docstring: backslashes and every quote escaped (a closing quote would end it early)
   const doc = wf.description.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
   return [
@@ -157,7 +157,7 @@ export function workflowToPython(wf: Workflow, clientUrl: string): string {
 export function workflowToPhases(wf: Workflow): { prep?: string; script?: string; cleanup?: string } {
   const fn = mainName(wf);
   const params = wf.parameters.map((p) => `${p.name}: ${PY_TYPES[p.type]}${p.default === undefined ? '' : ` = ${literal(p.default)}`}`);
-  const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(o)}: ${output(o)}`).join(', ')}}`] : [];
+  const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(outputName(o))}: ${output(outputSource(o))}`).join(', ')}}`] : [];
   const out: { prep?: string; script?: string; cleanup?: string } = {};
   if (wf.prep.length) out.prep = [`def ${fn}_prep():`, ...steps(wf.prep, 1, 'deck'), ''].join('\n');
   if (wf.main.length || wf.parameters.length || wf.outputs.length) out.script = [`def ${fn}(${params.join(', ')}):`, ...steps(wf.main, 1, 'deck'), ...returns, ''].join('\n');

@@ -418,12 +418,15 @@ class Checker {
   private checkOutputs(raw: unknown): void {
     if (!Array.isArray(raw)) return;
     const seen = new Set<string>();
-    raw.forEach((o, i) => {
-      if (typeof o !== 'string') return;
-      const at = `outputs[${i}]`;
-      if (seen.has(o)) this.problem(at, `"${o}" is listed twice`);
-      seen.add(o);
-      // "run.yield": the field `yield` of the variable `run` (an instrument that returns several values)
+    raw.forEach((entry, i) => {
+      // "run.yield": the field `yield` of the variable `run`; { name, from }: such a value under a name of its own
+      const named = isObject(entry) && typeof entry.name === 'string' && typeof entry.from === 'string';
+      const name = named ? (entry.name as string) : entry;
+      const o = named ? (entry.from as string) : entry;
+      if (typeof name !== 'string' || typeof o !== 'string') return;
+      const at = named ? `outputs[${i}].from` : `outputs[${i}]`;
+      if (seen.has(name)) this.problem(named ? `outputs[${i}].name` : at, `"${name}" is listed twice`);
+      seen.add(name);
       const root = o.split('.')[0];
       if (this.mainSaves.has(root)) return;
       const elsewhere = this.saves.get(root);

@@ -341,11 +341,27 @@ def _bare_schema(hint, instruments: bool, seen: tuple) -> dict:
         return {"type": "string"}
     if dataclasses.is_dataclass(hint):
         return _dataclass_schema(hint, instruments, seen)
+    if _is_typeddict(hint):
+        return _typeddict_schema(hint, instruments, seen)
     if _is_pydantic_model(hint):
         return dict(hint.model_json_schema() if hasattr(hint, "model_json_schema") else hint.schema())
     if instruments and _is_instrument_class(hint):
         return {"type": "string", "x-instrument": hint.__name__, "description": _INSTRUMENT_TEXT}
     return {}
+
+
+def _is_typeddict(hint) -> bool:
+    """A TypedDict class (typing's or typing_extensions'): a dict with declared keys, the usual driver result."""
+    return isinstance(hint, type) and issubclass(hint, dict) and hasattr(hint, "__required_keys__")
+
+
+def _typeddict_schema(cls, instruments: bool, seen: tuple) -> dict:
+    if cls in seen:  # a recursive TypedDict
+        return {"type": "object", "title": cls.__name__}
+    hints = _hints(cls)
+    properties = {key: _schema(hint, instruments, seen + (cls,)) for key, hint in hints.items()}
+    required = [key for key in hints if key in cls.__required_keys__]
+    return {**_object_schema(properties, required), "title": cls.__name__}
 
 
 def _dataclass_schema(cls, instruments: bool, seen: tuple) -> dict:

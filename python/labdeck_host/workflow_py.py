@@ -7,15 +7,18 @@ workflow's parameters) and `cleanup` / `<name>_cleanup`; in their bodies, calls 
 (`deck.pump.dose(volume_ml=1.5)`, `lab.pump.dose(...)` or `pump.dose(...)`) with keyword arguments that are
 literals, parameters (a function argument, or the text `"#name"`) or variables (a result assigned earlier),
 `x = <call>`, `time.sleep(s)`, `input("message")` (a pause), `if <a> <op> <b>:` / `else`,
-`for _ in range(n):`, `pass`, and in the main function a final `return {"output": var, "o2": var["field"]}`.
+`for _ in range(n):`, `pass`, and in the main function a final `return {"output": var, "o2": var["field"]}`
+(its keys name the outputs: `{"power": cell["power_mw"]}` is the output `power`, the field power_mw of cell).
 Module level: imports, a docstring, the functions, and an `if __name__ == "__main__":` block (ignored).
 """
 import ast
 import contextlib
+import re
 
 PREFIXES = ("deck", "lab")
 COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 TYPES = {bool: "boolean", int: "integer", float: "number", str: "string"}
+OUTPUT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*\Z")
 ANNOTATIONS = {"bool": "boolean", "int": "integer", "float": "number", "str": "string"}
 
 
@@ -270,11 +273,16 @@ class Reader:
         if not isinstance(node.value, ast.Dict) or None in node.value.keys:
             raise OutsideSubset(node, "return %s" % (ast.unparse(node.value) if node.value else ""), "return the outputs as a dict: return {\"yield\": run[\"yield\"]}")
         out = []
-        for value in node.value.values:
+        for key, value in zip(node.value.keys, node.value.values):
             field = None
             if isinstance(value, ast.Subscript):
                 field, value = self.literal(value.slice), value.value
             if not (isinstance(value, ast.Name) and value.id in self.variables):
                 raise OutsideSubset(value, "the output %s" % ast.unparse(value), "an output is a result assigned before, or a field of one (run[\"yield\"])")
-            out.append(value.id if field is None else "%s.%s" % (value.id, field))
+            source = value.id if field is None else "%s.%s" % (value.id, field)
+            # the key names the output: {"power": cell["power_mw"]} is the output "power", from cell.power_mw
+            name = self.literal(key)
+            if not isinstance(name, str) or not OUTPUT_NAME.match(name):
+                raise OutsideSubset(key, "the output name %s" % ast.unparse(key), "name an output with text: letters, digits, _ or - (\"power\")")
+            out.append(source if name == source else {"name": name, "from": source})
         return out

@@ -65,6 +65,24 @@ class Reading:
 UserId = typing.NewType("UserId", int)
 
 
+class Cell(typing.TypedDict):
+    """A cell's reading: the fields a workflow reports (cell.current_ma)."""
+    current_ma: float
+    power_mw: float
+
+
+class PartCell(Cell, total=False):
+    note: str
+
+
+class CellMeter:
+    def read(self) -> Cell:
+        return {"current_ma": 1.0, "power_mw": 2.0}
+
+    def read_more(self) -> PartCell:
+        return {"current_ma": 1.0, "power_mw": 2.0}
+
+
 class Pump:
     """A syringe pump.
 
@@ -382,6 +400,14 @@ class TypeSchemaTest(unittest.TestCase):
                                            "minItems": 2, "maxItems": 2})
         self.assertNotIn("returns", method(Pump, "dispense"))
         self.assertNotIn("returns", method(Pump, "untyped"))
+
+    def test_a_typeddict_result_declares_its_fields(self):
+        self.assertEqual(method(CellMeter, "read")["returns"], {
+            "type": "object", "title": "Cell", "additionalProperties": False, "required": ["current_ma", "power_mw"],
+            "properties": {"current_ma": {"type": "number"}, "power_mw": {"type": "number"}}})
+        more = method(CellMeter, "read_more")["returns"]
+        self.assertEqual(list(more["properties"]), ["current_ma", "power_mw", "note"])
+        self.assertEqual(more["required"], ["current_ma", "power_mw"])
 
     def test_inferred_from_defaults(self):
         desc = method(Pump, "inferred")

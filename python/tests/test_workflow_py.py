@@ -59,7 +59,7 @@ class ParseTest(unittest.TestCase):
             {"name": "speed", "type": "number"},
             {"name": "x", "type": "number"},
         ])
-        self.assertEqual(doc["outputs"], ["m", "m.0"])
+        self.assertEqual(doc["outputs"], ["m", {"name": "first", "from": "m.0"}])
         self.assertEqual(doc["prep"], [{"kind": "call", "instrument": "pump", "method": "prime"}])
         self.assertEqual(doc["cleanup"], [{"kind": "call", "instrument": "pump", "method": "stop"}])
         self.assertEqual(doc["main"], [
@@ -114,6 +114,14 @@ class ParseTest(unittest.TestCase):
                 workflow_py.parse(source)
             workflow_py.parse("import os\n\n\ndef w():\n    pass\n\n\nif __name__ == '__main__':\n    open(%r, 'w').close()\n" % marker)
             self.assertFalse(os.path.exists(marker))
+
+    def test_the_return_keys_name_the_outputs(self):
+        doc = workflow_py.parse('def w():\n    cell = deck.meter.read()\n'
+                                '    return {"power": cell["power_mw"], "cell.current_ma": cell["current_ma"], "cell": cell}\n')
+        self.assertEqual(doc["outputs"], [{"name": "power", "from": "cell.power_mw"}, "cell.current_ma", "cell"])
+        with self.assertRaises(workflow_py.OutsideSubset) as caught:
+            workflow_py.parse('def w():\n    cell = deck.meter.read()\n    return {1: cell}\n')
+        self.assertIn("the output name 1", str(caught.exception))
 
     def test_ivoryos_parts(self):
         doc = workflow_py.parse_parts({"prep": "deck.a.b()", "script": "def s(v=1):\n    r = deck.a.c(v=v)\n    return {'r': r}",

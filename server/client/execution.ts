@@ -13,6 +13,7 @@ import {
   taskNotice,
   type Control,
 } from '../../core/runner/controls.js';
+import { localClock } from './time.js';
 
 type Status = {
   busy: boolean;
@@ -253,7 +254,7 @@ export function initExecution() {
     return li;
   };
   const logLine = (d: { level: string; message: string; at: string; host?: string }) =>
-    prepend(log, onHost(el('li', d.level === 'error' ? 'text-danger' : d.level === 'warn' ? 'text-warning-emphasis' : '', `${d.at.slice(11, 19)} ${d.message}`), d.host));
+    prepend(log, onHost(el('li', d.level === 'error' ? 'text-danger' : d.level === 'warn' ? 'text-warning-emphasis' : '', `${localClock(d.at)} ${d.message}`), d.host));
   source.addEventListener('hello', (e) => {
     onStatus(e as MessageEvent);
     const hello = JSON.parse((e as MessageEvent).data);

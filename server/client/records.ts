@@ -4,6 +4,7 @@
  * its types are imported here. Does nothing on other pages.
  */
 import type uPlotType from 'uplot';
+import { sentence } from '../../core/text.js';
 
 interface PlotData {
   run_id: number;
@@ -79,7 +80,7 @@ export function initRecordPlot() {
     .then((r) => (r.ok ? (r.json() as Promise<PlotData>) : Promise.reject(new Error(`the server answered ${r.status}`))))
     .then(
       (data) => draw(box, data),
-      (e: Error) => note(box, `Could not load the plot data: ${e.message}.`),
+      (e: Error) => note(box, `Could not load the plot data: ${sentence(e.message)}`),
     );
 }
 

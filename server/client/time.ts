@@ -20,6 +20,13 @@ export function localText(date: Date, timeZone?: string): string {
   return `${p('year')}-${p('month')}-${p('day')} ${p('hour')}:${p('minute')}:${p('second')} ${p('timeZoneName')}`;
 }
 
+/** The time of day of an ISO moment, `HH:MM:SS` in a time zone (the browser's own unless one is named); the ISO text when it is none. */
+export function localClock(iso: string, timeZone?: string): string {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return new Intl.DateTimeFormat('en-US', { timeZone, hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' }).format(date);
+}
+
 export function localiseTimes(root: ParentNode = document) {
   for (const el of root.querySelectorAll<HTMLTimeElement>('time[data-local]')) {
     const date = new Date(el.dateTime);

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { CampaignInput } from '../../core/campaign/index.js';
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
+import type { Workflow } from '../../core/workflow/model.js';
+import { outputKind } from '../../core/workflow/outputs.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
 import { error, json, page as pageAnswer, redirect, ref } from '../api-doc.js';
@@ -197,6 +199,7 @@ export function campaignRoutes(runtime: Runtime): Router {
         optimizers={campaigns.schemas()}
         histories={histories.map((h) => ({ name: h.storedName, original: h.originalName, rows: h.rows }))}
         methodParams={(i, m) => (runtime.deck.has(i) ? runtime.deck.schema(i).methods.find((x) => x.name === m)?.params : undefined)}
+        outputKind={(definition, output) => outputKind(definition as Workflow, runtime.deck, output)}
         uploaded={typeof req.query.uploaded === 'string' ? req.query.uploaded : undefined}
         uploadLimit={runtime.files.limitBytes}
         error={extra.error}

@@ -28,6 +28,7 @@ import { csvDownload, error, HTML, LOCATION, redirect, type ResponseObject } fro
 import { asLabError, errorBody, render, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { FilePreviewPage, sizeText } from '../views/files.js';
+import { sentence } from '../../core/text.js';
 
 declare module '../session.js' {
   interface SessionData {
@@ -222,7 +223,7 @@ export function fileRoutes(runtime: Runtime): Router {
           return reject(new LabError('invalid_input', 'Send one CSV file, in the multipart field "file".', [{ field: 'file', message: 'one file, in the field "file"' }]));
         }
         if (m.name === 'MulterError') return reject(asLabError(e));
-        reject(new LabError('invalid_input', `The upload is malformed: ${m.message ?? 'unreadable multipart body'}.`, [{ field: 'file', message: 'malformed upload' }]));
+        reject(new LabError('invalid_input', `The upload is malformed: ${sentence(m.message ?? 'unreadable multipart body')}`, [{ field: 'file', message: 'malformed upload' }]));
       }),
     );
 

@@ -17,7 +17,7 @@ import { LabError, isLabError, type ErrorDetail } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { WorkflowRow } from '../../core/store/types.js';
 import { instrumentsOf, validateWorkflow } from '../../core/workflow/validate.js';
-import type { Workflow } from '../../core/workflow/model.js';
+import { outputName, type Workflow } from '../../core/workflow/model.js';
 import { workflowFromPython, workflowToPython } from '../../core/workflow/python.js';
 import { ctxOf } from '../context.js';
 import { error, json, LOCATION, pageOrJson } from '../api-doc.js';
@@ -203,7 +203,7 @@ export function workflowRoutes(runtime: Runtime): Router {
       ...head,
       description: wf.description ?? '',
       parameters: wf.parameters ?? [],
-      outputs: wf.outputs ?? [],
+      outputs: (wf.outputs ?? []).map(outputName),
       instruments: instrumentsOf({ prep: wf.prep ?? [], main: wf.main ?? [], cleanup: wf.cleanup ?? [] }),
       steps: { prep: wf.prep?.length ?? 0, main: wf.main?.length ?? 0, cleanup: wf.cleanup?.length ?? 0 },
     };

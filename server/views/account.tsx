@@ -1,6 +1,6 @@
 import { tokenScope, type PublicUser } from '../../core/accounts/index.js';
 import type { TokenRow } from '../../core/store/types.js';
-import { Alert, Layout, type ViewCtx } from './layout.js';
+import { Alert, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 export function AccountPage(props: {
   ctx: ViewCtx;
@@ -50,8 +50,10 @@ export function AccountPage(props: {
                 <code>{t.prefix}…</code>
               </td>
               <td>{tokenScope(t.prefix)}</td>
-              <td>{t.createdAt.toISOString()}</td>
-              <td>{t.lastUsedAt ? t.lastUsedAt.toISOString() : 'never'}</td>
+              <td>
+                <LocalTime iso={t.createdAt.toISOString()} />
+              </td>
+              <td>{t.lastUsedAt ? <LocalTime iso={t.lastUsedAt.toISOString()} /> : 'never'}</td>
               <td>
                 <form method="post" action={u(`/account/tokens/${t.id}/delete`)} className="m-0">
                   <button className="btn btn-sm btn-outline-danger">Revoke</button>

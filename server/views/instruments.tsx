@@ -1,7 +1,9 @@
 import type { InstrumentSchema, MethodSchema } from '../../core/contracts/index.js';
 import type { StepRow } from '../../core/store/types.js';
 import { SchemaFields } from './fields.js';
-import { Breadcrumb, ErrorList, Layout, type ViewCtx } from './layout.js';
+import { Breadcrumb, ErrorList, Layout, LocalTime, type ViewCtx } from './layout.js';
+import { ValueView } from './value-view.js';
+import { sentence } from '../../core/text.js';
 
 type Err = { message: string; details?: { field?: string; message: string }[]; task_id?: number };
 export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err };
@@ -120,7 +122,17 @@ export function CallResult({ ctx, outcome }: { ctx: ViewCtx; outcome: CallOutcom
       <div className="small mb-1">
         <a href={ctx.url(`/instruments/task/${outcome.taskId}`)}>task {outcome.taskId}</a> · {outcome.method}
       </div>
-      <pre className="small output">{JSON.stringify(outcome.output, null, 2)}</pre>
+      {structured(outcome.output) ? (
+        <>
+          <ValueView value={outcome.output} />
+          <details className="small mt-1">
+            <summary>JSON</summary>
+            <pre className="small output">{JSON.stringify(outcome.output, null, 2)}</pre>
+          </details>
+        </>
+      ) : (
+        <pre className="small output">{JSON.stringify(outcome.output, null, 2)}</pre>
+      )}
     </div>
   );
 }
@@ -178,30 +190,32 @@ export function RecentCalls({ ctx, steps }: { ctx: ViewCtx; steps: StepRow[] }) 
     return t && t.length > 60 ? `${t.slice(0, 57)}…` : t;
   };
   return (
-    <table className="table table-sm small recent-calls">
-      <thead>
-        <tr>
-          <th>Task</th>
-          <th>Call</th>
-          <th>Result</th>
-          <th>ms</th>
-        </tr>
-      </thead>
-      <tbody>
-        {steps.map((s) => (
-          <tr key={s.id} className={s.status === 'ok' ? '' : 'table-danger'}>
-            <td>
-              <a href={ctx.url(`/instruments/task/${s.id}`)}>{s.id}</a>
-            </td>
-            <td>
-              <code>{s.method}</code> <span className="text-body-secondary">{short(s.args)}</span>
-            </td>
-            <td>{s.status === 'ok' ? short(s.output) : firstLine(s.error)}</td>
-            <td>{s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : ''}</td>
+    <div className="table-responsive">
+      <table className="table table-sm small recent-calls">
+        <thead>
+          <tr>
+            <th>Task</th>
+            <th>Call</th>
+            <th>Result</th>
+            <th>ms</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {steps.map((s) => (
+            <tr key={s.id} className={s.status === 'ok' ? '' : 'table-danger'}>
+              <td>
+                <a href={ctx.url(`/instruments/task/${s.id}`)}>{s.id}</a>
+              </td>
+              <td className="text-break">
+                <code>{s.method}</code> <span className="text-body-secondary">{short(s.args)}</span>
+              </td>
+              <td className="text-break">{s.status !== 'ok' ? firstLine(s.error) : structured(s.output) ? <ValueView value={s.output} compact /> : short(s.output)}</td>
+              <td>{s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : ''}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 
@@ -220,7 +234,7 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
       </h1>
       {instrument.offline ? (
         <div className="alert alert-danger" role="status">
-          Offline: {instrument.offline}. Calls answer 503 until it is back.
+          Offline: {sentence(instrument.offline)} Calls answer 503 until it is back.
         </div>
       ) : null}
       {instrument.description ? <p>{instrument.description}</p> : null}
@@ -259,6 +273,9 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
     </Layout>
   );
 }
+
+/** A dict or a list: shown as a small table (a list of numbers as a sparkline). */
+const structured = (v: unknown) => typeof v === 'object' && v !== null;
 
 /** An error's headline (a Python traceback follows it in the record). */
 const firstLine = (text: string | null) => (text ?? '').split('\n', 1)[0];
@@ -305,7 +322,7 @@ export function TaskPage({ ctx, step }: { ctx: ViewCtx; step: ReturnType<typeof 
           <>
             <dt className="col-sm-2">Error</dt>
             <dd className="col-sm-10 text-danger">
-              <pre className="small text-danger">{step.error}</pre>
+              <pre className="small text-danger traceback">{step.error}</pre>
             </dd>
           </>
         ) : null}
@@ -318,7 +335,9 @@ export function TaskPage({ ctx, step }: { ctx: ViewCtx; step: ReturnType<typeof 
           </>
         ) : null}
         <dt className="col-sm-2">Started</dt>
-        <dd className="col-sm-10">{step.started_at}</dd>
+        <dd className="col-sm-10">
+          <LocalTime iso={step.started_at} />
+        </dd>
         <dt className="col-sm-2">Duration</dt>
         <dd className="col-sm-10">{step.duration_ms === null ? '—' : `${step.duration_ms} ms`}</dd>
       </dl>

@@ -115,7 +115,7 @@ export function ErrorList({ error }: { error?: { message: string; details?: { fi
   if (!error) return null;
   return (
     <Alert kind="danger">
-      <strong>{error.message}</strong>
+      <strong className="error-message">{error.message}</strong>
       {error.details?.length ? (
         <ul className="mb-0 mt-1">
           {error.details.map((d, i) => (

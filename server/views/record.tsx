@@ -69,7 +69,8 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
             <tr className="table-danger step-error-message">
               <td />
               <td colSpan={6} className="small">
-                <strong>Error:</strong> {s.error}
+                <strong>Error:</strong>
+                <pre className="traceback small mb-0">{s.error}</pre>
               </td>
             </tr>
           ) : null}
@@ -89,7 +90,13 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
 /** How a campaign was set up: what it searched, for what, with which optimizer, from which warm start. */
 function CampaignSetup({ campaign: c }: { campaign: NonNullable<RecordDetail['campaign']> }) {
   const range = (s: (typeof c.space)[number]) =>
-    s.type === 'choice' ? (s.choices ?? []).join(' | ') : s.bounds ? `${s.bounds[0]} … ${s.bounds[1]}${s.type === 'int' ? ' (whole numbers)' : ''}` : '';
+    s.type === 'fixed'
+      ? `fixed at ${JSON.stringify(s.value)}`
+      : s.type === 'choice'
+        ? (s.choices ?? []).join(' | ')
+        : s.bounds
+          ? `${s.bounds[0]} … ${s.bounds[1]}${s.type === 'int' ? ' (whole numbers)' : ''}`
+          : '';
   const fixed = Object.entries(c.fixed);
   return (
     <section className="mb-4" id="record-campaign">
@@ -145,7 +152,7 @@ function CampaignSetup({ campaign: c }: { campaign: NonNullable<RecordDetail['ca
   );
 }
 
-function ParametersTable({ rows, repeat }: { rows: unknown; repeat: number | null }) {
+export function ParametersTable({ rows, repeat }: { rows: unknown; repeat: number | null }) {
   const list = Array.isArray(rows) ? (rows as unknown[]) : [];
   if (list.length === 0) return <p className="small text-body-secondary">This workflow takes no parameter rows.</p>;
   const records = list.map((r) => (r && typeof r === 'object' && !Array.isArray(r) ? (r as Record<string, unknown>) : {}));
@@ -160,8 +167,16 @@ function ParametersTable({ rows, repeat }: { rows: unknown; repeat: number | nul
     );
   }
   const shown = records.slice(0, PARAM_ROWS);
+  // a parameter with the same value in every row: said once, above the table
+  const same = (c: string) => records.every((r) => Object.hasOwn(r, c) && JSON.stringify(r[c]) === JSON.stringify(records[0][c]));
+  const fixed = records.length > 1 ? columns.filter(same) : [];
   return (
     <>
+      {fixed.length ? (
+        <p className="small" id="record-fixed">
+          The same in every row: {fixed.map((c) => `${c} = ${JSON.stringify(records[0][c])}`).join(', ')}
+        </p>
+      ) : null}
       <div className="table-responsive">
         <table className="table table-sm w-auto" id="record-parameters">
           <thead>
@@ -248,7 +263,8 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
       <div id="record-delete-result" aria-live="polite" />
       {r.error ? (
         <Alert kind="danger">
-          <strong>Run {r.status}:</strong> {r.error}
+          <strong>Run {r.status}:</strong>
+          <pre className="traceback mb-0">{r.error}</pre>
         </Alert>
       ) : null}
       {errors > 0 ? (
@@ -317,6 +333,11 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
             The first {r.steps_shown.toLocaleString('en')} steps are shown: download the <a href={recordUrl(ctx, r.id, '/steps_data_csv')}>steps CSV</a> for all
             of them.
           </Alert>
+        ) : null}
+        {phases.length ? (
+          <p className="small text-body-secondary" id="record-rounding">
+            Numbers are shown rounded to 6 significant digits: hover over one for its full value (the JSON and the CSVs keep every digit).
+          </p>
         ) : null}
         {phases.length === 0 ? (
           <p className="small text-body-secondary">No phase has started.</p>

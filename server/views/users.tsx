@@ -1,6 +1,6 @@
 import type { ManagedUser, PublicUser } from '../../core/accounts/index.js';
 import type { Role } from '../../core/store/types.js';
-import { Alert, Breadcrumb, ErrorList, Layout, type ViewCtx } from './layout.js';
+import { Alert, Breadcrumb, ErrorList, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 export type UserAction = 'role' | 'password' | 'disable' | 'enable' | 'delete';
 
@@ -65,7 +65,9 @@ export function UsersPage(props: {
                 </td>
                 <td>{x.role}</td>
                 <td>{x.disabled ? <span className="badge text-bg-warning">disabled</span> : <span className="badge text-bg-success">active</span>}</td>
-                <td className="small">{x.created_at.slice(0, 10)}</td>
+                <td className="small">
+                  <LocalTime iso={x.created_at} />
+                </td>
                 <td>
                   <div className="d-flex flex-wrap gap-2 align-items-start">
                     {lastAdmin ? null : (

@@ -1,5 +1,5 @@
 /** Workflow pages: the list, one workflow (read-only), and the builder's skeleton (server/client/builder/ fills it). */
-import type { Parameter, Step, Workflow } from '../../core/workflow/model.js';
+import { outputName, type Parameter, type Step, type Workflow } from '../../core/workflow/model.js';
 import { PHASES, summary, type InstrumentInfo } from '../client/builder-model/index.js';
 import { Breadcrumb, Layout, LocalTime, type ViewCtx } from './layout.js';
 
@@ -229,7 +229,11 @@ export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJs
             <p className="small text-body-secondary">None.</p>
           )}
           <h2 className="h6">Outputs</h2>
-          <p className="small">{doc.outputs?.length ? doc.outputs.map((o) => <code key={o} className="me-2">{o}</code>) : <span className="text-body-secondary">None.</span>}</p>
+          <p className="small">{doc.outputs?.length ? doc.outputs.map((o) => (
+              <code key={outputName(o)} className="me-2">
+                {typeof o === 'string' ? o : `${o.name} (${o.from})`}
+              </code>
+            )) : <span className="text-body-secondary">None.</span>}</p>
           <details>
             <summary className="small">The JSON document</summary>
             <pre className="small wf-json">{JSON.stringify(doc, null, 2)}</pre>

@@ -148,6 +148,10 @@ describe('the campaign page: constraints, parameter kinds, limits and weights', 
       expect(params.temperature).toBe(85);
       expect([10, 15, 20, 25, 30, 35, 40]).toContain(params.time);
     }
+    // its record shows the fixed value, and says that the numbers it shows are rounded
+    const record = (await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).expect(200)).text;
+    expect(record).toContain('<td><code>temperature</code></td><td>fixed</td><td>fixed at 85</td>');
+    expect(record).toContain('Numbers are shown rounded to 6 significant digits: hover over one for its full value');
   });
 
   it('shows each 400 beside the field it names and keeps the form as typed', async () => {

@@ -138,7 +138,7 @@ describe('optimization campaigns', () => {
       .send({ workflow: 'react-whole', repeat: 3, optimizer_type: 'random', parameters: 'temperature: 20..120', objectives: 'run:max' })
       .expect(400);
     expect(res.body.error.details).toEqual([
-      { field: 'objectives[0].name', message: '"run" is an object (the declared result of reactor.run), and an objective must be a number: choose run.yield, and add it to the workflow\'s outputs' },
+      { field: 'objectives[0].name', message: '"run" is an object (the declared result of reactor.run), and an objective must be a number: choose run.yield' },
     ]);
   });
 

@@ -218,6 +218,24 @@ describe('GET /files/execution-data/{filename}', () => {
     await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'dose').attach('file', Buffer.from(res.text.replace("'+x", 'x')), 'run.csv').expect(201);
   });
 
+  it("spreads a dict output into a column per field (cell.current_ma), not a JSON cell, and it uploads back", async () => {
+    const { store } = lab.runtime;
+    const workflow = { name: 'cells', parameters: [{ name: 'volume', type: 'number' }], outputs: ['cell', { name: 'power', from: 'cell.power_mw' }], main: [] };
+    await store.workflows.save('cells', workflow, null);
+    const run = await store.runs.create({ taskId: null, name: 'cells', workflowName: 'cells', workflowVersion: 1, workflow, parameters: [], status: 'completed', userId: null, startedAt: new Date() });
+    for (const [i, current] of [
+      [0, 2.5],
+      [1, 3],
+    ] as const) {
+      const id = await store.phases.create({ runId: run.id, phase: 'main', iteration: i, params: { volume: i }, startedAt: new Date() });
+      await store.phases.update(id, { outputs: { cell: { current_ma: current, power_mw: current * 2 }, power: current * 2 }, status: 'ok' });
+    }
+    const res = await lab.admin.get(`/app/files/execution-data/run-${run.id}.csv`).expect(200);
+    expect(res.text).toBe('iteration,status,volume,cell.current_ma,cell.power_mw,power\r\n1,ok,0,2.5,5,5\r\n2,ok,1,3,6,6\r\n');
+    // a history file of the workflow: its field columns are outputs of it
+    await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'cells').attach('file', Buffer.from(res.text), 'run.csv').expect(201);
+  });
+
   it('404s an unknown run, an unknown upload, and path tricks; 401 without login', async () => {
     for (const name of ['run-999999.csv', 'cfg-0000000000000000.csv', '..%2f..%2fsecret.csv', 'secret.csv', '.%2e%2fsecret.csv']) {
       const res = await lab.admin.get(`/app/files/execution-data/${name}`).set('Accept', J);

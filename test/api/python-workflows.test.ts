@@ -88,6 +88,12 @@ describe('import at /app/workflows/import/python', () => {
     expect(await lab.runtime.store.workflows.get('unsaved')).toBeNull();
   });
 
+  it('names each output by its key in the returned dict: {"power": run["yield"]} is the output power, from run.yield', async () => {
+    const source = 'def keyed():\n    run = deck.reactor.run(temperature=50, time=5)\n    return {"power": run["yield"], "run.yield": run["yield"], "whole": run}\n';
+    const res = await importPython(source, '?save=false').expect(200);
+    expect(res.body.outputs).toEqual([{ name: 'power', from: 'run.yield' }, 'run.yield', { name: 'whole', from: 'run' }]);
+  });
+
   it('refuses Python outside the subset with 400 naming the line and the construct, and saves nothing', async () => {
     const cases: [string, number, RegExp][] = [
       ['def w():\n    deck.pump.dose(volume_ml=1)\n    while True:\n        pass\n', 3, /line 3: a while loop is outside the workflow subset/],
@@ -136,7 +142,7 @@ const ROUND_TRIPS = [
       { name: 'hot', type: 'boolean', default: false },
       { name: 'celsius', type: 'number' },
     ],
-    outputs: ['run.yield', 'mass', 'run'],
+    outputs: ['run.yield', 'mass', 'run', { name: 'product', from: 'run.yield' }],
     prep: [{ kind: 'call', instrument: 'noop', method: 'ping' }],
     main: [
       { kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } } },
@@ -183,7 +189,7 @@ describe('export at /app/workflows/{name}/python', () => {
       expect(script).toContain('lab.pump.dose(volume_ml=volume)');
       expect(script).toContain('mass = lab.balance.weigh()');
       expect(script).toContain('for _ in range(2):');
-      expect(script).toContain('return {"run.yield": run["yield"], "mass": mass, "run": run}');
+      expect(script).toContain('return {"run.yield": run["yield"], "mass": mass, "run": run, "product": run["yield"]}');
     }
     const back = await lab.admin.post(`/app/workflows/import/python?save=false&name=${wf.name}`).set('Accept', J).type('text/plain').send(script).expect(200);
     expect(back.body).toEqual(wf);

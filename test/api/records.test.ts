@@ -229,7 +229,7 @@ describe('GET /executions/records/{workflow_id}', () => {
     // the failed step was skipped: marked so on the step, its iteration and the run, never a green "completed"
     expect(html).toMatch(/<tr class="table-warning">(?:(?!<\/tr>).)*pump\.dose(?:(?!<\/tr>).)*<span class="badge text-bg-secondary">skipped<\/span>/);
     expect(html).toContain('<tr class="phase-head table-warning"><th colSpan="7" scope="rowgroup"><span class="me-2">main · iteration 1</span><span class="badge text-bg-secondary">skipped</span>');
-    expect(html).toContain('<strong>Error:</strong> pump jammed');
+    expect(html).toContain('<strong>Error:</strong><pre class="traceback small mb-0">pump jammed');
     expect(html).toContain('1 failed step was skipped: its iteration is marked skipped below');
     expect(html).toContain('>completed with 1 skipped step</span></h1>');
     expect(html).not.toContain('text-bg-success">completed<');

@@ -13,6 +13,7 @@ import {
   normalise,
   blockWarning,
   outputChoices,
+  outputWarning,
   paramTypeFor,
   paramUsage,
   parseArgText,
@@ -306,6 +307,26 @@ describe('parameters, variables and outputs', () => {
     expect(doc.outputs).toEqual(['run.yield', 'pos.1', 'mass']);
     for (const p of ['main[2].steps[0]', 'main[3].then[0]']) setArg(stepAt(doc, p), 'volume_ml', { value: 1 });
     expect(validateWorkflow(toDocument(doc), deckOf()).outputs).toEqual(['run.yield', 'pos.1', 'mass']);
+  });
+
+  it('warns about an output only when its variable is not saved in main: a field of an undeclared dict result is fine', () => {
+    const doc = sample();
+    // balance.weigh declares no result: a Python `-> dict` method, an ivoryOS driver's usual result
+    insertStep(doc, 'main', 0, { kind: 'call', instrument: 'balance', method: 'weigh', args: {}, save_as: 'cell' });
+    insertStep(doc, 'prep', 0, { kind: 'call', instrument: 'balance', method: 'weigh', args: {}, save_as: 'tare' });
+    doc.outputs = ['cell.current_ma', 'cell', 'tare.mass', 'nothing.x'];
+    expect(outputChoices(doc, lookup)).not.toContain('cell.current_ma'); // not declared, so not offered...
+    expect(outputWarning(doc, 'cell.current_ma')).toBeNull(); // ...yet saved in main: no warning
+    expect(outputWarning(doc, 'cell')).toBeNull();
+    expect(outputWarning(doc, 'tare.mass')).toBe('saved only outside main');
+    expect(outputWarning(doc, 'nothing.x')).toBe('not saved in main');
+    // an output with a name of its own (an imported script's `return {"power": cell["power_mw"]}`) is judged by its source
+    expect(outputWarning(doc, { name: 'power', from: 'cell.power_mw' })).toBeNull();
+    doc.outputs = [{ name: 'power', from: 'cell.power_mw' }];
+    setOutput(doc, 'cell', true);
+    expect(doc.outputs).toEqual([{ name: 'power', from: 'cell.power_mw' }, 'cell']);
+    setOutput(doc, 'power', false);
+    expect(doc.outputs).toEqual(['cell']);
   });
 
   it('ticks the outputs of a newly saved variable: its return fields when it has them, else the variable', () => {

@@ -327,4 +327,10 @@ describe('outputs of a field', () => {
       gone: null,
     });
   });
+
+  it('reports an output with a name of its own under that name: { name: "power", from: "cell.power_mw" }', () => {
+    const scope = { params: {}, vars: { cell: { current_ma: 2, power_mw: 5 } } };
+    const w = Workflow.parse({ name: 'w', outputs: [{ name: 'power', from: 'cell.power_mw' }, 'cell.current_ma'] });
+    expect(outputsOf(w, scope)).toEqual({ power: 5, 'cell.current_ma': 2 });
+  });
 });

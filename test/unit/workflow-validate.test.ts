@@ -285,6 +285,16 @@ describe('validateWorkflow: deck problems', () => {
     expect(problems({ ...withMain(used), cleanup: [saves] })[0].message).toContain('first saved later, at cleanup[0]');
   });
 
+  test('an output with a name of its own: its source must be saved in main, its name listed once', () => {
+    const doc = { ...demo(), outputs: ['mass', { name: 'heavy', from: 'mass.value' }, { name: 'mass', from: 'mass' }, { name: 'z', from: 'zero' }, { name: 'a b', from: 'mass' }] };
+    expect(problems(doc)).toEqual([
+      { field: 'outputs[4].name', message: 'must start with a letter or _ and use only letters, digits, _, - or . between fields' },
+      { field: 'outputs[2].name', message: '"mass" is listed twice' },
+      { field: 'outputs[3].from', message: '"zero" is saved only at prep[1], outside main: outputs are the variables a main step saves' },
+    ]);
+    expect(validateWorkflow({ ...demo(), outputs: [{ name: 'heavy', from: 'mass.value' }] }, null).outputs).toEqual([{ name: 'heavy', from: 'mass.value' }]);
+  });
+
   test('outputs must be saved by a main step', () => {
     const doc = { ...demo(), outputs: ['mass', 'zero', 'yield', 'run.yield', 'mass.value'] };
     expect(problems(doc)).toEqual([

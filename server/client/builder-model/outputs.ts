@@ -1,8 +1,13 @@
 /** The variables steps save and the outputs a workflow reports (what a campaign optimises). */
 import type { JSONSchema } from '../../../core/contracts/index.js';
 import type { MethodLookup, Phase, Workflow } from './document.js';
+import type { Output } from '../../../core/workflow/model.js';
 import { walk } from './paths.js';
 import { isObject } from './util.js';
+
+/** The name an output is reported under, and where its value comes from (`{ name: "power", from: "cell.power_mw" }`). */
+export const outputName = (o: Output): string => (typeof o === 'string' ? o : o.name);
+export const outputSource = (o: Output): string => (typeof o === 'string' ? o : o.from);
 
 /** The names call steps save (`save_as`), in document order, once each; only those in `phase` when given. */
 export function savedVars(doc: Workflow, phase?: Phase): string[] {
@@ -49,7 +54,7 @@ export function tickNewOutputs(doc: Workflow, lookup: MethodLookup, before: read
     if (before.includes(v)) continue;
     const fields = now.filter((n) => n.startsWith(`${v}.`));
     for (const n of fields.length ? fields : [v]) {
-      if (doc.outputs.includes(n)) continue;
+      if (doc.outputs.some((o) => outputName(o) === n)) continue;
       setOutput(doc, n, true);
       ticked.push(n);
     }
@@ -58,17 +63,27 @@ export function tickNewOutputs(doc: Workflow, lookup: MethodLookup, before: read
 }
 
 /**
- * Keep outputs in the order main saves them (a field beside its variable); drop none (an output no step
- * saves is reported by the server).
+ * Why an output cannot be reported, or null: it must be a variable a main step saves, or a field of one
+ * (`cell.current_ma` of a step saved as `cell`, whether or not its method declares that field).
+ */
+export function outputWarning(doc: Workflow, output: Output): string | null {
+  const root = outputSource(output).split('.')[0]!;
+  if (savedVars(doc, 'main').includes(root)) return null;
+  return savedVars(doc).includes(root) ? 'saved only outside main' : 'not saved in main';
+}
+
+/**
+ * Tick (`on`) or untick the output `name`. Keep outputs in the order main saves them (a field beside its
+ * variable); drop none (an output no step saves is reported by the server); an output with a name of its own
+ * (`{ name, from }`) stays as it is while ticked.
  */
 export function setOutput(doc: Workflow, name: string, on: boolean): void {
   const saved = savedVars(doc, 'main');
-  const set = new Set(doc.outputs);
-  if (on) set.add(name);
-  else set.delete(name);
-  const rank = (n: string) => {
-    const root = saved.indexOf(n.split('.')[0]!);
-    return root >= 0 ? root : saved.length + doc.outputs.indexOf(n);
+  const outs = doc.outputs.filter((o) => on || outputName(o) !== name);
+  if (on && !outs.some((o) => outputName(o) === name)) outs.push(name);
+  const rank = (o: Output) => {
+    const root = saved.indexOf(outputSource(o).split('.')[0]!);
+    return root >= 0 ? root : saved.length + outs.indexOf(o);
   };
-  doc.outputs = [...set].sort((a, b) => rank(a) - rank(b));
+  doc.outputs = outs.sort((a, b) => rank(a) - rank(b));
 }

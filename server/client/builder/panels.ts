@@ -1,5 +1,5 @@
 /** The builder's side panels: the workflow's parameters, its outputs, and the #parameter / $variable suggestions. */
-import { PARAM_TYPES, outputChoices, paramUsage, savedVars, type MethodLookup, type Workflow } from '../builder-model/index.js';
+import { PARAM_TYPES, outputChoices, outputName, outputWarning, paramUsage, savedVars, type MethodLookup, type Workflow } from '../builder-model/index.js';
 import { h, newId } from './dom.js';
 
 /** The parameters panel: name, type and default of each, and how many steps use it. */
@@ -40,7 +40,7 @@ export function renderParams(box: HTMLElement, doc: Workflow) {
 /** The outputs panel: a box per output main can save; returns the outputs offered. */
 export function renderOutputs(box: HTMLElement, doc: Workflow, lookup: MethodLookup): string[] {
   const offered = outputChoices(doc, lookup);
-  const names = [...offered, ...doc.outputs.filter((o) => !offered.includes(o))];
+  const names = [...offered, ...doc.outputs.map(outputName).filter((o) => !offered.includes(o))];
   if (!names.length) {
     box.replaceChildren(h('p', { class: 'small text-body-secondary mb-0' }, 'The values main steps save ("Save result as") can be reported as the outputs of each iteration.'));
     return offered;
@@ -48,12 +48,15 @@ export function renderOutputs(box: HTMLElement, doc: Workflow, lookup: MethodLoo
   box.replaceChildren(
     ...names.map((n) => {
       const id = newId();
-      const i = doc.outputs.indexOf(n);
+      const i = doc.outputs.findIndex((o) => outputName(o) === n);
+      const entry = doc.outputs[i] ?? n;
+      const warning = outputWarning(doc, entry);
+      const from = typeof entry === 'string' ? '' : ` ← ${entry.from}`;
       return h(
         'div',
         { class: 'form-check' },
         h('input', { class: 'form-check-input', type: 'checkbox', id, 'data-output': n, checked: i >= 0 }),
-        h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), offered.includes(n) ? '' : h('span', { class: 'text-warning-emphasis' }, ' not saved in main')),
+        h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), from ? h('span', { class: 'text-body-secondary' }, from) : '', warning ? h('span', { class: 'text-warning-emphasis' }, ` ${warning}`) : ''),
         i >= 0 ? h('div', { class: 'wf-field-errors', 'data-errors-for': `outputs[${i}]` }) : null,
       );
     }),

@@ -8,6 +8,7 @@ import type { LatestPlot } from '../../../core/campaign/index.js';
 import { fmt } from '../../views/plot-svg.js';
 import { C, modelNote, num, surfaceOf, type Surface } from './common.js';
 import { Heatmap } from './heatmap.js';
+import { sentence } from '../../../core/text.js';
 
 const STATUS_BADGE: Record<string, string> = { running: 'primary', done: 'success', ok: 'success', failed: 'danger', aborted: 'danger', stopped: 'warning', interrupted: 'warning', pending: 'secondary' };
 const HEIGHT = 240;
@@ -102,7 +103,7 @@ class CampaignPanel {
       $('campaign-start-link')?.setAttribute('hidden', '');
       this.draw(this.plot);
     } catch (e) {
-      if (!this.box.hidden) $('campaign-note')!.textContent = `Could not load the campaign: ${(e as Error).message}.`;
+      if (!this.box.hidden) $('campaign-note')!.textContent = `Could not load the campaign: ${sentence((e as Error).message)}`;
     } finally {
       this.busy = false;
       if (this.again) {

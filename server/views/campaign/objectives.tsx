@@ -2,19 +2,27 @@
  * The campaign page's objectives: a goal (maximize, minimize or none) per workflow output, `objective.<output>`,
  * and, when there are several outputs, a weight each (`objective.<output>.weight`).
  */
+import type { OutputKind } from '../../../core/workflow/outputs.js';
 import { Alert } from '../layout.js';
 import { Invalid, str, type FieldErrors, type Values } from './form.js';
 
 /** Outputs one usually wants low; the rest are maximized by default. */
 const MINIMIZE_HINT = /cost|loss|error|waste|impurit|price|energy|time|duration|variance|noise|residual/i;
 
-/** An output's goal: as sent after an error, else the first output is the objective (max or min by its name). */
-export const goalOf = (output: string, index: number, values: Values | undefined) =>
-  values ? (str(values[`objective.${output}`]) ?? '') : index === 0 ? (MINIMIZE_HINT.test(output) ? 'min' : 'max') : '';
+/**
+ * The output proposed as the objective: the first the deck declares a number. None when no output is
+ * declared one: a whole dict result, a text or an undeclared value is never chosen for the scientist.
+ */
+export const proposedObjective = (outputs: readonly string[], kind: (output: string) => OutputKind): string | null =>
+  outputs.find((o) => kind(o) === 'number') ?? null;
+
+/** An output's goal: as sent after an error, else the proposed objective's (max or min by its name). */
+export const goalOf = (output: string, proposed: string | null, values: Values | undefined) =>
+  values ? (str(values[`objective.${output}`]) ?? '') : output === proposed ? (MINIMIZE_HINT.test(output) ? 'min' : 'max') : '';
 
 /** The "Objectives" section: a goal per output, or why there is none to choose. */
-export function Objectives(props: { workflow?: string; builder: string; outputs: string[]; values?: Values; errs: FieldErrors }) {
-  const { outputs, values, errs } = props;
+export function Objectives(props: { workflow?: string; builder: string; outputs: string[]; proposed: string | null; values?: Values; errs: FieldErrors }) {
+  const { outputs, values, errs, proposed } = props;
   const weighed = outputs.length > 1;
   return (
     <>
@@ -46,7 +54,7 @@ export function Objectives(props: { workflow?: string; builder: string; outputs:
                     className={`form-select form-select-sm${errs.has(`objective.${o}`) ? ' is-invalid' : ''}`}
                     id={`objective-${i}`}
                     name={`objective.${o}`}
-                    defaultValue={goalOf(o, i, values)}
+                    defaultValue={goalOf(o, proposed, values)}
                   >
                     <option value="">not an objective</option>
                     <option value="max">maximize</option>
@@ -64,7 +72,7 @@ export function Objectives(props: { workflow?: string; builder: string; outputs:
                       name={`objective.${o}.weight`}
                       placeholder="none"
                       defaultValue={values ? (str(values[`objective.${o}.weight`]) ?? '') : ''}
-                      disabled={goalOf(o, i, values) === ''}
+                      disabled={goalOf(o, proposed, values) === ''}
                       data-weight="true"
                       aria-label={`${o} weight`}
                     />

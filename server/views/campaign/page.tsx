@@ -12,11 +12,13 @@
  * `parameters` / `objectives` / `config` text fields ("advanced"), which replace the table when filled.
  */
 import type { JSONSchema, OptimizerSchema } from '../../../core/contracts/index.js';
+import { outputName, type Output } from '../../../core/workflow/model.js';
+import type { OutputKind } from '../../../core/workflow/outputs.js';
 import { UploadForm } from '../files.js';
 import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from '../layout.js';
 import { OutcomeLimits, ParameterConstraints } from './constraints.js';
 import { fieldMessages, Invalid, str, type FieldErrors, type LabErrorLike, type Values } from './form.js';
-import { goalOf, Objectives } from './objectives.js';
+import { goalOf, Objectives, proposedObjective } from './objectives.js';
 import { OptimizerFields } from './optimizer.js';
 import { parameterHints, SearchSpace, searchedNames, shortSpace, type ParamHint, type WfParam } from './parameters.js';
 
@@ -38,6 +40,8 @@ export interface CampaignPageProps {
   hints?: Record<string, ParamHint>;
   /** …or the deck's argument schemas, to work them out here: `(instrument, method) => params JSON Schema`. */
   methodParams?: (instrument: string, method: string) => JSONSchema | undefined;
+  /** What the deck declares an output of a workflow is (a number is proposed as the objective); unknown without it. */
+  outputKind?: (definition: unknown, output: string) => OutputKind;
   /** A history file just uploaded: preselected as the warm start. */
   uploaded?: string;
   uploadLimit?: number;
@@ -50,9 +54,10 @@ export function CampaignPage(props: CampaignPageProps) {
   const { ctx, workflows, optimizers, values } = props;
   const u = ctx.url;
   const current = workflows.find((w) => w.name === props.selected) ?? workflows[0];
-  const def = (current?.definition ?? {}) as { parameters?: WfParam[]; outputs?: string[] };
+  const def = (current?.definition ?? {}) as { parameters?: WfParam[]; outputs?: Output[] };
   const params = def.parameters ?? [];
-  const outputs = def.outputs ?? [];
+  const outputs = (def.outputs ?? []).map(outputName);
+  const proposed = proposedObjective(outputs, (o) => (props.outputKind && current ? props.outputKind(current.definition, o) : 'unknown'));
   // a workflow without parameters or outputs cannot be optimized: the page says why (above) and offers no start
   const optimizable = params.length > 0 && outputs.length > 0;
   const hints = props.hints ?? (props.methodParams && current ? parameterHints(current.definition, props.methodParams) : {});
@@ -60,7 +65,7 @@ export function CampaignPage(props: CampaignPageProps) {
 
   // what is searched and which objectives are chosen, in the order the route reads them (the table's)
   const searched = searchedNames(params, hints, values);
-  const chosen = outputs.filter((o, i) => goalOf(o, i, values) !== '');
+  const chosen = outputs.filter((o) => goalOf(o, proposed, values) !== '');
   const errs = fieldMessages(props.error, values, searched, chosen);
 
   const selectedOpt = v('optimizer_type') || (optimizers.some((o) => o.name === 'gp') ? 'gp' : optimizers[0]?.name);
@@ -103,7 +108,7 @@ export function CampaignPage(props: CampaignPageProps) {
               <div className="col-xl-7">
                 <SearchSpace workflow={current?.name} builder={builder} params={params} hints={hints} values={values} errs={errs} />
                 <ParameterConstraints names={params.filter((p) => p.type === 'number' || p.type === undefined).map((p) => p.name)} value={v('parameter_constraints')} errs={errs} />
-                <Objectives workflow={current?.name} builder={builder} outputs={outputs} values={values} errs={errs} />
+                <Objectives workflow={current?.name} builder={builder} outputs={outputs} proposed={proposed} values={values} errs={errs} />
                 <OutcomeLimits outputs={outputs} values={{ outcome: v('outcome_constraints'), stop: v('stop_when') }} errs={errs} />
 
                 <h2 className="h5 mt-3">Warm start (optional)</h2>
