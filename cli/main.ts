@@ -52,6 +52,7 @@ common(program.command('serve').description('serve the web app'))
   .option('--no-watch', 'do not watch plugin folders')
   .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
   .option('--parallel <n>', 'how many tasks on disjoint instruments run at once (each leases its workflow\'s instruments)', tasksAtOnce, 1)
+  .option('--agent-call-timeout <seconds>', 'how long a call relayed to a lab agent may go unanswered before it fails in doubt (503)', seconds, 600)
   .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
   .action(async (o) => {
     const { serve } = await import('./serve.js');
@@ -67,6 +68,7 @@ common(program.command('serve').description('serve the web app'))
       consoleTimeoutMs: o.consoleTimeout * 1000,
       allowedHosts: o.allowedHosts,
       parallel: o.parallel,
+      agentCallTimeoutMs: o.agentCallTimeout * 1000,
     });
     const stop = () => {
       console.log('labdeck stopping');
