@@ -5,6 +5,7 @@
  */
 import { mulberry32 } from '../../plugins/sim/bench.js';
 import { compileLinear, MAX_PATTERN_LENGTH } from '../../core/workflow/linear-regex.js';
+import { checkValue, MAX_PATTERN_INPUT } from '../../core/workflow/jsonschema.js';
 
 const PATTERNS = [
   '^[A-Za-z_][A-Za-z0-9_-]*$', 'abc', '^a|b$', '(ab|a)(c|bcd)d', '^\\d{2,4}-\\d{2}$', 'x{3}', 'a{2,}b', '^(?:a|b)*c?$', '\\bfoo\\b', '\\Bo',
@@ -52,5 +53,20 @@ describe('the linear-time matcher', () => {
     const c = compileLinear(p);
     expect(c.ok).toBe(false);
     if (!c.ok) expect(c.reason).toMatch(why);
+  });
+});
+
+describe('checking a value against a schema with a pattern', () => {
+  it('runs a pattern the linear matcher speaks with it: an exponential one answers at once', () => {
+    const schema = { type: 'string', pattern: '^(a+)+$' };
+    expect(checkValue(schema, `${'a'.repeat(5000)}!`)).toBe('must match the pattern ^(a+)+$');
+    expect(checkValue(schema, 'aaa')).toBeNull();
+    // longer strings are left to the instrument's host, which checks its own arguments
+    expect(checkValue(schema, `${'a'.repeat(MAX_PATTERN_INPUT + 1)}!`)).toBeNull();
+  });
+
+  it("runs the lab's own drivers' other patterns with JavaScript", () => {
+    expect(checkValue({ type: 'string', pattern: '^(?!tmp)\\w+$' }, 'tmpfile')).toMatch(/must match/);
+    expect(checkValue({ type: 'string', pattern: '^(?!tmp)\\w+$' }, 'data')).toBeNull();
   });
 });
