@@ -203,6 +203,12 @@ describe('what an agent describes is bounded', () => {
     expect(await list.text()).toMatch(/fine_probe_read/);
     c.ws.close(1000);
     await c.closed;
+    // offline, its tools are not offered to an AI assistant
+    while (lab.runtime.agents.list().some((a) => a.name === 'bounded-pc' && a.connected)) await new Promise((r) => setTimeout(r, 10));
+    const after = await fetch(`${base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${mcp}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const text = await after.text();
+    expect(text).toMatch(/lab_status|"tools"/);
+    expect(text).not.toMatch(/fine_probe_read/);
   });
 
   it('an agent name longer than 64 characters closes the connection', async () => {
