@@ -170,7 +170,7 @@ describe('what an agent describes is bounded', () => {
     c.ws.send(
       JSON.stringify(
         hello('bounded-pc', [
-          instrument('fine_probe'),
+          instrument('fine_probe', [method('read', params({ s: { type: 'string', pattern: '^(?P<name>\\w+)$' } }))]),
           instrument('deep_probe', [method('read', params({ x: deep(1000) }))]),
           instrument('huge_probe', [{ ...method('read'), description: 'x'.repeat(70_000) }]),
           instrument('lookahead_probe', [method('read', params({ s: { type: 'string', pattern: '^(?=a)a+$' } }))]),
