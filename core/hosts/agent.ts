@@ -28,6 +28,8 @@ export interface AgentSocket {
 export const DEFAULT_AGENT_CALL_TIMEOUT_MS = 10 * 60_000;
 /** Most agent names known at once (connected or not); a new name past this is refused. */
 export const MAX_AGENTS = 256;
+/** Most agent names one token serves under (one PC is one name; a few for a PC with several decks). */
+export const MAX_NAMES_PER_TOKEN = 16;
 /** Refusals of one token under one name are audited at most this often (a refused agent retries). */
 const REFUSAL_AUDIT_MS = 60_000;
 
@@ -42,6 +44,8 @@ export interface AgentsOptions {
 class AgentLink implements HostLink {
   socket: AgentSocket | null = null;
   instruments: HostInstrument[] = [];
+  /** The agent token it last connected with. */
+  tokenId = 0;
   private nextId = 1;
   private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: unknown): void; onEvent?: CallEvents['onEvent']; timer: NodeJS.Timeout }>();
 
@@ -113,6 +117,9 @@ export class Agents {
   /** Bind an agent's name to an agent token (an admin making the token for that PC): see ./agent-names.ts. */
   async bindName(agent: string, token: AgentToken, byUser: number): Promise<void> {
     const before = await this.names.bind(agent, token, byUser);
+    // a connection under that name with another token is let go: it is no longer that name's
+    const link = this.links.get(agent);
+    if (link?.socket && link.tokenId !== token.id) link.socket.close(4403, `An admin bound the agent name ${agent} to another agent token.`);
     await this.opts.audit(byUser, 'agent.name.bound', { agent, token_id: token.id, token_name: token.name, ...(before ? { taken_from: before } : {}) });
   }
 
@@ -147,6 +154,8 @@ export class Agents {
     const h = parsed.msg;
     if (this.connecting.has(h.name) || this.links.get(h.name)?.socket) return this.refuse(socket, 4409, `An agent named ${h.name} is connected already: give this one another --name.`);
     if (!this.links.has(h.name) && this.links.size >= MAX_AGENTS) return this.refuse(socket, 4409, `This lab knows ${MAX_AGENTS} agents already: no new agent name is taken.`);
+    const mine = [...this.links.values()].filter((l) => l.tokenId === token.id && l.name !== h.name).length;
+    if (mine >= MAX_NAMES_PER_TOKEN) return this.refuse(socket, 4409, `This agent token serves under ${MAX_NAMES_PER_TOKEN} names already: make another token for another PC.`);
     this.connecting.add(h.name);
     try {
       const owner = await this.names.claim(h.name, token);
@@ -171,6 +180,7 @@ export class Agents {
       }
       link.instruments = accepted;
       link.socket = socket;
+      link.tokenId = token.id;
       this.links.set(h.name, link);
       const names = accepted.map((i) => i.name);
       this.deck.setOffline(names, null);

@@ -157,6 +157,34 @@ describe('an admin binds an agent name to a new token', () => {
   });
 });
 
+describe('one token, few names', () => {
+  it('an admin binding a connected name to another token lets that connection go', async () => {
+    const c = raw(tokens['pc-b']);
+    await c.open;
+    c.ws.send(JSON.stringify(hello('kick-pc', [instrument('kick_probe')])));
+    await c.next('welcome');
+    await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'kick-pc', scope: 'agent', agent_name: 'kick-pc' }).expect(201);
+    const end = await c.closed;
+    expect(end).toEqual({ code: 4403, reason: 'An admin bound the agent name kick-pc to another agent token.' });
+  });
+
+  it('a token serves under at most 16 names', async () => {
+    const t = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'greedy', scope: 'agent' }).expect(201)).body.token;
+    for (let i = 0; i < 16; i++) {
+      const c = raw(t);
+      await c.open;
+      c.ws.send(JSON.stringify(hello(`greedy-${i}`, [])));
+      await c.next('welcome');
+      c.ws.close(1000);
+      await c.closed;
+    }
+    const c = raw(t);
+    await c.open;
+    c.ws.send(JSON.stringify(hello('greedy-16', [])));
+    expect(await c.closed).toEqual({ code: 4409, reason: expect.stringMatching(/serves under 16 names already/) });
+  });
+});
+
 describe('what an agent describes is bounded', () => {
   const deep = (n: number) => {
     let s: Record<string, unknown> = { type: 'string' };
