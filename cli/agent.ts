@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type WebSocket from 'ws';
 import type { HostErrorPayload, HostInstrument } from '../core/contracts/host.js';
-import { HOST_PROTOCOL_VERSION } from '../core/contracts/host.js';
+import { AGENT_NAME_RE, HOST_PROTOCOL_VERSION } from '../core/contracts/host.js';
 import type { InstrumentSchema } from '../core/contracts/index.js';
 import type { Deck } from '../core/deck/index.js';
 import { errorText as errorMessage } from '../core/deck/util.js';
@@ -70,6 +70,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
     throw new UsageError('--token must be an agent token (labagent_…): an admin makes one on the account page, or with POST /app/account/tokens {"scope": "agent"}');
   }
   const name = opts.name ?? hostname();
+  if (!AGENT_NAME_RE.test(name)) throw new UsageError(`--name must be a name of letters, digits, ".", "_" and "-", at most 64 characters (got ${JSON.stringify(name.slice(0, 80))})`);
   const { default: WebSocketClient } = await import('ws'); // loaded when an agent starts, not with every lab command
   const { Deck } = await import('../core/deck/index.js');
   const { PythonModules } = await import('../core/hosts/index.js');
@@ -136,7 +137,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       socket.send(JSON.stringify({ type: 'hello', protocol: HOST_PROTOCOL_VERSION, name, host: 'agent', language: 'node', version: process.versions.node, instruments: deck.list().map(describe) }));
     });
     socket.on('message', (data) => {
-      let msg: { type: string; id?: number; instrument?: string; method?: string; args?: Record<string, unknown>; instruments?: string[] };
+      let msg: { type: string; id?: number; instrument?: string; method?: string; args?: Record<string, unknown>; instruments?: string[]; refused?: { name: string; reason: string }[] };
       try {
         msg = JSON.parse(data.toString());
       } catch {
@@ -145,6 +146,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       if (msg.type === 'welcome') {
         delay = 1000;
         log(`agent ${name}: serving ${msg.instruments?.join(', ') || 'no instruments'} to ${opts.server}`);
+        for (const r of msg.refused ?? []) log(`agent ${name}: the server refused the instrument ${r.name}: ${r.reason}`);
         welcome();
         return;
       }
@@ -161,7 +163,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
     socket.on('close', (code, reason) => {
       clearTimeout(silence);
       if (ws === socket) ws = null;
-      if (!refused) again(code === 4409 || code === 4400 || code === 4401 ? `the server refused this agent: ${reason.toString()}` : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
+      if (!refused) again(code === 4409 || code === 4400 || code === 4401 || code === 4403 ? `the server refused this agent: ${reason.toString()}` : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
     });
     socket.on('error', () => undefined); // `close` follows, and says what happened
   }

@@ -11,6 +11,7 @@ import { createHttpServer } from '../server/http-server.js';
 import { LabError } from '../core/errors.js';
 import { errorText } from '../core/deck/util.js';
 import { createRuntime, type RuntimeOptions } from '../core/runtime.js';
+import { guardProcess } from './guards.js';
 
 export interface ServeOptions extends RuntimeOptions {
   host: string;
@@ -70,6 +71,8 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   });
   server.keepAliveTimeout = 65_000;
   attachAgents(server, runtime); // lab agents on instrument PCs connect here (WebSocket)
+  // a fault nobody caught is logged and serving goes on where that is safe (./guards.ts says when)
+  const unguard = guardProcess(log);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
   const host = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
@@ -89,6 +92,7 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   const close = async () => {
     if (closing) return;
     closing = true;
+    unguard();
     server.close();
     server.closeAllConnections();
     (app.locals.sessionStore as { close(): void }).close();

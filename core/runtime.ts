@@ -48,6 +48,8 @@ export interface RuntimeOptions {
   parallel?: number;
   /** How long an agent's request waits in the approval inbox before it expires (default an hour). */
   approvalTtlMs?: number;
+  /** How long a call relayed to a `lab agent` may go unanswered before it fails in doubt (default 10 minutes). */
+  agentCallTimeoutMs?: number;
 }
 
 export interface Runtime {
@@ -100,13 +102,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     await runner.start();
+    const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const runtime: Runtime = {
       dataDir,
       deckFile,
       consoleTimeoutMs: options.consoleTimeoutMs ?? 10_000,
       store,
       deck,
-      agents: new Agents(deck),
+      agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs }),
       plugins,
       python,
       runner,
@@ -116,7 +119,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,
       deckWatch,
-      audit: (userId, action, detail) => store.audit.add({ userId, action, detail }),
+      audit,
       async close() {
         await deckWatch?.close();
         await runner.close();

@@ -22,6 +22,17 @@ function refuse(socket: Duplex, status: number, message: string) {
   socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
+/** A close reason within the 123 bytes WebSocket allows (ws throws on a longer one), cut at a character. */
+export function closeReason(text: string): string {
+  if (Buffer.byteLength(text) <= 123) return text;
+  let out = '';
+  for (const ch of text) {
+    if (Buffer.byteLength(out + ch) > 120) break;
+    out += ch;
+  }
+  return `${out}…`;
+}
+
 /** Accept agents on `server`'s upgrade requests for AGENT_PATHS; other upgrades are left alone. */
 export function attachAgents(server: Server, runtime: Runtime): void {
   // ws is loaded by the first agent that connects, not at start-up (issue 16 item 5)
@@ -32,10 +43,10 @@ export function attachAgents(server: Server, runtime: Runtime): void {
     if (!AGENT_PATHS.includes(path)) return;
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m) return refuse(socket, 401, 'An agent connects with "Authorization: Bearer <agent token>" (lab agent --token).');
-    runtime.accounts.agentTokenUser(m[1]).then(
-      (user) => {
-        if (!user) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
-        return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, user.username, m[1])));
+    runtime.accounts.agentCaller(m[1]).then(
+      (caller) => {
+        if (!caller) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
+        return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, caller.user.username, m[1], caller.token)));
       },
       () => refuse(socket, 401, 'The token could not be checked.'),
     ).catch(() => socket.destroy()); // ws did not load or the upgrade failed: the agent connects again
@@ -43,37 +54,56 @@ export function attachAgents(server: Server, runtime: Runtime): void {
   server.on('close', () => void wss?.then((w) => w.close()));
 }
 
-function accept(ws: WebSocket, runtime: Runtime, by: string, token: string) {
-  const socket = { send: (text: string) => ws.send(text), close: (code: number, reason: string) => ws.close(code, reason) };
+/**
+ * One agent's connection. Nothing it sends can throw here: every message is checked against the protocol
+ * (core/hosts/agent-protocol.ts) and one that does not fit closes the connection with the reason; what the
+ * runtime does with a message is wrapped too, so a fault of ours ends this connection, not the server.
+ */
+function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, token: { id: number; name: string }) {
+  const close = (code: number, reason: string) => {
+    if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, closeReason(reason));
+  };
+  const socket = { send: (text: string) => ws.send(text), close };
   let link: Awaited<ReturnType<Runtime['agents']['connect']>> = null;
+  let helloSeen = false;
   let alive = true;
-  const hello = setTimeout(() => ws.close(4408, 'No hello within 10 s.'), HELLO_MS);
+  const hello = setTimeout(() => close(4408, 'No hello within 10 s.'), HELLO_MS);
   const ping = setInterval(() => {
     if (!alive) return ws.terminate();
     alive = false;
     ws.ping();
     // a token revoked (or its admin disabled) since: the agent is let go, and its reconnections get 401
-    void runtime.accounts.agentTokenUser(token).then(
-      (user) => user || ws.close(4401, 'The agent token was revoked.'),
+    void runtime.accounts.agentTokenUser(secret).then(
+      (user) => user || close(4401, 'The agent token was revoked.'),
       () => undefined,
     );
   }, PING_MS);
   ws.on('pong', () => (alive = true));
   ws.on('message', (data, binary) => {
-    if (binary) return ws.close(4400, 'Messages are JSON text.');
-    const text = data.toString();
-    if (link) return runtime.agents.message(link, text);
-    clearTimeout(hello);
-    let msg: unknown;
     try {
-      msg = JSON.parse(text);
+      if (binary) return close(4400, 'Messages are JSON text.');
+      const text = data.toString();
+      if (link) {
+        const wrong = runtime.agents.message(link, text);
+        if (wrong) close(4400, wrong);
+        return;
+      }
+      // until the welcome, the only message is the hello: one more before it is answered breaks the protocol
+      if (helloSeen) return close(4400, 'Wait for the welcome before sending more than the hello.');
+      helloSeen = true;
+      clearTimeout(hello);
+      runtime.agents.connect(socket, text, token).then(
+        (l) => {
+          if (!l) return;
+          if (ws.readyState !== ws.OPEN) return runtime.agents.disconnected(l, socket, 'it went away while connecting');
+          link = l;
+          void runtime.audit(null, 'agent.connect', { agent: l.name, token_of: by, token_id: token.id, instruments: l.instruments.map((i) => i.name) }).catch(() => undefined);
+        },
+        () => close(1011, 'The server could not take this agent.'),
+      );
     } catch {
-      return ws.close(4400, 'The first message must be the hello, as JSON.');
+      close(1011, 'The server could not take this message.');
     }
-    void runtime.agents.connect(socket, msg).then((l) => {
-      link = l;
-      if (l) void runtime.audit(null, 'agent.connect', { agent: l.name, token_of: by, instruments: l.instruments.map((i) => i.name) });
-    });
   });
   ws.on('close', (code) => {
     clearTimeout(hello);

@@ -424,6 +424,13 @@ export class Accounts {
     return tokenScope(token) === 'agent' ? this.userForToken(token, 'agent') : null;
   }
 
+  /** The user behind an agent token and which token it is, read from the database (an agent connecting). */
+  async agentCaller(token: string): Promise<{ user: PublicUser; token: { id: number; name: string } } | null> {
+    if (tokenScope(token) !== 'agent' || token.length > MAX_TOKEN_LENGTH) return null;
+    const row = await this.store.tokens.userFor(hashToken(token));
+    return row && active(row) ? { user: publicUser(row), token: row.token } : null;
+  }
+
   /**
    * The user behind an MCP token (`labmcp_…`) and which token it is, read from the database each time (an
    * assistant calls a few times a minute; a revoked token or a disabled account is refused at once).

@@ -15,6 +15,9 @@ import type { JSONSchema, MethodSchema } from './index.js';
 
 export const HOST_PROTOCOL_VERSION = 1 as const;
 
+/** A `lab agent`'s name: its PC's host name by default (letters, digits, `.`, `_`, `-`; at most 64). */
+export const AGENT_NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
 export interface HelloMessage {
   type: 'hello';
   protocol: number;

@@ -282,7 +282,9 @@ export class Deck extends EventEmitter {
     this.checkLock(instrument, opts.owner);
     let parsed = this.validate(instrument, method, m, args);
 
-    if (!dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) {
+    // an agent's instrument queues no caller: one call its PC does not answer would hold them all (issue 26)
+    if (dev.host !== undefined && !dev.mutex.tryAcquire()) throw new LabError('busy', `${instrument} is busy with another call (on the PC ${dev.host}): try again when it is done.`);
+    if (dev.host === undefined && !dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) {
       throw new LabError('busy', `${instrument} is busy: an earlier call did not finish within ${Math.round(this.busyTimeoutMs / 1000)} s.`);
     }
     let output: unknown;
@@ -652,6 +654,15 @@ export class Deck extends EventEmitter {
       created.push(dev);
     }
     return this.addDevices(created);
+  }
+
+  /** An agent's device takes what the agent describes now (it connected again): calls validate against that. */
+  replaceAgentDriver(name: string, driver: InstrumentDriver): void {
+    const dev = this.devices.get(name);
+    if (!dev?.host) return;
+    dev.entry = this.compile(driver, 'deck', `agent:${dev.host}`);
+    dev.schema = this.schemaOf(dev);
+    this.emit('change');
   }
 
   /** Forget devices (an agent's, when what it serves changed); their calls in flight finish first. */

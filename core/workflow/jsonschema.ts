@@ -6,6 +6,7 @@
  * reject what the deck would accept. Messages follow a field name: "must be at most 50".
  */
 import type { JSONSchema } from '../contracts/index.js';
+import { compileLinear, type LinearRegex } from './linear-regex.js';
 
 export type JsonType = 'null' | 'boolean' | 'integer' | 'number' | 'string' | 'array' | 'object';
 
@@ -88,6 +89,38 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return true;
 }
 
+/** Longest string tested against a pattern the linear-time matcher runs (its time: this times the pattern's size). */
+export const MAX_PATTERN_INPUT = 10_000;
+const testers = new Map<string, { linear: LinearRegex } | { native: RegExp } | null>();
+
+/**
+ * Whether `value` fails `pattern`. A pattern the linear-time matcher runs (./linear-regex.ts: every pattern
+ * from another PC, which is refused otherwise) is tested with it, on strings up to MAX_PATTERN_INPUT
+ * characters (a longer one is left to the instrument's host, which checks its own arguments); any other
+ * pattern comes from the lab's own drivers and is JavaScript's; one JavaScript cannot compile is left to the
+ * deck. Nothing a pattern says can hold the event loop for long.
+ */
+function patternFails(pattern: string, value: string): boolean {
+  let t = testers.get(pattern);
+  if (t === undefined) {
+    const c = compileLinear(pattern);
+    if (c.ok) t = { linear: c.regex };
+    else if (c.syntax) t = null;
+    else {
+      try {
+        t = { native: new RegExp(pattern, 'u') };
+      } catch {
+        t = null;
+      }
+    }
+    if (testers.size >= 1000) testers.clear();
+    testers.set(pattern, t);
+  }
+  if (t === null) return false;
+  if ('native' in t) return !t.native.test(value);
+  return value.length <= MAX_PATTERN_INPUT && !t.linear.test(value);
+}
+
 const num = (x: unknown): number | undefined => (typeof x === 'number' ? x : undefined);
 
 /** The first problem of `value` against `schema`, phrased to follow a field name; null when it fits. */
@@ -147,15 +180,7 @@ export function checkValue(schema: unknown, value: unknown): string | null {
     const maxL = num(s.maxLength);
     if (minL !== undefined && len < minL) return minL <= 1 ? 'must not be empty' : `must be at least ${minL} characters long`;
     if (maxL !== undefined && len > maxL) return `must be at most ${maxL} characters long`;
-    if (typeof s.pattern === 'string') {
-      let re: RegExp | null = null;
-      try {
-        re = new RegExp(s.pattern, 'u');
-      } catch {
-        re = null; // a pattern JavaScript cannot compile: leave it to the deck
-      }
-      if (re && !re.test(value)) return `must match the pattern ${s.pattern}`;
-    }
+    if (typeof s.pattern === 'string' && patternFails(s.pattern, value)) return `must match the pattern ${s.pattern}`;
   }
   if (Array.isArray(value)) {
     const minI = num(s.minItems);

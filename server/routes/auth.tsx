@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index.js';
+import { AGENT_NAME_RE } from '../../core/contracts/host.js';
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
@@ -161,6 +162,11 @@ export const AUTH_ROUTES = {
       schema: z.object({
         name: z.string().max(64).optional().describe('A label for the token (default "token")'),
         scope: z.enum(['user', 'agent', 'mcp']).optional().describe('user (default): acts as you on every route; agent: only for `lab agent` (admins); mcp: only for an AI assistant at /app/mcp'),
+        agent_name: z
+          .string()
+          .max(64)
+          .optional()
+          .describe("An agent token only: the `lab agent --name` of the PC it is for. That name is bound to the new token at once (taken from any other token, audited): only it may serve under the name. Without it, a name belongs to the first agent token that connects under it."),
       }),
     },
     responses: {
@@ -362,8 +368,14 @@ export function accountRoutes(runtime: Runtime): Router {
   handle(r, AUTH_ROUTES.createToken, async (req, res, { body }) => {
     const scope = body.scope ?? 'user';
     if (scope === 'agent' && req.user!.role !== 'admin') throw new LabError('forbidden', 'Only an admin can make an agent token.', [{ field: 'scope', message: 'admins only' }]);
+    const agentName = body.agent_name?.trim() || undefined;
+    if (agentName !== undefined && scope !== 'agent') throw new LabError('invalid_input', 'agent_name is for an agent token (scope "agent") only.', [{ field: 'agent_name', message: 'only with scope agent' }]);
+    if (agentName !== undefined && !AGENT_NAME_RE.test(agentName)) {
+      throw new LabError('invalid_input', 'agent_name must be an agent\'s name: letters, digits, ".", "_" and "-", at most 64 (as lab agent --name).', [{ field: 'agent_name', message: 'not an agent name' }]);
+    }
     const { token, row } = await accounts.createToken(req.user!.id, body.name ?? '', scope);
-    if (wantsJson(req)) return res.status(201).json({ token, id: row.id, name: row.name, scope });
+    if (agentName) await runtime.agents.bindName(agentName, { id: row.id, name: row.name }, req.user!.id);
+    if (wantsJson(req)) return res.status(201).json({ token, id: row.id, name: row.name, scope, ...(agentName ? { agent_name: agentName } : {}) });
     const user = req.user!;
     render(
       res,

@@ -80,6 +80,17 @@ export function AccountPage(props: {
             {props.users ? <option value="agent">agent: an instrument PC (lab agent)</option> : null}
           </select>
         </div>
+        {props.users ? (
+          <div className="col-auto">
+            <label className="form-label" htmlFor="token-agent-name">
+              Agent name (agent tokens)
+            </label>
+            <input className="form-control" id="token-agent-name" name="agent_name" placeholder="hplc-pc" aria-describedby="token-agent-name-help" />
+            <div id="token-agent-name-help" className="form-text">
+              Only this token may then serve under that name.
+            </div>
+          </div>
+        ) : null}
         <div className="col-auto">
           <button className="btn btn-primary">Make a token</button>
         </div>
