@@ -98,7 +98,7 @@ const jsonLines = (text: string) =>
     .split('\n')
     .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
 
-async function until(check: () => boolean, what: string, ms = 5000) {
+async function until(check: () => boolean, what: string, ms = 15_000) {
   const t0 = Date.now();
   while (!check()) {
     if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
