@@ -17,6 +17,7 @@ import { Runner, type RunnerOptions } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
+import { createOperations, type Operations } from './operations/index.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -74,6 +75,8 @@ export interface Runtime {
   readonly files: FileStore;
   /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
   readonly deckWatch: DeckWatch | null;
+  /** Every operation once, for every door (core/operations): doors call these, not the parts above. */
+  readonly ops: Operations;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
   close(): Promise<void>;
 }
@@ -103,10 +106,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     await runner.start();
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
+    const approvals = new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs });
+    const consoleTimeoutMs = options.consoleTimeoutMs ?? 10_000;
     const runtime: Runtime = {
       dataDir,
       deckFile,
-      consoleTimeoutMs: options.consoleTimeoutMs ?? 10_000,
+      consoleTimeoutMs,
       store,
       deck,
       agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs }),
@@ -114,11 +119,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       python,
       runner,
       campaigns,
-      approvals: new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs }),
+      approvals,
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,
       deckWatch,
+      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs }),
       audit,
       async close() {
         await deckWatch?.close();

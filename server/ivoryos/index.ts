@@ -14,14 +14,13 @@ import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';
-import { workflowFromPython, workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
-import type { NewStep, QueueTaskRow } from '../../core/store/types.js';
+import { workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
+import { done, type Caller, type QueuedTask, type RunControlName } from '../../core/operations/index.js';
+import { callerOf } from '../caller.js';
 import { asLabError, clientGone, logInternal, statusOf, url } from '../http.js';
 import { bodyCap } from '../body-cap.js';
 import { limitBytes } from '../json-body.js';
 import { handle } from '../route.js';
-import { runControl } from '../run-controls.js';
-import type { RunControlName } from '../../core/runner/index.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
 import { authenticate, csrfGuard, crossSiteGet, hostGuard } from '../security.js';
 import { STAND_INS, axCampaignInput, campaignInput, inIvoryosTerms, ivoryosSchema } from './campaign.js';
@@ -46,11 +45,14 @@ export interface IvoryosOptions {
 
 const invalid = (field: string, message: string) => new LabError('invalid_input', message, [{ field, message }]);
 
-/** `deck.pump` → `pump`, a device of the deck; anything else is refused naming the deck's instruments. */
+/**
+ * `deck.pump` → `pump`, one of the lab's instruments (this deck's, or one another labdeck on the database
+ * drives); anything else is refused naming the lab's instruments.
+ */
 function deviceOf(runtime: Runtime, name: string): string {
-  const known = runtime.deck.list().map((i) => `${DECK_PREFIX}${i.name}`);
+  const known = runtime.ops.instruments.list().map((i) => `${DECK_PREFIX}${i.name}`);
   const device = name.startsWith(DECK_PREFIX) ? name.slice(DECK_PREFIX.length) : null;
-  if (device && runtime.deck.has(device)) return device;
+  if (device && runtime.ops.instruments.has(device)) return device;
   const hint = known.length ? `the deck has ${known.join(', ')}` : 'the deck is empty';
   throw invalid('instrument', device ? `No instrument "${name}": ${hint}.` : `Name instruments as ivoryOS does, "${DECK_PREFIX}<name>" (${hint}); got "${name}".`);
 }
@@ -74,20 +76,12 @@ function keywordArgs(m: MethodSchema, given: Record<string, unknown>): Record<st
   return { ...given, ...converted };
 }
 
-/** A settled-later value (the record row of a call started before the row exists). */
-function later<T>() {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
-}
-
-const PENDING = Symbol('pending');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
-  const { deck, store, runner, campaigns } = runtime;
+  const { instruments, runs, campaigns, records: runRecords, workflows } = runtime.ops;
+  /** The request's caller through this door. */
+  const who = (req: Request): Caller => callerOf(req, 'ivoryos');
   const r = Router();
   const limit = opts.bodyLimit ?? '1mb';
   /** The latest call made here, and how many are in flight: ivoryOS's runner status knows of single calls too. */
@@ -143,17 +137,15 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
 
   // ---------------------------------------------------------------- direct control
 
-  handle(r, R.instruments, (_req, res) => res.json(snapshot(deck.list())));
-  handle(r, R.backendSnapshot, (_req, res) => res.json(snapshot(deck.list())));
+  handle(r, R.instruments, (_req, res) => res.json(snapshot(instruments.list())));
+  handle(r, R.backendSnapshot, (_req, res) => res.json(snapshot(instruments.list())));
   handle(r, R.instrument, (_req, res, { params }) => {
     deviceOf(runtime, params.instrument);
-    res.json(snapshot(deck.list()));
+    res.json(snapshot(instruments.list()));
   });
 
   handle(r, R.task, async (_req, res, { params: { task_id: id } }) => {
-    const step = await store.steps.get(id);
-    if (!step) throw new LabError('not_found', `There is no task ${id}.`, [{ field: 'task_id', message: 'unknown task' }]);
-    res.json(singleStep(step));
+    res.json(singleStep(await instruments.record(id, 'task_id')));
   });
 
   /** An instrument that is busy (a call in flight, or held by a running workflow): ivoryOS answers 200 "busy". */
@@ -163,17 +155,18 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   const call = async (req: Request, res: Response, instrument: string, body: { hidden_name: string; hidden_wait?: boolean | string } & Record<string, unknown>) => {
     const name = deviceOf(runtime, instrument);
     const { hidden_name: method, hidden_wait: waitField, ...given } = body;
-    const m = deck.schema(name).methods.find((x) => x.name === method);
-    if (!m) throw invalid('hidden_name', `${instrument} has no method "${method}"; it has ${deck.schema(name).methods.map((x) => x.name).join(', ')}.`);
+    const m = instruments.schema(name).methods.find((x) => x.name === method);
+    if (!m) throw invalid('hidden_name', `${instrument} has no method "${method}"; it has ${instruments.schema(name).methods.map((x) => x.name).join(', ')}.`);
     const args = keywordArgs(m, given);
-    const userId = req.user!.id;
+    const caller = who(req);
     const wait = waitField === undefined || String(waitField).toLowerCase() === 'true';
     // a client gone before the call is dispatched (closed or half-closed): nothing is run, nobody is answered
     if (clientGone(req, res)) return;
     inFlight++;
     if (wait) {
       try {
-        const { taskId, output } = await deck.call(name, method, args, { userId });
+        // made here, or by the labdeck that drives the instrument, as /app's calls are
+        const { task_id: taskId, output } = done(await instruments.call(caller, { instrument: name, method, args }));
         lastCall = taskId;
         return res.json({ success: true, output, task_id: taskId });
       } catch (e) {
@@ -188,43 +181,18 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       }
     }
     // hidden_wait false: the record exists (end_time null) before the call runs; the call fills it in
-    const row = later<number>();
-    let recorded = false;
-    const call = deck.call(name, method, args, {
-      userId,
-      record: async (step: NewStep) => {
-        const id = await row.promise;
-        await store.steps.update(id, step);
-        recorded = true;
-        return id;
-      },
-    });
-    void call.finally(() => inFlight--).catch(() => undefined);
-    let early: unknown;
+    let started;
     try {
-      // the deck checks the instrument, its lock and the arguments before it waits for anything, so a call
-      // refused for them is already rejected here: that is answered now, like a waited-for call's
-      early = await Promise.race([call, Promise.resolve(PENDING)]);
+      started = await instruments.start(caller, { instrument: name, method, args });
     } catch (e) {
+      inFlight--;
       const err = asLabError(e);
       if (err.code === 'busy') return busy(res, err);
       throw err;
     }
-    if (early !== PENDING) throw new LabError('internal', 'The call ended before its record was written.');
-    let id: number;
-    try {
-      id = await store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument: name, method, args, output: null, status: 'running', error: null, userId, startedAt: new Date(), endedAt: null });
-    } catch (e) {
-      row.reject(e);
-      throw e;
-    }
-    row.resolve(id);
-    lastCall = id;
-    // a call refused after it waited (the instrument went offline meanwhile) wrote no record: its row says so
-    call.catch(async (e) => {
-      if (!recorded) await store.steps.update(id, { status: 'error', error: asLabError(e).message, endedAt: new Date() }).catch(() => undefined);
-    });
-    res.json({ status: 'task started', task_id: id });
+    void started.finished.finally(() => inFlight--);
+    lastCall = started.task_id;
+    res.json({ status: 'task started', task_id: started.task_id });
   };
   handle(r, R.call, (req, res, { params, body }) => call(req, res, params.instrument, body));
   handle(r, R.backendCall, (req, res, { params, body }) => call(req, res, params.instrument, body));
@@ -234,7 +202,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   /** Workflow names, newest first, keyword matching the name (case-insensitive). */
   const library = async (keyword: string | undefined) => {
     const k = (keyword ?? '').toLowerCase();
-    const rows = (await store.workflows.list()).filter((w) => w.name.toLowerCase().includes(k));
+    const rows = (await workflows.list()).filter((w) => w.name.toLowerCase().includes(k));
     return { workflows: rows.sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime()).map((w) => w.name) };
   };
 
@@ -249,11 +217,11 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
 
   /** Select the workflow `name` for this session (ivoryOS's draft); answers it as ivoryOS's library does. */
   const select = async (req: Request, res: Response, name: string) => {
-    const wf = await store.workflows.get(name);
+    const wf = await workflows.get(name);
     if (!wf) throw new LabError('not_found', `There is no workflow "${name}"; GET ${url(req, '/library')} lists them.`, [{ field: 'name', message: 'unknown workflow' }]);
     if (!req.session) throw invalid('Authorization', 'Selecting a workflow needs a session: log in with the form (POST /ivoryos/auth/login) instead of a token.');
     req.session.ivoryosWorkflow = wf.name;
-    const first = await store.workflows.first(wf.name);
+    const first = await workflows.first(wf.name);
     res.json({
       script: {
         name: wf.name,
@@ -288,11 +256,11 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
    * ivoryOS answers the run's id once it started; a task that waits its turn (queue paused or held, another
    * task running) has none yet.
    */
-  const started = async (req: Request, task: QueueTaskRow) => {
+  const started = async (req: Request, task: QueuedTask) => {
     for (let i = 0; i < 250; i++) {
-      const runId = (await store.queue.get(task.id))?.runId;
+      const runId = (await runs.find(task.id))?.runId;
       if (runId) return { status: 'task started', task_id: runId, queue_id: task.id };
-      const s = runner.status();
+      const s = runs.status();
       if (s.paused || s.queue_held || (s.current_task && s.current_task.id !== task.id)) break;
       await sleep(20);
     }
@@ -306,13 +274,14 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       throw invalid('batch_size', `labdeck runs one iteration at a time: batch_size must be 1, got ${body.batch_size}.`);
     }
     if (body.kwargs !== undefined && body.repeat !== undefined) throw invalid('repeat', 'Give kwargs (one row per iteration) or repeat, not both.');
-    const task = await runner.submit({
-      workflow,
-      config: body.kwargs,
-      repeat: body.kwargs === undefined ? (body.repeat ?? 1) : undefined,
-      userId: req.user!.id,
-      rowLabel: (i) => `kwargs row ${i + 1}`,
-    });
+    const { task } = done(
+      await runs.submit(who(req), {
+        workflow,
+        config: body.kwargs,
+        repeat: body.kwargs === undefined ? (body.repeat ?? 1) : undefined,
+        rowLabel: (i) => `kwargs row ${i + 1}`,
+      }),
+    );
     res.json(await started(req, task));
   };
   handle(r, R.run, (req, res, { body }) => run(req, res, body));
@@ -334,11 +303,10 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const { input, warnings, optimizer } = axCampaignInput({ parameters, objectives, parameter_constraints, repeat, batch_size }, selected(req, 'a campaign'), schemaOf);
     let task;
     try {
-      task = await campaigns.submit(input, req.user!.id);
+      ({ task } = done(await campaigns.start(who(req), input, { asked: 'ax' })));
     } catch (e) {
       throw inIvoryosTerms(asLabError(e), 'values');
     }
-    await runtime.audit(req.user!.id, 'campaign.start', { task_id: task.id, workflow: input.workflow, optimizer, asked: 'ax', via: 'ivoryos-mcp' });
     res.json({ ...(await started(req, task)), optimizer, warnings });
   });
 
@@ -347,11 +315,10 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const { input, warnings, optimizer } = campaignInput(body, selected(req, 'a campaign'), schemaOf);
     let task;
     try {
-      task = await campaigns.submit(input, req.user!.id);
+      ({ task } = done(await campaigns.start(who(req), input, { asked: body.optimizer_type })));
     } catch (e) {
       throw inIvoryosTerms(asLabError(e));
     }
-    await runtime.audit(req.user!.id, 'campaign.start', { task_id: task.id, workflow: input.workflow, optimizer, asked: body.optimizer_type, via: 'ivoryos' });
     res.json({ ...(await started(req, task)), optimizer, warnings });
   });
 
@@ -365,18 +332,18 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
 
   /** The runner as ivoryOS's status routes see it: busy (tasks waiting and calls in flight count), the running run and the step in hand. */
   const runnerState = async () => {
-    const s = runner.status();
+    const s = runs.status();
     const running = s.current_task;
-    const waiting = (await runner.queue()).tasks.some((t) => t.status === 'pending');
+    const waiting = (await runs.queue()).tasks.some((t) => t.status === 'pending');
     const out: Record<string, unknown> = { busy: s.busy || waiting || inFlight > 0, paused: s.paused };
     let current: unknown = {};
-    const run = running?.run_id ? await store.runs.get(running.run_id) : null;
+    const run = running?.run_id ? await runRecords.find(running.run_id) : null;
     if (run) {
-      const last = (await store.runSteps.list(run.id)).at(-1);
+      const last = (await runRecords.steps(run.id)).at(-1);
       if (last) current = workflowStep(last, null);
       out.workflow_status = { workflow_info: workflowInfo(run, deckName(runtime)), runner_status: s };
     } else if (lastCall !== null) {
-      const step = await store.steps.get(lastCall);
+      const step = await instruments.record(lastCall).catch(() => null);
       if (step) current = singleStep(step);
     }
     out.current_task = current;
@@ -388,18 +355,18 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const { out, run, current } = await runnerState();
     if (out.busy) return res.json({ busy: true, current_task: current, ...(run ? { workflow_status: out.workflow_status } : {}) });
     // idle: the latest thing done, a call made here or a run, whichever started last ({} for none yet)
-    const [step, latest] = await Promise.all([lastCall === null ? null : store.steps.get(lastCall), store.runs.list({ page: 1, perPage: 1 }).then((l) => l.rows[0] ?? null)]);
+    const [step, latest] = await Promise.all([lastCall === null ? null : instruments.record(lastCall).catch(() => null), runRecords.runs({ page: 1, perPage: 1 }).then((l) => l.rows[0] ?? null)]);
     const runFirst = latest && (!step || (latest.startedAt?.getTime() ?? 0) >= (step.startedAt?.getTime() ?? 0));
     res.json({ busy: false, last_task: runFirst ? workflowInfo(latest, deckName(runtime)) : step ? singleStep(step) : {} });
   });
 
   handle(r, R.queue, async (_req, res) => {
-    res.json((await runner.queue()).tasks.filter((t) => t.status !== 'running').map(queueEntry));
+    res.json((await runs.queue()).tasks.filter((t) => t.status !== 'running').map(queueEntry));
   });
 
   // the controls go the way /app's go: to the labdeck that runs the task, with the same audit line
   const pauseResume = async (req: Request, res: Response) => {
-    const s = await runControl(runtime, req.user!.id, 'pauseResume', undefined, 'ivoryos');
+    const s = done(await runs.control(who(req), 'pauseResume'));
     res.json({ status: 'ok', pause_status: s.paused ? 'Paused' : 'Resumed', state: s.state });
   };
   handle(r, R.pauseResume, pauseResume);
@@ -408,7 +375,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   /** An abort: ivoryOS answers 200 whatever the state; labdeck too, saying what it did (nothing, when idle). */
   const abort = (act: RunControlName, done: string) => async (req: Request, res: Response) => {
     try {
-      await runControl(runtime, req.user!.id, act, undefined, 'ivoryos');
+      await runs.control(who(req), act);
       res.json({ status: 'ok', message: done });
     } catch (e) {
       const err = asLabError(e);
@@ -428,7 +395,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   const records = async (_req: Request, res: Response, keyword: string | undefined) => {
     const data: Record<string, { workflow_name: string; start_time: string | null }> = {};
     for (let page = 1; ; page++) {
-      const { rows, total } = await store.runs.list({ keyword, page, perPage: 1000 });
+      const { rows, total } = await runRecords.runs({ keyword, page, perPage: 1000 });
       for (const run of rows) data[run.id] = { workflow_name: run.name, start_time: flaskTime(run.startedAt) };
       if (rows.length === 0 || page * 1000 >= total) break;
     }
@@ -438,16 +405,12 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   handle(r, R.workflowRuns, (req, res, { query }) => records(req, res, query.keyword));
 
   handle(r, R.record, async (_req, res, { params: { workflow_id: id } }) => {
-    const run = await store.runs.get(id);
-    if (!run) throw new LabError('not_found', `There is no run ${id}.`, [{ field: 'workflow_id', message: 'unknown run' }]);
-    const [phases, steps] = await Promise.all([store.phases.list(id), store.runSteps.list(id)]);
+    const { run, phases, steps } = await runRecords.run(id);
     res.json({ workflow_info: workflowInfo(run, deckName(runtime)), phases: groupedPhases(phases, steps), csv_file_name: null });
   });
 
   handle(r, R.workflowSteps, async (_req, res, { params: { workflow_id: id } }) => {
-    const run = await store.runs.get(id);
-    if (!run) throw new LabError('not_found', `There is no run ${id}.`, [{ field: 'workflow_id', message: 'unknown run' }]);
-    const [phases, steps] = await Promise.all([store.phases.list(id), store.runSteps.list(id)]);
+    const { run, phases, steps } = await runRecords.run(id);
     // ivoryOS 1.0's shape, and labdeck's phases beside it: each iteration's parameters and outputs
     res.json({ workflow_info: workflowInfo(run, deckName(runtime)), steps: legacySteps(id, steps), phases: groupedPhases(phases, steps) });
   });
@@ -459,10 +422,10 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const { workflow_name, script, prep, cleanup } = fields;
     const name = workflow_name?.trim() || undefined;
     const parts = { prep: prep ?? '', script: script ?? '', cleanup: cleanup ?? '' };
-    const wf = await workflowFromPython(runtime.python.host, { parts, ...(name ? { name } : {}) }, runner.catalogue);
+    const wf = await workflows.fromPython({ parts, ...(name ? { name } : {}) });
     if (wf.name === NEW_WORKFLOW) throw invalid('workflow_name', `"${NEW_WORKFLOW}" is reserved (it is the address of labdeck's builder): choose another name.`);
     // ivoryOS replaces the draft: a name in use gets a new version; the session's draft is this workflow
-    const row = await store.workflows.save(wf.name, wf, req.user!.id);
+    const row = await workflows.save(who(req), wf);
     if (req.session) req.session.ivoryosWorkflow = row.name;
     return row;
   };
@@ -474,7 +437,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   // ivoryOS 1.0 (ivoryos-mcp): the draft as Python functions, and a draft submitted as Python (saved as a new version)
   handle(r, R.getScript, async (req, res) => {
     const name = selected(req, 'GET /api/get_script');
-    const wf = await store.workflows.get(name);
+    const wf = await workflows.get(name);
     if (!wf) throw new LabError('not_found', `The selected workflow "${name}" is gone; GET ${url(req, '/database')} lists the workflows.`, [{ field: 'workflow', message: 'unknown workflow' }]);
     res.json(workflowToPhases(wf.definition as Workflow));
   });

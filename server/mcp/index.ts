@@ -15,11 +15,10 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { Router } from 'express';
 import { z } from 'zod';
-import type { AgentCaller } from '../../core/approvals/index.js';
 import { levelsFor, stateOf } from '../../core/approvals/index.js';
-import { listRecords, parseListQuery, recordDetail } from '../../core/records/index.js';
+import { parseListQuery } from '../../core/records/index.js';
+import type { ApprovalRow, Caller, MaybeRequest, RunControlName } from '../../core/operations/index.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { ApprovalRow } from '../../core/store/types.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { error, json } from '../api-doc.js';
 import { LabError } from '../../core/errors.js';
@@ -31,6 +30,7 @@ import { EXECUTION_ROUTES } from '../routes/executions.js';
 import { RECORD_ROUTES } from '../routes/records.js';
 import { WORKFLOW_ROUTES } from '../routes/workflows.js';
 import { MCP_PATH } from '../security.js';
+import { callerOf } from '../caller.js';
 
 const VERSION = '0.1.0';
 
@@ -63,7 +63,7 @@ interface RunnerTool {
   route: Route;
   title: string;
   annotations: Tool['annotations'];
-  run(input: { params: Record<string, unknown>; query: Record<string, unknown>; body: Record<string, unknown> }, agent: AgentCaller): Promise<unknown>;
+  run(input: { params: Record<string, unknown>; query: Record<string, unknown>; body: Record<string, unknown> }, agent: Caller): Promise<unknown>;
 }
 
 /** An MCP tool result: the answer as JSON text (and structured), or the error with what to fix. */
@@ -99,27 +99,31 @@ function requestJson(a: ApprovalRow) {
   };
 }
 
+/** An operation's outcome as the agent reads it: the value, or the request that waits for a person. */
+const answer = <T,>(o: MaybeRequest<T>): T | ReturnType<typeof requestJson> => ('request' in o ? requestJson(o.request) : o.done);
+
 function runnerTools(runtime: Runtime): RunnerTool[] {
-  const { runner, store, approvals } = runtime;
+  const { runs, workflows, campaigns, records, approvals } = runtime.ops;
   /** A declared route as the tools read it (its own schema types do not matter here). */
   const at = (r: unknown) => r as Route;
   const read = { readOnlyHint: true, openWorldHint: false };
-  const control = (name: string, title: string, r: unknown, which: Parameters<typeof runner.control>[0]): RunnerTool => ({
+  const taskOf = (body: Record<string, unknown>) => (typeof body.task_id === 'number' ? body.task_id : undefined);
+  const control = (name: string, title: string, r: unknown, which: RunControlName): RunnerTool => ({
     name,
     route: at(r),
     title,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-    run: ({ body }) => runner.control(which, typeof body.task_id === 'number' ? body.task_id : undefined, 'agent'),
+    run: async ({ body }, agent) => answer(await runs.control(agent, which, taskOf(body))),
   });
   const tools: RunnerTool[] = [
-    { name: 'lab_status', route: at(EXECUTION_ROUTES.status), title: 'Runner status', annotations: read, run: async () => runner.status() },
+    { name: 'lab_status', route: at(EXECUTION_ROUTES.status), title: 'Runner status', annotations: read, run: async () => runs.status() },
     {
       name: 'lab_workflows',
       route: at(WORKFLOW_ROUTES.list),
       title: 'Saved workflows',
       annotations: read,
       run: async () => ({
-        workflows: (await store.workflows.list()).map((w) => {
+        workflows: (await workflows.list()).map((w) => {
           const d = w.definition as Workflow;
           return { name: w.name, version: w.version, description: d.description ?? '', parameters: d.parameters, outputs: d.outputs ?? [] };
         }),
@@ -130,34 +134,24 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
       route: at(EXECUTION_ROUTES.start),
       title: 'Queue a run (a person approves it first)',
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-      run: async ({ body }, agent) => {
-        let config = body.config;
-        if (typeof body.config_file === 'string') {
-          const saved = await store.workflows.get(String(body.workflow));
-          if (saved) config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
-        }
-        return requestJson(await approvals.run(agent, { workflow: body.workflow, config, repeat: body.config_file ? undefined : body.repeat, name: body.name }));
-      },
+      run: async ({ body }, agent) =>
+        answer(await runs.submit(agent, { workflow: body.workflow, config: body.config, repeat: body.repeat, configFile: typeof body.config_file === 'string' ? body.config_file : undefined, name: body.name })),
     },
     {
       name: 'lab_start_campaign',
       route: at(CAMPAIGN_ROUTES.start),
       title: 'Start an optimization campaign (a person approves it first)',
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-      run: async ({ body }, agent) => requestJson(await approvals.campaign(agent, campaignInput(body, () => null))),
+      run: async ({ body }, agent) => answer(await campaigns.start(agent, campaignInput(body, () => null))),
     },
-    { name: 'lab_records', route: at(RECORD_ROUTES.list), title: 'Run records', annotations: read, run: ({ query }) => listRecords(store, parseListQuery(query)) },
-    { name: 'lab_record', route: at(RECORD_ROUTES.one), title: 'One run record', annotations: read, run: ({ params }) => recordDetail(store, params.workflow_id as number) },
+    { name: 'lab_records', route: at(RECORD_ROUTES.list), title: 'Run records', annotations: read, run: ({ query }) => records.list(parseListQuery(query)) },
+    { name: 'lab_record', route: at(RECORD_ROUTES.one), title: 'One run record', annotations: read, run: ({ params }) => records.detail(params.workflow_id as number) },
     {
       name: 'lab_approval',
       route: at(APPROVAL_ROUTES.one),
       title: 'What became of a request',
       annotations: read,
-      run: async ({ params, query }, agent) => {
-        const row = await approvals.get(params.id as number);
-        if (row.userId !== agent.user.id) throw new LabError('not_found', `There is no approval request ${String(params.id)} of yours.`);
-        return requestJson(query.wait ? await approvals.wait(row.id, (query.wait as number) * 1000) : row);
-      },
+      run: async ({ params, query }, agent) => requestJson(await approvals.get(agent, params.id as number, query.wait ? (query.wait as number) * 1000 : undefined)),
     },
     control('lab_pause', 'Pause the runner', EXECUTION_ROUTES.pause, 'pause'),
     {
@@ -166,10 +160,7 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
       route: at(EXECUTION_ROUTES.resume),
       title: 'Resume the runner (a person approves it first when a person paused it)',
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: true },
-      run: async ({ body }, agent) => {
-        const done = await approvals.resume(agent, typeof body.task_id === 'number' ? body.task_id : undefined);
-        return 'status' in done ? done.status : requestJson(done.request);
-      },
+      run: async ({ body }, agent) => answer(await runs.control(agent, 'resume', taskOf(body))),
     },
     control('lab_abort', 'Abort the run (after the step in flight; cleanup runs)', EXECUTION_ROUTES.abortNextTask, 'abortNextTask'),
     control('lab_stop_after_iteration', 'Stop the run after this iteration', EXECUTION_ROUTES.abortNextIteration, 'abortNextIteration'),
@@ -196,9 +187,9 @@ function inputSchema(t: RunnerTool): Tool['inputSchema'] {
 
 /** The lab's methods as tools (this deck's, and those other labdecks on the database drive): `<instrument>_<method>`, their parameters' schema, hints from their safety. */
 async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ tool: Tool; instrument: string; method: string }[]> {
-  const policy = await runtime.approvals.policy();
+  const policy = await runtime.ops.approvals.policy();
   const out: { tool: Tool; instrument: string; method: string }[] = [];
-  for (const inst of runtime.runner.catalogue.list!()) {
+  for (const inst of runtime.ops.instruments.list()) {
     for (const m of inst.methods) {
       if (m.hidden) continue;
       let name = `${inst.name}_${m.name}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
@@ -227,7 +218,7 @@ async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ 
 }
 
 /** One MCP server for one request of one agent (stateless: nothing is kept between requests). */
-export async function mcpServer(runtime: Runtime, agent: AgentCaller): Promise<Server> {
+export async function mcpServer(runtime: Runtime, agent: Caller): Promise<Server> {
   const { Server, CallToolRequestSchema, ListToolsRequestSchema } = await sdk();
   const server = new Server({ name: 'labdeck', version: VERSION, title: 'labdeck' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   const runner = runnerTools(runtime);
@@ -264,10 +255,11 @@ export async function mcpServer(runtime: Runtime, agent: AgentCaller): Promise<S
       } else {
         const t = (await tools()).inst.find((x) => x.tool.name === name);
         if (!t) throw new LabError('not_found', `There is no tool "${name}": list the tools again (the deck may have changed).`, [{ field: 'name', message: 'unknown tool' }]);
-        const outcome = await runtime.approvals.call(agent, t.instrument, t.method, given);
-        if ('ran' in outcome) {
-          said = { task_id: outcome.ran.task_id };
-          result = ok(outcome.ran);
+        const outcome = await runtime.ops.instruments.call(agent, { instrument: t.instrument, method: t.method, args: given });
+        if ('done' in outcome) {
+          const { task_id, output } = outcome.done;
+          said = { task_id };
+          result = ok({ task_id, output });
         } else {
           said = { approval: outcome.request.id };
           result = ok(requestJson(outcome.request));
@@ -278,7 +270,7 @@ export async function mcpServer(runtime: Runtime, agent: AgentCaller): Promise<S
       said = { error: err.code, message: err.message };
       result = failed(err);
     }
-    await runtime.audit(agent.user.id, 'agent.tool', { token: agent.token, tool: name, arguments: given, result: said });
+    await runtime.ops.agents.toolCalled(agent, name, given, said);
     return result;
   });
   return server;
@@ -328,7 +320,7 @@ export function mcpRoutes(runtime: Runtime): Router {
       throw new LabError('forbidden', 'The MCP server takes an MCP token (Authorization: Bearer labmcp_…): make one on your account page with scope "mcp". It opens this and nothing else, so the agent cannot go around the approval inbox.');
     }
     const { StreamableHTTPServerTransport } = await sdk();
-    const server = await mcpServer(runtime, { user: req.user!, token: req.agentToken });
+    const server = await mcpServer(runtime, callerOf(req, 'mcp'));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => {
       void transport.close();

@@ -8,7 +8,8 @@ import { SAFETY_LEVELS, stateOf, type ApprovalPolicy } from '../../core/approval
 import type { Safety } from '../../core/contracts/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { ApprovalRow } from '../../core/store/types.js';
+import type { ApprovalRow } from '../../core/operations/index.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
@@ -99,13 +100,13 @@ const levels = (v: unknown): string[] => (Array.isArray(v) ? v : v === undefined
 
 export function approvalRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { approvals, store } = runtime;
+  const { approvals, instruments } = runtime.ops;
   const R = APPROVAL_ROUTES;
 
   const names = new Map<number, string>();
   const username = async (id: number | null) => {
     if (id === null) return null;
-    if (!names.has(id)) names.set(id, (await store.users.byId(id))?.username ?? `user ${id}`);
+    if (!names.has(id)) names.set(id, (await runtime.accounts.userName(id)) ?? `user ${id}`);
     return names.get(id)!;
   };
   /** A request as the API shows it. */
@@ -128,7 +129,8 @@ export function approvalRoutes(runtime: Runtime): Router {
 
   const inbox = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; focus?: number } = {}, status = 200) => {
     // each user sees their own account's requests (an admin every one): arguments, plans and token names are theirs
-    const [pending, done, policy] = await Promise.all([approvals.list('pending', 100, req.user!), approvals.list('done', 50, req.user!), approvals.policy()]);
+    const caller = callerOf(req, 'app');
+    const [pending, done, policy] = await Promise.all([approvals.list(caller, 'pending', 100), approvals.list(caller, 'done', 50), approvals.policy()]);
     if (wantsJson(req)) return res.json({ pending: await Promise.all(pending.map(approvalJson)), done: await Promise.all(done.map(approvalJson)), policy });
     render(
       res,
@@ -137,7 +139,7 @@ export function approvalRoutes(runtime: Runtime): Router {
         pending={await Promise.all(pending.map(approvalJson))}
         done={await Promise.all(done.map(approvalJson))}
         policy={policy}
-        instruments={runtime.runner.catalogue.list!().map((i) => ({ name: i.name, safeties: [...new Set(i.methods.map((m) => m.safety))] }))}
+        instruments={instruments.list().map((i) => ({ name: i.name, safeties: [...new Set(i.methods.map((m) => m.safety))] }))}
         error={extra.error}
         notice={extra.notice}
         focus={extra.focus}
@@ -147,14 +149,14 @@ export function approvalRoutes(runtime: Runtime): Router {
   };
 
   handle(r, R.inbox, async (req, res, { query }) => {
-    const decided = query.decided && !wantsJson(req) ? await approvals.get(query.decided, req.user!).catch(() => null) : null;
+    const decided = query.decided && !wantsJson(req) ? await approvals.get(callerOf(req, 'app'), query.decided).catch(() => null) : null;
     const notice = decided ? `Request ${decided.id} is ${stateOf(decided)}: ${decided.summary}` : query.saved !== undefined ? 'The approval policy is saved.' : undefined;
     await inbox(req, res, { notice, focus: decided?.id });
   });
 
   handle(r, R.one, async (req, res, { params, query }) => {
-    await approvals.get(params.id, req.user!); // 404 unless it is this user's account's, or they are an admin
-    const row = query.wait ? await approvals.wait(params.id, query.wait * 1000) : await approvals.get(params.id);
+    // 404 unless it is this user's account's, or they are an admin
+    const row = await approvals.get(callerOf(req, 'app'), params.id, query.wait ? query.wait * 1000 : undefined);
     if (wantsJson(req)) return res.json(await approvalJson(row));
     await inbox(req, res, { focus: row.id });
   });
@@ -163,8 +165,7 @@ export function approvalRoutes(runtime: Runtime): Router {
   const decide = (decision: 'approve' | 'reject') => async (req: Request, res: Response, { params, body }: { params: { id: number }; body: { reason?: string } }) => {
     try {
       // a person decides, in the browser: no token (a script's, or an agent's) approves what an agent asked
-      if (req.authVia !== 'session') throw new LabError('forbidden', 'A person decides this, logged in in the browser: requests are not approved or rejected with an API token.');
-      const row = await approvals.decide(params.id, decision, { user: req.user!, tokenId: req.agentToken?.id ?? null }, body.reason);
+      const row = await approvals.decide(callerOf(req, 'app'), params.id, decision, body.reason);
       if (wantsJson(req)) return res.json(await approvalJson(row));
       res.redirect(302, url(req, `/approvals?decided=${row.id}`));
     } catch (e) {
@@ -184,7 +185,7 @@ export function approvalRoutes(runtime: Runtime): Router {
     const same = (a: string[]) => a.length === policy.default.length && a.every((l) => policy.default.includes(l as Safety));
     for (const [name, ls] of Object.entries(policy.instruments)) if (same(ls)) delete policy.instruments[name];
     try {
-      const stored = await approvals.setPolicy(policy, req.user!);
+      const stored = await approvals.setPolicy(callerOf(req, 'app'), policy);
       if (wantsJson(req)) return res.json(stored);
       res.redirect(302, url(req, '/approvals?saved'));
     } catch (e) {

@@ -2,22 +2,19 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
-import { DIRECTIONS, type Direction, type RunControlName, type RunnerEvent } from '../../core/runner/index.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { QueueTaskRow } from '../../core/store/types.js';
+import { DIRECTIONS, done, type Direction, type QueuedTask, type RunControlName as ControlName, type RunnerEvent } from '../../core/operations/index.js';
 import { MAX_REPEAT } from '../../core/workflow/config.js';
-import type { Workflow } from '../../core/workflow/model.js';
-import { runTail } from '../../core/records/tail.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson } from '../api-doc.js';
 import { asLabError, render, statusOf, wantsJson } from '../http.js';
-import { runControl } from '../run-controls.js';
+import { callerOf } from '../caller.js';
 import { ID, handle, route, type RouteSpec } from '../route.js';
 import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
 import { NO_FIELDS } from './auth.js';
 
 /** A queued task as the API shows it; `payload` only when asked for (it can be large). */
-export function taskJson(t: QueueTaskRow, withPayload = false) {
+export function taskJson(t: QueuedTask, withPayload = false) {
   const p = t.payload as { workflow?: string; rows?: unknown[]; repeat?: { times: number } } | null;
   return {
     id: t.id,
@@ -305,34 +302,31 @@ export const EXECUTION_ROUTES = {
 
 export function executionRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { runner, store } = runtime;
+  const { runs, workflows, records, files } = runtime.ops;
   const R = EXECUTION_ROUTES;
 
   /** The latest run that has ended (the page links its record), or null. */
-  const lastRun = async (): Promise<LastRun | null> => {
-    const run = (await store.runs.list({ page: 1, perPage: 3 })).rows.find((r) => r.status !== 'running');
-    return run ? { run_id: run.id, name: run.name, status: run.status, skipped: run.skipped ?? 0 } : null;
-  };
+  const lastRun = (): Promise<LastRun | null> => records.lastEnded();
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; started?: StartedTask; rows?: Record<string, unknown>[] } = {}, status = 200) => {
-    const [workflows, queue, last] = await Promise.all([store.workflows.list(), runner.queue(), lastRun()]);
+    const [saved, queue, last] = await Promise.all([workflows.list(), runs.queue(), lastRun()]);
     const selected = typeof req.query.workflow === 'string' ? req.query.workflow : typeof req.body?.workflow === 'string' ? req.body.workflow : req.session?.workflow;
-    const uploaded = typeof req.query.uploaded === 'string' ? await store.files.get(req.query.uploaded) : null;
+    const uploaded = typeof req.query.uploaded === 'string' ? await files.find(req.query.uploaded) : null;
     render(
       res,
       <ExecutionPage
         ctx={await ctxOf(req)}
-        workflows={workflows.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
+        workflows={saved.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
         selected={selected}
-        status={runner.status()}
+        status={runs.status()}
         queue={queue.tasks.map((t) => taskJson(t))}
         error={extra.error}
         started={extra.started}
         lastRun={last}
         rows={extra.rows}
         uploaded={uploaded && uploaded.kind === 'config' ? { name: uploaded.storedName, original: uploaded.originalName, rows: uploaded.rows, workflow: uploaded.workflow } : undefined}
-        uploadLimit={runtime.files.limitBytes}
-        campaign={(await store.settings.get<number>('campaign.latest')) != null}
+        uploadLimit={files.limitBytes}
+        campaign={await records.campaignRan()}
       />,
       status,
     );
@@ -340,8 +334,8 @@ export function executionRoutes(runtime: Runtime): Router {
 
   handle(r, R.page, async (req, res) => {
     if (wantsJson(req)) {
-      const workflows = await store.workflows.list();
-      return res.json({ workflows: workflows.map((w) => ({ name: w.name, version: w.version })), status: runner.status() });
+      const saved = await workflows.list();
+      return res.json({ workflows: saved.map((w) => ({ name: w.name, version: w.version })), status: runs.status() });
     }
     await page(req, res);
   });
@@ -361,17 +355,13 @@ export function executionRoutes(runtime: Runtime): Router {
         config = repeat === undefined ? formRows(body) : undefined;
       }
       try {
-        if (body.config_file) {
-          // an uploaded config CSV (POST /files/batch-configs): its rows, checked with line and column named
-          const saved = await store.workflows.get(body.workflow);
-          if (saved) config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
-          repeat = undefined;
-        }
-        const task = await runner.submit({ workflow: body.workflow, config, repeat, name: body.name === '' ? undefined : body.name, userId: req.user!.id });
-        const status = (await runner.startsNow(task.id)) ? 'running' : 'queued';
+        // an uploaded config CSV (POST /files/batch-configs): its rows, checked with line and column named
+        const { task, status } = done(
+          await runs.submit(callerOf(req, 'app'), { workflow: body.workflow, config, repeat, configFile: body.config_file || undefined, name: body.name === '' ? undefined : body.name }),
+        );
         if (wantsJson(req)) return res.json({ task_id: task.id, status });
         // as it is now (a short run may have ended already); the page follows it from here
-        const now = await runner.task(task.id);
+        const now = await runs.task(task.id);
         await page(req, res, { started: { id: now.id, name: now.name, status: now.status, run_id: now.runId } });
       } catch (e) {
         const err = asLabError(e);
@@ -383,42 +373,40 @@ export function executionRoutes(runtime: Runtime): Router {
   );
 
   handle(r, R.status, (_req, res) => {
-    res.json(runner.status());
+    res.json(runs.status());
   });
 
   handle(r, R.currentTask, async (_req, res) => {
-    const status = runner.status();
-    const task = status.current_task ? await store.queue.get(status.current_task.id) : null;
+    const { task, status } = await runs.current();
     res.json({ current_task: task ? taskJson(task, true) : null, state: status.state, progress: status.progress, failed_step: status.failed_step, waiting: status.waiting });
   });
 
   handle(r, R.queue, async (_req, res) => {
-    const q = await runner.queue();
+    const q = await runs.queue();
     res.json({ tasks: q.tasks.map((t) => taskJson(t)), paused: q.paused, queue_held: q.queue_held, current_task_id: q.current_task_id, running_task_ids: q.running_task_ids });
   });
 
   handle(r, R.task, async (_req, res, { params }) => {
-    res.json(taskJson(await runner.task(params.task_id), true));
+    res.json(taskJson(await runs.task(params.task_id), true));
   });
 
   handle(r, R.delete, async (req, res, { body: { id } }) => {
-    await runner.deleteTask(id, req.user!);
+    await runs.deleteTask(callerOf(req, 'app'), id);
     res.json({ deleted: id });
   });
 
-  handle(r, R.reorder, async (_req, res, { body }) => {
-    await runner.moveTask(body.id, body.direction);
-    const q = await runner.queue();
+  handle(r, R.reorder, async (req, res, { body }) => {
+    await runs.moveTask(callerOf(req, 'app'), body.id, body.direction);
+    const q = await runs.queue();
     res.json({ tasks: q.tasks.map((t) => taskJson(t)) });
   });
 
   handle(r, R.rename, async (req, res, { body }) => {
-    await runner.renameTask(body.id, body.new_name, req.user!);
-    res.json(taskJson(await runner.task(body.id)));
+    res.json(taskJson(await runs.renameTask(callerOf(req, 'app'), body.id, body.new_name)));
   });
 
   /** Each control: the runner's action, audit-logged (`runner.pause`, `runner.abort.next-task`, …), then the status. */
-  const controls: [typeof R.pause | typeof R.release, RunControlName][] = [
+  const controls: [typeof R.pause | typeof R.release, ControlName][] = [
     [R.pauseResume, 'pauseResume'],
     [R.pause, 'pause'],
     [R.resume, 'resume'],
@@ -433,7 +421,7 @@ export function executionRoutes(runtime: Runtime): Router {
     handle(r, route as typeof R.pause, async (req, res, { body }) => {
       // done here, or by the labdeck that runs the task (its status comes back)
       const taskId = (body as { task_id?: number }).task_id;
-      res.json(await runControl(runtime, req.user!.id, name, taskId));
+      res.json(done(await runs.control(callerOf(req, 'app'), name, taskId)));
     });
   }
 
@@ -451,19 +439,19 @@ export function executionRoutes(runtime: Runtime): Router {
         ? `You have ${mine} live views open (at most ${MAX_STREAMS_PER_USER}): close some pages or tabs.`
         : `The lab has ${total} live views open (at most ${MAX_STREAMS}); try again when some close.`);
     }
-    const status = runner.status();
+    const status = runs.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed
-    const [{ log, steps }, last_run] = await Promise.all([runTail(store, status.current_task?.run_id), lastRun()]);
+    const [{ log, steps }, last_run] = await Promise.all([records.tail(status.current_task?.run_id), lastRun()]);
     streams.set(userId, (streams.get(userId) ?? 0) + 1); // counted once the stream is sure to open
     total++;
     res.writeHead(200, headers);
     const send = (e: RunnerEvent | { type: 'hello'; status: unknown; log: unknown[]; steps: unknown[]; last_run: LastRun | null }) => res.write(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
     send({ type: 'hello', status, log, steps, last_run });
-    runner.on('event', send);
+    const stop = runs.subscribe(send);
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     req.on('close', () => {
       clearInterval(ping);
-      runner.off('event', send);
+      stop();
       total--;
       const n = (streams.get(userId) ?? 1) - 1;
       if (n > 0) streams.set(userId, n);

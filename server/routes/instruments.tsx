@@ -2,11 +2,11 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { InstrumentSchema, JSONSchema, MethodSchema } from '../../core/contracts/index.js';
-import { runConsole } from '../../core/console.js';
 import { coerceFormArgs } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { MethodPrefs } from '../../core/store/types.js';
+import { done, type MethodPrefs } from '../../core/operations/index.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
 import { asLabError, clientGone, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
@@ -255,16 +255,13 @@ export const INSTRUMENT_ROUTES = {
 
 export function instrumentRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { deck, store, runner } = runtime;
+  const { instruments: ops } = runtime.ops;
   const R = INSTRUMENT_ROUTES;
-  /** The lab's instruments: this deck's, and those other labdecks on the database drive (`host` says where). */
-  const lab = runner.catalogue;
-  /** In the deck's own order (its author's), then the instruments other labdecks drive. */
-  const labList = () => lab.list!();
-  const known = (name: unknown): name is string => typeof name === 'string' && (deck.has(name) || lab.list!().some((i) => i.name === name));
+  /** The lab's instruments, in the deck's own order (its author's), then the instruments other labdecks drive (`host` says where). */
+  const labList = () => ops.list();
+  const known = (name: unknown): name is string => typeof name === 'string' && ops.has(name);
 
-  const personalised = async (req: Request, name: string) =>
-    personalise(lab.schema(name), await store.prefs.get(req.user!.id, name));
+  const personalised = async (req: Request, name: string) => personalise(ops.schema(name), await ops.prefs(callerOf(req, 'app'), name));
 
   handle(r, R.list, async (req, res) => {
     const instruments = labList();
@@ -280,38 +277,25 @@ export function instrumentRoutes(runtime: Runtime): Router {
     // loaded on first use: the client generator reads the list of every route, which imports this module
     const { generateProxy } = await import('../proxy.js');
     const base = `${req.protocol}://${req.get('host')}${url(req, '')}`;
-    const { filename, content } = generateProxy(lang, deck.list(), { defaultBaseUrl: base });
+    const { filename, content } = generateProxy(lang, ops.local(), { defaultBaseUrl: base });
     res.attachment(filename).type(lang === 'python' ? 'text/x-python' : 'text/plain').send(content);
   });
 
   handle(r, R.task, async (req, res, { params: { task_id: id } }) => {
-    const step = await store.steps.get(id);
-    if (!step) throw new LabError('not_found', `There is no task ${id}.`);
-    const json = stepJson(step);
+    const json = stepJson(await ops.record(id));
     if (wantsJson(req)) return res.json(json);
     render(res, <TaskPage ctx={await ctxOf(req)} step={json} />);
   });
 
   handle(r, R.console, async (req, res, { body: { code, language = consoleLanguage(runtime) } }) => {
-    const userId = req.user!.id;
-    const timeoutMs = runtime.consoleTimeoutMs;
-    // written before the snippet runs: whatever it does, the audit log has it
-    await runtime.audit(userId, 'console.execute', { code, language });
-    const result =
-      language === 'python'
-        ? await runtime.python.console(code, timeoutMs)
-        : await runConsole(code, {
-            language,
-            timeoutMs,
-            deck: { list: () => deck.list(), call: (i, m, a) => deck.call(i, m, a, { userId }) },
-          });
-    await runtime.audit(userId, 'console.result', { success: result.success, error: result.error });
+    // audited before the snippet runs (whatever it does, the audit log has it) and after
+    const result = await ops.console(callerOf(req, 'app'), { code, language });
     if (isHtmx(req)) return render(res, <ConsoleOutput result={result} />);
     res.json(result);
   });
 
   const RECENT = 10;
-  const recent = (name: string) => store.steps.recent(name, RECENT);
+  const recent = (name: string) => ops.recent(name, RECENT);
 
   handle(r, R.one, async (req, res, { params: { instrument } }) => {
     const inst = await personalised(req, instrument);
@@ -321,7 +305,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
 
   /** The latest recorded calls of an instrument (the page refreshes this panel after each call). */
   handle(r, R.calls, async (req, res, { params }) => {
-    const inst = lab.schema(params.instrument);
+    const inst = ops.schema(params.instrument);
     const steps = await recent(inst.name);
     if (wantsJson(req)) return res.json({ calls: steps.map(stepJson) });
     render(res, <RecentCalls ctx={await ctxOf(req)} steps={steps} />);
@@ -356,12 +340,12 @@ export function instrumentRoutes(runtime: Runtime): Router {
           throw new LabError('invalid_input', '"args" must be an object of parameter values.', [{ field: 'args', message: 'must be an object' }]);
         }
       } else {
-        args = formArgs(method(lab.schema(name), methodName).params, body, own);
+        args = formArgs(method(ops.schema(name), methodName).params, body, own);
       }
       // a client gone before the call is dispatched (closed or half-closed): nothing is run, nobody is answered
       if (clientGone(req, res)) return;
       // made here, or by the labdeck that drives the instrument (its answer comes back; it records the call)
-      const { taskId, output } = await runner.call(name, methodName, args, { userId: req.user!.id });
+      const { task_id: taskId, output } = done(await ops.call(callerOf(req, 'app'), { instrument: name, method: methodName, args }));
       if (wantsJson(req)) return res.json({ task_id: taskId, output });
       outcome = { method: methodName, taskId, output };
       if (isHtmx(req)) {
@@ -379,25 +363,12 @@ export function instrumentRoutes(runtime: Runtime): Router {
   handle(r, R.call, (req, res, { params, body }) => call(req, res, params.instrument, body, ['method']), callAgain((req) => req.params.instrument));
 
   handle(r, R.order, async (req, res, { params, body: { order } }) => {
-    const inst = deck.schema(params.instrument);
-    const names = new Set(inst.methods.map((m) => m.name));
-    const unknown = order.filter((n) => !names.has(n));
-    if (unknown.length) {
-      throw new LabError('invalid_input', `${inst.name} has no method ${unknown.map((n) => `"${n}"`).join(', ')}.`, unknown.map((n) => ({ field: 'order', message: `unknown method ${n}` })));
-    }
-    if (new Set(order).size !== order.length) throw new LabError('invalid_input', 'A method appears twice in "order".', [{ field: 'order', message: 'duplicate' }]);
-    await store.prefs.setOrder(req.user!.id, inst.name, order);
+    await ops.setOrder(callerOf(req, 'app'), params.instrument, order);
     res.status(204).end();
   });
 
   handle(r, R.hidden, async (req, res, { params, body: { hidden } }) => {
-    const inst = deck.schema(params.instrument);
-    const m = method(inst, params.function);
-    const userId = req.user!.id;
-    // Store the user's choice explicitly, so a method the driver hides by default can be shown too.
-    await store.prefs.setHidden(userId, inst.name, m.name, hidden);
-    await store.prefs.setHidden(userId, inst.name, `!${m.name}`, !hidden);
-    res.json({ instrument: inst.name, method: m.name, hidden });
+    res.json(await ops.setHidden(callerOf(req, 'app'), params.instrument, params.function, hidden));
   });
 
   return r;

@@ -1,0 +1,45 @@
+/**
+ * The operations layer (DESIGN.md §15, docs/architecture.md): each operation once, behind every door. A door
+ * (server/routes, server/ivoryos, server/mcp, cli, the relay between labdecks) builds a Caller and calls these;
+ * it never reaches the store, the runner's internals or `deck.call` itself. In the manner of Node-RED's runtime
+ * API (`runtime/lib/api/*`): one async function per operation, which does the check, the routing to the
+ * labdeck that owns the task or instrument, the store, the audit line and the event.
+ */
+import { approvalOperations } from './approvals.js';
+import { audit, type Lab } from './lab.js';
+import { campaignOperations } from './campaigns.js';
+import type { Caller } from './caller.js';
+import { fileOperations } from './files.js';
+import { instrumentOperations } from './instruments.js';
+import { recordOperations } from './records.js';
+import { runOperations } from './runs.js';
+import { workflowOperations } from './workflows.js';
+
+export * from './caller.js';
+export { done, type Lab, type MaybeRequest } from './lab.js';
+export { CONTROL_ACTIONS, type Queued, type RunInput } from './runs.js';
+export type { CallInput, Called, Started } from './instruments.js';
+export type { LastRun } from './records.js';
+/** What the doors show of the runner and the queue (types and constants only: the runner itself stays behind the operations). */
+export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
+export type { MethodPrefs, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
+
+export function createOperations(lab: Lab) {
+  return {
+    instruments: instrumentOperations(lab),
+    runs: runOperations(lab),
+    campaigns: campaignOperations(lab),
+    approvals: approvalOperations(lab),
+    records: recordOperations(lab),
+    workflows: workflowOperations(lab),
+    files: fileOperations(lab),
+    agents: {
+      /** An agent's tool call through the MCP server, as it was asked and what came of it (`agent.tool`). */
+      toolCalled(caller: Caller, tool: string, args: unknown, result: unknown): Promise<void> {
+        return audit(lab, caller, 'agent.tool', { token: caller.token, tool, arguments: args, result });
+      },
+    },
+  };
+}
+
+export type Operations = ReturnType<typeof createOperations>;
