@@ -1,12 +1,55 @@
 // Lint: typescript-eslint's recommended rules on all TypeScript sources.
 import tseslint from 'typescript-eslint';
 
+/**
+ * The doors that reach the lab only through core/operations (DESIGN.md §15, docs/architecture.md): they may
+ * not import the store, the runner's or the deck's internals, nor reach `runtime.store`, `runtime.runner`,
+ * `runtime.deck`, `runtime.audit` and the like, nor call `deck.call` or write an audit line themselves.
+ * A door is added here once it is moved onto the operations (docs/architecture.md lists those still to move).
+ */
+const DOORS_ON_OPERATIONS = [
+  'server/routes/executions.tsx',
+  'server/routes/instruments.tsx',
+  'server/routes/approvals.tsx',
+  'server/ivoryos/index.ts',
+  'server/mcp/index.ts',
+];
+const INNER = 'store|runner|deck|audit|approvals|campaigns|files|python';
+const OPERATIONS_ONLY = 'doors reach the lab through core/operations (runtime.ops): see docs/architecture.md';
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'lab-data/', 'lab-plugins/', 'test/fixtures/**/broken*'] },
   ...tseslint.configs.recommended,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: DOORS_ON_OPERATIONS,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/core/store/*', '**/core/store/**'], message: `The store is behind the operations: ${OPERATIONS_ONLY}; its row types are re-exported there.` },
+            {
+              group: ['**/core/runner/*', '!**/core/runner/controls.js'],
+              message: `The runner's internals are behind the operations: ${OPERATIONS_ONLY}; its status and event types are re-exported there (core/runner/controls.js, pure, stays open).`,
+            },
+            { group: ['**/core/deck/index.js', '**/core/deck/mutex.js', '**/core/deck/watch.js'], message: `The deck is behind the operations: ${OPERATIONS_ONLY} (core/deck/form.js, pure, stays open).` },
+            { group: ['**/core/console.js'], message: `The console is an operation: ${OPERATIONS_ONLY}.` },
+          ],
+        },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: `MemberExpression[object.name='runtime'][property.name=/^(${INNER})$/]`, message: `runtime.<part>: ${OPERATIONS_ONLY}.` },
+        { selector: `VariableDeclarator[init.name='runtime'] > ObjectPattern > Property[key.name=/^(${INNER})$/]`, message: `const { <part> } = runtime: ${OPERATIONS_ONLY}.` },
+        { selector: `CallExpression[callee.property.name='call'][callee.object.name='deck']`, message: `deck.call: a direct call is runtime.ops.instruments.call (it routes to the labdeck that drives the instrument).` },
+        { selector: `CallExpression[callee.property.name='call'][callee.object.property.name='deck']`, message: `deck.call: a direct call is runtime.ops.instruments.call (it routes to the labdeck that drives the instrument).` },
+        { selector: `CallExpression[callee.property.name='audit']`, message: `An audit line is written by the operation it records: ${OPERATIONS_ONLY}.` },
+      ],
     },
   },
 );

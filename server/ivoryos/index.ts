@@ -10,7 +10,7 @@
  */
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { JSONSchema, MethodSchema, OptimizerSchema } from '../../core/contracts/index.js';
-import { coerceFormArgs } from '../../core/deck/index.js';
+import { coerceFormArgs } from '../../core/deck/form.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';

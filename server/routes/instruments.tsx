@@ -2,7 +2,7 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { InstrumentSchema, JSONSchema, MethodSchema } from '../../core/contracts/index.js';
-import { coerceFormArgs } from '../../core/deck/index.js';
+import { coerceFormArgs } from '../../core/deck/form.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { done, type MethodPrefs } from '../../core/operations/index.js';
