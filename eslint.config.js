@@ -11,6 +11,9 @@ const DOORS_ON_OPERATIONS = [
   'server/routes/executions.tsx',
   'server/routes/instruments.tsx',
   'server/routes/approvals.tsx',
+  'server/routes/campaigns.tsx',
+  'server/routes/records.tsx',
+  'server/routes/workflows.tsx',
   'server/ivoryos/index.ts',
   'server/mcp/index.ts',
 ];

@@ -8,6 +8,7 @@ import type { InstrumentSchema, MethodSchema } from '../contracts/index.js';
 import { runConsole, type ConsoleResult } from '../console.js';
 import { LabError, isLabError } from '../errors.js';
 import type { MethodPrefs, NewStep, StepRow } from '../store/types.js';
+import type { DeckSchemas } from '../workflow/validate.js';
 import { isAgent, type Caller } from './caller.js';
 import { agentOf, audit, type Lab, type MaybeRequest } from './lab.js';
 
@@ -67,6 +68,14 @@ export function instrumentOperations(lab: Lab) {
     local(): InstrumentSchema[] {
       return deck.list();
     },
+
+    /** Is `name` an instrument of this deck (not another labdeck's)? */
+    isLocal(name: string): boolean {
+      return deck.has(name);
+    },
+
+    /** This deck's schemas, as workflow checks read them. */
+    deckSchemas: deck as DeckSchemas,
 
     /** One method of an instrument, or a 404 naming the methods it has (`field`: the input that named it). */
     method(instrument: string, name: string, field = 'method'): MethodSchema {

@@ -2,9 +2,9 @@
  * Operations on the records (DESIGN.md §6, §15): the run list and one run with its phases and steps, the tail
  * of the current run, the latest run that ended, and deleting a record (its owner or an admin; audited).
  */
-import { deleteRecord, listRecords, recordDetail, runTail, type ListQuery } from '../records/index.js';
+import { deleteRecord, getRun, listRecords, plotData, recordDetail, runTail, type ListQuery } from '../records/index.js';
 import { LabError } from '../errors.js';
-import type { PhaseRow, RunRow, StepRow } from '../store/types.js';
+import type { LogRow, PhaseRow, RunRow, StepRow } from '../store/types.js';
 import type { Caller } from './caller.js';
 import { audit, userOf, type Lab } from './lab.js';
 
@@ -29,9 +29,27 @@ export function recordOperations(lab: Lab) {
       return store.runs.list(q);
     },
 
-    /** One run's record as the API shows it. */
-    detail(id: number) {
-      return recordDetail(store, id);
+    /** One run's record as the API shows it (`stepLimit`: at most so many steps, for a page). */
+    detail(id: number, opts: { stepLimit?: number } = {}) {
+      return recordDetail(store, id, opts);
+    },
+
+    /** A run's steps in batches, for a download (404 before anything is read when there is no such run). */
+    async stepBatches(id: number, batch: number): Promise<AsyncIterable<StepRow[]>> {
+      await getRun(store, id);
+      return store.runSteps.iterate(id, batch);
+    },
+
+    /** A run's log lines (404 when there is no such run). */
+    async log(id: number): Promise<LogRow[]> {
+      await getRun(store, id);
+      return store.logs.list(id);
+    },
+
+    /** The parameters and outputs of each iteration of a run, for plotting. */
+    async plot(id: number) {
+      const run = await getRun(store, id);
+      return plotData(run, await store.phases.list(id));
     },
 
     /** One run with its phases and steps (404 naming `field` when there is none). */

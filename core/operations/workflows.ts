@@ -17,6 +17,11 @@ export function workflowOperations(lab: Lab) {
       return store.workflows.list();
     },
 
+    /** Usernames by account id, for "saved by" (one query). */
+    async authors(): Promise<Map<number, string>> {
+      return new Map((await store.users.list()).map((u) => [u.id, u.username]));
+    },
+
     /** The latest version (or `version`), or null. */
     get(name: string, version?: number): Promise<WorkflowRow | null> {
       return store.workflows.get(name, version);

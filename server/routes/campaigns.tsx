@@ -2,7 +2,9 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CampaignInput } from '../../core/campaign/index.js';
-import { coerceFormArgs } from '../../core/deck/index.js';
+import { coerceFormArgs } from '../../core/deck/form.js';
+import { done } from '../../core/operations/index.js';
+import { callerOf } from '../caller.js';
 import { LabError } from '../../core/errors.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { outputKind } from '../../core/workflow/outputs.js';
@@ -184,24 +186,24 @@ const nonEmpty = (v: unknown) => (Array.isArray(v) ? true : typeof v === 'string
 
 export function campaignRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { campaigns, store } = runtime;
+  const { campaigns, workflows, files, instruments } = runtime.ops;
   const configSchema = (name: unknown) => campaigns.schemas().find((o) => o.name === name)?.config ?? null;
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; values?: Fields } = {}, status = 200) => {
-    const [workflows, histories] = await Promise.all([store.workflows.list(), runtime.files.list('history')]);
+    const [saved, histories] = await Promise.all([workflows.list(), files.list('history')]);
     const selected = (extra.values?.workflow as string | undefined) ?? (typeof req.query.workflow === 'string' ? req.query.workflow : undefined);
     render(
       res,
       <CampaignPage
         ctx={await ctxOf(req)}
-        workflows={workflows.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
+        workflows={saved.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
         selected={selected}
         optimizers={campaigns.schemas()}
         histories={histories.map((h) => ({ name: h.storedName, original: h.originalName, rows: h.rows }))}
-        methodParams={(i, m) => (runtime.deck.has(i) ? runtime.deck.schema(i).methods.find((x) => x.name === m)?.params : undefined)}
-        outputKind={(definition, output) => outputKind(definition as Workflow, runtime.deck, output)}
+        methodParams={(i, m) => (instruments.isLocal(i) ? instruments.schema(i).methods.find((x) => x.name === m)?.params : undefined)}
+        outputKind={(definition, output) => outputKind(definition as Workflow, instruments.deckSchemas, output)}
         uploaded={typeof req.query.uploaded === 'string' ? req.query.uploaded : undefined}
-        uploadLimit={runtime.files.limitBytes}
+        uploadLimit={files.limitBytes}
         error={extra.error}
         values={extra.values}
       />,
@@ -220,9 +222,8 @@ export function campaignRoutes(runtime: Runtime): Router {
 
   handle(r, CAMPAIGN_ROUTES.start, async (req, res, { body }) => {
     try {
-      const task = await campaigns.submit(campaignInput(body, configSchema), req.user!.id);
-      await runtime.audit(req.user!.id, 'campaign.start', { task_id: task.id, workflow: body.workflow, optimizer: body.optimizer_type });
-      if (wantsJson(req)) return res.json({ task_id: task.id, status: (await runtime.runner.startsNow(task.id)) ? 'running' : 'queued' });
+      const { task, status } = done(await campaigns.start(callerOf(req, 'app'), campaignInput(body, configSchema)));
+      if (wantsJson(req)) return res.json({ task_id: task.id, status });
       res.redirect(302, url(req, `/executions/config?workflow=${encodeURIComponent(String(body.workflow))}`));
     } catch (e) {
       const err = asLabError(e);

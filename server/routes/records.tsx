@@ -10,17 +10,13 @@ import { LabError } from '../../core/errors.js';
 import {
   DEFAULT_PER_PAGE,
   STEPS_CSV_COLUMNS,
-  deleteRecord,
-  getRun,
-  listRecords,
   logText,
   mayDelete,
   parseListQuery,
-  plotData,
-  recordDetail,
   stepsCsvBatches,
 } from '../../core/records/index.js';
 import type { Runtime } from '../../core/runtime.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, HX_REQUEST, json, pageOrJson } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
@@ -135,27 +131,27 @@ export const RECORD_ROUTES = {
 
 export function recordRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { store, runner } = runtime;
+  const { records } = runtime.ops;
 
   handle(r, RECORD_ROUTES.list, async (req, res, { query }) => {
     const q = parseListQuery(query);
-    const list = await listRecords(store, q);
+    const list = await records.list(q);
     if (wantsJson(req)) return res.json(list);
     const deleted = typeof query.deleted === 'string' && /^\d+$/.test(query.deleted) ? query.deleted : undefined;
     render(res, <RecordsPage ctx={await ctxOf(req)} list={list} keyword={q.keyword} defaultPerPage={DEFAULT_PER_PAGE} notice={deleted ? `Record ${deleted} was deleted.` : undefined} />);
   });
 
   handle(r, RECORD_ROUTES.one, async (req, res, { params: { workflow_id: id } }) => {
-    if (wantsJson(req)) return res.json(await recordDetail(store, id));
-    const record = await recordDetail(store, id, { stepLimit: PAGE_STEP_LIMIT });
+    if (wantsJson(req)) return res.json(await records.detail(id));
+    const record = await records.detail(id, { stepLimit: PAGE_STEP_LIMIT });
     render(res, <RecordPage ctx={await ctxOf(req)} record={record} canDelete={mayDelete({ userId: record.user_id }, req.user!)} />);
   });
 
   handle(r, RECORD_ROUTES.stepsCsv, async (req, res, { params: { workflow_id: id } }) => {
-    await getRun(store, id); // 404 before anything is sent
+    const batches = await records.stepBatches(id, CSV_BATCH); // 404 before anything is sent
     res.attachment(`run-${id}-steps.csv`).type('text/csv; charset=utf-8').set('Cache-Control', 'no-store');
     try {
-      await writeCsv(res, STEPS_CSV_COLUMNS, stepsCsvBatches(store.runSteps.iterate(id, CSV_BATCH)));
+      await writeCsv(res, STEPS_CSV_COLUMNS, stepsCsvBatches(batches));
     } catch (e) {
       // the client went away mid-download: nothing to answer, nothing to log
       if (res.destroyed || req.destroyed) return;
@@ -164,8 +160,7 @@ export function recordRoutes(runtime: Runtime): Router {
   });
 
   handle(r, RECORD_ROUTES.log, async (_req, res, { params: { workflow_id: id } }) => {
-    await getRun(store, id);
-    const logs = await store.logs.list(id);
+    const logs = await records.log(id);
     if (logs.length === 0) {
       throw new LabError('not_found', `The log file of record ${id} does not exist: the run wrote no log line.`, [{ field: 'workflow_id', message: 'no log lines' }]);
     }
@@ -173,14 +168,12 @@ export function recordRoutes(runtime: Runtime): Router {
   });
 
   handle(r, RECORD_ROUTES.plotData, async (_req, res, { params: { workflow_id: id } }) => {
-    const run = await getRun(store, id);
-    res.json(plotData(run, await store.phases.list(id)));
+    res.json(await records.plot(id));
   });
 
   handle(r, RECORD_ROUTES.delete, async (req, res, { params: { workflow_id: id } }) => {
     try {
-      const run = await deleteRecord(store, runner, id, req.user!);
-      await runtime.audit(req.user!.id, 'record.delete', { run_id: id, name: run.name, workflow: run.workflowName, status: run.status });
+      await records.remove(callerOf(req, 'app'), id);
       // the page's Delete form (htmx): go to the list
       if (isHtmx(req)) res.set('HX-Redirect', url(req, `/executions/records?deleted=${id}`));
       res.json({ deleted: id });

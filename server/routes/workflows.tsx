@@ -12,13 +12,13 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
-import { ownerOrAdmin } from '../../core/accounts/index.js';
 import { LabError, isLabError, type ErrorDetail } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { WorkflowRow } from '../../core/store/types.js';
-import { instrumentsOf, validateWorkflow } from '../../core/workflow/validate.js';
+import type { WorkflowRow } from '../../core/operations/index.js';
+import { instrumentsOf } from '../../core/workflow/validate.js';
 import { outputName, type Workflow } from '../../core/workflow/model.js';
-import { workflowFromPython, workflowToPython } from '../../core/workflow/python.js';
+import { workflowToPython } from '../../core/workflow/python.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, LOCATION, pageOrJson } from '../api-doc.js';
 import { render, statusOf, url, wantsJson } from '../http.js';
@@ -183,10 +183,10 @@ export const WORKFLOW_ROUTES = {
 
 export function workflowRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { deck, store } = runtime;
+  const { workflows, instruments } = runtime.ops;
 
   /** Usernames by id, for "saved by" (one query per request). */
-  const userNames = async () => new Map((await store.users.list()).map((u) => [u.id, u.username]));
+  const userNames = () => workflows.authors();
 
   const asJson = (row: WorkflowRow, names: Map<number, string>): WorkflowJson => ({
     name: row.name,
@@ -210,7 +210,7 @@ export function workflowRoutes(runtime: Runtime): Router {
   };
 
   const find = async (name: string, version?: number) => {
-    const row = await store.workflows.get(name, version);
+    const row = await workflows.get(name, version);
     if (!row) {
       throw new LabError('not_found', version === undefined ? `There is no workflow "${name}".` : `Workflow "${name}" has no version ${version}.`, [
         { field: version === undefined ? 'name' : 'version', message: 'not found' },
@@ -225,7 +225,7 @@ export function workflowRoutes(runtime: Runtime): Router {
     let wf: Workflow | undefined;
     let message = '';
     try {
-      wf = validateWorkflow(doc, runtime.runner.catalogue); // the lab's instruments, other labdecks' too
+      wf = workflows.validate(doc); // the lab's instruments, other labdecks' too
     } catch (e) {
       if (!isLabError(e) || e.code !== 'invalid_input') throw e;
       problems = e.details ?? [];
@@ -242,21 +242,21 @@ export function workflowRoutes(runtime: Runtime): Router {
     name: row?.name ?? null,
     version: row?.version ?? null,
     workflow: doc,
-    instruments: paletteOf(deck.list()),
+    instruments: paletteOf(instruments.local()),
     urls: { list: url(req, '/workflows'), base: url(req, '/workflows/'), run: url(req, '/executions/config?workflow='), campaign: url(req, '/executions/campaign?workflow=') },
   });
 
   handle(r, WORKFLOW_ROUTES.list, async (req, res) => {
-    const [rows, names] = await Promise.all([store.workflows.list(), userNames()]);
-    const workflows = rows.map((row) => summary(row, names));
-    if (wantsJson(req)) return res.json({ workflows });
-    render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={workflows} />);
+    const [rows, names] = await Promise.all([workflows.list(), userNames()]);
+    const list = rows.map((row) => summary(row, names));
+    if (wantsJson(req)) return res.json({ workflows: list });
+    render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={list} />);
   });
 
   handle(r, WORKFLOW_ROUTES.create, async (req, res, { body: doc }) => {
     const extra: ErrorDetail[] = doc.name === NEW_WORKFLOW ? [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }] : [];
     const wf = validate(doc, extra);
-    const row = await store.workflows.save(wf.name, wf, req.user!.id, { expectNew: true });
+    const row = await workflows.save(callerOf(req, 'app'), wf, { expectNew: true });
     res.status(201).location(url(req, `/workflows/${encodeURIComponent(row.name)}`)).json({ name: row.name, version: row.version, workflow: row.definition });
   });
 
@@ -271,7 +271,7 @@ export function workflowRoutes(runtime: Runtime): Router {
     const [row, names] = await Promise.all([find(params.name, version), userNames()]);
     const json = asJson(row, names);
     if (wantsJson(req)) return res.json(json);
-    const latest = version === undefined ? row.version : ((await store.workflows.get(row.name))?.version ?? null);
+    const latest = version === undefined ? row.version : ((await workflows.get(row.name))?.version ?? null);
     render(res, <WorkflowPage ctx={await ctxOf(req)} wf={json} latest={latest} />);
   });
 
@@ -283,29 +283,23 @@ export function workflowRoutes(runtime: Runtime): Router {
       extra.push({ field: 'name', message: `must be "${name}", the name in the path (or left out): to rename, create the workflow under the new name and delete this one` });
     }
     const wf = validate(doc, extra);
-    const row = await store.workflows.save(name, wf, req.user!.id);
+    const row = await workflows.save(callerOf(req, 'app'), { ...wf, name });
     res.json({ name: row.name, version: row.version, workflow: row.definition });
   });
 
   handle(r, WORKFLOW_ROUTES.delete, async (req, res, { params: { name } }) => {
-    const row = await find(name);
-    const first = await store.workflows.first(name);
-    if (!ownerOrAdmin(first?.createdBy ?? row.createdBy, req.user!)) {
-      throw new LabError('forbidden', `The workflow "${name}" was created by another user: only they or an admin may delete it.`, [{ field: 'name', message: 'not yours' }]);
-    }
-    if (!(await store.workflows.delete(name))) throw new LabError('not_found', `There is no workflow "${name}".`);
-    await runtime.audit(req.user!.id, 'workflow.delete', { name, versions: row.version });
+    await workflows.remove(callerOf(req, 'app'), name);
     res.json({ deleted: name });
   });
 
   const importForm = async (req: Request, res: Response, err: LabError) => {
     const { source, name } = (req.body ?? {}) as PythonImportForm;
-    const [rows, names] = await Promise.all([store.workflows.list(), userNames()]);
+    const [rows, names] = await Promise.all([workflows.list(), userNames()]);
     render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={rows.map((row) => summary(row, names))} importForm={{ source, name, error: err.message }} />, statusOf(err));
   };
 
   const importPython = async (source: string, name: string | undefined) => {
-    const wf = await workflowFromPython(runtime.python.host, { source, ...(name ? { name } : {}) }, runtime.runner.catalogue);
+    const wf = await workflows.fromPython({ source, ...(name ? { name } : {}) });
     if (wf.name === NEW_WORKFLOW) validate(wf, [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }]);
     return wf;
   };
@@ -319,7 +313,7 @@ export function workflowRoutes(runtime: Runtime): Router {
       try {
         const wf = await importPython(body.source, name);
         if (query.save === 'false') return res.json(wf);
-        const row = await store.workflows.save(wf.name, wf, req.user!.id, { expectNew: true });
+        const row = await workflows.save(callerOf(req, 'app'), wf, { expectNew: true });
         const location = url(req, `/workflows/${encodeURIComponent(row.name)}`);
         if (fromForm) return res.redirect(303, location);
         res.status(201).location(location).json({ name: row.name, version: row.version, workflow: row.definition });
