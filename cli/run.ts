@@ -27,7 +27,8 @@ import { errorText } from '../core/deck/util.js';
 import { LabError, isLabError } from '../core/errors.js';
 import { parseCsv, type CsvTable } from '../core/files/csv.js';
 import { configRowsOf } from '../core/files/store.js';
-import { workflowIterations, type RunnerEvent, type WorkflowPayload } from '../core/runner/index.js';
+import { workflowIterations, type WorkflowPayload } from '../core/runner/index.js';
+import { done as outcome, systemCaller, type RunControlName, type RunnerEvent } from '../core/operations/index.js';
 import type { Runtime } from '../core/runtime.js';
 import { openStore } from '../core/store/index.js';
 import type { RunStatus } from '../core/store/types.js';
@@ -121,32 +122,37 @@ async function readInputs(target: string, opts: RunOptions): Promise<Inputs> {
   return inputs;
 }
 
+/** `lab run` through core/operations: no account, the CLI's door. */
+const CLI = systemCaller('cli', 'lab run');
+
 async function loadWorkflow(runtime: Runtime, target: string, inputs: Inputs): Promise<Loaded> {
-  const store = runtime.store;
+  const { workflows, instruments } = runtime.ops;
+  // lab run drives its own deck only: a workflow is checked against it, not against the lab's
+  const deck = instruments.deckSchemas;
   if (!looksLikeFile(target)) {
-    const saved = await store.workflows.get(target);
+    const saved = await workflows.get(target);
     if (!saved) {
-      const names = (await store.workflows.list()).map((w) => w.name);
+      const names = (await workflows.list()).map((w) => w.name);
       throw new UsageError(
         `there is no saved workflow "${target}" in ${runtime.dataDir} (${names.length ? `saved: ${names.join(', ')}` : 'none saved yet'}); to run a workflow file, give its path (./${target}.json)`,
       );
     }
     try {
-      return { definition: validateWorkflow(saved.definition, runtime.deck), version: saved.version, file: null, savedNow: false };
+      return { definition: validateWorkflow(saved.definition, deck), version: saved.version, file: null, savedNow: false };
     } catch (e) {
       throw about(`workflow "${target}" v${saved.version} does not fit this deck`, e);
     }
   }
   let definition: Workflow;
   try {
-    definition = validateWorkflow(inputs.doc, runtime.deck);
+    definition = validateWorkflow(inputs.doc, deck);
   } catch (e) {
     throw about(target, e);
   }
-  const saved = await store.workflows.get(definition.name);
+  const saved = await workflows.get(definition.name);
   const parsed = saved ? Workflow.safeParse(saved.definition) : null;
   if (saved && parsed?.success && deepEqual(parsed.data, definition)) return { definition, version: saved.version, file: target, savedNow: false };
-  const row = await store.workflows.save(definition.name, definition, null);
+  const row = await workflows.save(CLI, definition);
   return { definition, version: row.version, file: target, savedNow: true };
 }
 
@@ -191,7 +197,7 @@ async function checkQueueFree(opts: RunOptions, dataDir: string): Promise<void> 
  * this database drives (a running `lab serve`) refuses the run, naming that labdeck.
  */
 function refuseInstrumentsDrivenElsewhere(runtime: Runtime, workflow: Workflow): void {
-  const taken = runtime.runner.heldElsewhere(instrumentsOf(workflow));
+  const taken = runtime.ops.instruments.heldElsewhere(instrumentsOf(workflow));
   if (!taken.length) return;
   const hosts = [...new Set(taken.map((t) => t.host))].join(' and ');
   throw new LabError(
@@ -352,9 +358,12 @@ async function execute(
   io: CliIO,
   signals: NonNullable<RunEnv['signals']>,
 ): Promise<ExitCode> {
-  const runner = runtime.runner;
+  const { runs, records } = runtime.ops;
+  /** A control of lab run's own task (none before it is queued: a control without it could reach another labdeck's). */
+  const control = (name: RunControlName) => (name === 'release' ? runs.control(CLI, name) : taskId === null ? Promise.resolve(null) : runs.control(CLI, name, taskId));
+  const abortTask = () => void control('abortNextTask').catch(() => undefined);
   // A hold left by an earlier aborted run (the queue is empty: checked before the runner started).
-  if (runner.status().queue_held && !runner.status().busy) await runner.release();
+  if (runs.status().queue_held && !runs.status().busy) await control('release');
 
   let taskId: number | null = null;
   let runId: number | null = null;
@@ -379,7 +388,7 @@ async function execute(
       const why = e.status.failed_step ? `step ${e.status.failed_step.path} failed` : `the pause step ${e.status.waiting!.path} needs an operator`;
       autoAborted = `${why} and there was no operator`;
       sink!.note(`${why} and there is no operator (not a terminal): aborting the run; its cleanup phase runs`);
-      runner.abortNextTask().catch(() => undefined);
+      abortTask();
     }
     if (e.type === 'run' && e.status !== 'running') settle({ status: e.status });
   };
@@ -394,7 +403,7 @@ async function execute(
     }
     quitting = true;
     if (mode !== 'ink') sink?.note('aborting: the cleanup phase runs, then lab run ends (again to quit at once)');
-    runner.abortNextTask().catch(() => undefined);
+    abortTask();
   };
   const onAction = (a: KeyAction, model: RunModel) => {
     if (a === 'quit') {
@@ -405,30 +414,29 @@ async function execute(
     // each key does one thing (a 409 says why not): a pause pressed as a step fails never skips it
     const act =
       a === 'retry'
-        ? runner.retry()
+        ? control('retry')
         : a === 'skip'
-          ? runner.skip()
+          ? control('skip')
           : a === 'pause'
-            ? runner.pause()
+            ? control('pause')
             : a === 'resume'
-              ? runner.resume()
+              ? control('resume')
               : a === 'continue'
-                ? runner.continuePauseStep()
+                ? control('continuePauseStep')
                 : a === 'stop-iteration'
-                  ? runner.abortNextIteration().then(() => model.dispatch({ type: 'notice', text: 'stopping after this iteration (cleanup runs)' }))
-                  : runner.abortNextTask().then(() => model.dispatch({ type: 'notice', text: 'aborting the task: the cleanup phase runs' }));
+                  ? control('abortNextIteration').then(() => model.dispatch({ type: 'notice', text: 'stopping after this iteration (cleanup runs)' }))
+                  : control('abortNextTask').then(() => model.dispatch({ type: 'notice', text: 'aborting the task: the cleanup phase runs' }));
     act.catch((e: unknown) => model.dispatch({ type: 'notice', text: errorText(e) }));
   };
 
-  runner.on('event', onEvent);
-  runner.on('error', onError);
+  const unsubscribe = [runs.subscribe(onEvent), runs.onError(onError)];
   signals.on('SIGINT', quit);
   signals.on('SIGTERM', quit);
   const t0 = performance.now();
   try {
     // The view is loaded before the task is queued: a view that cannot load must not leave a run started.
     const view = await import('./run-view.js');
-    const task = await runner.submit({ workflow: loaded.definition.name, ...rows, userId: null });
+    const { task } = outcome(await runs.submit(CLI, { workflow: loaded.definition.name, ...rows }));
     taskId = task.id;
     const iterations = workflowIterations(task.payload as WorkflowPayload).total;
     const start: StartInfo = { workflow: loaded.definition.name, version: loaded.version, file: loaded.file, savedNow: loaded.savedNow, taskId: task.id, iterations };
@@ -439,15 +447,15 @@ async function execute(
       sink = plainSink(io, start, view);
       sink.note(`the live view failed (${errorText(e)}): aborting the run; its cleanup phase runs`);
       autoAborted = `the live view failed: ${errorText(e)}`;
-      runner.abortNextTask().catch(() => undefined);
+      abortTask();
     }
     for (const e of early.splice(0)) handle(e);
 
     const result = await ended;
-    const record = runId !== null ? await runtime.store.runs.get(runId) : null;
+    const record = runId !== null ? await records.find(runId) : null;
     const exit = result.status === 'completed' && !result.forced ? EXIT.ok : EXIT.failed;
     // Leave the data folder's queue as it was found: not held by our abort when nothing else waits in it.
-    if (!result.forced && runner.status().queue_held && !runner.status().busy && (await runner.queue()).tasks.length === 0) await runner.release();
+    if (!result.forced && runs.status().queue_held && !runs.status().busy && (await runs.queue()).tasks.length === 0) await control('release');
     await sink.end({
       status: result.status,
       error: result.error ?? record?.error ?? (result.status === 'aborted' ? (autoAborted ?? (quitting ? 'aborted by the operator' : null)) : null),
@@ -462,8 +470,7 @@ async function execute(
     });
     return exit;
   } finally {
-    runner.off('event', onEvent);
-    runner.off('error', onError);
+    for (const stop of unsubscribe) stop();
     signals.off('SIGINT', quit);
     signals.off('SIGTERM', quit);
   }

@@ -74,6 +74,11 @@ export function instrumentOperations(lab: Lab) {
       return deck.has(name);
     },
 
+    /** Instruments among `names` that another labdeck on the database drives, with the labdeck that does. */
+    heldElsewhere(names: string[]): { name: string; host: string }[] {
+      return runner.heldElsewhere(names);
+    },
+
     /** This deck's schemas, as workflow checks read them. */
     deckSchemas: deck as DeckSchemas,
 

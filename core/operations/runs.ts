@@ -128,6 +128,12 @@ export function runOperations(lab: Lab) {
       return runner.task(id);
     },
 
+    /** Listen to what the runner could not do on its own loop (a database gone); returns the way to stop. */
+    onError(listener: (e: unknown) => void): () => void {
+      runner.on('error', listener);
+      return () => void runner.off('error', listener);
+    },
+
     /** Listen to the runner's live events (this labdeck's, and other labdecks' runs marked with their host); returns the way to stop. */
     subscribe(listener: (e: RunnerEvent) => void): () => void {
       runner.on('event', listener);
