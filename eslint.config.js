@@ -9,6 +9,7 @@ import tseslint from 'typescript-eslint';
  */
 const DOORS_ON_OPERATIONS = [
   'server/routes/executions.tsx',
+  'server/routes/home.tsx',
   'server/routes/instruments.tsx',
   'server/routes/approvals.tsx',
   'server/routes/campaigns.tsx',

@@ -108,6 +108,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const approvals = new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs });
     const consoleTimeoutMs = options.consoleTimeoutMs ?? 10_000;
+    const branding = new BrandingService(store, join(dataDir, 'uploads'));
     const runtime: Runtime = {
       dataDir,
       deckFile,
@@ -121,10 +122,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       campaigns,
       approvals,
       accounts: new Accounts(store, options.accounts),
-      branding: new BrandingService(store, join(dataDir, 'uploads')),
+      branding,
       files,
       deckWatch,
-      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs }),
+      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding }),
       audit,
       async close() {
         await deckWatch?.close();

@@ -13,6 +13,7 @@ import { fileOperations } from './files.js';
 import { instrumentOperations } from './instruments.js';
 import { recordOperations } from './records.js';
 import { runOperations } from './runs.js';
+import { settingOperations } from './settings.js';
 import { workflowOperations } from './workflows.js';
 
 export * from './caller.js';
@@ -33,6 +34,7 @@ export function createOperations(lab: Lab) {
     records: recordOperations(lab),
     workflows: workflowOperations(lab),
     files: fileOperations(lab),
+    settings: settingOperations(lab),
     agents: {
       /** An agent's tool call through the MCP server, as it was asked and what came of it (`agent.tool`). */
       toolCalled(caller: Caller, tool: string, args: unknown, result: unknown): Promise<void> {

@@ -3,6 +3,7 @@
  * operations without an import circle), and the one way an operation writes its audit line.
  */
 import type { AgentCaller, Approvals } from '../approvals/index.js';
+import type { BrandingService } from '../branding.js';
 import type { Campaigns } from '../campaign/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError } from '../errors.js';
@@ -21,6 +22,7 @@ export interface Lab {
   readonly files: FileStore;
   readonly python: PythonModules;
   readonly consoleTimeoutMs: number;
+  readonly branding: BrandingService;
 }
 
 /**

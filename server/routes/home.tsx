@@ -15,7 +15,7 @@ import { empty, error, json, page, pageOrJson, redirect, type ResponseObject } f
 import { asLabError, render, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { HelpPage, LabHome, type LabHomeData } from '../views/home.js';
-import { listRecords } from '../../core/records/index.js';
+import { callerOf } from '../caller.js';
 import { queueStatusLabel } from '../../core/runner/controls.js';
 
 /**
@@ -184,7 +184,7 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
   const identify: RequestHandler = opts.identify ?? ((_req, _res, next) => next());
   const cache = { maxAge: '1h' };
   handle(r, HOME_ROUTES.health, (_req, res) => {
-    res.json({ ok: true, instruments: runtime.deck.list().length });
+    res.json({ ok: true, instruments: runtime.ops.instruments.local().length });
   });
   handle(r, ASSET_ROUTES.vendor, (_req, res, { params: { file } }) => {
     const rel = Object.hasOwn(VENDOR, file) ? VENDOR[file] : undefined; // not `constructor`
@@ -229,8 +229,9 @@ export function homeRoutes(runtime: Runtime): Router {
       return res.json({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) });
     }
     const notice = query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
-    const [queue, list, workflows] = await Promise.all([runtime.runner.queue(), listRecords(runtime.store, { keyword: '', page: 1, perPage: 5 }), runtime.store.workflows.list()]);
-    const status = runtime.runner.status();
+    const { runs, records, workflows: saved, instruments } = runtime.ops;
+    const [queue, list, workflows] = await Promise.all([runs.queue(), records.list({ keyword: '', page: 1, perPage: 5 }), saved.list()]);
+    const status = runs.status();
     const waiting = queue.tasks.filter((t) => t.status !== 'running');
     const data: LabHomeData = {
       status,
@@ -238,7 +239,7 @@ export function homeRoutes(runtime: Runtime): Router {
       waiting: waiting.length,
       recent: list.records,
       workflows: workflows.length,
-      instruments: runtime.runner.catalogue.list!(), // the Instruments page's list: this deck's and other labdecks'
+      instruments: instruments.list(), // the Instruments page's list: this deck's and other labdecks'
       deckChanged: runtime.deckWatch?.changed,
     };
     render(res, <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />);
@@ -248,8 +249,7 @@ export function homeRoutes(runtime: Runtime): Router {
     r,
     HOME_ROUTES.customizeLogo,
     async (req, res, { body }) => {
-      const branding = await runtime.branding.update(body.mode, body.logo?.buffer);
-      await runtime.audit(req.user!.id, 'customize-logo', { mode: branding.mode, logo: !!body.logo });
+      await runtime.ops.settings.setBranding(callerOf(req, 'app'), body.mode, body.logo?.buffer);
       res.redirect(302, url(req, '/'));
     },
     { receive },
