@@ -9,6 +9,7 @@ import { approvalOperations } from './approvals.js';
 import { audit, type Lab } from './lab.js';
 import { campaignOperations } from './campaigns.js';
 import type { Caller } from './caller.js';
+import { deviceOperations } from './devices.js';
 import { fileOperations } from './files.js';
 import { instrumentOperations } from './instruments.js';
 import { recordOperations } from './records.js';
@@ -23,6 +24,8 @@ export type { CallInput, Called, Started } from './instruments.js';
 export type { LastRun } from './records.js';
 /** What the doors show of the runner and the queue (types and constants only: the runner itself stays behind the operations). */
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
+/** The longest instrument name the deck takes. */
+export { MAX_NAME } from '../deck/index.js';
 export type { MethodPrefs, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
 
 export function createOperations(lab: Lab) {
@@ -34,6 +37,7 @@ export function createOperations(lab: Lab) {
     records: recordOperations(lab),
     workflows: workflowOperations(lab),
     files: fileOperations(lab),
+    devices: deviceOperations(lab),
     settings: settingOperations(lab),
     agents: {
       /** An agent's tool call through the MCP server, as it was asked and what came of it (`agent.tool`). */

@@ -1,9 +1,10 @@
 /** Temporary devices: import a driver module or a deck module from a server path, connect new devices. */
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { MAX_NAME } from '../../core/deck/index.js';
+import { MAX_NAME } from '../../core/operations/index.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
@@ -15,14 +16,6 @@ import { PARAMETER_FIELD, formArgs } from './instruments.js';
 export const RESERVED_NAMES = new Set(['new', 'task', 'console', 'proxy']);
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const DEVICE_NAME = `must be a name like "pump_2" (letters, digits, _ and -, at most ${MAX_NAME} characters)`;
-
-function filepathOf(body: { filepath: string }): string {
-  const p = body.filepath;
-  if (!p.trim()) {
-    throw new LabError('invalid_input', 'filepath is required: the path of a .py, .ts or .js module on the server.', [{ field: 'filepath', message: 'required' }]);
-  }
-  return p.trim();
-}
 
 /** Go back where the form was, when that is inside this app. */
 function back(req: Request, fallback: string): string {
@@ -132,40 +125,38 @@ export const DEVICE_ROUTES = {
 
 export function deviceRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { deck } = runtime;
+  const { devices } = runtime.ops;
   const R = DEVICE_ROUTES;
   const driver = (name: string) => {
-    const d = deck.drivers().find((x) => x.name === name);
-    if (!d) throw new LabError('not_found', `No driver "${name}"; known drivers: ${deck.drivers().map((x) => x.name).join(', ') || 'none'}.`);
+    const d = devices.drivers().find((x) => x.name === name);
+    if (!d) throw new LabError('not_found', `No driver "${name}"; known drivers: ${devices.drivers().map((x) => x.name).join(', ') || 'none'}.`);
     return d;
   };
 
   handle(r, R.drivers, async (req, res, { query }) => {
-    if (wantsJson(req)) return res.json({ drivers: deck.drivers() });
-    const imported = query.imported ? { file: query.imported, ...deck.addedBy(query.imported) } : undefined;
-    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} imported={imported} />);
+    if (wantsJson(req)) return res.json({ drivers: devices.drivers() });
+    const imported = query.imported ? { file: query.imported, ...devices.addedBy(query.imported) } : undefined;
+    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={devices.drivers()} imported={imported} />);
   });
 
   /** The import forms' page again, with the message. */
   const importAgain = async (req: Request, res: Response, err: LabError, filepath: string) =>
-    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={deck.drivers()} error={err} filepath={filepath} />, statusOf(err));
+    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={devices.drivers()} error={err} filepath={filepath} />, statusOf(err));
   const importFormAgain = (req: Request, res: Response, err: LabError) => importAgain(req, res, err, typeof req.body?.filepath === 'string' ? req.body.filepath : '');
 
   const importRoute = (kind: 'module' | 'deck') => async (req: Request, res: Response, { body }: { body: { filepath: string } }) => {
-    let filepath = '';
+    const filepath = body.filepath.trim();
     try {
-      filepath = filepathOf(body);
-      const names = kind === 'module' ? await deck.importModule(filepath) : await deck.importDeck(filepath);
-      await runtime.audit(req.user!.id, `import.${kind}`, { filepath, names });
-      const file = deck.fileOf(kind, names, filepath);
-      if (wantsJson(req)) return res.json({ file, ...deck.addedBy(file) });
+      // audited, imported or refused (`import.<kind>.failed` with the message)
+      const added = await devices.import(callerOf(req, 'app'), kind, body.filepath);
+      const { file } = added;
+      if (wantsJson(req)) return res.json(added);
       // the Connect page says what the import added; another page the deck form was sent from gets its page back
       const connect = url(req, '/instruments/new/');
       const to = kind === 'module' ? connect : back(req, connect);
       res.redirect(302, to === connect ? `${connect}?imported=${encodeURIComponent(file)}` : to);
     } catch (e) {
       const err = asLabError(e);
-      await runtime.audit(req.user!.id, `import.${kind}.failed`, { filepath, error: err.message });
       if (wantsJson(req)) throw err;
       await importAgain(req, res, err, filepath);
     }
@@ -203,8 +194,7 @@ export function deviceRoutes(runtime: Runtime): Router {
         } else {
           options = formArgs(d.options, body, ['device_name']);
         }
-        await deck.connect(d.name, deviceName, options);
-        await runtime.audit(req.user!.id, 'device.connect', { driver: d.name, device: deviceName, options });
+        await devices.connect(callerOf(req, 'app'), d.name, deviceName, options);
         res.redirect(302, url(req, `/instruments/${encodeURIComponent(deviceName)}`));
       } catch (e) {
         const err = asLabError(e);
