@@ -10,6 +10,7 @@ import tseslint from 'typescript-eslint';
 const DOORS_ON_OPERATIONS = [
   'server/routes/devices.tsx',
   'server/routes/executions.tsx',
+  'server/routes/files.tsx',
   'server/routes/home.tsx',
   'server/routes/instruments.tsx',
   'server/routes/approvals.tsx',

@@ -26,7 +26,7 @@ export type { LastRun } from './records.js';
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
 /** The longest instrument name the deck takes. */
 export { MAX_NAME } from '../deck/index.js';
-export type { MethodPrefs, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
+export type { FileKind, MethodPrefs, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
 
 export function createOperations(lab: Lab) {
   return {

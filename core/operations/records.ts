@@ -4,6 +4,7 @@
  */
 import { deleteRecord, getRun, listRecords, plotData, recordDetail, runTail, type ListQuery } from '../records/index.js';
 import { LabError } from '../errors.js';
+import { runData, type RunData } from '../files/rundata.js';
 import type { LogRow, PhaseRow, RunRow, StepRow } from '../store/types.js';
 import type { Caller } from './caller.js';
 import { audit, userOf, type Lab } from './lab.js';
@@ -44,6 +45,11 @@ export function recordOperations(lab: Lab) {
     async log(id: number): Promise<LogRow[]> {
       await getRun(store, id);
       return store.logs.list(id);
+    },
+
+    /** A run's data as a history file has it: parameter columns then output columns, one row per iteration. */
+    data(runId: number): Promise<RunData> {
+      return runData(store, runId);
     },
 
     /** The parameters and outputs of each iteration of a run, for plotting. */

@@ -19,14 +19,15 @@ import { Router, type Request, type Response } from 'express';
 import { multipart } from '../uploads.js';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
-import { runData, runDataFileName, runIdOfFileName, toCsv } from '../../core/files/index.js';
+import { runDataFileName, runIdOfFileName, toCsv } from '../../core/files/index.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { FileKind } from '../../core/store/types.js';
+import type { FileKind } from '../../core/operations/index.js';
 import { Workflow } from '../../core/workflow/model.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, HTML, LOCATION, redirect, type ResponseObject } from '../api-doc.js';
 import { asLabError, errorBody, render, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
+import { callerOf } from '../caller.js';
 import { FilePreviewPage, sizeText } from '../views/files.js';
 import { sentence } from '../../core/text.js';
 
@@ -204,7 +205,7 @@ function sendCsv(res: Response, name: string, text: string) {
 
 export function fileRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { files, store } = runtime;
+  const { files } = runtime.ops;
   const upload = multipart({ limits: { fileSize: files.limitBytes, files: 1, fields: 5, fieldSize: 1024, parts: 6 } }, 'file');
 
   /** Read the multipart body (the file joins the fields as `file`); multer's errors become LabErrors naming the field. */
@@ -228,11 +229,7 @@ export function fileRoutes(runtime: Runtime): Router {
     );
 
   /** The latest version of a workflow, or 404 naming `workflow`. */
-  const workflowNamed = async (name: string): Promise<Workflow> => {
-    const row = await store.workflows.get(name);
-    if (!row) throw new LabError('not_found', `No workflow named ${JSON.stringify(name)}.`, [{ field: 'workflow', message: 'unknown workflow' }]);
-    return Workflow.parse(row.definition);
-  };
+  const workflowNamed = (name: string): Promise<Workflow> => files.workflow(name);
 
   const workflowField = (v: unknown): string | undefined => (typeof v === 'string' && v.trim() ? v.trim() : undefined);
 
@@ -259,8 +256,7 @@ export function fileRoutes(runtime: Runtime): Router {
     try {
       const name = workflowField(body.workflow);
       const workflow = name ? await workflowNamed(name) : null;
-      const { file, table } = await files.save(kind, body.file.buffer, body.file.originalname, { workflow, userId: req.user!.id });
-      await runtime.audit(req.user!.id, `file.upload.${kind}`, { filename: file.storedName, original_name: file.originalName, workflow: file.workflow });
+      const { file, table } = await files.upload(callerOf(req, 'app'), kind, body.file.buffer, body.file.originalname, workflow);
       if (name && req.session) req.session.workflow = name;
       if (!jsonClient(req)) return res.redirect(302, backTo(req, url(req, '/executions/config'), file.storedName));
       res
@@ -305,7 +301,7 @@ export function fileRoutes(runtime: Runtime): Router {
   handle(r, FILE_ROUTES.download, async (_req, res, { params: { filename: name } }) => {
     const runId = runIdOfFileName(name);
     if (runId !== null) {
-      const data = await runData(store, runId);
+      const data = await runtime.ops.records.data(runId);
       return sendCsv(res, runDataFileName(runId), toCsv(data.rows, data.columns));
     }
     const { file, text } = await files.csvText(name);
