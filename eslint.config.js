@@ -8,6 +8,7 @@ import tseslint from 'typescript-eslint';
  * A door is added here once it is moved onto the operations (docs/architecture.md lists those still to move).
  */
 const DOORS_ON_OPERATIONS = [
+  'server/routes/auth.tsx',
   'server/routes/devices.tsx',
   'server/routes/executions.tsx',
   'server/routes/files.tsx',
@@ -16,6 +17,7 @@ const DOORS_ON_OPERATIONS = [
   'server/routes/approvals.tsx',
   'server/routes/campaigns.tsx',
   'server/routes/records.tsx',
+  'server/routes/users.tsx',
   'server/routes/workflows.tsx',
   'server/ivoryos/index.ts',
   'server/mcp/index.ts',

@@ -109,6 +109,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const approvals = new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs });
     const consoleTimeoutMs = options.consoleTimeoutMs ?? 10_000;
     const branding = new BrandingService(store, join(dataDir, 'uploads'));
+    const accounts = new Accounts(store, options.accounts);
     const runtime: Runtime = {
       dataDir,
       deckFile,
@@ -121,11 +122,11 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       runner,
       campaigns,
       approvals,
-      accounts: new Accounts(store, options.accounts),
+      accounts,
       branding,
       files,
       deckWatch,
-      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding }),
+      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts }),
       audit,
       async close() {
         await deckWatch?.close();

@@ -5,6 +5,7 @@
  * API (`runtime/lib/api/*`): one async function per operation, which does the check, the routing to the
  * labdeck that owns the task or instrument, the store, the audit line and the event.
  */
+import { accountOperations } from './accounts.js';
 import { approvalOperations } from './approvals.js';
 import { audit, type Lab } from './lab.js';
 import { campaignOperations } from './campaigns.js';
@@ -26,7 +27,7 @@ export type { LastRun } from './records.js';
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
 /** The longest instrument name the deck takes. */
 export { MAX_NAME } from '../deck/index.js';
-export type { FileKind, MethodPrefs, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
+export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
 
 export function createOperations(lab: Lab) {
   return {
@@ -39,6 +40,7 @@ export function createOperations(lab: Lab) {
     files: fileOperations(lab),
     devices: deviceOperations(lab),
     settings: settingOperations(lab),
+    accounts: accountOperations(lab),
     agents: {
       /** An agent's tool call through the MCP server, as it was asked and what came of it (`agent.tool`). */
       toolCalled(caller: Caller, tool: string, args: unknown, result: unknown): Promise<void> {

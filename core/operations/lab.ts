@@ -2,6 +2,7 @@
  * What the operations work with: the runtime's parts (not the Runtime itself, so the runtime can hold the
  * operations without an import circle), and the one way an operation writes its audit line.
  */
+import type { Accounts } from '../accounts/index.js';
 import type { AgentCaller, Approvals } from '../approvals/index.js';
 import type { BrandingService } from '../branding.js';
 import type { Campaigns } from '../campaign/index.js';
@@ -23,6 +24,7 @@ export interface Lab {
   readonly python: PythonModules;
   readonly consoleTimeoutMs: number;
   readonly branding: BrandingService;
+  readonly accounts: Accounts;
 }
 
 /**

@@ -9,6 +9,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
+import { callerOf } from '../caller.js';
 import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index.js';
 import { AGENT_NAME_RE } from '../../core/contracts/host.js';
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
@@ -278,12 +279,12 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   );
 
   handle(r, AUTH_ROUTES.signupForm, async (req, res) => {
-    render(res, <SignupPage ctx={await ctxOf(req)} first={(await runtime.store.users.count()) === 0} closed={!(await accounts.signupOpen())} />);
+    render(res, <SignupPage ctx={await ctxOf(req)} first={await runtime.ops.accounts.none()} closed={!(await accounts.signupOpen())} />);
   });
 
   /** The sign-up form again, with the message and the name typed. */
   const signupAgain = async (req: Request, res: Response, err: LabError, username: unknown) => {
-    const first = (await runtime.store.users.count()) === 0;
+    const first = await runtime.ops.accounts.none();
     render(res, <SignupPage ctx={await ctxOf(req)} error={err} first={first} closed={err.code === 'forbidden'} username={typeof username === 'string' ? username : ''} />, statusOf(err));
   };
 
@@ -336,10 +337,8 @@ export function accountRoutes(runtime: Runtime): Router {
     AUTH_ROUTES.changePassword,
     async (req, res, { body }) => {
       try {
-        await accounts.changePassword(req.user!.id, body.old_password, body.new_password, body.confirm_password);
         // whoever knew the old password is logged out everywhere else; this session goes on
-        const ended = await runtime.store.sessions.destroyForUser(req.user!.id, req.sessionID);
-        await runtime.audit(req.user!.id, 'password.change', { other_sessions_ended: ended });
+        await runtime.ops.accounts.changePassword(callerOf(req, 'app'), { old: body.old_password, new: body.new_password, confirm: body.confirm_password }, req.sessionID);
         res.redirect(302, `${url(req, '/')}?password_changed=1`);
       } catch (e) {
         const err = asLabError(e);
@@ -392,16 +391,14 @@ export function accountRoutes(runtime: Runtime): Router {
   });
 
   handle(r, AUTH_ROUTES.revokeToken, async (req, res, { params }) => {
-    const token = await accounts.revokeToken(req.user!.id, params.id);
-    await runtime.approvals.tokenRevoked(token, req.user!); // what it asked for can never run now
+    await runtime.ops.accounts.revokeToken(callerOf(req, 'app'), params.id); // what it asked for can never run now
     if (wantsJson(req)) return res.status(204).end();
     res.redirect(302, url(req, '/account'));
   });
 
   handle(r, AUTH_ROUTES.setSignupOpen, async (req, res, { body: { open: v } }) => {
     const open = v === true || v === 'true' || v === 'on' || v === '1';
-    await accounts.setSignupOpen(open);
-    await runtime.audit(req.user!.id, 'signup.' + (open ? 'open' : 'close'), {});
+    await runtime.ops.accounts.setSignupOpen(callerOf(req, 'app'), open);
     if (wantsJson(req)) return res.json({ signup_open: open });
     res.redirect(302, url(req, '/account'));
   });

@@ -9,7 +9,8 @@ import { z } from 'zod';
 import { ROLES, type ManagedUser } from '../../core/accounts/index.js';
 import type { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { Role } from '../../core/store/types.js';
+import type { Caller, Role } from '../../core/operations/index.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect, type ResponseObject } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
@@ -115,6 +116,7 @@ export const USER_ROUTES = {
 export function userRoutes(runtime: Runtime): Router {
   const r = Router();
   const { accounts } = runtime;
+  const ops = runtime.ops.accounts;
 
   /** The page, with the notice of an action just done (`?done=<action>&user=<id>`) or an error. */
   const page = async (req: Request, res: Response, extra: { error?: LabError; done?: UserAction; id?: number } = {}) => {
@@ -139,10 +141,9 @@ export function userRoutes(runtime: Runtime): Router {
    * One admin action on the account `user_id` (the admin check and the input come first, in `handle`): the
    * action, its audit line, and the answer.
    */
-  const act = async (req: Request, res: Response, name: UserAction, run: () => Promise<{ user: ManagedUser; audit?: Record<string, unknown> }>) => {
+  const act = async (req: Request, res: Response, name: UserAction, run: (caller: Caller) => Promise<ManagedUser>) => {
     try {
-      const { user, audit } = await run();
-      await runtime.audit(req.user!.id, `user.${name}`, { user_id: user.id, username: user.username, ...audit });
+      const user = await run(callerOf(req, 'app'));
       if (wantsJson(req)) return res.json({ user });
       // an admin who made themselves an operator may no longer see the users page
       const back = user.id === req.user!.id && user.role !== 'admin' ? url(req, '/account') : `${url(req, '/account/users')}?done=${name}&user=${user.id}`;
@@ -158,41 +159,29 @@ export function userRoutes(runtime: Runtime): Router {
     r,
     USER_ROUTES.role,
     (req, res, { params, body }) =>
-      act(req, res, 'role', async () => {
-        const { user, from } = await accounts.setRole(req.user!, params.user_id, body.role);
-        return { user, audit: { from, to: user.role } };
-      }),
+      act(req, res, 'role', (caller) => ops.setRole(caller, params.user_id, body.role)),
     formAgain,
   );
   handle(
     r,
     USER_ROUTES.password,
     (req, res, { params, body }) =>
-      act(req, res, 'password', async () => {
-        const { user, sessionsEnded } = await accounts.resetPasswordOf(req.user!, params.user_id, body.new_password, body.confirm_password);
-        return { user, audit: { sessions_ended: sessionsEnded } };
-      }),
+      act(req, res, 'password', (caller) => ops.resetPassword(caller, params.user_id, body.new_password, body.confirm_password)),
     formAgain,
   );
   handle(
     r,
     USER_ROUTES.disable,
     (req, res, { params }) =>
-      act(req, res, 'disable', async () => {
-        const { user, sessionsEnded } = await accounts.setDisabled(req.user!, params.user_id, true);
-        return { user, audit: { sessions_ended: sessionsEnded } };
-      }),
+      act(req, res, 'disable', (caller) => ops.disable(caller, params.user_id)),
     formAgain,
   );
-  handle(r, USER_ROUTES.enable, (req, res, { params }) => act(req, res, 'enable', () => accounts.setDisabled(req.user!, params.user_id, false)), formAgain);
+  handle(r, USER_ROUTES.enable, (req, res, { params }) => act(req, res, 'enable', (caller) => ops.enable(caller, params.user_id)), formAgain);
   handle(
     r,
     USER_ROUTES.delete,
     (req, res, { params }) =>
-      act(req, res, 'delete', async () => {
-        const { user, sessionsEnded } = await accounts.deleteUser(req.user!, params.user_id);
-        return { user, audit: { sessions_ended: sessionsEnded } };
-      }),
+      act(req, res, 'delete', (caller) => ops.remove(caller, params.user_id)),
     formAgain,
   );
 
