@@ -7,6 +7,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
+import { systemCaller } from '../core/operations/index.js';
 import type { Runtime } from '../core/runtime.js';
 
 export const AGENT_PATHS = ['/app/agent', '/agent'];
@@ -97,7 +98,7 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
           if (!l) return;
           if (ws.readyState !== ws.OPEN) return runtime.agents.disconnected(l, socket, 'it went away while connecting');
           link = l;
-          void runtime.audit(null, 'agent.connect', { agent: l.name, token_of: by, token_id: token.id, instruments: l.instruments.map((i) => i.name) }).catch(() => undefined);
+          void runtime.ops.agents.connected(systemCaller('relay', l.name), { name: l.name, instruments: l.instruments.map((i) => i.name) }, { id: token.id, of: by }).catch(() => undefined);
         },
         () => close(1011, 'The server could not take this agent.'),
       );

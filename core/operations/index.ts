@@ -46,6 +46,10 @@ export function createOperations(lab: Lab) {
       toolCalled(caller: Caller, tool: string, args: unknown, result: unknown): Promise<void> {
         return audit(lab, caller, 'agent.tool', { token: caller.token, tool, arguments: args, result });
       },
+      /** A `lab agent` connected with its instruments (`agent.connect`): who made its token, and which token. */
+      connected(caller: Caller, agent: { name: string; instruments: string[] }, token: { id: number; of: string }): Promise<void> {
+        return audit(lab, caller, 'agent.connect', { agent: agent.name, token_of: token.of, token_id: token.id, instruments: agent.instruments });
+      },
     },
   };
 }
