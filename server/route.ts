@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { LabError, type ErrorDetail } from '../core/errors.js';
 import { issueMessage } from '../core/deck/validate.js';
 import { isJson, wantsJson } from './http.js';
+import { requireLogin } from './security.js';
 import type { ParameterObject, ResponseObject } from './api-doc.js';
 
 export type Access = 'public' | 'login' | 'admin';
@@ -130,11 +131,22 @@ export interface HandleOptions {
   receive?: (req: Request, res: Response) => Promise<void>;
 }
 
-/** Mount `fn` for route `r` on `router`: role, then input, then the handler (options: or just `formAgain`). */
+/**
+ * Mount `fn` for route `r` on `router`: login and role as the route declares them (whatever the router it is
+ * mounted on, and wherever that router sits among the middleware), then input, then the handler (options: or
+ * just `formAgain`).
+ */
 export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyObject>(router: Router, r: Route<P, Q, B>, fn: Handler<P, Q, B>, options: HandleOptions | FormAgain = {}): void {
   const { formAgain, receive } = typeof options === 'function' ? { formAgain: options, receive: undefined } : options;
   const method = r.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   router[method](r.expressPath, async (req: Request, res: Response) => {
+    if (r.access !== 'public' && !req.user) {
+      // not logged in: pages to the login form (with `next`), JSON 401, as the login gate answers
+      let refused: unknown;
+      requireLogin(req, res, (e?: unknown) => void (refused = e));
+      if (refused) throw refused;
+      return;
+    }
     if (r.access === 'admin' && req.user?.role !== 'admin') throw new LabError('forbidden', 'Only an admin may do this.');
     let input: Input<P, Q, B>;
     try {

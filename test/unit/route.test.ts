@@ -102,6 +102,26 @@ describe('handle(route)', () => {
     expect((await request(app('admin')).post('/admin').send({ x: 'y' }).expect(200)).body).toEqual({ x: 'y' });
   });
 
+  it('enforces the access a route declares, not the order it is mounted in: no user, a login route answers 401 (JSON) or 302 to the login form', async () => {
+    const open = route({ method: 'GET', path: '/open', section: 'Test', summary: 'open', operationId: 'open', access: 'public', responses: {} });
+    const mine = route({ method: 'GET', path: '/mine', section: 'Test', summary: 'mine', operationId: 'mine', responses: {} });
+    // no login gate in front of this router: the declarations alone decide
+    const a = express();
+    const r = Router();
+    handle(r, open, (_req, res) => void res.json({ open: true }));
+    handle(r, mine, (_req, res) => void res.json({ mine: true }));
+    handle(r, ADMIN_ONLY, (_req, res) => void res.json({ admin: true }));
+    a.use(r);
+    a.use((e: unknown, _req: Request, res: Response, _next: NextFunction) => {
+      const err = e instanceof LabError ? e : new LabError('internal', String(e));
+      res.status(statusOf(err)).json(errorBody(err));
+    });
+    expect((await request(a).get('/open').expect(200)).body).toEqual({ open: true });
+    expect((await request(a).get('/mine').set('Accept', 'application/json').expect(401)).body.error.code).toBe('unauthenticated');
+    expect((await request(a).get('/mine').expect(302)).headers.location).toBe('/auth/login?next=%2Fmine');
+    expect((await request(a).post('/admin').set('Accept', 'application/json').send({ x: 'y' }).expect(401)).body.error.code).toBe('unauthenticated');
+  });
+
   it("answers a page's form that does not fit with the form again; JSON clients get the error", async () => {
     const page = await request(app()).post('/form').type('form').send('n=x').expect(400);
     expect(page.text).toBe('<form>again: The request does not fit POST /form: n must be a number</form>');
@@ -134,6 +154,10 @@ describe('handle(route): a plain-text body, fields passed on from a form only', 
     a.use(express.json());
     a.use(express.urlencoded({ extended: false }));
     a.use(express.text({ type: 'text/plain' }));
+    a.use((req, _res, next) => {
+      req.user = { id: 1, username: 'u', role: 'operator' }; // logged in: these routes take any user
+      next();
+    });
     const r = Router();
     handle(r, TEXT, (_req, res, input) => void res.json(input.body));
     handle(r, CALL, (_req, res, input) => void res.json(input.body));
