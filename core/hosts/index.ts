@@ -10,12 +10,14 @@ import type { ConsoleAnswer } from '../contracts/host.js';
 import type { Deck, ForeignModules } from '../deck/index.js';
 import { LabError } from '../errors.js';
 import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
+import { ParsePool } from './python-parse.js';
 import { pythonOptimizer } from './python-optimizer.js';
 import { classDriver, instanceDriver, remoteInfo } from './remote.js';
 import { sentence } from '../text.js';
 
 export { PythonHost, HostLost, RemoteError, pythonCommand } from './python.js';
 export { remoteInfo } from './remote.js';
+export { ParsePool, parseLimits } from './python-parse.js';
 
 const cannotLoad = (file: string, message: string, data: Record<string, unknown> = {}) =>
   new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file, ...data });
@@ -43,9 +45,12 @@ function loadFailure(file: string, e: unknown): unknown {
 
 export class PythonModules implements ForeignModules {
   readonly host: PythonHost;
+  /** Reads workflows written in Python, in processes of its own (never the host's: a runaway parse must not hold the instruments). */
+  readonly parser: ParsePool;
 
   constructor(opts: PythonHostOptions = {}) {
     this.host = new PythonHost(opts);
+    this.parser = new ParsePool({ python: opts.python, log: opts.log });
   }
 
   handles(file: string): boolean {
@@ -89,7 +94,7 @@ export class PythonModules implements ForeignModules {
     return this.host.console(code, timeoutMs);
   }
 
-  close(): Promise<void> {
-    return this.host.close();
+  async close(): Promise<void> {
+    await Promise.all([this.host.close(), this.parser.close()]);
   }
 }

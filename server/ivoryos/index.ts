@@ -459,7 +459,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const { workflow_name, script, prep, cleanup } = fields;
     const name = workflow_name?.trim() || undefined;
     const parts = { prep: prep ?? '', script: script ?? '', cleanup: cleanup ?? '' };
-    const wf = await workflowFromPython(runtime.python.host, { parts, ...(name ? { name } : {}) }, runner.catalogue);
+    const wf = await workflowFromPython(runtime.python.parser, { parts, ...(name ? { name } : {}) }, runner.catalogue);
     if (wf.name === NEW_WORKFLOW) throw invalid('workflow_name', `"${NEW_WORKFLOW}" is reserved (it is the address of labdeck's builder): choose another name.`);
     // ivoryOS replaces the draft: a name in use gets a new version; the session's draft is this workflow
     const row = await store.workflows.save(wf.name, wf, req.user!.id);

@@ -305,7 +305,7 @@ export function workflowRoutes(runtime: Runtime): Router {
   };
 
   const importPython = async (source: string, name: string | undefined) => {
-    const wf = await workflowFromPython(runtime.python.host, { source, ...(name ? { name } : {}) }, runtime.runner.catalogue);
+    const wf = await workflowFromPython(runtime.python.parser, { source, ...(name ? { name } : {}) }, runtime.runner.catalogue);
     if (wf.name === NEW_WORKFLOW) validate(wf, [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }]);
     return wf;
   };
