@@ -13,6 +13,7 @@ import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
 import { ParsePool } from './python-parse.js';
 import { pythonOptimizer } from './python-optimizer.js';
 import { classDriver, instanceDriver, remoteInfo } from './remote.js';
+import { identifierMethods } from './vet.js';
 import { sentence } from '../text.js';
 
 export { PythonHost, HostLost, RemoteError, pythonCommand } from './python.js';
@@ -47,9 +48,11 @@ export class PythonModules implements ForeignModules {
   readonly host: PythonHost;
   /** Reads workflows written in Python, in processes of its own (never the host's: a runaway parse must not hold the instruments). */
   readonly parser: ParsePool;
+  private readonly log: (line: string) => void;
 
   constructor(opts: PythonHostOptions = {}) {
     this.host = new PythonHost(opts);
+    this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
     this.parser = new ParsePool({ python: opts.python, log: opts.log });
   }
 
@@ -73,7 +76,8 @@ export class PythonModules implements ForeignModules {
     const abs = checkPythonFile(file);
     try {
       const { instruments, classes, modules } = await this.host.loadDeck(abs, reserved);
-      return { file: abs, devices: instruments.map((i) => [i.name, instanceDriver(this.host, i)]), drivers: classes.map((c) => classDriver(this.host, c)), sources: modules };
+      const named = instruments.map((i) => identifierMethods(i, i.name, this.log));
+      return { file: abs, devices: named.map((i) => [i.name, instanceDriver(this.host, i)]), drivers: classes.map((c) => classDriver(this.host, identifierMethods(c, c.name, this.log))), sources: modules };
     } catch (e) {
       throw loadFailure(abs, e);
     }
@@ -84,7 +88,7 @@ export class PythonModules implements ForeignModules {
     const abs = checkPythonFile(file);
     try {
       const { classes, optimizers } = await this.host.loadModule(abs);
-      return { file: abs, drivers: classes.map((c) => classDriver(this.host, c)), optimizers: optimizers.map((o) => pythonOptimizer(this.host, o)) };
+      return { file: abs, drivers: classes.map((c) => classDriver(this.host, identifierMethods(c, c.name, this.log))), optimizers: optimizers.map((o) => pythonOptimizer(this.host, o)) };
     } catch (e) {
       throw loadFailure(abs, e);
     }
