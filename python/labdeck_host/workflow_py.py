@@ -10,6 +10,8 @@ literals, parameters (a function argument, or the text `"#name"`) or variables (
 `for _ in range(n):`, `pass`, and in the main function a final `return {"output": var, "o2": var["field"]}`
 (its keys name the outputs: `{"power": cell["power_mw"]}` is the output `power`, the field power_mw of cell).
 Module level: imports, a docstring, the functions, and an `if __name__ == "__main__":` block (ignored).
+What ivoryOS Classic's compiler writes is read too (`deck = None`, the `pause()` helper and its calls,
+`**{'name': value}` arguments, ...): workflow_classic.py lists it.
 
 Hostile text is answered, never hung on: nesting deeper than MAX_DEPTH (brackets, chains of unary operators)
 is refused naming its line before `ast` recurses into it, any other failure (a RecursionError, an unhashable
@@ -22,6 +24,8 @@ import io
 import math
 import re
 import tokenize
+
+from . import workflow_classic as classic
 
 PREFIXES = ("deck", "lab")
 COMPARE = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
@@ -147,6 +151,9 @@ def guarded(read):
     return run
 
 
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
 def _phase_of(fn):
     if fn.name == "prep" or fn.name.endswith("_prep"):
         return "prep"
@@ -156,17 +163,21 @@ def _phase_of(fn):
 @guarded
 def parse(source, name=None):
     """The workflow document of `source` (a Python text); `name` overrides the main function's name."""
-    tree = _tree(source)
+    return _whole(_tree(source), source, name)
+
+
+def _whole(tree, source, name):
+    """A whole script's tree: its functions are the phases."""
     phases, description = {}, ""
     for i, node in enumerate(tree.body):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or classic.skipped_at_module_level(node):
             continue
         if i == 0 and _is_docstring(node):
             description = node.value.value
             continue
         if isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"':
             continue
-        if not isinstance(node, ast.FunctionDef):
+        if not isinstance(node, FUNCTIONS):
             raise OutsideSubset(node, _construct(node), "at module level only imports, the prep / script / cleanup functions and an `if __name__ == \"__main__\":` block")
         phase = _phase_of(node)
         if phase in phases:
@@ -186,12 +197,19 @@ def parse_parts(parts, name):
     Errors name the field as well as the line."""
     if not isinstance(parts, dict):
         raise _not_text("the parts", parts)
+    script = parts.get("script") or ""
+    if not (parts.get("prep") or parts.get("cleanup")) and isinstance(script, str):
+        # a whole script in the script part (a file ivoryOS compiled, pasted): read as a whole script
+        with _in_field("script"):
+            tree = _tree(script, "script")
+            if sum(isinstance(n, FUNCTIONS) and not classic.is_pause_helper(n) for n in tree.body) > 1:
+                return _whole(tree, script, name)
     phases, sources = {}, {}
     for phase, field in FIELDS.items():
         with _in_field(field):
             sources[phase] = parts.get(field) or ""
-            body = [n for n in _tree(sources[phase], field).body if not isinstance(n, (ast.Import, ast.ImportFrom))]
-            if len(body) == 1 and isinstance(body[0], ast.FunctionDef):
+            body = [n for n in _tree(sources[phase], field).body if not isinstance(n, (ast.Import, ast.ImportFrom)) and not classic.skipped_at_module_level(n)]
+            if len(body) == 1 and isinstance(body[0], FUNCTIONS):
                 phases[phase] = body[0]
             else:
                 phases[phase] = ast.FunctionDef(name=phase, args=ast.arguments(
@@ -281,9 +299,9 @@ class Reader:
             value = self.literal(default)
             p["type"] = TYPES.get(type(value), "number")
             p["default"] = value
-        annotation = getattr(node, "annotation", None)
-        if isinstance(annotation, ast.Name) and annotation.id in ANNOTATIONS:
-            p["type"] = ANNOTATIONS[annotation.id]
+        annotation = classic.annotation_name(getattr(node, "annotation", None))
+        if annotation in ANNOTATIONS:
+            p["type"] = ANNOTATIONS[annotation]
         self.params[name] = p
         self.parameters.append(p)
 
@@ -302,14 +320,19 @@ class Reader:
 
     def statement(self, node):
         _LINE[0] = getattr(node, "lineno", _LINE[0])
-        if isinstance(node, ast.Pass):
+        if isinstance(node, (ast.Pass, ast.Global)):  # `global <name>`: older ivoryOS wrote one in each function
             return []
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            return [self.call(node.value)]
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call):
-            step = self.call(node.value)
+        value = classic.unwrap_await(getattr(node, "value", None))
+        if isinstance(node, ast.Expr) and isinstance(value, ast.Call):
+            return [self.call(value)]
+        if isinstance(node, ast.Assign) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id != "pause":
+            if value.func.id == "input":
+                raise OutsideSubset(node, "an answer read with input", "labdeck has no input step: make the answer a parameter of the main function (a pause('…') shows a message and waits)")
+            raise OutsideSubset(node, "an assignment of %s" % _src(value), "labdeck has no variables of its own: make the value a parameter of the main function (with it as the default), or write it where it is used")
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call):
+            step = self.call(value)
             if step["kind"] != "call":
-                raise OutsideSubset(node, "assigning the result of %s" % _src(node.value.func), "only an instrument call has a result")
+                raise OutsideSubset(node, "assigning the result of %s" % _src(value.func), "only an instrument call has a result (labdeck has no input step: ask with pause('…') and make the answer a parameter)")
             step["save_as"] = node.targets[0].id
             self.variables.add(node.targets[0].id)
             return [step]
@@ -320,8 +343,10 @@ class Reader:
             return [step]
         if isinstance(node, ast.For):
             return [self.loop(node)]
+        if isinstance(node, ast.While):
+            raise OutsideSubset(node, "a while loop", "a labdeck loop runs a number of times written out, `for _ in range(3):`; to go on until a result says so, run the workflow again from a campaign or a config")
         if isinstance(node, ast.Assign):
-            raise OutsideSubset(node, "an assignment of %s" % _src(node.value), "assign only the result of an instrument call to one name (`x = deck.pump.dose(...)`)")
+            raise OutsideSubset(node, "an assignment of %s" % _src(node.value), "assign only the result of an instrument call to one name (`x = deck.pump.dose(...)`); a value of your own is a parameter of the main function, or written where it is used")
         raise OutsideSubset(node, _construct(node), "a step is an instrument call, an assignment of its result, time.sleep, input, if, for … in range or pass")
 
     def loop(self, node):
@@ -347,13 +372,20 @@ class Reader:
                 raise OutsideSubset(node, "%s with these arguments" % _text(func), "time.sleep takes the seconds")
             seconds = self.literal(node.args[0])
             if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds < 0:
-                raise OutsideSubset(node, "time.sleep(%s)" % _src(node.args[0]), "the seconds are a number written out")
+                raise OutsideSubset(node, "time.sleep(%s)" % _src(node.args[0]), "the seconds are a number written out (time.sleep(5)): a wait does not take a parameter")
             return {"kind": "wait", "seconds": seconds}
         if func == "input":
             if node.keywords or len(node.args) > 1:
                 raise OutsideSubset(node, "input with these arguments", "input takes the message to show")
             message = self.literal(node.args[0]) if node.args else None
             return {"kind": "pause", "message": str(message)} if message else {"kind": "pause"}
+        if func == "pause":  # ivoryOS Classic's pause step, over the helper it defines
+            message = classic.pause_message(node, self.literal)
+            if message is False:
+                raise OutsideSubset(node, "pause with these arguments", "pause takes the message to show: pause('Check the vial')")
+            return {"kind": "pause", "message": str(message)} if message else {"kind": "pause"}
+        if func == "print":
+            raise OutsideSubset(node, "print(…)", "printing is no step: remove it (a comment is kept nowhere; a pause('…') shows a message and waits)")
         parts = func.split(".")
         if not isinstance(node.func, ast.Attribute) or not all(p.isidentifier() for p in parts):
             raise OutsideSubset(node, "the call %s(…)" % _text(func), "call a method of an instrument: deck.<instrument>.<method>(name=value, …)")
@@ -366,9 +398,14 @@ class Reader:
         step = {"kind": "call", "instrument": parts[0], "method": parts[1]}
         args = {}
         for kw in node.keywords:
-            if kw.arg is None:
-                raise OutsideSubset(node, "**%s" % _src(kw.value), "name every argument")
-            args[kw.arg] = self.arg(kw.value)
+            if kw.arg is not None:
+                args[kw.arg] = self.arg(kw.value)
+                continue
+            pairs = classic.dict_kwargs(kw)  # ivoryOS Classic: deck.pump.dose(**{'volume_ml': volume})
+            if pairs is None:
+                raise OutsideSubset(node, "**%s" % _src(kw.value), "name every argument: name=value, or **{'name': value, …} with the names written out")
+            for key, value in pairs:
+                args[key] = self.arg(value)
         if args:
             step["args"] = args
         return step
@@ -380,6 +417,7 @@ class Reader:
             if node.id in self.variables:
                 return {"var": node.id}
             raise OutsideSubset(node, "the name %s" % node.id, "it is neither a parameter of the main function nor a result assigned before")
+        node = classic.enum_value(node) or node  # an Enum argument, Solvent('water'): its value
         value = self.literal(node)
         if isinstance(value, str) and value.startswith("#") and value[1:].isidentifier():
             self.add_parameter(value[1:], None)
