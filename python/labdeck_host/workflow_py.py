@@ -345,12 +345,16 @@ class Reader:
             return [self.loop(node)]
         if isinstance(node, ast.While):
             raise OutsideSubset(node, "a while loop", "a labdeck loop runs a number of times written out, `for _ in range(3):`; to go on until a result says so, run the workflow again from a campaign or a config")
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Subscript) and isinstance(node.value.value, ast.Name) and node.value.value.id in self.variables:
+            raise OutsideSubset(node, "an assignment of %s" % _src(node.value), "a result is kept whole: use %s itself, and report a field of it as an output (return {'name': %s})" % (node.value.value.id, _src(node.value)))
         if isinstance(node, ast.Assign):
             raise OutsideSubset(node, "an assignment of %s" % _src(node.value), "assign only the result of an instrument call to one name (`x = deck.pump.dose(...)`); a value of your own is a parameter of the main function, or written where it is used")
         raise OutsideSubset(node, _construct(node), "a step is an instrument call, an assignment of its result, time.sleep, input, if, for … in range or pass")
 
     def loop(self, node):
         it = node.iter
+        if isinstance(it, ast.Name) and it.id == "param_list":
+            raise OutsideSubset(node, "for … in param_list (ivoryOS's batch mode)", "compile the workflow without batch mode: labdeck runs the main function once per row of a config")
         if node.orelse or not (isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range" and len(it.args) == 1 and not it.keywords):
             raise OutsideSubset(node, "for … in %s" % _src(it), "loop with `for _ in range(n):`, n a whole number")
         times = self.literal(it.args[0])

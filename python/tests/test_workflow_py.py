@@ -199,3 +199,9 @@ class HostileAndClassicTest(unittest.TestCase):
         ])
         self.assertEqual(doc["parameters"], [{"name": "v", "type": "number"}])
         self.assertEqual(doc["outputs"], ["r"])
+
+    def test_classic_forms_without_a_step_say_what_to_write(self):
+        self.assertIn("a result is kept whole", self.refused("def w():\n\t__ivoryos_result = deck.a.b()\n\tx = __ivoryos_result[0]\n"))
+        self.assertIn("without batch mode", self.refused("def w(param_list):\n\tfor param in param_list:\n\t\tdeck.a.b()\n"))
+        self.assertIn("labdeck has no input step", self.refused("def w():\n\tx = input('how much?')\n"))
+        self.assertIn("printing is no step", self.refused("def w():\n\tprint('hello')\n"))
