@@ -36,6 +36,7 @@ import { Mutex } from './mutex.js';
 import { errorText, isPlainObject } from './util.js';
 import { invalid, issueDetails } from './validate.js';
 import { sentence } from '../text.js';
+import { boundResult, cutJson } from '../result-limit.js';
 
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
@@ -160,7 +161,7 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
   }
 }
 
-/** Make an instrument's return value JSON: undefined → null, non-finite numbers → null, Dates → strings. */
+/** Make an instrument's return value JSON: undefined → null, non-finite numbers → null, Dates → strings; cut over the result bound. */
 function toJsonValue(v: unknown): unknown {
   switch (typeof v) {
     case 'undefined':
@@ -170,13 +171,17 @@ function toJsonValue(v: unknown): unknown {
     case 'number':
       return Number.isFinite(v) ? v : null;
     case 'string':
+      return boundResult(v);
     case 'boolean':
       return v;
     case 'bigint':
       return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-    default:
+    default: {
       if (v === null) return null;
-      return JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? 'null');
+      // over the bound (core/result-limit.ts) it is kept as its marker: never parsed back whole
+      const json = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? 'null';
+      return cutJson(json) ?? JSON.parse(json);
+    }
   }
 }
 

@@ -37,6 +37,7 @@ export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
 import { runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 import { sentence } from '../text.js';
+import { savedProblem } from './saved.js';
 
 export { repeatOfRun, runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 
@@ -1452,7 +1453,7 @@ export class Runner extends EventEmitter {
       });
       const saveAs = at.phase === 'main' && at.step.kind === 'call' ? at.step.save_as : undefined;
       const problem = saveAs ? c.checkSaved?.(saveAs, output) : null;
-      if (problem) throw new LabError('instrument_error', `${instrument}.${method} returned ${(JSON.stringify(output) ?? String(output)).slice(0, 200)}: ${problem}`);
+      if (problem) throw new LabError('instrument_error', savedProblem(instrument, method, output, problem));
       this.emitStep(c, at, 'ok', { instrument, method, output, step_id: id });
       return output;
     } catch (e) {
