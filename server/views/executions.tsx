@@ -20,6 +20,8 @@ export const CONTROL_ROUTES: Record<Control, string> = {
   release: '/executions/release',
   'stop-iteration': '/executions/abort/next-iteration',
   'abort-task': '/executions/abort/next-task',
+  'rerun-iteration': '/executions/rerun-iteration',
+  'retry-step': '/executions/retry-step',
 };
 const CONTROL_STYLE: Record<Control, string> = {
   pause: 'warning',
@@ -30,6 +32,8 @@ const CONTROL_STYLE: Record<Control, string> = {
   release: 'secondary',
   'stop-iteration': 'secondary',
   'abort-task': 'danger',
+  'rerun-iteration': 'primary',
+  'retry-step': 'secondary',
 };
 const CONFIRM: Partial<Record<Control, string>> = {
   'stop-iteration': 'Finish this iteration, skip the rest, and run cleanup?',

@@ -24,7 +24,7 @@ beforeAll(async () => {
     `export const spectro = {
   read(size = ${MB15}) { return { peak: 3.5, trace: 'x'.repeat(size) }; },
   small() { return { peak: 2.5 }; },
-  take(value = 0) { return typeof value; },
+  take(value) { return typeof value; },
 };
 `,
   );
@@ -86,6 +86,7 @@ describe('a result over the bound', () => {
     expect(steps.filter((s) => s.method === 'take').map((s) => s.output)).toEqual(['object']);
     await lab.admin.post('/app/executions/abort/next-task').set('Accept', J).expect(200);
     await until(async () => (await lab.runtime.store.queue.get(run.body.task_id))?.status === 'aborted');
+    await lab.admin.post('/app/executions/release').set('Accept', J).expect(200);
   });
 });
 
