@@ -98,8 +98,8 @@ export function availableControls(s: ControlStatus): Record<Control, boolean> {
     'stop-iteration': s.busy && s.state !== 'stopping',
     'abort-task': s.busy || interrupted,
     'rerun-iteration': interrupted && !!cut?.step,
-    // the plain Retry does the step already, unless it re-runs the iteration (instruments made again)
-    'retry-step': interrupted && !!cut?.step && cut?.retry === 'iteration',
+    // what Retry does, unless Retry re-runs the iteration (a campaign on instruments made again): a script's sure way
+    'retry-step': interrupted && !!cut?.step,
   };
 }
 

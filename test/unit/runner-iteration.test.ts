@@ -109,7 +109,7 @@ describe('an in-doubt step whose iteration ran on instruments made again since',
     const { l, task, runId } = await crashed('workflow');
     const s = l.runner.status();
     expect(s.interrupted).toMatchObject({ task_id: task.id, run_id: runId, step: { phase: 'main', iteration: 1, index: 1, instrument: 'gate' }, remade: ['counter', 'gate'], retry: 'step' });
-    expect(enabled(l)).toEqual(['retry', 'skip', 'abort-task', 'rerun-iteration']);
+    expect(enabled(l)).toEqual(['retry', 'skip', 'abort-task', 'rerun-iteration', 'retry-step']);
     expect(statusAlerts(s)[0]!.text).toContain('the instruments of this iteration were re-created since the step ran (counter, gate)');
     await l.runner.retry();
     await l.state.gateWaiting();

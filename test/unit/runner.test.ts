@@ -1232,7 +1232,8 @@ describe('the controls: each does one thing, or is a 409 when it would do nothin
 
   it('an interrupted task: retry, skip (goes on after the in-doubt step) or abort; release waits for that decision', async () => {
     const { l, task } = await crashed();
-    await onlyEnabled(l, ['retry', 'skip', 'abort-task']);
+    // the restart made its instruments again: re-running the iteration is offered too (test/unit/runner-iteration.test.ts)
+    await onlyEnabled(l, ['retry', 'skip', 'abort-task', 'rerun-iteration', 'retry-step']);
     await l.runner.skip();
     expect(await outcome(l, task.id)).toBe('completed');
     expect(callsOf(l)).toEqual({ 'counter.inc': 1, 'counter.read': 1 });
