@@ -25,6 +25,12 @@ export const CONTROL_LABEL: Record<Control, string> = {
   'retry-step': 'Retry the step only',
 };
 
+/** A control's words in this state: Retry says when it re-runs the whole iteration (an interrupted campaign, core/runner/iteration.ts). */
+export function controlLabel(c: Control, s: Pick<ControlStatus, 'interrupted'>): string {
+  if (c === 'retry' && (s.interrupted as InterruptedIteration)?.retry === 'iteration') return 'Retry: re-run the iteration';
+  return CONTROL_LABEL[c];
+}
+
 /** What each control does, in a sentence (a button's title, the API document). */
 export const CONTROL_HELP: Record<Control, string> = {
   pause: 'No new step starts; the call in flight finishes. The queue waits too.',

@@ -1,4 +1,4 @@
-import { availableControls, CONTROL_HELP, CONTROL_LABEL, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
+import { availableControls, CONTROL_HELP, controlLabel, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { CampaignPanel } from './campaign/panel.js';
 import { UploadForm } from './files.js';
@@ -73,7 +73,7 @@ function LivePanel({ ctx, status, lastRun }: { ctx: ViewCtx; status: RunnerStatu
             title={CONTROL_HELP[c]}
             disabled={!on[c]}
           >
-            {CONTROL_LABEL[c]}
+            {controlLabel(c, status)}
           </button>
         ))}
       </div>

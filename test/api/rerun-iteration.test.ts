@@ -86,6 +86,7 @@ export const gate = { pass() { return new Promise((resolve) => (globalThis.__rer
   const button = /<button[^>]*data-control-name="rerun-iteration"[^>]*>/.exec(page)![0];
   expect(button).not.toContain('disabled');
   expect(button).toContain('/app/executions/rerun-iteration');
+  expect(page).toContain('Retry: re-run the iteration');
 
   // Retry: the iteration again from its first step (the meter is read again), then on
   const after = await op.post('/app/executions/retry').set('Accept', J).expect(200);
