@@ -23,6 +23,8 @@ export const CONTROL_ACTIONS: Record<RunControlName, string> = {
   retry: 'runner.retry',
   abortNextIteration: 'runner.abort.next-iteration',
   abortNextTask: 'runner.abort.next-task',
+  rerunIteration: 'runner.rerun-iteration',
+  retryStep: 'runner.retry-step',
 };
 
 export interface RunInput {

@@ -44,7 +44,7 @@ export function workflowOperations(lab: Lab) {
 
     /** ivoryOS-style Python (a script, or its prep, script and cleanup parts) read into a checked workflow; nothing saved. */
     fromPython(input: Parameters<typeof workflowFromPython>[1]): Promise<Workflow> {
-      return workflowFromPython(lab.python.host, input, runner.catalogue);
+      return workflowFromPython(lab.python.parser, input, runner.catalogue);
     },
 
     /** Delete every version: the workflow's creator or an admin; audited `workflow.delete`. */

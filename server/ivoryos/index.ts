@@ -11,7 +11,7 @@
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { JSONSchema, MethodSchema, OptimizerSchema } from '../../core/contracts/index.js';
 import { coerceFormArgs } from '../../core/deck/form.js';
-import { LabError } from '../../core/errors.js';
+import { isLabError, LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
@@ -222,6 +222,12 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     if (!req.session) throw invalid('Authorization', 'Selecting a workflow needs a session: log in with the form (POST /ivoryos/auth/login) instead of a token.');
     req.session.ivoryosWorkflow = wf.name;
     const first = await workflows.first(wf.name);
+    let python: string | null = null;
+    try {
+      python = workflowToPython(wf.definition as Workflow, `${req.protocol}://${req.get('host')}/app/instruments/proxy?lang=python`);
+    } catch (e) {
+      if (!isLabError(e)) throw e; // a name that is not an identifier (an instrument "my-pump"): selectable, not writable as Python
+    }
     res.json({
       script: {
         name: wf.name,
@@ -233,7 +239,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
         script_dict: wf.definition,
       },
       // the workflow as a runnable script over labdeck's generated Python client (GET /app/workflows/{name}/python)
-      python_script: workflowToPython(wf.definition as Workflow, `${req.protocol}://${req.get('host')}/app/instruments/proxy?lang=python`),
+      python_script: python,
     });
   };
   handle(r, R.load, async (req, res, { params: { name }, query }) => {

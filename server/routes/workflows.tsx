@@ -328,7 +328,8 @@ export function workflowRoutes(runtime: Runtime): Router {
   handle(r, WORKFLOW_ROUTES.python, async (req, res, { params, query: { version } }) => {
     const row = await find(params.name, version);
     const client = `${req.protocol}://${req.get('host')}${url(req, '/instruments/proxy?lang=python')}`;
-    res.attachment(`${row.name}.py`).type('text/x-python').send(workflowToPython(row.definition as Workflow, client));
+    const script = workflowToPython(row.definition as Workflow, client); // a 400 before any header of the file is set
+    res.attachment(`${row.name}.py`).type('text/x-python').send(script);
   });
 
   handle(r, WORKFLOW_ROUTES.builder, async (req, res, { params }) => {
