@@ -18,6 +18,8 @@ import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { openStore } from './store/index.js';
+import { startNotifications } from './notify/wiring.js';
+import type { Notifications } from './notify/index.js';
 import type { Store } from './store/types.js';
 
 export interface RuntimeOptions {
@@ -50,6 +52,8 @@ export interface RuntimeOptions {
   approvalTtlMs?: number;
   /** How long a call relayed to a `lab agent` may go unanswered before it fails in doubt (default 10 minutes). */
   agentCallTimeoutMs?: number;
+  /** Deliver notifications from this process (default true; core/notify). */
+  notify?: boolean;
 }
 
 export interface Runtime {
@@ -74,6 +78,8 @@ export interface Runtime {
   readonly files: FileStore;
   /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
   readonly deckWatch: DeckWatch | null;
+  /** Channels, the outbox's deliverer and the watchdog (core/notify, docs/notifications.md). */
+  readonly notifications: Notifications;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
   close(): Promise<void>;
 }
@@ -102,6 +108,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     await runner.start();
+    const notifications = startNotifications({ store, runner, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const runtime: Runtime = {
       dataDir,
@@ -119,10 +126,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,
       deckWatch,
+      notifications,
       audit,
       async close() {
         await deckWatch?.close();
         await runner.close();
+        await notifications.close();
         await plugins.close();
         await deck.close();
         await python.close();

@@ -47,8 +47,11 @@ export class Deliverer {
   private readonly sent = new Map<string, number[]>();
   private readonly now: () => Date;
   private readonly claimMs: number;
+  /** See DelivererOptions.baseUrl. */
+  baseUrl: string | null;
 
   constructor(private readonly o: DelivererOptions) {
+    this.baseUrl = o.baseUrl ?? null;
     this.now = o.now ?? (() => new Date());
     const env = Number(process.env.LABDECK_NOTIFY_CLAIM_MS);
     this.claimMs = o.claimMs ?? (env > 0 ? env : 60_000);
@@ -146,7 +149,7 @@ export class Deliverer {
   }
 
   private async deliver(settings: NotificationSettings, name: string, rows: DeliveryRow[]): Promise<number> {
-    const where = { lab: settings.lab ?? 'labdeck', baseUrl: (settings.base_url ?? this.o.baseUrl ?? null)?.replace(/\/+$/, '') ?? null };
+    const where = { lab: settings.lab ?? 'labdeck', baseUrl: (settings.base_url ?? this.baseUrl ?? null)?.replace(/\/+$/, '') ?? null };
     let target = targetOf(settings, name);
     if (target?.kind === 'mailto') {
       const to = await userTarget(this.o.store, name);

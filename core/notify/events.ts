@@ -43,6 +43,24 @@ export async function alerting<T>(store: Store, ops: AlertOp[], change: (tx: TxS
   return out;
 }
 
+/** As `alerting`, the change deciding what to write (nothing when it changed nothing: another host did it). */
+export async function alertingWhen<T>(store: Store, change: (tx: TxStore) => Promise<{ result: T; ops: AlertOp[] }>): Promise<T> {
+  const out = await store.transaction(async (tx) => {
+    const r = await change(tx);
+    if (r.ops.length) await tx.outbox.write(r.ops);
+    return r;
+  });
+  if (out.ops.length) wakeDeliverers();
+  return out.result;
+}
+
+/** Write events on their own: where the state change is not a database write (a pause step continued). */
+export async function alertOnly(store: Store, ops: AlertOp[]): Promise<void> {
+  if (ops.length === 0) return;
+  await store.outbox.write(ops);
+  wakeDeliverers();
+}
+
 /** Open an alert of `event` for the waiting state named by `key`. */
 export function open(event: EventName, key: string, ctx: AlertContext, who: { userId?: number | null } = {}): AlertOp {
   return { op: 'open', event, key, runId: ctx.run_id ?? null, taskId: ctx.task_id ?? null, userId: who.userId ?? null, payload: ctx };
@@ -53,6 +71,10 @@ export function resolve(key: string, note: string): AlertOp {
 }
 
 /** Every alert still open for a run (its end resolves them), but those of the events in `except`. */
+export function resolveEvent(event: EventName, note: string): AlertOp {
+  return { op: 'resolve', event, note };
+}
+
 export function resolveRun(runId: number, note: string, except: EventName[] = []): AlertOp {
   return { op: 'resolve', runId, note, except };
 }
@@ -65,7 +87,9 @@ export const keys = {
   approval: (id: number) => `approval_pending:${id}`,
   safety: (what: string) => `safety_blocked:${what}`,
   interrupted: (runId: number) => `run_interrupted:run:${runId}`,
-  hostLost: (hostId: string) => `host_lost:${hostId}`,
+  /** By machine and kind: the same labdeck started again there resolves it. */
+  hostLost: (machine: string, kind: string) => `host_lost:${machine}:${kind}`,
+  agentLost: (agent: string) => `host_lost:agent:${agent}`,
   queueHeld: (taskId: number) => `queue_held:task:${taskId}`,
   overdue: (stepId: number) => `step_overdue:step:${stepId}`,
   campaignFinished: (runId: number) => `campaign_finished:run:${runId}`,

@@ -14,6 +14,7 @@ export * from './events.js';
 export { EVENTS, DEFAULT_EVENTS, type EventName } from './settings.js';
 export { Deliverer } from './deliverer.js';
 export { Watchdog, overdueBound, type CallStats } from './watchdog.js';
+import type { Watchdog } from './watchdog.js';
 
 /** Events that tell, without a waiting state: never on the attention list. */
 const INFORMATIONAL = new Set(['run_completed', 'campaign_finished']);
@@ -25,6 +26,12 @@ export interface NotificationsOptions extends Omit<DelivererOptions, 'store' | '
 
 export class Notifications {
   readonly deliverer: Deliverer;
+  /** The watchdog fed by this host's runner (core/notify/wiring.ts); null until wired. */
+  watchdog: Watchdog | null = null;
+  /** The address this labdeck serves at, for links when the settings name no `base_url` (`lab serve` sets it). */
+  set baseUrl(url: string | null) {
+    this.deliverer.baseUrl = url;
+  }
 
   constructor(
     private readonly store: Store,
@@ -79,7 +86,7 @@ export class Notifications {
       createdAt: new Date(),
     };
     try {
-      await send(channel, [messageOf(row, { lab: s.lab ?? 'labdeck', baseUrl: s.base_url ?? this.opts.baseUrl ?? null })], `test.${row.alertId}`);
+      await send(channel, [messageOf(row, { lab: s.lab ?? 'labdeck', baseUrl: s.base_url ?? this.deliverer.baseUrl ?? null })], `test.${row.alertId}`);
     } catch (e) {
       const msg = e instanceof Error ? (e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
       throw new LabError('instrument_error', `The test message to "${channelName}" failed: ${msg}`, [{ field: 'channel', message: msg }]);

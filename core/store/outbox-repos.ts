@@ -49,8 +49,9 @@ export function createOutboxRepository(sql: Sql): OutboxStore {
         };
         if (op.key !== undefined) add(`o."key" = ?`, op.key);
         if (op.runId !== undefined) add(`o."run_id" = ?`, op.runId);
+        if (op.event !== undefined) add(`o."event" = ?`, op.event);
         for (const e of op.except ?? []) add(`o."event" <> ?`, e);
-        if (op.key === undefined && op.runId === undefined) continue; // resolves nothing rather than everything
+        if (op.key === undefined && op.runId === undefined && op.event === undefined) continue; // resolves nothing rather than everything
         await sql.run(
           `INSERT INTO "notify_outbox" ("alert_id", "event", "state", "key", "run_id", "task_id", "user_id", "payload", "created_at") ` +
             `SELECT o."alert_id", o."event", 'resolved', o."key", o."run_id", o."task_id", o."user_id", ?, ? FROM "notify_outbox" o WHERE ${where.join(' AND ')}`,

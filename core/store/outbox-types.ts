@@ -13,8 +13,8 @@ export type AlertOp =
       /** What the message says (host, step, message, …). */
       payload: Record<string, unknown>;
     }
-  /** Resolve the open alert with this key, or every open alert of a run (but the events in `except`). */
-  | { op: 'resolve'; key?: string; runId?: number; except?: string[]; note?: string };
+  /** Resolve the open alert with this key, every open alert of a run (but the events in `except`), or of an event. */
+  | { op: 'resolve'; key?: string; runId?: number; event?: string; except?: string[]; note?: string };
 
 export interface OutboxRow {
   id: number;
