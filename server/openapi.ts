@@ -295,6 +295,20 @@ const RESPONSE = {
     done: z.array(z.looseObject({ id: z.int(), state: z.string() })).describe('The latest decided or expired ones'),
     policy: z.looseObject({ default: z.array(z.string()), instruments: z.record(z.string(), z.array(z.string())) }),
   }),
+  Notifications: z.looseObject({
+    settings: z.looseObject({}).describe('The settings document, secrets left out (secret_set / password_set say whether one is stored)'),
+    health: z.array(z.looseObject({ channel: z.string(), waiting: z.int(), failing: z.int(), dead: z.boolean(), last_error: z.string().nullable() })).describe("Each channel's deliveries"),
+    attention: z.array(z.looseObject({ id: z.string(), event: z.string(), state: z.string() })).describe('What waits for a person now'),
+    recent: z.array(z.looseObject({ id: z.string(), event: z.string(), state: z.string() })).describe('The latest events and resolutions'),
+  }),
+  NotificationSettings: z.looseObject({
+    channels: z.array(z.looseObject({ name: z.string(), kind: z.enum(['webhook', 'email', 'slack']), events: z.array(z.string()).optional() })),
+    watchdog: z.looseObject({ factor: z.number(), mad_factor: z.number(), floor_s: z.number(), min_samples: z.int() }).optional(),
+    lab: z.string().optional(),
+    base_url: z.string().optional(),
+  }),
+  NotificationTested: z.object({ channel: z.string(), sent: z.literal(true) }),
+  NotificationSubscription: z.looseObject({ subscription: z.object({ email: z.string(), events: z.array(z.string()) }).nullable(), events: z.array(z.string()) }),
   RunSetup: z.object({
     workflows: z.array(z.object({ name: z.string(), version: z.int() })).describe('The saved workflows'),
     status: RunnerStatus,
