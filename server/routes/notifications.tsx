@@ -42,10 +42,14 @@ export const NOTIFICATION_ROUTES = {
     access: 'admin',
     description: 'A secret (a webhook\'s `secret`, an SMTP `password`) left out keeps the one stored for the channel of that name; GET answers `secret_set` / `password_set` instead.',
     body: {
-      name: 'NotificationSettings',
+      name: 'NotificationSettingsBody',
       kinds: ['json'],
-      document: 'NotificationSettings',
-      schema: z.looseObject({}),
+      schema: z.object({
+        channels: z.array(z.looseObject({ name: z.unknown(), kind: z.unknown() })).optional().describe('Each { name, kind: webhook | email | slack, events, …its fields } (docs/notifications.md)'),
+        watchdog: z.looseObject({}).optional().describe('{ factor, mad_factor, floor_s, min_samples } (defaults 3, 5, 10, 5)'),
+        lab: z.unknown().optional().describe("The lab's name in every message"),
+        base_url: z.unknown().optional().describe('Where people reach this labdeck, for the links'),
+      }),
     },
     responses: { 200: json('The settings as stored (secrets left out)', 'NotificationSettings'), 400: error('A field that does not fit (named) or an unknown one') },
   }),
