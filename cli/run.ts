@@ -27,6 +27,7 @@ import { errorText } from '../core/deck/util.js';
 import { LabError, isLabError } from '../core/errors.js';
 import { parseCsv, type CsvTable } from '../core/files/csv.js';
 import { configRowsOf } from '../core/files/store.js';
+import { etaText, runEta } from '../core/notify/watchdog.js';
 import { workflowIterations, type RunnerEvent, type WorkflowPayload } from '../core/runner/index.js';
 import type { Runtime } from '../core/runtime.js';
 import { openStore } from '../core/store/index.js';
@@ -370,6 +371,11 @@ async function execute(
     if (e.type === 'run') {
       if (e.task_id !== taskId) return;
       runId = e.run_id;
+      // how long it may take, from past runs of the workflow (core/notify); nothing when there are none
+      if (e.status === 'running' && runtime) {
+        const s = sink;
+        void runEta(runtime.store, e.run_id).then((eta) => eta && s?.note(etaText(eta)), () => undefined);
+      }
     } else if ('run_id' in e && runId !== null && e.run_id !== runId) return;
     if (e.type === 'status' && e.status.current_task && e.status.current_task.id !== taskId) return;
     if (e.type === 'iteration') done++;

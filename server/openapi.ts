@@ -145,6 +145,13 @@ const RunnerStatus = z.looseObject({
   current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
   progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
   store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
+  timing: z
+    .looseObject({
+      steps: z.array(z.looseObject({ step_id: z.int(), run_id: z.int(), path: z.string(), expected_end: ISO_DATE.nullable(), overdue: z.boolean() })),
+      runs: z.array(z.looseObject({ run_id: z.int(), eta: z.object({ earliest: ISO_DATE, latest: ISO_DATE, samples: z.int() }).nullable() })),
+    })
+    .optional()
+    .describe("The watchdog's view (docs/notifications.md): each running call step's expected end (null until its instrument and method have enough records) and each run's ETA (P10-P90 of past runs of its workflow)"),
   elsewhere: z
     .array(
       z.object({

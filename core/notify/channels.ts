@@ -3,7 +3,6 @@
  * (nodemailer). One message per event, or one digest for several (a flood, rate-limited), which says so.
  */
 import { createHmac } from 'node:crypto';
-import nodemailer from 'nodemailer';
 import type { OutboxRow } from '../store/types.js';
 import type { Channel } from './settings.js';
 
@@ -130,6 +129,7 @@ export async function send(channel: Channel | { kind: 'mailto'; name: string; to
     return;
   }
   const via: MailVia = channel.kind === 'email' ? channel : channel.via;
+  const { default: nodemailer } = await import('nodemailer'); // loaded when mail is first sent, not at start
   const transport = nodemailer.createTransport({
     host: via.host,
     port: via.port,

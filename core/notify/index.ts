@@ -13,7 +13,7 @@ import { EMPTY_SETTINGS, NotificationSettings, SETTINGS_KEY, UserSubscription, i
 export * from './events.js';
 export { EVENTS, DEFAULT_EVENTS, type EventName } from './settings.js';
 export { Deliverer } from './deliverer.js';
-export { Watchdog, overdueBound, type CallStats } from './watchdog.js';
+export { Watchdog, overdueBound, runEta, etaText, type CallStats } from './watchdog.js';
 import type { Watchdog } from './watchdog.js';
 
 /** Events that tell, without a waiting state: never on the attention list. */
@@ -101,6 +101,15 @@ export class Notifications {
     const by = new Map(rows.map((r) => [r.channel, r]));
     const all = [...names.map((n) => by.get(n) ?? { channel: n, waiting: 0, failing: 0, lastError: null, lastDeliveredAt: null }), ...rows.filter((r) => !names.includes(r.channel))];
     return all.map((h) => ({ ...h, dead: h.failing > 0 }));
+  }
+
+  /**
+   * What `GET /executions/status` adds: each running call step of this host with its expected end (null
+   * until its instrument and method have min_samples records) and whether it is overdue, and each run's ETA.
+   */
+  timing(runIds: number[]): { steps: ReturnType<Watchdog['running']>; runs: { run_id: number; eta: ReturnType<Watchdog['eta']> }[] } {
+    const w = this.watchdog;
+    return { steps: w ? w.running() : [], runs: runIds.map((id) => ({ run_id: id, eta: w ? w.eta(id) : null })) };
   }
 
   /** What waits for a person now: open alerts without their resolution. */

@@ -38,6 +38,29 @@ export function overdueBound(stats: CallStats | null, w: WatchdogSettings): numb
   return Math.max(w.factor * stats.medianMs, stats.medianMs + w.mad_factor * stats.madMs, w.floor_s * 1000);
 }
 
+/** P10 and P90 of the durations (ms) of the latest completed runs of a workflow (not `exceptRun`). */
+export async function pastDurations(store: Store, workflow: string, exceptRun?: number): Promise<{ p10: number; p90: number; samples: number } | null> {
+  const past = await store.runs.list({ keyword: workflow, page: 1, perPage: 200 });
+  const durations = past.rows.filter((r) => r.id !== exceptRun && r.workflowName === workflow && r.status === 'completed' && r.endedAt).map((r) => r.endedAt!.getTime() - r.startedAt.getTime());
+  return durations.length ? { p10: quantile(durations, 0.1), p90: quantile(durations, 0.9), samples: durations.length } : null;
+}
+
+/** A run's ETA window from past runs of its workflow, or null without any. */
+export async function runEta(store: Store, runId: number): Promise<{ earliest: string; latest: string; samples: number } | null> {
+  const run = await store.runs.get(runId);
+  if (!run) return null;
+  const d = await pastDurations(store, run.workflowName, runId);
+  if (!d) return null;
+  const t0 = run.startedAt.getTime();
+  return { earliest: new Date(t0 + d.p10).toISOString(), latest: new Date(t0 + d.p90).toISOString(), samples: d.samples };
+}
+
+/** `ETA 14:32-14:41 (P10-P90 of 12 past runs)`, in local time. */
+export function etaText(eta: { earliest: string; latest: string; samples: number }): string {
+  const hm = (iso: string) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  return `ETA ${hm(eta.earliest)}-${hm(eta.latest)} (P10-P90 of ${eta.samples} past run${eta.samples === 1 ? '' : 's'} of this workflow)`;
+}
+
 interface Tracked {
   stepId: number;
   runId: number;
@@ -90,9 +113,7 @@ export class Watchdog {
     const run = await this.o.store.runs.get(runId);
     if (!run) return;
     this.runs.set(runId, { startedAt: run.startedAt.getTime(), workflow: run.workflowName });
-    const past = await this.o.store.runs.list({ keyword: run.workflowName, page: 1, perPage: 200 });
-    const durations = past.rows.filter((r) => r.workflowName === run.workflowName && r.status === 'completed' && r.endedAt).map((r) => r.endedAt!.getTime() - r.startedAt.getTime());
-    this.etas.set(runId, durations.length ? { p10: quantile(durations, 0.1), p90: quantile(durations, 0.9), samples: durations.length } : null);
+    this.etas.set(runId, await pastDurations(this.o.store, run.workflowName, runId));
   }
 
   runEnded(runId: number): void {

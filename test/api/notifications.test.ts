@@ -142,3 +142,10 @@ describe('approval_pending', () => {
     expect(rows.find((r) => r.state === 'resolved')!.payload.resolution).toBe('rejected by ada');
   });
 });
+
+describe('GET /executions/status', () => {
+  it("carries the watchdog's timing: running steps with their expected end, runs with their ETA", async () => {
+    const s = (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
+    expect(s.timing).toEqual({ steps: [], runs: [] });
+  });
+});

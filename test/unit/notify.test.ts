@@ -8,7 +8,7 @@ import { Runner } from '../../core/runner/index.js';
 import type { Deck } from '../../core/deck/index.js';
 import { Deliverer } from '../../core/notify/deliverer.js';
 import { Notifications } from '../../core/notify/index.js';
-import { overdueBound, statsOf, Watchdog } from '../../core/notify/watchdog.js';
+import { etaText, overdueBound, runEta, statsOf, Watchdog } from '../../core/notify/watchdog.js';
 import { SETTINGS_KEY, userKey } from '../../core/notify/settings.js';
 import type { OutboxRow, QueueTaskRow, Store } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
@@ -297,5 +297,21 @@ describe('the watchdog', () => {
     expect((await l.store.outbox.open()).some((r) => r.event === 'step_overdue')).toBe(false);
     l.state.release();
     await ended(l, task.id);
+  });
+
+  it("gives a run an ETA from the past completed runs of its workflow (P10-P90), none before there is one", async () => {
+    const l = await lab();
+    const first = await submit(l, 'quick');
+    await ended(l, first.id);
+    const firstRun = (await l.store.queue.get(first.id))!.runId!;
+    expect(await runEta(l.store, firstRun)).toBeNull();
+    const second = await submit(l, 'quick');
+    await ended(l, second.id);
+    const run = (await l.store.runs.get((await l.store.queue.get(second.id))!.runId!))!;
+    const eta = (await runEta(l.store, run.id))!;
+    const prev = (await l.store.runs.get(firstRun))!;
+    const took = prev.endedAt!.getTime() - prev.startedAt.getTime();
+    expect(eta).toEqual({ earliest: new Date(run.startedAt.getTime() + took).toISOString(), latest: new Date(run.startedAt.getTime() + took).toISOString(), samples: 1 });
+    expect(etaText(eta)).toMatch(/^ETA .+ \(P10-P90 of 1 past run of this workflow\)$/);
   });
 });
