@@ -34,8 +34,6 @@ export interface DelivererOptions {
 
 /** A channel name for a user's own subscription. */
 const USER_CHANNEL = /^user:(\d+)$/;
-/** At most this many messages go one by one in a pass; more for one channel go as one digest. */
-const SINGLES = 3;
 
 export class Deliverer {
   private timer: NodeJS.Timeout | null = null;
@@ -165,8 +163,10 @@ export class Deliverer {
     const rate = 'rate_per_minute' in target ? target.rate_per_minute : 20;
     const now = this.now();
     const left = this.budget({ name, rate_per_minute: rate } as Channel, now);
-    // within the budget: one message each; a flood beyond it: one digest that says so
-    const batches: DeliveryRow[][] = rows.length <= Math.min(SINGLES, left) ? rows.map((r) => [r]) : [rows];
+    // within the budget: one message each; a flood beyond it: what the budget allows, the rest in one digest
+    // that says so (the budget's last message)
+    const singles = rows.length <= left ? rows.length : Math.max(0, left - 1);
+    const batches: DeliveryRow[][] = [...rows.slice(0, singles).map((r) => [r]), ...(singles < rows.length ? [rows.slice(singles)] : [])];
     let sent = 0;
     for (const batch of batches) {
       const messages: Message[] = batch.map((r) => messageOf(r.event, where));

@@ -21,6 +21,8 @@ export interface HttpSink {
   status: number;
   /** While set, requests are recorded but not answered until `release()`. */
   hold: boolean;
+  /** Hold (as `hold`) every request from this many received on. */
+  holdFrom: number;
   release(): void;
   /** Resolves when `n` requests have arrived. */
   arrived(n: number): Promise<void>;
@@ -35,6 +37,7 @@ export async function startHttpSink(): Promise<HttpSink> {
     received: [],
     status: 200,
     hold: false,
+    holdFrom: Infinity,
     release() {
       for (const f of held.splice(0)) f();
     },
@@ -61,7 +64,7 @@ export async function startHttpSink(): Promise<HttpSink> {
         w.resolve();
       }
       const answer = () => res.writeHead(sink.status, { 'content-type': 'text/plain' }).end('ok');
-      if (sink.hold) held.push(answer);
+      if (sink.hold || sink.received.length >= sink.holdFrom) held.push(answer);
       else answer();
     });
   });
