@@ -4,7 +4,7 @@
  * same labdeck (machine and kind) registering again resolves it.
  */
 import type { HostRow, Store } from '../store/types.js';
-import { alerting, alertingWhen, keys, open, resolve } from './events.js';
+import { alerting, alertingWhen, alertOnly, keys, open, resolve } from './events.js';
 
 /** Mark an expired host stopped; true for the one caller that did it. */
 export function hostLost(store: Store, h: HostRow, seenBy: string): Promise<boolean> {
@@ -23,4 +23,19 @@ export async function hostBack(store: Store, h: Pick<HostRow, 'id' | 'name' | 'k
   await alerting(store, [resolve(keys.hostLost(h.machine, h.kind), `${h.name} is back online`)], async (tx) => {
     await tx.hosts.register(h);
   });
+}
+
+/**
+ * A `lab agent` whose connection ended with calls in flight (core/hosts/agent.ts). The disconnect is no
+ * database write, so the alert is written on its own; the calls fail in-doubt and their steps raise
+ * step_failed as any failed step does.
+ */
+export function agentLost(store: Store, agent: string, calls: number, reason: string): Promise<void> {
+  const message = `The agent ${agent} went away with ${calls === 1 ? 'a call' : `${calls} calls`} in flight (${reason}): its instruments are offline and the calls are in doubt.`;
+  return alertOnly(store, [open('host_lost', keys.agentLost(agent), { host: agent, message })]);
+}
+
+/** The agent connected again: its host_lost alert (if any) resolved. */
+export function agentBack(store: Store, agent: string): Promise<void> {
+  return alertOnly(store, [resolve(keys.agentLost(agent), `the agent ${agent} is connected again`)]);
 }

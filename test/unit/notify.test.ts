@@ -10,6 +10,7 @@ import { Deliverer } from '../../core/notify/deliverer.js';
 import { Notifications } from '../../core/notify/index.js';
 import { etaText, overdueBound, runEta, statsOf, Watchdog } from '../../core/notify/watchdog.js';
 import { SETTINGS_KEY, userKey } from '../../core/notify/settings.js';
+import { hostBack, hostLost } from '../../core/notify/hosts.js';
 import type { OutboxRow, QueueTaskRow, Store } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
@@ -136,6 +137,22 @@ describe('the outbox gets each waiting state and its end', () => {
     await l2.runner.pauseResume(); // go on after the in-doubt step
     await until(async () => (await l.store.outbox.open()).length === 0, 'both resolved');
     await ended(l2, task.id);
+  });
+});
+
+describe('host_lost', () => {
+  it('a host found gone with a run in flight: stopped and alerted in one write, by one host; resolved when it is back', async () => {
+    const l = await lab();
+    await submit(l, 'gated');
+    await l.state.gateWaiting(1);
+    l.runner.host.halt();
+    const row = (await l.store.hosts.get(l.runner.host.id))!;
+    expect(await hostLost(l.store, row, 'another labdeck')).toBe(true);
+    expect(await hostLost(l.store, row, 'a third labdeck')).toBe(false); // one host does it
+    const open = (await l.store.outbox.open()).filter((r) => r.event === 'host_lost');
+    expect(open).toEqual([expect.objectContaining({ key: `host_lost:${row.machine}:${row.kind}`, payload: expect.objectContaining({ host: row.name, message: expect.stringContaining('seen by another labdeck') }) })]);
+    await hostBack(l.store, { id: 'new-host', name: 'lab serve again', kind: row.kind, machine: row.machine, pid: 1 });
+    expect((await l.store.outbox.open()).some((r) => r.event === 'host_lost')).toBe(false);
   });
 });
 
