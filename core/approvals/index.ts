@@ -17,7 +17,7 @@ import { LabError, isLabError } from '../errors.js';
 import type { Runner, RunnerStatus, WorkflowPayload } from '../runner/index.js';
 import type { ApprovalKind, ApprovalRow, Store, TxStore } from '../store/types.js';
 import { alertingWhen } from '../notify/events.js';
-import { approvalDecided, approvalPending } from '../notify/approvals.js';
+import { approvalDecided, approvalPending, approvalRevoked } from '../notify/approvals.js';
 
 export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous'];
 
@@ -217,7 +217,13 @@ export class Approvals {
 
   /** A token was revoked by `by`: its pending requests are rejected, saying so (an approval could never run them). */
   tokenRevoked(token: { id: number; name: string }, by: { id: number }): Promise<number> {
-    return this.opts.store.approvals.rejectPendingOf(token.id, { reason: `The token "${token.name}" that asked was revoked.`, decidedBy: by.id, decidedAt: new Date() });
+    const decidedAt = new Date();
+    // the rejections and the resolutions of their approval_pending alerts: one transaction (core/notify)
+    return alertingWhen(this.opts.store, async (tx) => {
+      const ids = (await tx.approvals.list('pending', decidedAt, 10_000)).filter((r) => r.tokenId === token.id).map((r) => r.id);
+      const n = await tx.approvals.rejectPendingOf(token.id, { reason: `The token "${token.name}" that asked was revoked.`, decidedBy: by.id, decidedAt });
+      return { result: n, ops: ids.map((id) => approvalRevoked(id, token.name)) };
+    });
   }
 
   pendingCount(): Promise<number> {

@@ -10,3 +10,7 @@ export function approvalPending(r: ApprovalRow): AlertOp {
 export function approvalDecided(id: number, decision: 'approve' | 'reject', by: string): AlertOp {
   return resolve(keys.approval(id), `${decision === 'approve' ? 'approved' : 'rejected'} by ${by}`);
 }
+
+export function approvalRevoked(id: number, token: string): AlertOp {
+  return resolve(keys.approval(id), `rejected: the token "${token}" that asked was revoked`);
+}

@@ -61,6 +61,9 @@ export function etaText(eta: { earliest: string; latest: string; samples: number
   return `ETA ${hm(eta.earliest)}-${hm(eta.latest)} (P10-P90 of ${eta.samples} past run${eta.samples === 1 ? '' : 's'} of this workflow)`;
 }
 
+/** How long the records' stats (and the settings) are kept before they are read again. */
+const STATS_MS = 30_000;
+
 interface Tracked {
   stepId: number;
   runId: number;
@@ -125,11 +128,34 @@ export class Watchdog {
   async stepStarted(s: { stepId: number; runId: number; taskId?: number | null; userId?: number | null; path: string; instrument: string; method: string }): Promise<void> {
     const t: Tracked = { ...s, taskId: s.taskId ?? null, userId: s.userId ?? null, startedAt: this.now(), boundMs: null, alerted: false };
     this.steps.set(s.stepId, t);
-    const recent = await this.o.store.steps.recent(s.instrument, this.o.history ?? 500);
-    const durations = recent
-      .filter((r) => r.method === s.method && r.status === 'ok' && r.endedAt && r.id !== s.stepId)
-      .map((r) => r.endedAt!.getTime() - r.startedAt.getTime());
-    t.boundMs = overdueBound(statsOf(durations), await this.o.settings());
+    t.boundMs = overdueBound(await this.statsFor(s.instrument, s.method), await this.settingsNow());
+  }
+
+  /** Stats per instrument and method, read from the records at most every STATS_MS (a step costs no query). */
+  private readonly stats = new Map<string, { at: number; stats: Promise<CallStats | null> }>();
+  private statsFor(instrument: string, method: string): Promise<CallStats | null> {
+    const key = `${instrument}\u0000${method}`;
+    const now = this.now();
+    const c = this.stats.get(key);
+    if (c && now - c.at < STATS_MS) return c.stats;
+    const stats = this.o.store.steps.recent(instrument, this.o.history ?? 500).then((recent) =>
+      statsOf(recent.filter((r) => r.method === method && r.status === 'ok' && r.endedAt).map((r) => r.endedAt!.getTime() - r.startedAt.getTime())),
+    );
+    this.stats.set(key, { at: now, stats });
+    stats.catch(() => this.stats.delete(key));
+    return stats;
+  }
+
+  private settingsAt = -Infinity;
+  private settingsCache: Promise<WatchdogSettings> | null = null;
+  private settingsNow(): Promise<WatchdogSettings> {
+    const now = this.now();
+    if (!this.settingsCache || now - this.settingsAt >= STATS_MS) {
+      this.settingsAt = now;
+      this.settingsCache = this.o.settings();
+      this.settingsCache.catch(() => (this.settingsCache = null));
+    }
+    return this.settingsCache;
   }
 
   /** A call step ended: forgotten, and its overdue alert (if any) resolved. */
