@@ -37,6 +37,7 @@ export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
 import { runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 import { sentence } from '../text.js';
+import { bestText, campaignBest } from '../notify/campaign.js';
 import { alerting, alertingWhen, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
 import type { AlertOp } from '../store/types.js';
 
@@ -1306,7 +1307,7 @@ export class Runner extends EventEmitter {
 
   private async finish(c: TaskRun, outcome: RunStatus, error: string | null) {
     const taskStatus: TaskStatus = outcome === 'completed' ? 'done' : outcome === 'interrupted' ? 'interrupted' : outcome;
-    await alerting(this.store, this.endAlerts(c, outcome, error), async (tx) => {
+    await alerting(this.store, await this.endAlerts(c, outcome, error), async (tx) => {
       await tx.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
       await tx.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
     });
@@ -1323,10 +1324,14 @@ export class Runner extends EventEmitter {
   }
 
   /** A run's end resolves what still waits of it (but a held queue) and tells `run_completed` / `campaign_finished`. */
-  private endAlerts(c: TaskRun, outcome: RunStatus, error: string | null): AlertOp[] {
+  private async endAlerts(c: TaskRun, outcome: RunStatus, error: string | null): Promise<AlertOp[]> {
     const ctx = { host: this.host.name, task_id: c.task.id, run_id: c.run.id, workflow: c.run.workflowName, outcome };
     const ops: AlertOp[] = [resolveRun(c.run.id, `the run ended: ${outcome}`, ['queue_held'])];
-    if (c.task.kind === 'campaign') ops.push(openAlert('campaign_finished', alertKeys.campaignFinished(c.run.id), { ...ctx, message: `Campaign ${c.task.name} ${outcome === 'completed' ? 'finished' : `ended early (${outcome})`}${error ? `: ${error}` : '.'}` }, { userId: c.task.createdBy }));
+    if (c.task.kind === 'campaign') {
+      const best = await campaignBest(this.store, c.run.id, c.payload).catch(() => null);
+      const message = `Campaign ${c.task.name} ${outcome === 'completed' ? 'finished' : `ended early (${outcome})`}${error ? `: ${error}` : '.'} ${bestText(best)}`;
+      ops.push(openAlert('campaign_finished', alertKeys.campaignFinished(c.run.id), { ...ctx, message, best }, { userId: c.task.createdBy }));
+    }
     else if (outcome === 'completed') ops.push(openAlert('run_completed', alertKeys.runCompleted(c.run.id), { ...ctx, message: `Run ${c.task.name} completed${c.skipped ? ` with ${skippedSteps(c.skipped)}` : ''}.` }, { userId: c.task.createdBy }));
     return ops;
   }

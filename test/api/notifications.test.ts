@@ -7,7 +7,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { signupAndLogin, startLab, until, type TestLab } from './helpers.js';
+import { REACTOR, signupAndLogin, startLab, until, type TestLab } from './helpers.js';
 import { startHttpSink, type HttpSink } from '../helpers/sinks.js';
 
 let lab: TestLab;
@@ -147,5 +147,24 @@ describe('GET /executions/status', () => {
   it("carries the watchdog's timing: running steps with their expected end, runs with their ETA", async () => {
     const s = (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
     expect(s.timing).toEqual({ steps: [], runs: [] });
+  });
+});
+
+describe('campaign_finished', () => {
+  it('a campaign that ends tells its best', async () => {
+    await lab.runtime.store.workflows.save(REACTOR.name, REACTOR, null);
+    await lab.admin
+      .post('/app/executions/campaign')
+      .type('form')
+      .send({ workflow: 'react', repeat: '3', optimizer_type: 'sobol', seed: '3', parameters: 'temperature: 20..120', objectives: 'run.yield:max' })
+      .expect(302);
+    const finished = async () => (await lab.runtime.store.outbox.recent(50)).find((r) => r.event === 'campaign_finished');
+    await until(async () => (await finished()) !== undefined);
+    const row = (await finished())!;
+    const best = row.payload.best as { objective: string; value: number; iteration: number };
+    expect(best).toMatchObject({ objective: 'run.yield', minimize: false });
+    const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+    expect(best.value).toBe(plot.best_so_far.at(-1).value);
+    expect(row.payload.message).toMatch(/^Campaign .* finished\. Best run\.yield \(max\): /);
   });
 });
