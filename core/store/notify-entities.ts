@@ -51,6 +51,7 @@ export function notifyEntitySchemas(dialect: Dialect): EntitySchema[] {
     indices: [
       { name: 'ix_notify_outbox_key', columns: ['key'] },
       { name: 'ix_notify_outbox_fanned', columns: ['fannedAt'] },
+      { name: 'ix_notify_outbox_alert', columns: ['alertId'] },
     ],
   });
   const Delivery = new EntitySchema<DeliveryEntity>({

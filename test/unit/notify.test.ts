@@ -73,14 +73,19 @@ async function events(store: Store): Promise<[string, string][]> {
   return (await store.outbox.recent(1000)).reverse().map((r) => [r.event, r.state]);
 }
 
-const ended = (l: Lab, id: number) => until(async () => ['done', 'failed', 'aborted', 'stopped'].includes((await l.store.queue.get(id))!.status), `task ${id} to end`);
+const ended = async (l: Lab, id: number) => {
+  await until(async () => ['done', 'failed', 'aborted', 'stopped'].includes((await l.store.queue.get(id))!.status), `task ${id} to end`);
+  await until(() => l.runner.status().current_task?.id !== id, `task ${id} to leave the runner`);
+};
+/** The runner says it waits a moment before its write (with the event) has committed: wait for the row. */
+const opened = (l: Lab, event: string) => until(async () => (await l.store.outbox.open()).some((r) => r.event === event), `${event} in the outbox`);
 
 describe('the outbox gets each waiting state and its end', () => {
   it('a failed step: step_failed open, then resolved (same id) by the retry; run_completed after', async () => {
     const l = await lab();
     l.state.flakyFails = 1;
     const task = await submit(l, 'flaky');
-    await until(() => l.runner.status().state === 'failed', 'the failed step');
+    await opened(l, 'step_failed');
     const [open] = await l.store.outbox.open();
     expect(open).toMatchObject({ event: 'step_failed', state: 'open', taskId: task.id, payload: expect.objectContaining({ step: 'main[0]', instrument: 'flaky', method: 'poke', error: 'flaky failure 1' }) });
     await l.runner.retry();
@@ -98,7 +103,7 @@ describe('the outbox gets each waiting state and its end', () => {
     const l = await lab();
     l.state.flakyFails = 5;
     const task = await submit(l, 'flaky');
-    await until(() => l.runner.status().state === 'failed', 'the failed step');
+    await opened(l, 'step_failed');
     await l.runner.abortNextTask();
     await ended(l, task.id);
     expect(await events(l.store)).toEqual([
@@ -114,7 +119,7 @@ describe('the outbox gets each waiting state and its end', () => {
   it('a pause step: pause_waiting open, resolved when the operator continues', async () => {
     const l = await lab();
     const task = await submit(l, 'paused');
-    await until(() => l.runner.status().waiting !== null, 'the pause step');
+    await opened(l, 'pause_waiting');
     expect((await l.store.outbox.open()).map((r) => [r.event, r.payload.message])).toEqual([['pause_waiting', 'A pause step waits for the operator: Load the sample']]);
     await l.runner.continuePauseStep();
     await ended(l, task.id);

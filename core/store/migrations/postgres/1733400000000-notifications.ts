@@ -17,6 +17,7 @@ export class Notifications1733400000000 implements MigrationInterface {
     );
     await q.query(`CREATE INDEX "ix_notify_outbox_key" ON "notify_outbox" ("key")`);
     await q.query(`CREATE INDEX "ix_notify_outbox_fanned" ON "notify_outbox" ("fanned_at")`);
+    await q.query(`CREATE INDEX "ix_notify_outbox_alert" ON "notify_outbox" ("alert_id")`);
     await q.query(
       `CREATE TABLE "notify_deliveries" ("id" SERIAL NOT NULL, "outbox_id" integer NOT NULL, "channel" text NOT NULL, "status" text NOT NULL, ` +
         `"attempts" integer NOT NULL, "next_at" TIMESTAMP WITH TIME ZONE NOT NULL, "claimed_by" text, "claimed_until" TIMESTAMP WITH TIME ZONE, ` +

@@ -16,6 +16,7 @@ export class Notifications1733400000000 implements MigrationInterface {
     );
     await q.query(`CREATE INDEX "ix_notify_outbox_key" ON "notify_outbox" ("key")`);
     await q.query(`CREATE INDEX "ix_notify_outbox_fanned" ON "notify_outbox" ("fanned_at")`);
+    await q.query(`CREATE INDEX "ix_notify_outbox_alert" ON "notify_outbox" ("alert_id")`);
     await q.query(
       `CREATE TABLE "notify_deliveries" ("id" integer PRIMARY KEY AUTOINCREMENT NOT NULL, "outbox_id" integer NOT NULL, "channel" text NOT NULL, "status" text NOT NULL, ` +
         `"attempts" integer NOT NULL, "next_at" datetime NOT NULL, "claimed_by" text, "claimed_until" datetime, "delivered_at" datetime, "last_error" text, ` +
@@ -28,6 +29,7 @@ export class Notifications1733400000000 implements MigrationInterface {
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP INDEX "ix_notify_deliveries_due"`);
     await q.query(`DROP TABLE "notify_deliveries"`);
+    await q.query(`DROP INDEX "ix_notify_outbox_alert"`);
     await q.query(`DROP INDEX "ix_notify_outbox_fanned"`);
     await q.query(`DROP INDEX "ix_notify_outbox_key"`);
     await q.query(`DROP TABLE "notify_outbox"`);
