@@ -45,7 +45,17 @@ export class Notifications {
     if (this.opts.deliver !== false) this.deliverer.start();
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stop delivering; with the deliverer running, one last pass first, for up to `flushMs` (default 2 s), so a
+   * short-lived `lab run` sends what its run raised before it exits (what is left waits for the next labdeck).
+   */
+  async close(flushMs = 2000): Promise<void> {
+    if (this.opts.deliver !== false && flushMs > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const last = this.deliverer.idle().then(() => this.deliverer.pass()).catch(() => 0);
+      await Promise.race([last, new Promise((r) => (timer = setTimeout(r, flushMs)))]);
+      clearTimeout(timer);
+    }
     await this.deliverer.stop();
   }
 

@@ -33,9 +33,9 @@ export function startNotifications(o: { store: Store; runner: Runner; deliver?: 
   watchdog.start();
   n.start();
   const close = n.close.bind(n);
-  n.close = async () => {
+  n.close = async (flushMs?: number) => {
     watchdog.stop();
-    await close();
+    await close(flushMs);
   };
   return n;
 }

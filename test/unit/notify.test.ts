@@ -255,6 +255,18 @@ describe('delivery to real receivers', () => {
     expect((await n.health())[0]!.dead).toBe(false);
   });
 
+  it('closing sends what is pending first (a short lab run tells before it exits)', async () => {
+    const l = await lab();
+    await l.store.settings.set(SETTINGS_KEY, { channels: [{ name: 'hook', kind: 'webhook', url: `${sink.url}/hook` }] });
+    const n = new Notifications(l.store, 'short-lived', { intervalMs: 600_000 });
+    n.start();
+    await n.deliverer.idle();
+    await l.store.outbox.write([{ op: 'open', event: 'step_failed', key: 'flush', payload: { message: 'failed just before the end' } }]);
+    expect(sink.received).toHaveLength(0);
+    await n.close();
+    expect(sink.received.map((r) => (r.json as { message: string }).message)).toEqual(['failed just before the end']);
+  });
+
   it('a flood beyond the rate limit arrives as one digest that says so', async () => {
     const l = await lab();
     await l.store.settings.set(SETTINGS_KEY, { channels: [{ name: 'hook', kind: 'webhook', url: `${sink.url}/hook`, rate_per_minute: 2 }] });
