@@ -100,6 +100,13 @@ export function signature(secret: string, body: string): string {
 
 const TIMEOUT_MS = 10_000;
 
+/** Why a send failed, for the page: the message and its cause (`fetch failed: connect ECONNREFUSED …`). */
+export function whyFailed(e: unknown): string {
+  const text = (x: unknown) => (x && typeof x === 'object' && 'message' in x ? String((x as { message: unknown }).message) : String(x));
+  const cause = e && typeof e === 'object' && 'cause' in e ? (e as { cause: unknown }).cause : undefined;
+  return cause ? `${text(e)}: ${text(cause)}` : text(e);
+}
+
 /** The SMTP transport a mail goes through: the channel's own, or (a user's subscription) the lab's first email channel's. */
 export interface MailVia {
   host: string;

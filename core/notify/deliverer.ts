@@ -10,7 +10,7 @@
  * receiver can drop the second copy.
  */
 import type { DeliveryRow, Store } from '../store/types.js';
-import { messageOf, send, type MailVia, type Message } from './channels.js';
+import { messageOf, send, whyFailed, type MailVia, type Message } from './channels.js';
 import { onOutboxWrite } from './events.js';
 import { EMPTY_SETTINGS, NotificationSettings, SETTINGS_KEY, UserSubscription, userKey, type Channel } from './settings.js';
 
@@ -182,7 +182,7 @@ export class Deliverer {
         this.sent.set(name, [...(this.sent.get(name) ?? []), now.getTime()]);
         sent += batch.length;
       } catch (e) {
-        const msg = e instanceof Error ? (e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
+        const msg = whyFailed(e);
         this.o.onError?.(name, msg);
         for (const r of batch) await store.retry(r.id, host, msg, new Date(this.now().getTime() + this.backoff(r.attempts)));
       }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { LabError } from '../errors.js';
 import type { ChannelHealth, OutboxRow, Store } from '../store/types.js';
-import { messageOf, send } from './channels.js';
+import { messageOf, send, whyFailed } from './channels.js';
 import { Deliverer, type DelivererOptions } from './deliverer.js';
 import { EMPTY_SETTINGS, NotificationSettings, SETTINGS_KEY, UserSubscription, invalid, parseSettings, publicSettings, userKey } from './settings.js';
 
@@ -98,7 +98,7 @@ export class Notifications {
     try {
       await send(channel, [messageOf(row, { lab: s.lab ?? 'labdeck', baseUrl: s.base_url ?? this.deliverer.baseUrl ?? null })], `test.${row.alertId}`);
     } catch (e) {
-      const msg = e instanceof Error ? (e.cause instanceof Error ? `${e.message}: ${e.cause.message}` : e.message) : String(e);
+      const msg = whyFailed(e);
       throw new LabError('instrument_error', `The test message to "${channelName}" failed: ${msg}`, [{ field: 'channel', message: msg }]);
     }
     return { channel: channelName, sent: true };
