@@ -152,6 +152,17 @@ const RunnerStatus = z.looseObject({
     })
     .optional()
     .describe("The watchdog's view (docs/notifications.md): each running call step's expected end (null until its instrument and method have enough records) and each run's ETA (P10-P90 of past runs of its workflow)"),
+  interrupted: z
+    .looseObject({
+      task_id: z.int(),
+      run_id: z.int().nullable(),
+      step: z.looseObject({ id: z.int(), phase: z.string().nullable(), iteration: z.int().nullable(), index: z.int().nullable(), instrument: z.string(), method: z.string() }).nullable().describe('Its in-doubt step'),
+      remade: z.array(z.string()).optional().describe("Instruments of the in-doubt step's iteration made again since the iteration began (a restart, a Python host restarted, a reload, an agent reconnected): a retry of the step alone would mix two instruments' measurements"),
+      retry: z.enum(['step', 'iteration']).optional().describe('What POST /executions/retry does: re-run the in-doubt step, or (a campaign whose instruments were made again) the whole iteration from its first step'),
+    })
+    .nullable()
+    .optional()
+    .describe('A task cut off by a stop of labdeck (or a store failure), waiting for a decision'),
   elsewhere: z
     .array(
       z.object({
