@@ -29,6 +29,7 @@ import { parseCsv, type CsvTable } from '../core/files/csv.js';
 import { configRowsOf } from '../core/files/store.js';
 import { workflowIterations, type WorkflowPayload } from '../core/runner/index.js';
 import { done as outcome, systemCaller, type RunControlName, type RunnerEvent } from '../core/operations/index.js';
+import { etaText } from '../core/notify/watchdog.js';
 import type { Runtime } from '../core/runtime.js';
 import { openStore } from '../core/store/index.js';
 import type { RunStatus } from '../core/store/types.js';
@@ -379,6 +380,11 @@ async function execute(
     if (e.type === 'run') {
       if (e.task_id !== taskId) return;
       runId = e.run_id;
+      // how long it may take, from past runs of the workflow (core/notify); nothing when there are none
+      if (e.status === 'running' && runtime) {
+        const s = sink;
+        void runtime.notifications.runEta(e.run_id).then((eta) => eta && s?.note(etaText(eta)), () => undefined);
+      }
     } else if ('run_id' in e && runId !== null && e.run_id !== runId) return;
     if (e.type === 'status' && e.status.current_task && e.status.current_task.id !== taskId) return;
     if (e.type === 'iteration') done++;

@@ -70,6 +70,13 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
+  {
+    // the links in notifications, unless the settings name a base_url (core/notify)
+    const at = server.address();
+    const port = at && typeof at === 'object' ? at.port : opts.port;
+    const h = !opts.host || opts.host === '0.0.0.0' || opts.host === '::' ? '127.0.0.1' : opts.host.includes(':') ? `[${opts.host}]` : opts.host;
+    runtime.notifications.baseUrl = `http://${h}:${port}`;
+  }
   attachAgents(server, runtime); // lab agents on instrument PCs connect here (WebSocket)
   // a fault nobody caught is logged and serving goes on where that is safe (./guards.ts says when)
   const unguard = guardProcess(log);

@@ -19,6 +19,8 @@ import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { openStore } from './store/index.js';
+import { startNotifications } from './notify/wiring.js';
+import type { Notifications } from './notify/index.js';
 import type { Store } from './store/types.js';
 
 export interface RuntimeOptions {
@@ -51,6 +53,8 @@ export interface RuntimeOptions {
   approvalTtlMs?: number;
   /** How long a call relayed to a `lab agent` may go unanswered before it fails in doubt (default 10 minutes). */
   agentCallTimeoutMs?: number;
+  /** Deliver notifications from this process (default true; core/notify). */
+  notify?: boolean;
 }
 
 export interface Runtime {
@@ -77,6 +81,8 @@ export interface Runtime {
   readonly deckWatch: DeckWatch | null;
   /** Every operation once, for every door (core/operations): doors call these, not the parts above. */
   readonly ops: Operations;
+  /** Channels, the outbox's deliverer and the watchdog (core/notify, docs/notifications.md). */
+  readonly notifications: Notifications;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
   close(): Promise<void>;
 }
@@ -105,6 +111,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     await runner.start();
+    const notifications = startNotifications({ store, runner, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const approvals = new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs });
     const consoleTimeoutMs = options.consoleTimeoutMs ?? 10_000;
@@ -127,10 +134,12 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       files,
       deckWatch,
       ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts }),
+      notifications,
       audit,
       async close() {
         await deckWatch?.close();
         await runner.close();
+        await notifications.close();
         await plugins.close();
         await deck.close();
         await python.close();

@@ -145,6 +145,13 @@ const RunnerStatus = z.looseObject({
   current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
   progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
   store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
+  timing: z
+    .looseObject({
+      steps: z.array(z.looseObject({ step_id: z.int(), run_id: z.int(), path: z.string(), expected_end: ISO_DATE.nullable(), overdue: z.boolean() })),
+      runs: z.array(z.looseObject({ run_id: z.int(), eta: z.object({ earliest: ISO_DATE, latest: ISO_DATE, samples: z.int() }).nullable() })),
+    })
+    .optional()
+    .describe("The watchdog's view (docs/notifications.md): each running call step's expected end (null until its instrument and method have enough records) and each run's ETA (P10-P90 of past runs of its workflow)"),
   interrupted: z
     .looseObject({
       task_id: z.int(),
@@ -306,6 +313,20 @@ const RESPONSE = {
     done: z.array(z.looseObject({ id: z.int(), state: z.string() })).describe('The latest decided or expired ones'),
     policy: z.looseObject({ default: z.array(z.string()), instruments: z.record(z.string(), z.array(z.string())) }),
   }),
+  Notifications: z.looseObject({
+    settings: z.looseObject({}).describe('The settings document, secrets left out (secret_set / password_set say whether one is stored)'),
+    health: z.array(z.looseObject({ channel: z.string(), waiting: z.int(), failing: z.int(), dead: z.boolean(), last_error: z.string().nullable() })).describe("Each channel's deliveries"),
+    attention: z.array(z.looseObject({ id: z.string(), event: z.string(), state: z.string() })).describe('What waits for a person now'),
+    recent: z.array(z.looseObject({ id: z.string(), event: z.string(), state: z.string() })).describe('The latest events and resolutions'),
+  }),
+  NotificationSettings: z.looseObject({
+    channels: z.array(z.looseObject({ name: z.string(), kind: z.enum(['webhook', 'email', 'slack']), events: z.array(z.string()).optional() })),
+    watchdog: z.looseObject({ factor: z.number(), mad_factor: z.number(), floor_s: z.number(), min_samples: z.int() }).optional(),
+    lab: z.string().optional(),
+    base_url: z.string().optional(),
+  }),
+  NotificationTested: z.object({ channel: z.string(), sent: z.literal(true) }),
+  NotificationSubscription: z.looseObject({ subscription: z.object({ email: z.string(), events: z.array(z.string()) }).nullable(), events: z.array(z.string()) }),
   RunSetup: z.object({
     workflows: z.array(z.object({ name: z.string(), version: z.int() })).describe('The saved workflows'),
     status: RunnerStatus,

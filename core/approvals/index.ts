@@ -15,7 +15,9 @@ import type { Safety } from '../contracts/index.js';
 import type { Deck } from '../deck/index.js';
 import { LabError, isLabError } from '../errors.js';
 import type { Runner, RunnerStatus, WorkflowPayload } from '../runner/index.js';
-import type { ApprovalKind, ApprovalRow, Store } from '../store/types.js';
+import type { ApprovalKind, ApprovalRow, Store, TxStore } from '../store/types.js';
+import { alertingWhen } from '../notify/events.js';
+import { approvalDecided, approvalPending, approvalRevoked } from '../notify/approvals.js';
 
 export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous'];
 
@@ -186,15 +188,11 @@ export class Approvals {
   }
 
   private async request(kind: ApprovalKind, agent: AgentCaller, request: unknown, plan: CallPlan | TaskPlan | ResumePlan, summary: string): Promise<ApprovalRow> {
-    const row = await this.opts.store.approvals.create({
-      kind,
-      summary,
-      request,
-      plan,
-      userId: agent.user.id,
-      tokenId: agent.token.id,
-      tokenName: agent.token.name,
-      expiresAt: new Date(Date.now() + this.ttlMs),
+    const a = { kind, summary, request, plan, userId: agent.user.id, tokenId: agent.token.id, tokenName: agent.token.name, expiresAt: new Date(Date.now() + this.ttlMs) };
+    // the request and its approval_pending alert: one transaction (core/notify)
+    const row = await alertingWhen(this.opts.store, async (tx) => {
+      const r = await tx.approvals.create(a);
+      return { result: r, ops: [approvalPending(r)] };
     });
     await this.audit(agent.user.id, 'agent.request', { token: agent.token, approval: row.id, kind, summary });
     return row;
@@ -219,7 +217,13 @@ export class Approvals {
 
   /** A token was revoked by `by`: its pending requests are rejected, saying so (an approval could never run them). */
   tokenRevoked(token: { id: number; name: string }, by: { id: number }): Promise<number> {
-    return this.opts.store.approvals.rejectPendingOf(token.id, { reason: `The token "${token.name}" that asked was revoked.`, decidedBy: by.id, decidedAt: new Date() });
+    const decidedAt = new Date();
+    // the rejections and the resolutions of their approval_pending alerts: one transaction (core/notify)
+    return alertingWhen(this.opts.store, async (tx) => {
+      const ids = (await tx.approvals.list('pending', decidedAt, 10_000)).filter((r) => r.tokenId === token.id).map((r) => r.id);
+      const n = await tx.approvals.rejectPendingOf(token.id, { reason: `The token "${token.name}" that asked was revoked.`, decidedBy: by.id, decidedAt });
+      return { result: n, ops: ids.map((id) => approvalRevoked(id, token.name)) };
+    });
   }
 
   pendingCount(): Promise<number> {
@@ -241,7 +245,8 @@ export class Approvals {
       throw new LabError('conflict', `The token "${row.tokenName}" that asked was revoked: this request can no longer run.`);
     }
     const decidedAt = new Date();
-    if (!(await this.opts.store.approvals.decide(id, { status: decision === 'approve' ? 'approved' : 'rejected', decidedBy: by.user.id, reason: why, decidedAt }))) {
+    const decide = (tx: TxStore) => tx.approvals.decide(id, { status: decision === 'approve' ? 'approved' : 'rejected', decidedBy: by.user.id, reason: why, decidedAt });
+    if (!(await alertingWhen(this.opts.store, async (tx) => (await decide(tx)) ? { result: true, ops: [approvalDecided(id, decision, by.user.username)] } : { result: false, ops: [] }))) {
       const now = await this.get(id);
       const state = stateOf(now, decidedAt);
       throw new LabError('conflict', state === 'expired' ? `Request ${id} expired at ${now.expiresAt.toISOString()}: it will never run.` : `Request ${id} was ${state} already.`, undefined, { state });

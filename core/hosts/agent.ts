@@ -12,6 +12,7 @@ import type { HostInstrument } from '../contracts/host.js';
 import type { Deck } from '../deck/index.js';
 import { LabError } from '../errors.js';
 import type { Store } from '../store/types.js';
+import { agentBack, agentLost } from '../notify/hosts.js';
 import { AgentHelloSchema, AgentMessageSchema, parseAgentText, type AgentMessage } from './agent-protocol.js';
 import { AgentNames, type AgentToken } from './agent-names.js';
 import { HostLost, RemoteError, type CallEvents } from './python.js';
@@ -85,6 +86,11 @@ class AgentLink implements HostLink {
     clearTimeout(p.timer);
     if (msg.type === 'result') p.resolve(msg.value);
     else p.reject(new RemoteError(msg.error));
+  }
+
+  /** How many calls wait for this agent's answer. */
+  get inFlight(): number {
+    return this.pending.size;
   }
 
   /** The connection ended: every call in flight may or may not have happened (in-doubt). */
@@ -185,6 +191,7 @@ export class Agents {
       const names = accepted.map((i) => i.name);
       this.deck.setOffline(names, null);
       socket.send(JSON.stringify({ type: 'welcome', name: h.name, instruments: names, ...(refused.length ? { refused } : {}) }));
+      void agentBack(this.opts.store, h.name).catch(() => undefined);
       return link;
     } catch (e) {
       // the store could not be asked: the agent tries again later
@@ -224,6 +231,8 @@ export class Agents {
   /** The agent's connection ended: its instruments go offline, its calls in flight fail in-doubt. */
   disconnected(link: AgentLink, socket: AgentSocket, reason: string): void {
     if (link.socket !== socket) return; // an old connection closing after a new one took over
+    // with work in flight, a person is told (core/notify): no state of the database changes here
+    if (link.inFlight > 0) void agentLost(this.opts.store, link.name, link.inFlight, reason).catch(() => undefined);
     link.lost(reason);
     this.deck.setOffline(
       link.instruments.map((i) => i.name),

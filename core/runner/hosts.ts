@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { hostLost, hostBack } from '../notify/hosts.js';
 import type { HostKind, HostRow, Store } from '../store/types.js';
 
 /**
@@ -55,7 +56,7 @@ export class HostLease {
   }
 
   async register(): Promise<void> {
-    await this.store.hosts.register({ id: this.id, name: this.name, kind: this.kind, machine: this.machine, pid: process.pid });
+    await hostBack(this.store, { id: this.id, name: this.name, kind: this.kind, machine: this.machine, pid: process.pid });
   }
 
   /** A host is gone when its lease ran out, or when it ran on this computer and its process has ended. */
@@ -68,7 +69,7 @@ export class HostLease {
   /** Mark every expired host stopped (freeing its instruments); true when any was. */
   async sweep(): Promise<boolean> {
     let any = false;
-    for (const h of await this.store.hosts.live()) if (this.expired(h) && (await this.store.hosts.stop(h.id))) any = true;
+    for (const h of await this.store.hosts.live()) if (this.expired(h) && (await hostLost(this.store, h, this.name))) any = true;
     return any;
   }
 

@@ -37,6 +37,9 @@ export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
 import { runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 import { sentence } from '../text.js';
+import { bestText, campaignBest } from '../notify/campaign.js';
+import { alerting, alertingWhen, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
+import type { AlertOp } from '../store/types.js';
 import { savedProblem } from './saved.js';
 import { iterationDoubt, remadeSince, resumeLine, type IterationDoubt } from './iteration.js';
 
@@ -280,13 +283,23 @@ export class Runner extends EventEmitter {
    */
   private async recover(): Promise<void> {
     for (const run of await this.store.runs.orphaned()) {
-      if (!(await this.store.runs.interrupt(run.id, 'labdeck stopped while this run was going on'))) continue;
-      await this.store.runSteps.markInDoubt(run.id);
       const by = run.hostId ? await this.store.hosts.get(run.hostId) : null;
-      await this.store.logs.add(run.id, 'warn', `Interrupted: labdeck stopped during this run${by ? ` (${by.name})` : ''}. Its in-flight step is marked in-doubt.`);
+      const message = `Interrupted: labdeck stopped during this run${by ? ` (${by.name})` : ''}. Its in-flight step is marked in-doubt.`;
+      // the run's interruption and its alert: one transaction (core/notify)
+      const interrupted = await alertingWhen(this.store, async (tx) => {
+        if (!(await tx.runs.interrupt(run.id, 'labdeck stopped while this run was going on'))) return { result: false, ops: [] };
+        await tx.runSteps.markInDoubt(run.id);
+        await tx.logs.add(run.id, 'warn', message);
+        const ctx = { host: by?.name ?? null, task_id: run.taskId, run_id: run.id, message: `${message} Re-run the step, go on after it, or end the run.` };
+        return { result: true, ops: [openAlert('run_interrupted', alertKeys.interrupted(run.id), ctx, { userId: run.userId })] };
+      });
+      if (!interrupted) continue;
     }
     let changed = false;
-    for (const task of await this.store.queue.orphaned()) if (await this.store.queue.interrupt(task.id)) changed = true;
+    for (const task of await this.store.queue.orphaned()) {
+      const ctx = { host: this.host.name, task_id: task.id, run_id: task.runId, message: `The queue is held: task ${task.id} (${task.name}) was interrupted and waits for a decision.` };
+      if (await alerting(this.store, [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
+    }
     const wasHeld = this.held;
     await this.refreshHeld();
     if (changed || wasHeld !== this.held) this.emitQueue();
@@ -467,7 +480,8 @@ export class Runner extends EventEmitter {
   /** Hold the queue because of this task (aborted, or interrupted): a decision about it, not a lab-wide flag. */
   private async hold(taskId: number) {
     this.setHeld(true);
-    await this.store.queue.update(taskId, { holdsQueue: true });
+    const ctx = { host: this.host.name, task_id: taskId, run_id: this.tasks.find((t) => t.id === taskId)?.run.id ?? null, message: `The queue is held after task ${taskId} was aborted: release it to let the next task start.` };
+    await alerting(this.store, [openAlert('queue_held', alertKeys.queueHeld(taskId), ctx)], (tx) => tx.queue.update(taskId, { holdsQueue: true }));
     // a read of the database that began while this was being written may have found no hold: it is older
     this.setHeld(true);
   }
@@ -848,7 +862,7 @@ export class Runner extends EventEmitter {
     const stillEnding = this.tasks.some((t) => t.abortRequest === 'task');
     const free = this.parallel > 1 && (this.held || this.paused) && !this.interrupted && !stillEnding;
     if (!free) this.check('release', this.tasks.length ? this.tasks[0] : null);
-    await this.store.queue.release();
+    await alerting(this.store, [resolveEvent('queue_held', 'the queue was released')], (tx) => tx.queue.release());
     this.setHeld(false);
     this.tellOthers();
     this.paused = false;
@@ -1046,7 +1060,9 @@ export class Runner extends EventEmitter {
     const run = task.runId ? await this.store.runs.get(task.runId) : null;
     this.interrupted = null;
     // deciding about the interrupted task lifts its hold (another task may still hold the queue)
-    await this.store.queue.update(task.id, { holdsQueue: false });
+    const decided = `the operator chose to ${mode === 'retry' ? 're-run the in-doubt step' : 'go on after the in-doubt step'}`;
+    const ops: AlertOp[] = [resolveAlert(alertKeys.queueHeld(task.id), decided), ...(task.runId ? [resolveAlert(alertKeys.interrupted(task.runId), decided)] : [])];
+    await alerting(this.store, ops, (tx) => tx.queue.update(task.id, { holdsQueue: false }));
     this.heldVersion++;
     await this.refreshHeld();
     if (!run) {
@@ -1317,8 +1333,10 @@ export class Runner extends EventEmitter {
 
   private async finish(c: TaskRun, outcome: RunStatus, error: string | null) {
     const taskStatus: TaskStatus = outcome === 'completed' ? 'done' : outcome === 'interrupted' ? 'interrupted' : outcome;
-    await this.store.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
-    await this.store.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
+    await alerting(this.store, await this.endAlerts(c, outcome, error), async (tx) => {
+      await tx.runs.update(c.run.id, { status: outcome, error, endedAt: now() });
+      await tx.queue.update(c.task.id, { status: taskStatus, endedAt: now() });
+    });
     this.deck.unlock(c.owner); // after its end is stored: a task the store cut off keeps its instruments
     this.tellOthers();
     const skipped = c.skipped ? ` with ${skippedSteps(c.skipped)}` : '';
@@ -1331,9 +1349,22 @@ export class Runner extends EventEmitter {
     this.emitStatus();
   }
 
-  private async log(runId: number, level: 'info' | 'warn' | 'error', msg: string) {
+  /** A run's end resolves what still waits of it (but a held queue) and tells `run_completed` / `campaign_finished`. */
+  private async endAlerts(c: TaskRun, outcome: RunStatus, error: string | null): Promise<AlertOp[]> {
+    const ctx = { host: this.host.name, task_id: c.task.id, run_id: c.run.id, workflow: c.run.workflowName, outcome };
+    const ops: AlertOp[] = [resolveRun(c.run.id, `the run ended: ${outcome}`, ['queue_held'])];
+    if (c.task.kind === 'campaign') {
+      const best = await campaignBest(this.store, c.run.id, c.payload).catch(() => null);
+      const message = `Campaign ${c.task.name} ${outcome === 'completed' ? 'finished' : `ended early (${outcome})`}${error ? `: ${error}` : '.'} ${bestText(best)}`;
+      ops.push(openAlert('campaign_finished', alertKeys.campaignFinished(c.run.id), { ...ctx, message, best }, { userId: c.task.createdBy }));
+    }
+    else if (outcome === 'completed') ops.push(openAlert('run_completed', alertKeys.runCompleted(c.run.id), { ...ctx, message: `Run ${c.task.name} completed${c.skipped ? ` with ${skippedSteps(c.skipped)}` : ''}.` }, { userId: c.task.createdBy }));
+    return ops;
+  }
+
+  private async log(runId: number, level: 'info' | 'warn' | 'error', msg: string, alerts: AlertOp[] = []) {
     const at = now();
-    await this.store.logs.add(runId, level, msg, at);
+    await alerting(this.store, alerts, (tx) => tx.logs.add(runId, level, msg, at));
     this.emit('event', { type: 'log', run_id: runId, level, message: msg, at: at.toISOString() } satisfies RunnerEvent);
   }
 
@@ -1398,10 +1429,13 @@ export class Runner extends EventEmitter {
       pauseStep: async (at, msg) => {
         if (replaying(at)) return;
         c.waitingPause = Object.assign(waiter<void>(), { at, message: msg });
-        await this.log(run, 'info', `Waiting for the operator: ${msg}`);
+        const key = alertKeys.pause(run, at.path);
+        await this.log(run, 'info', `Waiting for the operator: ${msg}`, [openAlert('pause_waiting', key, this.alertCtx(c, at, `A pause step waits for the operator: ${msg}`), { userId: c.task.createdBy })]);
         this.emitStatus();
         try {
           await c.waitingPause.promise;
+          // continuing is no write of the runner's: the resolution is written on its own
+          await alertOnly(this.store, [resolveAlert(key, 'the operator continued')]);
         } finally {
           c.waitingPause = null;
           this.emitStatus();
@@ -1417,11 +1451,13 @@ export class Runner extends EventEmitter {
         if (isStoreFault(e)) throw e; // not the step's failure: the run stops here (core/runner/store-fault.ts)
         const error = message(e);
         c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
-        await this.log(run, 'error', `Step ${at.path} failed: ${sentence(error)} Retry it, skip it, or abort the task.`);
+        const failedMsg = `Step ${at.path} failed: ${sentence(error)} Retry it, skip it, or abort the task.`;
+        const key = alertKeys.stepFailed(run, at.path);
+        await this.log(run, 'error', failedMsg, [openAlert('step_failed', key, { ...this.alertCtx(c, at, failedMsg), error }, { userId: c.task.createdBy })]);
         this.emitStatus();
         try {
           const decision = await c.failed.promise;
-          await this.log(run, 'info', decision === 'retry' ? `Retrying ${at.path}.` : `Skipping ${at.path}.`);
+          await this.log(run, 'info', decision === 'retry' ? `Retrying ${at.path}.` : `Skipping ${at.path}.`, [resolveAlert(key, decision === 'retry' ? 'the step was retried' : 'the step was skipped')]);
           if (decision === 'skip') {
             skippedHere++;
             await this.markSkipped(c, c.failedStep);
@@ -1456,6 +1492,12 @@ export class Runner extends EventEmitter {
       this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs, ...(skippedHere ? { skipped: true } : {}) } satisfies RunnerEvent);
     }
     return { outputs, skipped: skippedHere > 0 };
+  }
+
+  /** What an alert about a step of this task says besides its message. */
+  private alertCtx(c: TaskRun, at: StepAt, message: string) {
+    const call = at.step.kind === 'call' ? { instrument: at.step.instrument, method: at.step.method } : {};
+    return { host: this.host.name, task_id: c.task.id, run_id: c.run.id, step: at.path, phase: at.phase, iteration: at.iteration, workflow: c.run.workflowName, ...call, message };
   }
 
   private emitStep(c: TaskRun, at: StepAt, state: 'start' | 'ok' | 'error', extra: Partial<Extract<RunnerEvent, { type: 'step' }>> = {}) {

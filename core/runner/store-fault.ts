@@ -13,6 +13,8 @@
  * The same pass finds tasks the database says this labdeck runs that it does not (a claim whose answer was
  * lost when the connection dropped) and interrupts them too, so no task stays `running` with nobody on it.
  */
+import { alerting } from '../notify/events.js';
+import { storeFaultAlerts } from '../notify/runs.js';
 import { isStoreFault, LabError } from '../errors.js';
 import type { Store } from '../store/types.js';
 
@@ -138,7 +140,8 @@ export class StoreFaults {
           await s.runs.interrupt(runId, `The database failed during this run: ${reason}`);
           await s.runSteps.markInDoubt(runId);
         }
-        await s.queue.interrupt(t.id);
+        // the task's interruption and its alerts: one transaction (core/notify)
+        await alerting(s, storeFaultAlerts(t, runId, reason), (tx) => tx.queue.interrupt(t.id));
         this.cut.delete(t.id);
         interrupted.push(t.id);
         if (runId !== null) {

@@ -43,7 +43,57 @@ export class Sql {
     readonly where = 'the database',
     /** Inside `exclusive` on PostgreSQL: the one connection (and transaction) every statement goes through. */
     private readonly runner?: QueryRunner,
+    /** SQLite: this Sql runs inside `transaction` (its statements pass the gate the others wait at). */
+    private readonly inTx = false,
   ) {}
+
+  /** SQLite: while a `transaction` runs on the one connection, every other statement waits for it. */
+  private gate: Promise<void> | null = null;
+
+  /**
+   * Runs `fn`'s statements in one transaction: all of them commit, or none (an outbox event and the state
+   * change that causes it, core/notify). PostgreSQL: one connection of the pool, BEGIN … COMMIT. SQLite, one
+   * connection shared by every caller: BEGIN … COMMIT with every statement from outside `fn` held at a gate
+   * until it ends, so no other request's statement lands inside it. `fn` must use only `tx`.
+   */
+  async transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T> {
+    const c = this.conn;
+    if (this.runner || this.inTx) return fn(this); // already inside one
+    if (c.dialect === 'postgres') {
+      const qr = c.ds.createQueryRunner();
+      try {
+        await qr.connect();
+        await qr.startTransaction();
+        const out = await fn(new Sql(c, this.where, qr));
+        await qr.commitTransaction();
+        return out;
+      } catch (e) {
+        if (qr.isTransactionActive) await qr.rollbackTransaction().catch(() => undefined);
+        throw storeFailure(e, this.where);
+      } finally {
+        await qr.release();
+      }
+    }
+    while (this.gate) await this.gate;
+    if (this.batch.length) this.flush(c.db); // inserts asked for before: committed first, on their own
+    let open!: () => void;
+    this.gate = new Promise<void>((r) => (open = r));
+    const tx = new Sql(c, this.where, undefined, true);
+    try {
+      c.db.exec('BEGIN IMMEDIATE');
+      try {
+        const out = await fn(tx);
+        c.db.exec('COMMIT');
+        return out;
+      } catch (e) {
+        if (c.db.inTransaction) c.db.exec('ROLLBACK');
+        throw storeFailure(e, this.where);
+      }
+    } finally {
+      this.gate = null;
+      open();
+    }
+  }
 
   get dialect(): Connection['dialect'] {
     return this.conn.dialect;
@@ -114,7 +164,7 @@ export class Sql {
    */
   insertId(sql: string, params: Param[]): Promise<number> {
     const c = this.conn;
-    if (c.dialect !== 'sqlite') return this.one<{ id: unknown }>(sql, params).then((r) => Number(r!.id));
+    if (c.dialect !== 'sqlite' || this.inTx) return this.one<{ id: unknown }>(sql, params).then((r) => Number(r!.id));
     refuseNul(params);
     return new Promise((resolve, reject) => {
       this.batch.push({ sql, values: params.map((p) => (p instanceof Date ? this.encodeDate(p) : p)), resolve, reject });
@@ -139,6 +189,7 @@ export class Sql {
   }
 
   private flush(db: SqliteDb) {
+    if (this.gate) return void this.gate.then(() => this.flush(db)); // a transaction runs: after it
     const items = this.batch;
     this.batch = [];
     if (!this.commits) {
@@ -163,6 +214,7 @@ export class Sql {
   }
 
   private async exec(sql: string, params: Param[]): Promise<{ records: unknown[]; affected?: number }> {
+    while (this.gate && !this.inTx) await this.gate;
     refuseNul(params);
     const text = this.text(sql);
     const values = params.map((p) => (p instanceof Date ? this.encodeDate(p) : p));

@@ -3,6 +3,10 @@
  * implementation (TypeORM, SQLite or PostgreSQL) lives beside this file; nothing outside core/store
  * touches TypeORM.
  */
+import type { OutboxStore } from './outbox-types.js';
+
+export type * from './outbox-types.js';
+
 export type Role = 'admin' | 'operator';
 
 export interface UserRow {
@@ -212,8 +216,18 @@ export interface Store extends RunStore {
     authCacheable(since?: number): Promise<boolean>;
     close(): void;
   };
+  /** The notification outbox (core/notify decides what goes in; core/store/outbox-repos.ts). */
+  outbox: OutboxStore;
+  /**
+   * Run `fn`'s writes in one transaction (all or none): a state change and the outbox event it causes. `fn`
+   * uses only `tx`; on SQLite every other statement waits until it ends, so keep it to a few writes.
+   */
+  transaction<T>(fn: (tx: TxStore) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
+
+/** What a transaction may write: runs and the queue, approvals, the outbox. */
+export type TxStore = RunStore & Pick<Store, 'approvals' | 'outbox' | 'settings'>;
 
 // ---- Workflows, the queue, runs and files (issue 3) ----
 

@@ -4,6 +4,7 @@
  */
 import type { Route } from '../route.js';
 import { MCP_ROUTES } from '../mcp/index.js';
+import { NOTIFICATION_ROUTES } from './notifications.js';
 import { API_DOC_ROUTES } from './api-docs.js';
 import { APPROVAL_ROUTES } from './approvals.js';
 import { AUTH_ROUTES } from './auth.js';
@@ -18,5 +19,5 @@ import { USER_ROUTES } from './users.js';
 import { WORKFLOW_ROUTES } from './workflows.js';
 
 export function declaredRoutes(): Route[] {
-  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(EXECUTION_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES), ...Object.values(APPROVAL_ROUTES), ...Object.values(MCP_ROUTES), ...Object.values(ASSET_ROUTES)] as Route[];
+  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(EXECUTION_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES), ...Object.values(APPROVAL_ROUTES), ...Object.values(NOTIFICATION_ROUTES), ...Object.values(MCP_ROUTES), ...Object.values(ASSET_ROUTES)] as Route[];
 }

@@ -70,6 +70,9 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
                       Users
                     </a>
                   ) : null}
+                  <a className="nav-link" href={u(ctx.user.role === 'admin' ? '/notifications' : '/notifications/me')}>
+                    Notifications
+                  </a>
                   <form method="post" action={u('/auth/logout')} className="m-0">
                     <button className="btn btn-sm btn-outline-secondary" type="submit">
                       Log out

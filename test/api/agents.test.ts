@@ -130,8 +130,12 @@ describe('an agent serving a TypeScript deck', () => {
     const off = await api('POST', '/instruments/counter', { method: 'read', args: {} });
     expect(off.status).toBe(503);
     expect(off.body.error.message).toMatch(/the agent pc-2 is not connected/);
+    // lost with a call in flight: a person is told (docs/notifications.md), and told again when it is back
+    const lost = async () => (await lab.runtime.store.outbox.recent(50)).filter((r) => r.key === 'host_lost:agent:pc-2').map((r) => r.state);
+    await until(async () => (await lost()).includes('open'), 'host_lost opened');
 
     a = await agent(tsDeck, 'pc-2');
+    await until(async () => (await lost()).includes('resolved'), 'host_lost resolved');
     const back = await api('POST', '/instruments/counter', { method: 'inc', args: {} });
     expect(back.status).toBe(200);
     expect(back.body.output).toBe(1); // a new process: its own counter

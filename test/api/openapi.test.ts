@@ -523,6 +523,17 @@ describe('the API document and the API page', () => {
       ['POST /mcp', 401, () => anon().post('/app/mcp').set('Authorization', 'Bearer labmcp_nope').set('Accept', J).send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
       ['POST /mcp', 403, () => lab.admin.post('/app/mcp').set('Accept', J).send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
       ['GET /mcp', 405, async () => anon().get('/app/mcp').set('Authorization', `Bearer ${await mcpToken()}`).set('Accept', J)],
+      ['GET /notifications', 200, () => lab.admin.get('/app/notifications').set('Accept', J)],
+      ['GET /notifications', 403, () => operator.get('/app/notifications').set('Accept', J)],
+      ['PUT /notifications', 200, () => lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [] })],
+      ['PUT /notifications', 400, () => lab.admin.put('/app/notifications').set('Accept', J).send({ colour: 'red' })],
+      ['POST /notifications', 302, () => lab.admin.post('/app/notifications').type('form').send({ document: '{"channels": []}' })],
+      ['POST /notifications', 400, () => lab.admin.post('/app/notifications').type('form').send({ document: '{nope' })],
+      ['POST /notifications/test', 404, () => lab.admin.post('/app/notifications/test').set('Accept', J).send({ channel: 'nope' })],
+      ['GET /notifications/me', 200, () => operator.get('/app/notifications/me').set('Accept', J)],
+      ['PUT /notifications/me', 200, () => operator.put('/app/notifications/me').set('Accept', J).send({ email: 'olga@example.org' })],
+      ['PUT /notifications/me', 400, () => operator.put('/app/notifications/me').set('Accept', J).send({ email: 'olga' })],
+      ['POST /notifications/me', 302, () => operator.post('/app/notifications/me').type('form').send({ email: '' })],
     ];
     const seen = new Set<string>();
     for (const [key, want, send] of cases) {

@@ -656,6 +656,8 @@ describe('a step throws', () => {
     expect(l.runner.status()).toMatchObject({ state: 'failed', busy: true, failed_step: { phase: 'main', iteration: 0, path: 'main[0]', error: 'flaky failure 1' } });
     const steps = await l.store.runSteps.list(runId);
     expect(steps).toEqual([expect.objectContaining({ phase: 'main', iteration: 0, stepIndex: 0, instrument: 'flaky', method: 'poke', status: 'error', error: 'flaky failure 1', output: null })]);
+    // the line is written with its step_failed notification, in one transaction, just after the state is set
+    await until(async () => (await l.store.logs.list(runId)).some((x) => x.level === 'error'), 'the log line');
     expect((await l.store.logs.list(runId)).find((x) => x.level === 'error')?.message).toBe('Step main[0] failed: flaky failure 1. Retry it, skip it, or abort the task.');
     const ev = l.events.find((e) => e.type === 'step' && e.state === 'error');
     expect(ev).toMatchObject({ instrument: 'flaky', method: 'poke', error: 'flaky failure 1', path: 'main[0]' });
