@@ -26,12 +26,11 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-from . import optimizer, schema, workflow_py
+from . import handoff as handoff_mod, optimizer, schema, workflow_py
 
 PROTOCOL = 1
 MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
 MAX_LINE = 8000
-SHIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "shims")
 HOST_FILE = os.path.abspath(__file__)
 HOST_DIR = os.path.dirname(HOST_FILE)
 
@@ -433,7 +432,8 @@ class Host:
     def op_load_deck(self, msg):
         path = os.path.abspath(msg["file"])
         module = self.run_deck(path)
-        found = [(n, v) for n, v in vars(module).items() if not n.startswith("_") and schema.is_instrument(v)]
+        named = module if isinstance(module, dict) else vars(module)
+        found = [(n, v) for n, v in named.items() if isinstance(n, str) and not n.startswith("_") and schema.is_instrument(v)]
         reserved = set(msg.get("reserved") or ())
         taken = [n for n, v in found if n in reserved or (n in self.instances and self.instances[n] is not v)]
         if taken:
@@ -441,7 +441,7 @@ class Host:
                 ", ".join(taken), "them" if len(taken) > 1 else "it", path), names=taken)
         for name, value in found:
             self.instances[name] = value
-        self.namespace.update(vars(module))
+        self.namespace.update(named)
         classes = self.deck_classes(path, [v for _, v in found])
         return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found],
                 "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
@@ -493,29 +493,17 @@ class Host:
             self.handoff = None
             if saved_main is not None and sys.modules.get("__main__") is not module:
                 sys.modules["__main__"] = saved_main
-        if handed and isinstance(handed[-1], types.ModuleType):
-            return handed[-1]
+        if handed and isinstance(handed[-1], (types.ModuleType, dict)):
+            return handed[-1]  # a dict: ivoryos_edge.run(instruments={...})
         if handed and isinstance(handed[-1], str) and handed[-1] in sys.modules and handed[-1] != "__main__":
             return sys.modules[handed[-1]]
         return module
 
     def prepare_ivoryos(self, handoff):
-        """`import ivoryos` finds the real package when the lab has it (its run() is replaced), else labdeck's
-        stand-in; either way ivoryos.run(__name__) hands the module over and returns."""
+        """`import ivoryos` and `import ivoryos_edge` find the real package when the lab has it (its run() is
+        replaced), else labdeck's stand-in; either way run(...) hands the module over and returns."""
         self.handoff = handoff
-        mod = sys.modules.get("ivoryos")
-        if mod is None:
-            try:
-                import ivoryos as mod  # noqa: F811 - the real package
-            except Exception:  # not installed, or broken: the stand-in
-                spec = importlib.util.spec_from_file_location("ivoryos", os.path.join(SHIM_DIR, "ivoryos", "__init__.py"))
-                mod = importlib.util.module_from_spec(spec)
-                sys.modules["ivoryos"] = mod
-                spec.loader.exec_module(mod)
-        if getattr(mod, "__version__", "") == "labdeck-stand-in":
-            mod._handoff = self.hand_over
-        else:
-            mod.run = lambda module=None, *args, **kwargs: self.hand_over(module, kwargs)
+        handoff_mod.prepare(self.hand_over, lambda text: _write_fd(2, text + "\n"))
 
     def hand_over(self, module, kwargs):
         """What ivoryos.run(...) does under labdeck: tell the deck being loaded which module it is."""
