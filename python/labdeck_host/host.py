@@ -26,7 +26,7 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-from . import handoff as handoff_mod, optimizer, schema, workflow_py
+from . import deck_file, handoff as handoff_mod, optimizer, schema, workflow_py
 
 PROTOCOL = 1
 MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
@@ -377,7 +377,7 @@ class Host:
             self.parse_workflow(msg)
         elif kind == "shutdown":
             self.control.submit(self.shutdown, msg)
-        elif kind in ("load_deck", "load_module", "connect", "dispose", "describe"):
+        elif kind in ("load_deck", "retry_instrument", "load_module", "connect", "dispose", "describe"):
             self.control.submit(self.control_op, msg)
         else:
             self.fail(msg, HostError("invalid", "unknown message type %r (protocol %d)" % (kind, PROTOCOL)))
@@ -431,6 +431,8 @@ class Host:
 
     def op_load_deck(self, msg):
         path = os.path.abspath(msg["file"])
+        if path.lower().endswith(".json"):
+            return self.load_deck_file(path, set(msg.get("reserved") or ()))
         module = self.run_deck(path)
         named = module if isinstance(module, dict) else vars(module)
         found = [(n, v) for n, v in named.items() if isinstance(n, str) and not n.startswith("_") and schema.is_instrument(v)]
@@ -445,6 +447,38 @@ class Host:
         classes = self.deck_classes(path, [v for _, v in found])
         return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found],
                 "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
+
+    def load_deck_file(self, path, reserved):
+        """An `ivoryos-deck/1` file (deck_file.py): what loaded, and each instrument that did not with its stage."""
+        try:
+            built, failed = deck_file.load(path, lambda n: n in reserved or n in self.instances, self.run_async)
+        except (OSError, ValueError) as exc:
+            raise HostError("load_error", "%s: %s" % (type(exc).__name__, exc), file=path)
+        for name, value in built:
+            self.instances[name] = value
+            self.namespace[name] = value
+        classes = self.deck_classes(path, [v for _, v in built])
+        return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in built], "failed": failed,
+                "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
+
+    def op_retry_instrument(self, msg):
+        """Build an instrument of a deck file again (the lab fixed its driver, cable or entry)."""
+        path, name = os.path.abspath(msg["file"]), msg["name"]
+        if name in self.instances:
+            return self.instrument_desc(name)
+        try:
+            value = deck_file.retry(path, name, self.run_async)
+        except deck_file.StageError as exc:
+            raise HostError("load_error", exc.error, stage=exc.stage, detail=exc.detail, file=path)
+        except (OSError, ValueError) as exc:
+            raise HostError("load_error", "%s: %s" % (type(exc).__name__, exc), stage="deck", file=path)
+        self.instances[name] = value
+        self.namespace[name] = value
+        return self.instrument_desc(name)
+
+    def run_async(self, awaitable):
+        """A deck file's async setup call (an async connect()), run on the host's loop to its end."""
+        return asyncio.run_coroutine_threadsafe(_awaited(awaitable), self.event_loop()).result()
 
     def deck_classes(self, path, instances):
         """The classes of a deck's instruments (its own drivers, from deck.py or the modules it imports) become

@@ -1,5 +1,6 @@
 """ivoryOS's next generation under labdeck: `import ivoryos_edge` decks, deck files, markers and worktables.
 The fixtures (test/fixtures/ivoryos-next) define their own markers and dunders: nothing is installed."""
+import json
 import os
 import unittest
 
@@ -40,3 +41,49 @@ class EdgeDeckScriptTest(unittest.TestCase):
         value = self.load("edge_deck_dict.py")
         self.assertEqual([i["name"] for i in value["instruments"]], ["syringe"])
         self.assertIn("ignores host='0.0.0.0'", self.stderr_so_far())
+
+
+class DeckFileTest(unittest.TestCase):
+    def setUp(self):
+        self.host = HostProcess()
+        self.addCleanup(self.host.close)
+
+    def test_one_broken_instrument_never_stops_the_others_and_each_failure_names_its_stage(self):
+        reply, _ = self.host.request({"type": "load_deck", "file": fixture("lab.deck.json"), "reserved": []})
+        self.assertEqual(reply["type"], "result", reply)
+        value = reply["value"]
+        self.assertEqual([i["name"] for i in value["instruments"]], ["pump", "liquid_handler"])
+        stages = {f["name"]: (f["stage"], f["error"]) for f in value["failed"]}
+        self.assertEqual(stages["vendor_pump"][0], "import")
+        self.assertIn("vendor_pumps", stages["vendor_pump"][1])
+        self.assertEqual(stages["heater"], ("init", "OSError: could not open port COM9"))
+        self.assertEqual(stages["reader"][0], "setup")
+        self.assertIn("connect(): RuntimeError: no answer from the instrument", stages["reader"][1])
+        self.assertNotIn("unplugged", stages)
+        # args with $object were built, and calls were made
+        probe, _ = self.host.request({"type": "console", "code": "(pump.connected, pump.settings.max_rate)", "timeout_ms": 5000})
+        self.assertEqual(probe["value"]["result"], [True, 20])
+        call, _ = self.host.request({"type": "call", "instrument": "pump", "method": "dose", "args": {"volume": 1.5}})
+        self.assertEqual(call["value"], 1.5)
+
+    def test_a_failed_instrument_can_be_retried_after_the_lab_fixes_it(self):
+        import shutil
+        import tempfile
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        with open(os.path.join(tmp, "flaky.py"), "w") as f:
+            f.write("class Flaky:\n    def __init__(self):\n        raise OSError('cable out')\n    def read(self) -> int:\n        return 7\n")
+        deck = os.path.join(tmp, "lab.deck.json")
+        with open(deck, "w") as f:
+            json.dump({"format": "ivoryos-deck/1", "instruments": [{"name": "flaky", "import": "flaky", "class": "Flaky"}]}, f)
+        reply, _ = self.host.request({"type": "load_deck", "file": deck})
+        self.assertEqual(reply["value"]["failed"][0]["stage"], "init")
+        again, _ = self.host.request({"type": "retry_instrument", "file": deck, "name": "flaky"})
+        self.assertEqual(again["type"], "error")
+        self.assertEqual((again["error"]["stage"], again["error"]["message"]), ("init", "OSError: cable out"))
+        with open(os.path.join(tmp, "flaky.py"), "w") as f:
+            f.write("class Flaky:\n    def read(self) -> int:\n        return 7\n")
+        fixed, _ = self.host.request({"type": "retry_instrument", "file": deck, "name": "flaky"})
+        self.assertEqual(fixed["type"], "result", fixed)
+        call, _ = self.host.request({"type": "call", "instrument": "flaky", "method": "read", "args": {}})
+        self.assertEqual(call["value"], 7)
