@@ -87,3 +87,24 @@ class DeckFileTest(unittest.TestCase):
         self.assertEqual(fixed["type"], "result", fixed)
         call, _ = self.host.request({"type": "call", "instrument": "flaky", "method": "read", "args": {}})
         self.assertEqual(call["value"], 7)
+
+
+class MarkerTest(unittest.TestCase):
+    def test_markers_a_driver_defines_itself_are_read_by_their_ivoryos_schema_and_strings_keep_working(self):
+        import sys
+        sys.path.insert(0, FIXTURES)
+        self.addCleanup(sys.path.remove, FIXTURES)
+        from labdeck_host import schema
+        from drivers.bench import LiquidHandler, Pump
+        pump = {m["name"]: m for m in schema.describe_class(Pump)["methods"]}
+        volume = pump["dose"]["params"]["properties"]["volume"]
+        self.assertEqual((volume["type"], volume["x-unit"], volume["description"]), ("number", "mL", "volume to dispense"))
+        self.assertEqual(pump["dose"]["returns"]["x-unit"], "mL")
+        lh = {m["name"]: m for m in schema.describe_class(LiquidHandler)["methods"]}
+        transfer = lh["transfer"]["params"]["properties"]
+        self.assertEqual(transfer["targets"]["x-wells"], ["plate"])
+        self.assertEqual((transfer["volumes"]["x-per-well"], transfer["volumes"]["x-unit"]), ("targets", "uL"))
+        self.assertEqual(lh["pick_up_tips"]["params"]["properties"]["rack"]["x-labware"], ["tip_rack"])
+        self.assertTrue(lh["move_plate"]["params"]["properties"]["to"]["x-site"])
+        # the worktable dunders are no methods
+        self.assertNotIn("__ivoryos_labware__", lh)
