@@ -59,6 +59,10 @@ export interface BuildOptions {
 
 const ISO_DATE = z.string().describe('ISO 8601 date-time');
 const OFFLINE = z.string().optional().describe('Why it cannot be called now (its host process or agent is down, or another labdeck drives it)');
+const FAILURE = z
+  .object({ stage: z.string().describe('config, import, init (its constructor) or setup (its calls)'), error: z.string(), detail: z.string().optional().describe('The traceback') })
+  .optional()
+  .describe('An instrument of a deck file (ivoryos-deck/1) that did not load; POST /app/instruments/{instrument}/retry after fixing it');
 const HOST = z.string().optional().describe('The PC it lives on: its lab agent, or another labdeck on the database that drives it (calls go there)');
 
 const User = z.object({ id: z.int(), username: z.string(), role: z.enum(['admin', 'operator']) });
@@ -234,7 +238,7 @@ const RESPONSE = {
   UserChanged: z.object({ user: ManagedUser.describe('The account as it is now') }),
   InstrumentList: z.object({
     instruments: z.array(
-      z.object({ name: z.string(), driver: z.string(), description: z.string(), source: z.enum(['deck', 'temporary']), methods: z.array(z.string()), offline: OFFLINE, host: HOST }),
+      z.object({ name: z.string(), driver: z.string(), description: z.string(), source: z.enum(['deck', 'temporary']), methods: z.array(z.string()), offline: OFFLINE, failure: FAILURE, host: HOST }),
     ),
   }),
   Instrument: z
@@ -245,6 +249,7 @@ const RESPONSE = {
       source: z.enum(['deck', 'temporary']),
       methods: z.array(MethodSchemaZ).describe('In your saved order'),
       offline: OFFLINE,
+      failure: FAILURE,
       host: HOST,
     })
     .describe('An instrument and its methods, with your order and hidden flags'),

@@ -47,6 +47,16 @@ export interface HostInstrument {
   methods: HostMethod[];
 }
 
+/** An instrument of an `ivoryos-deck/1` file that did not load: the stage that failed and its error. */
+export interface HostFailedInstrument {
+  name: string;
+  import?: string | null;
+  class?: string | null;
+  stage: 'config' | 'import' | 'init' | 'setup';
+  error: string;
+  detail?: string;
+}
+
 /** A class the host can instantiate (`connect`): a temporary device's driver. */
 export interface HostClass {
   /** Stable within the host: `<file>::<ClassName>`. */
@@ -67,6 +77,8 @@ export type HostRequest =
   | { type: 'describe' }
   /** Run a deck file as its author runs it; its top-level instances become instruments. `reserved`: names the host must refuse. */
   | { type: 'load_deck'; file: string; reserved?: string[] }
+  /** Build one instrument of an `ivoryos-deck/1` file again (it failed at load; the lab has fixed it). */
+  | { type: 'retry_instrument'; file: string; name: string }
   /** Import a driver module; its classes become connectable (again: replaced). */
   | { type: 'load_module'; file: string }
   | { type: 'connect'; class: string; name: string; kwargs: Record<string, unknown> }

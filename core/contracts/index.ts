@@ -166,6 +166,8 @@ export interface InstrumentSchema {
   offline?: string;
   /** The PC it lives on (its `lab agent` name, or the labdeck on the database that drives it); absent for this labdeck's own deck's. */
   host?: string;
+  /** An instrument of a deck file (`ivoryos-deck/1`) that did not load: the stage that failed and its error. */
+  failure?: { stage: string; error: string; detail?: string };
 }
 
 export * from './optimizer.js';

@@ -37,6 +37,7 @@ import { errorText, isPlainObject } from './util.js';
 import { invalid, issueDetails } from './validate.js';
 import { sentence } from '../text.js';
 import { boundResult, cutJson } from '../result-limit.js';
+import { failureReason, type FailedInstrument, type InstrumentFailure } from './deck-file.js';
 
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
@@ -94,7 +95,9 @@ export interface ForeignModules {
    * Run a deck file; `reserved`: names it may not use. Returns its instruments, each with its own driver, and
    * `drivers`: the classes they are instances of, which become connectable (the deck's own drivers).
    */
-  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers?: InstrumentDriver[]; sources?: string[] }>;
+  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers?: InstrumentDriver[]; sources?: string[]; failed?: FailedInstrument[] }>;
+  /** Build a failed instrument of a deck file again (see deck-file.ts). */
+  retry?(file: string, name: string): Promise<InstrumentDriver>;
   /** Import a driver module; its classes become drivers. */
   loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
 }
@@ -154,6 +157,8 @@ interface Device {
   madeAt: Date;
   /** The agent (instrument PC) it lives on, for an agent's device. */
   host?: string;
+  /** A deck file's instrument that did not load (deck-file.ts): offline until retried. */
+  failure?: InstrumentFailure;
 }
 
 function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
@@ -286,6 +291,7 @@ export class Deck extends EventEmitter {
 
   async call(instrument: string, method: string, args: unknown, opts: CallOptions): Promise<{ taskId: number; output: unknown }> {
     const dev = this.device(instrument);
+    if (dev.failure) this.checkOnline(dev); // a deck file's instrument that did not load: 503 with its stage
     let entry = dev.entry;
     let m = this.method(dev, method);
     this.checkOnline(dev);
@@ -655,6 +661,7 @@ export class Deck extends EventEmitter {
       methods: dev.entry.methodSchemas,
       ...(dev.offline !== null ? { offline: dev.offline } : {}),
       ...(dev.host ? { host: dev.host } : {}),
+      ...(dev.failure ? { failure: { stage: dev.failure.stage, error: dev.failure.error, ...(dev.failure.detail ? { detail: dev.failure.detail } : {}) } } : {}),
     };
   }
 
@@ -808,6 +815,10 @@ export class Deck extends EventEmitter {
       for (const [name, driver] of loaded.devices) {
         created.push(await this.createDevice(name, source, this.compile(driver, 'deck', loaded.file), null, {}, false));
       }
+      for (const f of loaded.failed ?? []) {
+        if (typeof f.name === 'string' && NAME_RE.test(f.name) && !this.reserved.has(f.name) && !this.devices.has(f.name)) created.push(await this.failedDevice(f, source, loaded.file));
+        else this.emit('warning', { device: String(f.name), message: `${loaded.file}: ${f.failure.stage} failed: ${f.failure.error}` });
+      }
       if (created.length === 0) {
         throw new LabError('invalid_input', `No instruments found in ${loaded.file}: create instances of your driver classes at the top level of the script.`, [
           { field: 'filepath', message: 'no instruments found' },
@@ -822,6 +833,43 @@ export class Deck extends EventEmitter {
     this.addDeckDrivers(loaded.file, loaded.drivers ?? []);
     this.sources.set(loaded.file, loaded.sources ?? []);
     return names;
+  }
+
+  /** A deck file's instrument that did not load: listed, offline with its stage and error, until retried. */
+  private async failedDevice(f: FailedInstrument, source: Device['source'], file: string): Promise<Device> {
+    const dev = await this.createDevice(f.name, source, this.compile(f.driver, 'deck', file), null, {}, false);
+    dev.failure = f.failure;
+    dev.offline = failureReason(f.failure);
+    dev.schema = this.schemaOf(dev);
+    return dev;
+  }
+
+  /**
+   * Build a deck file's failed instrument again (after the lab fixed its driver, cable or entry): on success
+   * it is online with its methods; a failure keeps it offline with the new stage and error (and throws).
+   */
+  async retryInstrument(name: string): Promise<InstrumentSchema> {
+    const dev = this.device(name);
+    if (!dev.failure) throw new LabError('conflict', `${name} is loaded; only an instrument of a deck file that failed to load can be retried.`, [{ field: 'instrument', message: 'not failed' }]);
+    if (!this.foreign?.retry) throw new LabError('unavailable', `${name} cannot be retried: no loader for ${dev.failure.file}.`);
+    let driver: InstrumentDriver;
+    try {
+      driver = await this.foreign.retry(dev.failure.file, name);
+    } catch (e) {
+      const data = e instanceof LabError ? e.data : undefined;
+      if (typeof data?.stage === 'string' && typeof data.failed === 'string') {
+        dev.failure = { ...dev.failure, stage: data.stage as InstrumentFailure['stage'], error: data.failed, ...(typeof data.detail === 'string' ? { detail: data.detail } : {}) };
+        this.setOffline([name], failureReason(dev.failure));
+      }
+      throw e;
+    }
+    dev.entry = this.compile(driver, 'deck', dev.failure.file);
+    dev.instance = await driver.create({}, { name });
+    dev.failure = undefined;
+    dev.offline = null;
+    dev.schema = this.schemaOf(dev);
+    this.emit('change');
+    return dev.schema;
   }
 
   private addDevices(created: Device[]): string[] {

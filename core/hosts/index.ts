@@ -8,6 +8,7 @@ import { extname, resolve } from 'node:path';
 import type { InstrumentDriver, Optimizer } from '../contracts/index.js';
 import type { ConsoleAnswer } from '../contracts/host.js';
 import type { Deck, ForeignModules } from '../deck/index.js';
+import { isDeckFile, readDeckFile, type FailedInstrument } from '../deck/deck-file.js';
 import { LabError } from '../errors.js';
 import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
 import { ParsePool } from './python-parse.js';
@@ -57,7 +58,7 @@ export class PythonModules implements ForeignModules {
   }
 
   handles(file: string): boolean {
-    return extname(file).toLowerCase() === '.py';
+    return extname(file).toLowerCase() === '.py' || isDeckFile(file);
   }
 
   /** Take the host's devices offline while it is down, and back online as it re-creates them. */
@@ -72,14 +73,41 @@ export class PythonModules implements ForeignModules {
     });
   }
 
-  async loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers: InstrumentDriver[]; sources: string[] }> {
+  async loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers: InstrumentDriver[]; sources: string[]; failed: FailedInstrument[] }> {
     const abs = checkPythonFile(file);
+    if (isDeckFile(abs)) readDeckFile(abs); // an ivoryos-deck/1 file: its shape, 400 naming the field
     try {
-      const { instruments, classes, modules } = await this.host.loadDeck(abs, reserved);
-      const named = instruments.map((i) => identifierMethods(i, i.name, this.log));
-      return { file: abs, devices: named.map((i) => [i.name, instanceDriver(this.host, i)]), drivers: classes.map((c) => classDriver(this.host, identifierMethods(c, c.name, this.log))), sources: modules };
+      const { instruments, classes, modules, failed } = await this.host.loadDeck(abs, reserved);
+      return {
+        file: abs,
+        devices: instruments.map((i) => identifierMethods(i, i.name, this.log)).map((i) => [i.name, instanceDriver(this.host, i)]),
+        drivers: classes.map((c) => classDriver(this.host, identifierMethods(c, c.name, this.log))),
+        sources: modules,
+        failed: failed.map((f) => ({
+          name: f.name,
+          driver: instanceDriver(this.host, { name: f.name, class: f.class ?? 'not loaded', description: `Not loaded: ${f.stage} failed`, methods: [] }),
+          failure: { stage: f.stage, error: f.error, ...(f.detail ? { detail: f.detail } : {}), import: f.import ?? null, class: f.class ?? null, file: abs },
+        })),
+      };
     } catch (e) {
       throw loadFailure(abs, e);
+    }
+  }
+
+  /** Build a failed instrument of a deck file again; a failure keeps its stage (400 with stage and error). */
+  async retry(file: string, name: string): Promise<InstrumentDriver> {
+    try {
+      return instanceDriver(this.host, await this.host.retryInstrument(file, name));
+    } catch (e) {
+      if (e instanceof RemoteError && e.payload.kind === 'load_error') {
+        const p = e.payload as typeof e.payload & { stage?: string; detail?: string };
+        throw new LabError('invalid_input', `${name} still does not load: ${p.stage ?? 'load'} failed: ${p.message}`, [{ field: 'instrument', message: `${p.stage ?? 'load'} failed` }], {
+          stage: p.stage ?? null,
+          failed: p.message,
+          ...(p.detail ? { detail: p.detail } : {}),
+        });
+      }
+      throw e;
     }
   }
 

@@ -19,6 +19,7 @@ import {
   type ConsoleAnswer,
   type HelloMessage,
   type HostClass,
+  type HostFailedInstrument,
   type HostErrorPayload,
   type HostInstrument,
   type HostMessage,
@@ -355,10 +356,15 @@ export class PythonHost extends EventEmitter {
   /* -------------------------------------------------------------- operations */
 
   /** Run a deck file: its instruments, the classes they are instances of (connectable too), and its own modules (files under its folder). */
-  async loadDeck(file: string, reserved: string[]): Promise<{ instruments: HostInstrument[]; classes: HostClass[]; modules: string[] }> {
-    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[]; classes?: HostClass[]; modules?: string[] };
+  async loadDeck(file: string, reserved: string[]): Promise<{ instruments: HostInstrument[]; classes: HostClass[]; modules: string[]; failed: HostFailedInstrument[] }> {
+    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[]; classes?: HostClass[]; modules?: string[]; failed?: HostFailedInstrument[] };
     this.history.push({ type: 'load_deck', file });
-    return { instruments: v.instruments, classes: v.classes ?? [], modules: v.modules ?? [] };
+    return { instruments: v.instruments, classes: v.classes ?? [], modules: v.modules ?? [], failed: v.failed ?? [] };
+  }
+
+  /** Build an instrument of a deck file again (`ivoryos-deck/1`): it failed at load and the lab has fixed it. */
+  retryInstrument(file: string, name: string): Promise<HostInstrument> {
+    return this.send({ type: 'retry_instrument', file, name }, this.loadTimeoutMs) as Promise<HostInstrument>;
   }
 
   /** Import a module: its driver classes, and its optimizer classes (Optimizer subclasses). */

@@ -178,6 +178,16 @@ export function instrumentOperations(lab: Lab) {
       return result;
     },
 
+    /**
+     * Build a deck file's instrument that did not load again, from the file as it is now (its schema), audited;
+     * still failing → 400 with the new stage and error; one that loaded → 409.
+     */
+    async retry(caller: Caller, instrument: string): Promise<InstrumentSchema> {
+      const schema = await deck.retryInstrument(instrument);
+      await audit(lab, caller, 'instrument.retry', { instrument });
+      return schema;
+    },
+
     /** The caller's order and hidden flags of an instrument's methods. */
     prefs(caller: Caller, instrument: string): Promise<MethodPrefs> {
       return store.prefs.get(caller.userId ?? -1, instrument);

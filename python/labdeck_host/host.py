@@ -26,12 +26,11 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-from . import optimizer, schema, workflow_py
+from . import deck_file, handoff as handoff_mod, optimizer, schema, workflow_py
 
 PROTOCOL = 1
 MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
 MAX_LINE = 8000
-SHIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "shims")
 HOST_FILE = os.path.abspath(__file__)
 HOST_DIR = os.path.dirname(HOST_FILE)
 
@@ -378,7 +377,7 @@ class Host:
             self.parse_workflow(msg)
         elif kind == "shutdown":
             self.control.submit(self.shutdown, msg)
-        elif kind in ("load_deck", "load_module", "connect", "dispose", "describe"):
+        elif kind in ("load_deck", "retry_instrument", "load_module", "connect", "dispose", "describe"):
             self.control.submit(self.control_op, msg)
         else:
             self.fail(msg, HostError("invalid", "unknown message type %r (protocol %d)" % (kind, PROTOCOL)))
@@ -432,8 +431,11 @@ class Host:
 
     def op_load_deck(self, msg):
         path = os.path.abspath(msg["file"])
+        if path.lower().endswith(".json"):
+            return self.load_deck_file(path, set(msg.get("reserved") or ()))
         module = self.run_deck(path)
-        found = [(n, v) for n, v in vars(module).items() if not n.startswith("_") and schema.is_instrument(v)]
+        named = module if isinstance(module, dict) else vars(module)
+        found = [(n, v) for n, v in named.items() if isinstance(n, str) and not n.startswith("_") and schema.is_instrument(v)]
         reserved = set(msg.get("reserved") or ())
         taken = [n for n, v in found if n in reserved or (n in self.instances and self.instances[n] is not v)]
         if taken:
@@ -441,10 +443,42 @@ class Host:
                 ", ".join(taken), "them" if len(taken) > 1 else "it", path), names=taken)
         for name, value in found:
             self.instances[name] = value
-        self.namespace.update(vars(module))
+        self.namespace.update(named)
         classes = self.deck_classes(path, [v for _, v in found])
         return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in found],
                 "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
+
+    def load_deck_file(self, path, reserved):
+        """An `ivoryos-deck/1` file (deck_file.py): what loaded, and each instrument that did not with its stage."""
+        try:
+            built, failed = deck_file.load(path, lambda n: n in reserved or n in self.instances, self.run_async)
+        except (OSError, ValueError) as exc:
+            raise HostError("load_error", "%s: %s" % (type(exc).__name__, exc), file=path)
+        for name, value in built:
+            self.instances[name] = value
+            self.namespace[name] = value
+        classes = self.deck_classes(path, [v for _, v in built])
+        return {"file": path, "instruments": [self.instrument_desc(n) for n, _ in built], "failed": failed,
+                "classes": [self.class_desc(cid) for cid in classes], "modules": _local_modules(path)}
+
+    def op_retry_instrument(self, msg):
+        """Build an instrument of a deck file again (the lab fixed its driver, cable or entry)."""
+        path, name = os.path.abspath(msg["file"]), msg["name"]
+        if name in self.instances:
+            return self.instrument_desc(name)
+        try:
+            value = deck_file.retry(path, name, self.run_async)
+        except deck_file.StageError as exc:
+            raise HostError("load_error", exc.error, stage=exc.stage, detail=exc.detail, file=path)
+        except (OSError, ValueError) as exc:
+            raise HostError("load_error", "%s: %s" % (type(exc).__name__, exc), stage="deck", file=path)
+        self.instances[name] = value
+        self.namespace[name] = value
+        return self.instrument_desc(name)
+
+    def run_async(self, awaitable):
+        """A deck file's async setup call (an async connect()), run on the host's loop to its end."""
+        return asyncio.run_coroutine_threadsafe(_awaited(awaitable), self.event_loop()).result()
 
     def deck_classes(self, path, instances):
         """The classes of a deck's instruments (its own drivers, from deck.py or the modules it imports) become
@@ -493,29 +527,17 @@ class Host:
             self.handoff = None
             if saved_main is not None and sys.modules.get("__main__") is not module:
                 sys.modules["__main__"] = saved_main
-        if handed and isinstance(handed[-1], types.ModuleType):
-            return handed[-1]
+        if handed and isinstance(handed[-1], (types.ModuleType, dict)):
+            return handed[-1]  # a dict: ivoryos_edge.run(instruments={...})
         if handed and isinstance(handed[-1], str) and handed[-1] in sys.modules and handed[-1] != "__main__":
             return sys.modules[handed[-1]]
         return module
 
     def prepare_ivoryos(self, handoff):
-        """`import ivoryos` finds the real package when the lab has it (its run() is replaced), else labdeck's
-        stand-in; either way ivoryos.run(__name__) hands the module over and returns."""
+        """`import ivoryos` and `import ivoryos_edge` find the real package when the lab has it (its run() is
+        replaced), else labdeck's stand-in; either way run(...) hands the module over and returns."""
         self.handoff = handoff
-        mod = sys.modules.get("ivoryos")
-        if mod is None:
-            try:
-                import ivoryos as mod  # noqa: F811 - the real package
-            except Exception:  # not installed, or broken: the stand-in
-                spec = importlib.util.spec_from_file_location("ivoryos", os.path.join(SHIM_DIR, "ivoryos", "__init__.py"))
-                mod = importlib.util.module_from_spec(spec)
-                sys.modules["ivoryos"] = mod
-                spec.loader.exec_module(mod)
-        if getattr(mod, "__version__", "") == "labdeck-stand-in":
-            mod._handoff = self.hand_over
-        else:
-            mod.run = lambda module=None, *args, **kwargs: self.hand_over(module, kwargs)
+        handoff_mod.prepare(self.hand_over, lambda text: _write_fd(2, text + "\n"))
 
     def hand_over(self, module, kwargs):
         """What ivoryos.run(...) does under labdeck: tell the deck being loaded which module it is."""

@@ -26,6 +26,8 @@ import sysconfig
 import types
 import typing
 
+from . import markers
+
 __all__ = [
     "ArgError", "is_instrument", "describe_instance", "describe_class", "bind_call", "convert",
     "convert_kwargs", "to_json", "summary", "param_docs",
@@ -294,10 +296,12 @@ def _object_schema(properties: dict, required: list) -> dict:
 
 def _schema(hint, instruments: bool = False, seen: tuple = ()) -> dict:
     """JSON Schema for a type hint ({} when unknown); ``instruments``: a user class is an instrument name."""
+    extra = markers.schema_of(typing.get_args(hint)[1:]) if typing.get_origin(hint) is typing.Annotated else {}
     hint, note = _peel(hint)
     schema = _bare_schema(hint, instruments, seen)
     if note:
         schema["description"] = note
+    schema.update(extra)  # ivoryOS's markers (markers.py), by duck typing
     return schema
 
 

@@ -280,6 +280,10 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
       throw invalid('batch_size', `labdeck runs one iteration at a time: batch_size must be 1, got ${body.batch_size}.`);
     }
     if (body.kwargs !== undefined && body.repeat !== undefined) throw invalid('repeat', 'Give kwargs (one row per iteration) or repeat, not both.');
+    // ivoryos-client 0.2.11's run_workflow_kwargs() with no rows sends kwargs: [] (0.2.10 sent nothing usable)
+    if (body.kwargs !== undefined && body.kwargs.length === 0) {
+      throw invalid('kwargs', 'kwargs has no rows: give one row of parameter values per iteration, or use run_workflow_repeat for a workflow without parameters.');
+    }
     const { task } = done(
       await runs.submit(who(req), {
         workflow,

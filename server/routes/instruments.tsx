@@ -29,7 +29,7 @@ const isHtmx = (req: Request) => req.get('HX-Request') === 'true';
 
 const CONSOLE_LANGUAGES = ['python', 'typescript', 'javascript'] as const;
 /** The console speaks the deck's language unless the request names one. */
-export const consoleLanguage = (runtime: Runtime) => (runtime.deckFile?.endsWith('.py') ? 'python' : 'typescript');
+export const consoleLanguage = (runtime: Runtime) => (/\.(py|json)$/i.test(runtime.deckFile ?? '') ? 'python' : 'typescript');
 
 function method(inst: InstrumentSchema, name: string): MethodSchema {
   const m = inst.methods.find((x) => x.name === name);
@@ -158,6 +158,22 @@ export const INSTRUMENT_ROUTES = {
       404: error('No such instrument'),
     },
   }),
+  retry: route({
+    method: 'POST',
+    path: '/instruments/{instrument}/retry',
+    section: SECTION,
+    summary: 'Load a deck file instrument that failed again',
+    operationId: 'retryInstrument',
+    description: 'An instrument of an `ivoryos-deck/1` file that failed at import, init or setup is listed offline with its stage; after the lab fixed it, this builds it again from the file as it is now. A form answers 302 to its page.',
+    params: ONE,
+    responses: {
+      200: json('It loaded: the instrument, with its methods', 'Instrument'),
+      302: empty('Back to the instrument page (a form)'),
+      400: error('It still fails: the stage and the error'),
+      404: error('No such instrument'),
+      409: error('The instrument is loaded: nothing to retry'),
+    },
+  }),
   order: route({
     method: 'POST',
     path: '/instruments/{instrument}/actions/order',
@@ -267,7 +283,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
     const instruments = labList();
     if (wantsJson(req)) {
       return res.json({
-        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.host ? { host: i.host } : {}) })),
+        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.failure ? { failure: i.failure } : {}), ...(i.host ? { host: i.host } : {}) })),
       });
     }
     render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.deckWatch?.changed} />);
@@ -361,6 +377,18 @@ export function instrumentRoutes(runtime: Runtime): Router {
   };
   handle(r, R.callNamed, (req, res, { body }) => call(req, res, body.instrument, body, ['instrument', 'method']), callAgain((req) => req.body?.instrument));
   handle(r, R.call, (req, res, { params, body }) => call(req, res, params.instrument, body, ['method']), callAgain((req) => req.params.instrument));
+
+  handle(r, R.retry, async (req, res, { params }) => {
+    let schema: InstrumentSchema;
+    try {
+      schema = await ops.retry(callerOf(req, 'app'), params.instrument);
+    } catch (e) {
+      if (wantsJson(req) || !ops.has(params.instrument)) throw e;
+      return res.redirect(302, url(req, `/instruments/${encodeURIComponent(params.instrument)}`)); // the page shows the new stage and error
+    }
+    if (wantsJson(req)) return res.json(schema);
+    res.redirect(302, url(req, `/instruments/${encodeURIComponent(params.instrument)}`));
+  });
 
   handle(r, R.order, async (req, res, { params, body: { order } }) => {
     await ops.setOrder(callerOf(req, 'app'), params.instrument, order);

@@ -235,6 +235,16 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
       {instrument.offline ? (
         <div className="alert alert-danger" role="status">
           Offline: {sentence(instrument.offline)} Calls answer 503 until it is back.
+          {instrument.failure ? (
+            <form method="post" action={ctx.url(`/instruments/${encodeURIComponent(instrument.name)}/retry`)} className="mt-2 instrument-retry">
+              <span className="me-2">
+                Stage: <strong className="instrument-failure-stage">{instrument.failure.stage}</strong>
+              </span>
+              <button type="submit" className="btn btn-sm btn-outline-light">
+                Retry
+              </button>
+            </form>
+          ) : null}
         </div>
       ) : null}
       {instrument.description ? <p>{instrument.description}</p> : null}

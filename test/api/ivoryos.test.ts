@@ -141,6 +141,11 @@ describe('direct control', () => {
     expect(now.body.success).toBe(true);
   });
 
+  it("answers ivoryos-client 0.2.11's default execute_task (wait=True: hidden_wait true as JSON) with { success, output }", async () => {
+    const res = await executeTask(ada, 'deck.pump', 'dose', { volume_ml: 1.5 }, true);
+    expect(res.body).toMatchObject({ success: true, output: expect.any(Number) });
+  });
+
   it('reads every number written as text, as ivoryOS converts form values by the method\'s annotations', async () => {
     const dose = await executeTask(ada, 'deck.pump', 'dose', { volume_ml: ' 2 ' });
     expect(dose.body).toMatchObject({ success: true, output: expect.any(Number) });
@@ -232,6 +237,10 @@ describe('the library and the selected workflow (ivoryOS draft)', () => {
     expect(loaded).toMatchObject({ script: { name: 'temps', deck: 'demo-deck', author: 'ada', script_dict: { name: 'temps' } }, python_script: expect.stringContaining('labdeck_client') });
     expect(loaded.python_script).toMatch(/def temps\(/);
     expect((await c.get('/').expect(200)).body.workflow).toBe('temps');
+    // ivoryos-client 0.2.11: run_workflow_kwargs() without rows sends kwargs: []: a 400 naming kwargs, nothing queued
+    const empty = await c.post('/executions/config').send({ kwargs: [], batch_size: 1 }).expect(400);
+    expect(empty.body).toMatchObject({ success: false, details: [{ field: 'kwargs' }] });
+    expect(JSON.stringify(empty.body)).toContain('run_workflow_repeat');
     // run_workflow_kwargs: { kwargs, batch_size: 1 }, values as a CSV would give them
     const run = await c.post('/executions/config').send({ kwargs: [{ celsius: '60' }, { celsius: 70 }], batch_size: 1 }).expect(200);
     expect(run.body).toMatchObject({ status: 'task started', task_id: expect.any(Number) });
