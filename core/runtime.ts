@@ -18,6 +18,8 @@ import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { openStore } from './store/index.js';
+import { Resources } from './resources/index.js';
+import { Preflight } from './resources/preflight.js';
 import type { Store } from './store/types.js';
 
 export interface RuntimeOptions {
@@ -72,6 +74,10 @@ export interface Runtime {
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
   readonly files: FileStore;
+  /** The lab's stock and the consumption rules (core/resources). */
+  readonly resources: Resources;
+  /** What a task will do before it moves: schemas, stock, duration, deck versions (core/resources/preflight.ts). */
+  readonly preflight: Preflight;
   /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
   readonly deckWatch: DeckWatch | null;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
@@ -101,6 +107,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     let runnerRef: Runner | null = null;
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
+    const resources = new Resources({ store, deck });
+    await resources.start();
+    const preflight = new Preflight({ store, deck, runner, campaigns, resources });
+    await preflight.start();
     await runner.start();
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const runtime: Runtime = {
@@ -118,11 +128,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,
+      resources,
+      preflight,
       deckWatch,
       audit,
       async close() {
         await deckWatch?.close();
         await runner.close();
+        preflight.close();
+        resources.close();
         await plugins.close();
         await deck.close();
         await python.close();

@@ -11,6 +11,7 @@
  * Adding a table: add its schema here, a migration per dialect under migrations/, and run the drift test.
  */
 import { EntitySchema } from 'typeorm';
+import { resourceEntities } from './entities-resources.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -522,5 +523,5 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
     ],
   });
 
-  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease, Approval] as EntitySchema[];
+  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease, Approval, ...resourceEntities(dialect)] as EntitySchema[];
 }

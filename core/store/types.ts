@@ -3,6 +3,8 @@
  * implementation (TypeORM, SQLite or PostgreSQL) lives beside this file; nothing outside core/store
  * touches TypeORM.
  */
+import type { ResourceStore } from './resource-types.js';
+
 export type Role = 'admin' | 'operator';
 
 export interface UserRow {
@@ -103,6 +105,8 @@ export interface AuditRow {
 
 export interface Store extends RunStore {
   readonly dialect: 'sqlite' | 'postgres';
+  /** The lab's stock, its ledger and the deck versions (issue 32; resource-types.ts). */
+  resources: ResourceStore;
   users: {
     /** Every account ever made, deleted ones too (the first one is the admin). */
     count(): Promise<number>;
@@ -436,3 +440,5 @@ export interface RunStore {
     list(kind: FileKind, workflow?: string): Promise<FileRow[]>;
   };
 }
+
+export type * from './resource-types.js';
