@@ -205,7 +205,7 @@ export function resourceRoutes(runtime: Runtime): Router {
       await fn(req, res, input);
     } catch (e) {
       const err = asLabError(e);
-      if (wantsJson(req) || req.is('application/json')) throw err;
+      if (wantsJson(req) || !req.is('application/x-www-form-urlencoded')) throw err;
       await page(req, res, { error: err }, statusOf(err));
     }
   };
