@@ -198,7 +198,7 @@ export class Preflight {
   async check(input: Record<string, unknown>): Promise<PreflightResult> {
     let prepared: { kind: 'workflow' | 'campaign'; payload: TaskPayload };
     try {
-      prepared = 'optimizer_type' in input || 'parameters' in input || 'objectives' in input
+      prepared = input.optimizer_type !== undefined || input.parameters !== undefined || input.objectives !== undefined
         ? await this.opts.campaigns.prepare(input as Parameters<Campaigns['prepare']>[0])
         : await this.opts.runner.prepare(input as Parameters<Runner['prepare']>[0]);
     } catch (e) {

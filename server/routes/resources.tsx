@@ -13,6 +13,8 @@ import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
 import { ResourcesPage, DeckVersionsPage } from '../views/resources.js';
+import { campaignInput } from './campaigns.js';
+import type { Workflow } from '../../core/workflow/model.js';
 
 const SECTION = 'Resources';
 const FORMAT = z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header');
@@ -86,7 +88,7 @@ export const RESOURCE_ROUTES = {
     section: SECTION,
     summary: 'Import resources from CSV (the export\'s columns): new names are added, known ones get the file\'s quantity',
     operationId: 'importResources',
-    body: { name: 'ResourceImport', kinds: ['text', 'json', 'form'], text: 'csv', schema: z.object({ csv: z.string().describe('The CSV text') }) },
+    body: { name: 'ResourceImport', kinds: ['json', 'form', 'text'], text: 'csv', schema: z.object({ csv: z.string().describe('The CSV text') }) },
     responses: { 200: json('{ created, updated }', 'ResourceImported'), 302: redirect('Back to the page (forms)'), 400: error('A bad line (line and column named); nothing is changed') },
   }),
   settle: route({
@@ -158,7 +160,16 @@ export const RESOURCE_ROUTES = {
     description:
       'Takes the fields of POST /executions/config (workflow, config | repeat | config_file) or of a campaign (workflow, repeat, optimizer_type, parameters, objectives, …). ' +
       'Answers { ok, problems: [{ field, message }], resources: [{ name, needed, available }], duration_s: { p10, p50, p90 } | null, duration_reason?, steps, iterations, deck_version, safety }. Nothing is queued.',
-    body: { name: 'PreflightBody', schema: z.looseObject({ workflow: z.string().min(1).describe('A saved workflow') }), document: 'PreflightBody' },
+    body: {
+      name: 'PreflightBody',
+      kinds: ['json'],
+      schema: z.object({
+        workflow: z.string().min(1).describe('A saved workflow'),
+        ...Object.fromEntries(
+          ['config', 'repeat', 'name', 'config_file', 'optimizer_type', 'parameters', 'objectives', 'parameter_constraints', 'outcome_constraints', 'stop_when', 'existing_data', 'batch_size', 'seed'].map((k) => [k, z.unknown().optional().describe(`As in POST /executions/config or /executions/campaign`)]),
+        ),
+      }),
+    },
     responses: { 200: json('The preflight', 'Preflight') },
   }),
   deckVersions: route({
@@ -300,8 +311,18 @@ export function resourceRoutes(runtime: Runtime): Router {
     res.status(204).end();
   });
 
+  const configSchema = (name: unknown) => runtime.campaigns.schemas().find((o) => o.name === name)?.config ?? null;
   handle(r, R.preflight, async (_req, res, { body }) => {
-    res.json(await preflight.check(body));
+    const input: Record<string, unknown> = { ...body };
+    const campaign = body.optimizer_type !== undefined || body.parameters !== undefined || body.objectives !== undefined;
+    if (!campaign && typeof body.config_file === 'string' && body.config_file) {
+      // an uploaded config CSV, read as POST /executions/config reads it
+      const saved = await runtime.store.workflows.get(body.workflow);
+      if (saved) input.config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
+      delete input.config_file;
+      delete input.repeat;
+    }
+    res.json(await preflight.check(campaign ? (campaignInput(input, configSchema) as Record<string, unknown>) : input));
   });
 
   handle(r, R.deckVersions, async (req, res) => {
