@@ -12,7 +12,8 @@ import { ctxOf } from '../context.js';
 import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
-import { ResourcesPage, DeckVersionsPage } from '../views/resources.js';
+import { ResourcesPage, DeckVersionsPage, PreflightPage } from '../views/resources.js';
+import { formRows } from './executions.js';
 import { campaignInput } from './campaigns.js';
 import type { Workflow } from '../../core/workflow/model.js';
 
@@ -162,7 +163,9 @@ export const RESOURCE_ROUTES = {
       'Answers { ok, problems: [{ field, message }], resources: [{ name, needed, available }], duration_s: { p10, p50, p90 } | null, duration_reason?, steps, iterations, deck_version, safety }. Nothing is queued.',
     body: {
       name: 'PreflightBody',
-      kinds: ['json'],
+      description: "JSON, or the run page's form (its `Check first` button: `workflow`, `repeat` or `rows[<i>][<param>]`), answered with the preflight page and a Start button.",
+      extra: /^rows\[\d{1,5}\]\[.+\]$/,
+      extraKinds: ['form'],
       schema: z.object({
         workflow: z.string().min(1).describe('A saved workflow'),
         ...Object.fromEntries(
@@ -170,7 +173,7 @@ export const RESOURCE_ROUTES = {
         ),
       }),
     },
-    responses: { 200: json('The preflight', 'Preflight') },
+    responses: { 200: pageOrJson('The preflight (a form: the page, with Start)', 'Preflight') },
   }),
   deckVersions: route({
     method: 'GET',
@@ -312,8 +315,16 @@ export function resourceRoutes(runtime: Runtime): Router {
   });
 
   const configSchema = (name: unknown) => runtime.campaigns.schemas().find((o) => o.name === name)?.config ?? null;
-  handle(r, R.preflight, async (_req, res, { body }) => {
+  handle(r, R.preflight, async (req, res, { body }) => {
     const input: Record<string, unknown> = { ...body };
+    const form = !req.is('application/json');
+    if (form) {
+      // the run page's form, read as POST /executions/config reads it: a repeat count wins, else the typed rows
+      for (const k of Object.keys(input)) if (k.startsWith('rows[') || input[k] === '') delete input[k];
+      const repeat = typeof body.repeat === 'string' && body.repeat.trim() ? body.repeat.trim() : undefined;
+      if (repeat) input.repeat = repeat;
+      else input.config = formRows(body);
+    }
     const campaign = body.optimizer_type !== undefined || body.parameters !== undefined || body.objectives !== undefined;
     if (!campaign && typeof body.config_file === 'string' && body.config_file) {
       // an uploaded config CSV, read as POST /executions/config reads it
@@ -322,7 +333,10 @@ export function resourceRoutes(runtime: Runtime): Router {
       delete input.config_file;
       delete input.repeat;
     }
-    res.json(await preflight.check(campaign ? (campaignInput(input, configSchema) as Record<string, unknown>) : input));
+    const result = await preflight.check(campaign ? (campaignInput(input, configSchema) as Record<string, unknown>) : input);
+    if (!form || wantsJson(req)) return res.json(result);
+    const fields = Object.entries(body).filter(([, v]) => typeof v === 'string' && v !== '') as [string, string][];
+    render(res, <PreflightPage ctx={await ctxOf(req)} workflow={body.workflow} result={result} fields={fields} />);
   });
 
   handle(r, R.deckVersions, async (req, res) => {

@@ -5,6 +5,7 @@
  */
 import type { ConsumptionRule } from '../../core/resources/rules.js';
 import type { ErrorDetail } from '../../core/errors.js';
+import type { PreflightResult } from '../../core/resources/preflight.js';
 import { Alert, ErrorList, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 export interface ResourceView {
@@ -262,6 +263,89 @@ export function DeckVersionsPage(props: {
           </tbody>
         </table>
       ) : null}
+    </Layout>
+  );
+}
+
+/** The preflight of a run, before Start: problems, what it uses against the stock, how long it should take. */
+export function PreflightPage(props: { ctx: ViewCtx; workflow: string; result: PreflightResult; fields: [string, string][] }) {
+  const { ctx, result } = props;
+  const u = ctx.url;
+  const band = (b: { p10: number; p50: number; p90: number } | null) => (b ? `${b.p50} s (${b.p10}–${b.p90})` : '—');
+  return (
+    <Layout ctx={ctx} title={`Preflight · ${props.workflow}`}>
+      <h1 className="h3">Preflight of {props.workflow}</h1>
+      {result.ok ? <Alert kind="success">Everything checks out: {result.iterations} iteration(s).</Alert> : <Alert kind="danger">This run would not get through: see the problems below.</Alert>}
+      {result.problems.length ? (
+        <ul aria-label="Problems">
+          {result.problems.map((p, i) => (
+            <li key={i}>
+              <code>{p.field}</code> {p.message}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <section aria-label="Safety">
+        <h2 className="h6">Safety</h2>
+        <p className="text-body-secondary">{result.safety === null ? 'No safety guard is installed.' : JSON.stringify(result.safety)}</p>
+      </section>
+      {result.resources.length ? (
+        <table className="table table-sm w-auto" aria-label="Resources needed">
+          <thead>
+            <tr>
+              <th>Resource</th>
+              <th>Needed</th>
+              <th>Available</th>
+            </tr>
+          </thead>
+          <tbody>
+            {result.resources.map((r) => (
+              <tr key={r.name} className={r.needed > r.available ? 'table-danger' : undefined}>
+                <td>{r.name}</td>
+                <td>{r.needed}</td>
+                <td>{r.available}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : null}
+      <p>
+        Expected duration: {band(result.duration_s)}
+        {result.duration_reason ? <span className="text-body-secondary"> ({result.duration_reason})</span> : null}
+      </p>
+      <table className="table table-sm" aria-label="Steps">
+        <thead>
+          <tr>
+            <th>Step</th>
+            <th>Call</th>
+            <th>Host</th>
+            <th>Times</th>
+            <th>Each</th>
+          </tr>
+        </thead>
+        <tbody>
+          {result.steps.map((s) => (
+            <tr key={s.path}>
+              <td>
+                <code>{s.path}</code>
+              </td>
+              <td>{s.kind === 'call' ? `${s.instrument}.${s.method}` : s.kind}</td>
+              <td>{s.host ?? ''}</td>
+              <td>{s.times}</td>
+              <td>{s.duration_s ? band(s.duration_s) : (s.reason ?? '')}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <form method="post" action={u('/executions/config')} id="preflight-start">
+        {props.fields.map(([k, v]) => (
+          <input key={k} type="hidden" name={k} value={v} />
+        ))}
+        <button className="btn btn-primary" type="submit" disabled={!result.ok}>
+          Start
+        </button>{' '}
+        <a href={u(`/executions/config?workflow=${encodeURIComponent(props.workflow)}`)}>Back</a>
+      </form>
     </Layout>
   );
 }

@@ -57,6 +57,10 @@ describe('resources and preflight', () => {
     expect(refused.body.resources).toEqual([{ name: 'tips', needed: 10, available: 8, unit: 'each' }]);
     expect((await lab.admin.get('/app/executions/queue').expect(200)).body.tasks).toEqual([]);
     expect((await stock(lab, 'tips')).resource.quantity).toBe(8);
+    // the run page's "Check first": the preflight page, its Start button off
+    const page = await lab.admin.post('/app/executions/preflight').type('form').send({ workflow: 'dose-tips', repeat: '10' }).expect(200);
+    expect(page.text).toContain('the task needs 10 of &quot;tips&quot;; 8 in stock');
+    expect(page.text).toMatch(/<button[^>]*disabled=""[^>]*>Start/);
   });
 
   it('after a top-up the run leaves exactly the expected stock, each call in the ledger with its run', async () => {
