@@ -21,6 +21,8 @@ import { createOperations, type Operations } from './operations/index.js';
 import { openStore } from './store/index.js';
 import { startNotifications } from './notify/wiring.js';
 import type { Notifications } from './notify/index.js';
+import { Resources } from './resources/index.js';
+import { Preflight } from './resources/preflight.js';
 import type { Store } from './store/types.js';
 
 export interface RuntimeOptions {
@@ -77,6 +79,10 @@ export interface Runtime {
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
   readonly files: FileStore;
+  /** The lab's stock and the consumption rules (core/resources). */
+  readonly resources: Resources;
+  /** What a task will do before it moves: schemas, stock, duration, deck versions (core/resources/preflight.ts). */
+  readonly preflight: Preflight;
   /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
   readonly deckWatch: DeckWatch | null;
   /** Every operation once, for every door (core/operations): doors call these, not the parts above. */
@@ -110,6 +116,10 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     let runnerRef: Runner | null = null;
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
+    const resources = new Resources({ store, deck });
+    await resources.start();
+    const preflight = new Preflight({ store, deck, runner, campaigns, resources });
+    await preflight.start();
     await runner.start();
     const notifications = startNotifications({ store, runner, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
@@ -132,6 +142,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       accounts,
       branding,
       files,
+      resources,
+      preflight,
       deckWatch,
       ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts }),
       notifications,
@@ -140,6 +152,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         await deckWatch?.close();
         await runner.close();
         await notifications.close();
+        preflight.close();
+        resources.close();
         await plugins.close();
         await deck.close();
         await python.close();

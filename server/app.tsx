@@ -16,6 +16,7 @@ import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from 
 import { ivoryosRouter } from './ivoryos/index.js';
 import { mcpRoutes } from './mcp/index.js';
 import { apiDocRoutes } from './routes/api-docs.js';
+import { resourceRoutes } from './routes/resources.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { notificationRoutes } from './routes/notifications.js';
 import { accountRoutes, authRoutes } from './routes/auth.js';
@@ -136,6 +137,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(recordRoutes(runtime));
   router.use(approvalRoutes(runtime));
   router.use(notificationRoutes(runtime));
+  router.use(resourceRoutes(runtime));
   router.use(mcpRoutes(runtime));
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));

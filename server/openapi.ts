@@ -12,6 +12,7 @@
  * the statuses the routes really answer are documented). Paths are given under the `/app` mount; every one is
  * also served at `/`.
  */
+import { RESOURCE_SCHEMAS } from './resource-schemas.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -382,6 +383,7 @@ const RESPONSE = {
     ),
     series: z.record(z.string(), z.array(z.number().nullable())).describe('Per parameter and output, one value per entry of `iterations`: numbers only, anything else null'),
   }),
+  ...RESOURCE_SCHEMAS,
 };
 
 /** Drop `additionalProperties: false`: a response may gain fields without breaking generated clients. */

@@ -38,6 +38,8 @@ export interface BodySpec<B extends AnyObject = AnyObject> {
   extraKinds?: BodyKind[];
   /** A plain-text body (kind `text`) is the value of this field (the console's code). */
   text?: string;
+  /** A JSON list as the whole body is the value of this field (a document that is a list: consumption rules). */
+  list?: string;
   /** The body may be left out (an empty body reads as `{}`). Default: required when a field is. */
   optional?: boolean;
   description?: string;
@@ -248,7 +250,8 @@ export function parseInput<P extends AnyObject, Q extends AnyObject, B extends A
     const spec = r.body;
     const kinds = spec.kinds ?? ['json', 'form'];
     const kind = bodyKind(req);
-    const raw: unknown = kind === 'text' && spec.text && typeof req.body === 'string' ? { [spec.text]: req.body } : kind ? req.body : undefined;
+    let raw: unknown = kind === 'text' && spec.text && typeof req.body === 'string' ? { [spec.text]: req.body } : kind ? req.body : undefined;
+    if (spec.list && Array.isArray(raw)) raw = { [spec.list]: raw };
     if (kind && !kinds.includes(kind)) {
       problems.push({ field: '(body)', message: `must be ${kinds.map((k) => KIND_NAMES[k]).join(' or ')}, not ${KIND_NAMES[kind]}` });
     } else if (raw !== undefined && (typeof raw !== 'object' || raw === null || Array.isArray(raw))) {

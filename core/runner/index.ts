@@ -530,6 +530,7 @@ export class Runner extends EventEmitter {
   /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
   async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
     await this.checkPlacement(t.name, t.payload);
+    if (this.beforeQueue) await this.beforeQueue(t);
     const task = await this.store.queue.add(t);
     if (this.takesOwnOnly) this.mine.add(task.id);
     this.tellOthers();
@@ -537,6 +538,9 @@ export class Runner extends EventEmitter {
     this.notify();
     return task;
   }
+
+  /** A check every task passes before it is queued, throwing to refuse it (the preflight, core/resources/preflight.ts). */
+  beforeQueue: ((t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload }) => Promise<void>) | null = null;
 
   /** Refuse (409) a task no one labdeck on the database could start: core/runner/placement.ts. */
   private async checkPlacement(name: string, payload: TaskPayload): Promise<void> {

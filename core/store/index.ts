@@ -15,6 +15,7 @@ import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createApprovalRepository } from './approval-repos.js';
 import { createOutboxRepository } from './outbox-repos.js';
 import { createRepositories } from './repos.js';
+import { createResourceRepository } from './resource-repos.js';
 import { createRunRepositories } from './run-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
 import { lockId, Sql, type Connection } from './sql.js';
@@ -198,10 +199,23 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
 
   const sql = new Sql(conn, where);
   const wakeups = signals(conn);
+  const stock = createResourceRepository(sql);
+  const base = announcingAuthChanges(createRepositories(sql), wakeups);
+  const runs = createRunRepositories(sql);
   const store: Store = {
     dialect: conn.dialect,
-    ...announcingAuthChanges(createRepositories(sql), wakeups),
-    ...createRunRepositories(sql),
+    ...base,
+    // a call's record and what it used of the stock commit together (resource-repos.ts)
+    steps: stock.wrapSteps(base.steps),
+    ...runs,
+    runSteps: {
+      ...runs.runSteps,
+      async markInDoubt(runId) {
+        await stock.resources.markRunInDoubt(runId);
+        return runs.runSteps.markInDoubt(runId);
+      },
+    },
+    resources: stock.resources,
     approvals: createApprovalRepository(sql),
     outbox: createOutboxRepository(sql),
     transaction: (fn) =>

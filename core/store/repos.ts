@@ -29,7 +29,7 @@ const TOKEN_TOUCH_MS = 60_000;
 
 const USER_COLS = `"id", "username", "password_hash", "role", "created_at", "disabled_at", "deleted_at"`;
 const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
-const INSERT_STEP =
+export const INSERT_STEP =
   `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", ` +
   `"output", "status", "error", "user_id", "started_at", "ended_at", "log") ` +
   `VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING "id"`;
@@ -37,7 +37,7 @@ const INSERT_STEP =
 const checkStatus = (s: string) => oneOf(s, STEP_STATUSES, 'status');
 
 /** NewStep field → column, with the encoder for its value. */
-const STEP_FIELDS: Encoders<NewStep> = {
+export const STEP_FIELDS: Encoders<NewStep> = {
   runId: ['run_id', same],
   phase: ['phase', same],
   iteration: ['iteration', same],
@@ -53,6 +53,11 @@ const STEP_FIELDS: Encoders<NewStep> = {
   endedAt: ['ended_at', same],
   log: ['log', (v) => v ?? null],
 };
+
+/** The parameters of INSERT_STEP for a new step. */
+export function stepParams(s: NewStep): Param[] {
+  return [s.runId, s.phase, s.iteration, s.stepIndex, s.instrument, s.method, encodeJson(s.args, 'args'), encodeOutput(s.output), checkStatus(s.status), s.error, s.userId, s.startedAt, s.endedAt, s.log ?? null];
+}
 
 function userRow(r: DbRow): UserRow {
   return {
@@ -80,7 +85,7 @@ function tokenRow(r: DbRow): TokenRow {
 const userNotFound = (userId: number) => notFound('user', userId, 'userId');
 
 /** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
-export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | keyof RunStore> {
+export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | keyof RunStore> {
   const withLock = keyedLock();
 
   const users: Store['users'] = {
@@ -290,22 +295,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
   const steps: Store['steps'] = {
     // The hot path: one cached prepared statement, one round trip.
     async insert(s) {
-      return sql.insertId(INSERT_STEP, [
-        s.runId,
-        s.phase,
-        s.iteration,
-        s.stepIndex,
-        s.instrument,
-        s.method,
-        encodeJson(s.args, 'args'),
-        encodeOutput(s.output),
-        checkStatus(s.status),
-        s.error,
-        s.userId,
-        s.startedAt,
-        s.endedAt,
-        s.log ?? null,
-      ]);
+      return sql.insertId(INSERT_STEP, stepParams(s));
     },
     async update(id, patch) {
       const { sets, params } = setClause(patch, STEP_FIELDS);

@@ -32,6 +32,11 @@ interface BatchItem {
   reject(e: unknown): void;
 }
 export type DbRow = Record<string, unknown>;
+/** One statement and its parameters (Sql.atomic). */
+export interface Stmt {
+  sql: string;
+  params: Param[];
+}
 
 export class Sql {
   /** SQL text per dialect, so the `?` → `$n` rewrite happens once per statement. */
@@ -136,6 +141,59 @@ export class Sql {
     } finally {
       release();
       if (this.lockTails.get(key) === tail) this.lockTails.delete(key);
+    }
+  }
+
+  /**
+   * Statements that commit together or not at all (a call's record and the stock it changed, issue 32):
+   * `first` runs, then each statement `then` makes from first's RETURNING row (or null). SQLite: one
+   * synchronous better-sqlite3 transaction, so no other request's statement falls inside it; PostgreSQL: one
+   * transaction on a connection of its own. Returns first's row.
+   */
+  async atomic(first: Stmt, then: (row: DbRow | null) => Stmt[]): Promise<DbRow | null> {
+    const c = this.conn;
+    if (c.dialect === 'sqlite') {
+      // a `transaction` open on the shared connection: wait at its gate, or these statements would land in it
+      if (!this.inTx) while (this.gate) await this.gate;
+      const exec = (st: Stmt): DbRow | null => {
+        refuseNul(st.params);
+        const prepared = this.statement(c.db, st.sql);
+        const values = st.params.map((p) => (p instanceof Date ? this.encodeDate(p) : p));
+        if (prepared.reader) return (prepared.get(...values) as DbRow | undefined) ?? null;
+        prepared.run(...values);
+        return null;
+      };
+      try {
+        return c.db.transaction(() => {
+          const row = exec(first);
+          for (const st of then(row)) exec(st);
+          return row;
+        })();
+      } catch (e) {
+        throw storeFailure(e, this.where);
+      }
+    }
+    const qr = this.runner ?? c.ds.createQueryRunner();
+    const own = !this.runner;
+    try {
+      if (own) {
+        await qr.connect();
+        await qr.startTransaction();
+      }
+      const run = async (st: Stmt) => {
+        refuseNul(st.params);
+        const res = await qr.query(this.text(st.sql), st.params, true);
+        return (Array.isArray(res.records) ? (res.records[0] as DbRow | undefined) : undefined) ?? null;
+      };
+      const row = await run(first);
+      for (const st of then(row)) await run(st);
+      if (own) await qr.commitTransaction();
+      return row;
+    } catch (e) {
+      if (own && qr.isTransactionActive) await qr.rollbackTransaction().catch(() => undefined);
+      throw storeFailure(e, this.where);
+    } finally {
+      if (own) await qr.release();
     }
   }
 

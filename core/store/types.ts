@@ -4,6 +4,7 @@
  * touches TypeORM.
  */
 import type { OutboxStore } from './outbox-types.js';
+import type { ResourceStore } from './resource-types.js';
 
 export type * from './outbox-types.js';
 
@@ -107,6 +108,8 @@ export interface AuditRow {
 
 export interface Store extends RunStore {
   readonly dialect: 'sqlite' | 'postgres';
+  /** The lab's stock, its ledger and the deck versions (issue 32; resource-types.ts). */
+  resources: ResourceStore;
   users: {
     /** Every account ever made, deleted ones too (the first one is the admin). */
     count(): Promise<number>;
@@ -451,3 +454,5 @@ export interface RunStore {
     list(kind: FileKind, workflow?: string): Promise<FileRow[]>;
   };
 }
+
+export type * from './resource-types.js';
