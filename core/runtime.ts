@@ -17,6 +17,7 @@ import { Runner, type RunnerOptions } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
+import { SafetyGuard } from './safety/index.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -50,6 +51,10 @@ export interface RuntimeOptions {
   approvalTtlMs?: number;
   /** How long a call relayed to a `lab agent` may go unanswered before it fails in doubt (default 10 minutes). */
   agentCallTimeoutMs?: number;
+  /** The safety file (`lab serve --safety FILE`); default `<data-dir>/safety.json` when present (core/safety). */
+  safety?: string;
+  /** Bound on a safety rule's reading, ms (default 10 s). */
+  safetyReadTimeoutMs?: number;
 }
 
 export interface Runtime {
@@ -72,6 +77,8 @@ export interface Runtime {
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
   readonly files: FileStore;
+  /** The lab's safety guard: limits, trays, rules and states, enforced on every call (core/safety). */
+  readonly safety: SafetyGuard;
   /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
   readonly deckWatch: DeckWatch | null;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
@@ -85,10 +92,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const python = new PythonModules({ python: options.python, log: options.log });
   const deck = new Deck({ recordStep: (step) => store.steps.insert(step), foreign: python });
   python.attach(deck);
+  const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
+  const safety = new SafetyGuard({ store, dataDir, file: options.safety, audit, readTimeoutMs: options.safetyReadTimeoutMs });
+  deck.guard = safety;
   const pluginDirs = [firstPartyPluginsDir(), ...(options.pluginDirs ?? [resolve('lab-plugins')]).map((d) => resolve(d))];
   const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true, foreign: python });
   let deckWatch: DeckWatch | null = null;
   try {
+    await safety.start();
     await plugins.start();
     const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
     if (deckFile) await deck.loadDeck(deckFile);
@@ -102,7 +113,6 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     await runner.start();
-    const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const runtime: Runtime = {
       dataDir,
       deckFile,
@@ -118,11 +128,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       accounts: new Accounts(store, options.accounts),
       branding: new BrandingService(store, join(dataDir, 'uploads')),
       files,
+      safety,
       deckWatch,
       audit,
       async close() {
         await deckWatch?.close();
         await runner.close();
+        safety.close();
         await plugins.close();
         await deck.close();
         await python.close();
@@ -131,6 +143,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     };
     return runtime;
   } catch (e) {
+    safety.close();
     await deckWatch?.close().catch(() => undefined);
     await plugins.close().catch(() => undefined);
     await deck.close().catch(() => undefined);

@@ -98,6 +98,23 @@ export interface ForeignModules {
   loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
 }
 
+/**
+ * What the deck asks before every call reaches a driver (the safety guard, core/safety): `enforce` throws to
+ * refuse it, else returns a token that `finish` gets when the call ends.
+ */
+export interface CallGuard {
+  enforce(call: {
+    instrument: string;
+    classes: readonly string[];
+    method: string;
+    args: Record<string, unknown>;
+    params?: JSONSchema;
+    userId: number | null;
+    read(instrument: string, member: string): Promise<unknown>;
+  }): Promise<unknown>;
+  finish(token: unknown, ok: boolean, output: unknown): Promise<void>;
+}
+
 export interface DeckOptions {
   recordStep(step: NewStep): Promise<number>;
   foreign?: ForeignModules;
@@ -224,6 +241,8 @@ export class Deck extends EventEmitter {
   private readonly ops = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly foreign: ForeignModules | undefined;
+  /** The safety guard every call passes (set by the runtime). */
+  guard: CallGuard | null = null;
 
   constructor(opts: DeckOptions) {
     super();
@@ -292,6 +311,7 @@ export class Deck extends EventEmitter {
     let ok = false;
     const printed = new CallLog();
     let startedAt = new Date();
+    let guardToken: unknown = null;
     try {
       // while we waited: the device may have gone, been re-created from a new driver, or been locked
       if (dev.removed) this.device(instrument);
@@ -302,6 +322,8 @@ export class Deck extends EventEmitter {
         m = this.method(dev, method);
         parsed = this.validate(instrument, method, m, args);
       }
+      // the safety guard, the last thing before the driver: a refusal reaches no driver and leaves no step
+      if (this.guard) guardToken = await this.guard.enforce(this.guardedCall(dev, method, m, parsed, opts.userId));
       const ctx: CallContext = {
         signal: this.abort.signal,
         log: (message: string) => {
@@ -321,6 +343,7 @@ export class Deck extends EventEmitter {
       dev.mutex.release();
     }
     const endedAt = new Date();
+    if (guardToken !== null) await this.guard!.finish(guardToken, ok, output).catch(() => undefined); // a state not stored is not the call's failure
     // the instrument refused the arguments before acting on them (a remote host's own checks): no record
     if (!ok && failure instanceof LabError && failure.code === 'invalid_input') throw failure;
     const inDoubt = !ok && (failure as { inDoubt?: boolean } | null)?.inDoubt === true;
@@ -373,6 +396,35 @@ export class Deck extends EventEmitter {
     const m = this.method(dev, method);
     const safety = dev.schema.methods.find((x) => x.name === method)?.safety ?? DEFAULT_SAFETY;
     return { args: this.validate(instrument, method, m, args), safety };
+  }
+
+  /** One call as the guard sees it; its readings go through the deck (the called instrument's lock is held already). */
+  private guardedCall(dev: Device, method: string, m: CompiledMethod, args: Record<string, unknown>, userId: number | null): Parameters<CallGuard['enforce']>[0] {
+    return {
+      instrument: dev.name,
+      classes: [dev.entry.name],
+      method,
+      args,
+      params: m.schema.params,
+      userId,
+      read: (instrument, member) => this.readMember(instrument, member, dev),
+    };
+  }
+
+  /** A reading for a safety rule: a method of `instrument` that takes no arguments, unrecorded, unguarded. */
+  private async readMember(instrument: string, member: string, calling: Device): Promise<unknown> {
+    const dev = this.device(instrument);
+    const m = this.method(dev, member);
+    this.checkOnline(dev);
+    const parsed = this.validate(instrument, member, m, {});
+    const ctx: CallContext = { signal: this.abort.signal, log: () => undefined };
+    if (dev === calling) return toJsonValue(await m.run(dev.instance, parsed, ctx));
+    if (!dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) throw new Error(`${instrument} is busy`);
+    try {
+      return toJsonValue(await m.run(dev.instance, parsed, ctx));
+    } finally {
+      dev.mutex.release();
+    }
   }
 
   private method(dev: Device, method: string): CompiledMethod {

@@ -15,6 +15,7 @@ import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createApprovalRepository } from './approval-repos.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
+import { createSafetyRepository } from './safety-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
 import { lockId, Sql, type Connection } from './sql.js';
 import { migrateSqlite, openSqlite } from './sqlite.js';
@@ -202,6 +203,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     ...announcingAuthChanges(createRepositories(sql), wakeups),
     ...createRunRepositories(sql),
     approvals: createApprovalRepository(sql),
+    safety: createSafetyRepository(sql),
     signals: wakeups,
     async close() {
       wakeups.close();
