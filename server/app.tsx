@@ -17,6 +17,7 @@ import { ivoryosRouter } from './ivoryos/index.js';
 import { mcpRoutes } from './mcp/index.js';
 import { apiDocRoutes } from './routes/api-docs.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { safetyRoutes } from './routes/safety.js';
 import { accountRoutes, authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
 import { campaignRoutes } from './routes/campaigns.js';
@@ -134,6 +135,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(fileRoutes(runtime));
   router.use(recordRoutes(runtime));
   router.use(approvalRoutes(runtime));
+  router.use(safetyRoutes(runtime));
   router.use(mcpRoutes(runtime));
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));

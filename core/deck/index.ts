@@ -411,8 +411,15 @@ export class Deck extends EventEmitter {
     };
   }
 
+  /** A call as the guard would see it, without making it (`POST /safety/check`): validated, defaults filled in. */
+  guardedCallFor(instrument: string, method: string, args: unknown, userId: number | null): Parameters<CallGuard['enforce']>[0] {
+    const dev = this.device(instrument);
+    const m = this.method(dev, method);
+    return { ...this.guardedCall(dev, method, m, this.validate(instrument, method, m, args), userId), read: (i, member) => this.readMember(i, member, null) };
+  }
+
   /** A reading for a safety rule: a method of `instrument` that takes no arguments, unrecorded, unguarded. */
-  private async readMember(instrument: string, member: string, calling: Device): Promise<unknown> {
+  private async readMember(instrument: string, member: string, calling: Device | null): Promise<unknown> {
     const dev = this.device(instrument);
     const m = this.method(dev, member);
     this.checkOnline(dev);

@@ -1460,7 +1460,8 @@ export class Runner extends EventEmitter {
       // the deck recorded the call itself (an instrument error, or a host lost mid-call: in-doubt); a store
       // failure leaves the record `running`, to be marked in-doubt once the store answers
       if (!(isLabError(e) && e.data?.task_id !== undefined) && !isStoreFault(e)) {
-        await this.store.steps.update(id, { status: 'error', error: message(e), endedAt: now() });
+        // a call the safety guard refused reached no driver: the step is `blocked` (it waits like any failed step)
+        await this.store.steps.update(id, { status: isLabError(e) && e.code === 'safety' ? 'blocked' : 'error', error: message(e), endedAt: now() });
       }
       this.emitStep(c, at, 'error', { instrument, method, error: message(e), step_id: id });
       throw e;

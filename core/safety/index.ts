@@ -225,7 +225,8 @@ export class SafetyGuard {
         new Promise<Unknown>((res) => (timer = setTimeout(res, this.readTimeoutMs, new Unknown(`no answer within ${this.readTimeoutMs / 1000} s`)))),
       ]);
     } catch (e) {
-      return new Unknown(`reading it failed (${e instanceof Error ? e.message : String(e)})`);
+      const text = e !== null && typeof e === 'object' && 'message' in e ? String(e.message) : String(e); // a driver's Error may be another realm's
+      return new Unknown(`reading it failed (${text})`);
     } finally {
       clearTimeout(timer);
     }

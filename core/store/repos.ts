@@ -21,7 +21,7 @@ import {
 import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
 
 const ROLES: readonly Role[] = ['admin', 'operator'];
-const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt', 'skipped'];
+const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked'];
 
 /** A token's last-used time is written at most this often, so busy scripts do not write on every request. */
 const TOKEN_TOUCH_MS = 60_000;

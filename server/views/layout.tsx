@@ -17,6 +17,7 @@ const NAV: [string, string][] = [
   ['/executions/config', 'Run'],
   ['/executions/records', 'Records'],
   ['/approvals', 'Approvals'],
+  ['/safety', 'Safety'],
   ['/help', 'Help'],
 ];
 
