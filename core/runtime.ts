@@ -18,6 +18,7 @@ import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { SafetyGuard } from './safety/index.js';
+import { checkRun, checkSpace } from './safety/upfront.js';
 import { openStore } from './store/index.js';
 import type { Store } from './store/types.js';
 
@@ -112,6 +113,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     let runnerRef: Runner | null = null;
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
+    const schemaOf = (name: string) => runner.catalogue.list!().find((i) => i.name === name);
+    runner.preflight = (p) => checkRun(safety, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
+    campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed);
     await runner.start();
     const runtime: Runtime = {
       dataDir,

@@ -184,6 +184,8 @@ export class Runner extends EventEmitter {
   private othersHold = new Map<string, string>();
   /** The instruments other live hosts drive (this deck's or not): instrument → that host. */
   private drivers = new Map<string, Peer>();
+  /** Checks a task before it is queued, throwing to refuse it (the safety guard's limits; set by the runtime). */
+  preflight: ((payload: WorkflowPayload) => void) | null = null;
   /** Runs, controls and calls between this labdeck and the others on the database (core/runner/relay.ts). */
   private readonly relay: HostRelay;
   /** Tasks a store failure cut off, until they are recorded interrupted (core/runner/store-fault.ts). */
@@ -508,6 +510,7 @@ export class Runner extends EventEmitter {
     const count = iterations.rows?.length ?? times;
     const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${count}`;
     const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, ...iterations };
+    this.preflight?.(payload); // the safety guard's up-front check (core/safety/upfront.ts)
     return { name, kind: 'workflow', payload };
   }
 

@@ -183,6 +183,36 @@ describe('the other doors', () => {
   });
 });
 
+describe('refused before anything moves', () => {
+  it('POST /executions/config: a config row or a literal value over a limit is 400 naming the row and field; nothing is queued', async () => {
+    const before = (await lab.runtime.store.queue.open()).length;
+    const rows = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }] }).expect(400);
+    expect(rows.body.error.details).toEqual([{ field: 'config[1].t', message: expect.stringContaining('row 2, t: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ max: 120 }), value: 150 }]);
+    const repeat = await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'too-hot', main: [{ kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 130 } } }] }).expect(201);
+    expect(repeat.body.name).toBe('too-hot');
+    const literal = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'too-hot', repeat: 2 }).expect(400);
+    expect(literal.body.error.details[0]).toMatchObject({ field: 'main[0].args.setpoint_c', value: 130 });
+    expect((await lab.runtime.store.queue.open()).length).toBe(before);
+  });
+
+  it('POST /executions/campaign: a search range or a choice reaching past a limit is 400 naming the parameter and the limit', async () => {
+    const before = (await lab.runtime.store.queue.open()).length;
+    const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat', repeat: 2, optimizer_type: 'random', parameters: 't: 20..150', objectives: 'temp:max' }).expect(400);
+    expect(res.body.error.details).toEqual([{ field: 'parameters[0].bounds', message: expect.stringContaining('the search range of t reaches 150: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
+    // a choice the driver's own Literal does not have: refused with nothing configured for it
+    await lab.admin.post('/app/workflows').set('Accept', J).send({
+      name: 'heat-mode', parameters: [{ name: 'mode', type: 'string', default: 'slow' }], outputs: ['temp'],
+      main: [
+        { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 30 }, mode: { param: 'mode' } } },
+        { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
+      ],
+    }).expect(201);
+    const choice = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat-mode', repeat: 2, optimizer_type: 'random', parameters: 'mode: fast|warp', objectives: 'temp:max' }).expect(400);
+    expect(choice.body.error.details).toEqual([expect.objectContaining({ field: 'parameters[0].choices', value: 'warp', limit: { source: 'declared', allowed: ['fast', 'slow'] } })]);
+    expect((await lab.runtime.store.queue.open()).length).toBe(before);
+  });
+});
+
 describe('the routes', () => {
   it('GET /app/safety: the file, its problems, the states; the page draws trays and rules', async () => {
     const res = await lab.admin.get('/app/safety').set('Accept', J).expect(200);
