@@ -96,6 +96,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
   const safety = new SafetyGuard({ store, dataDir, file: options.safety, audit, readTimeoutMs: options.safetyReadTimeoutMs });
   deck.guard = safety;
+  deck.levelOf = (instrument, classes, method) => safety.levelOf(instrument, classes, method);
   const pluginDirs = [firstPartyPluginsDir(), ...(options.pluginDirs ?? [resolve('lab-plugins')]).map((d) => resolve(d))];
   const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true, foreign: python });
   let deckWatch: DeckWatch | null = null;

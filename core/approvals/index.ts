@@ -17,7 +17,7 @@ import { LabError, isLabError } from '../errors.js';
 import type { Runner, RunnerStatus, WorkflowPayload } from '../runner/index.js';
 import type { ApprovalKind, ApprovalRow, Store } from '../store/types.js';
 
-export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous'];
+export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous', 'unknown'];
 
 /** Which safety levels of an instrument's methods need a person's approval when an agent calls them. */
 export interface ApprovalPolicy {
@@ -26,7 +26,8 @@ export interface ApprovalPolicy {
   /** Per instrument, replacing the default. */
   instruments: Record<string, Safety[]>;
 }
-export const DEFAULT_POLICY: ApprovalPolicy = { default: ['hazardous'], instruments: {} };
+/** Fail-closed for AI agents (DESIGN.md §16): everything but a read-only method waits for a person. */
+export const DEFAULT_POLICY: ApprovalPolicy = { default: ['idempotent', 'hazardous', 'unknown'], instruments: {} };
 /** The levels that need approval on one instrument: its own list, else the default. */
 export const levelsFor = (p: ApprovalPolicy, instrument: string): Safety[] => (Object.hasOwn(p.instruments, instrument) ? p.instruments[instrument] : p.default);
 const POLICY_KEY = 'approvals.policy';

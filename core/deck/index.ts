@@ -40,8 +40,8 @@ import { sentence } from '../text.js';
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
 
-/** A method without a declared safety level. */
-export const DEFAULT_SAFETY: Safety = 'idempotent';
+/** A method without a declared safety level (DESIGN.md §16: the approval policy treats it as not read-only). */
+export const DEFAULT_SAFETY: Safety = 'unknown';
 /** How long a call waits for a busy instrument before giving up. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 30_000;
 
@@ -243,6 +243,8 @@ export class Deck extends EventEmitter {
   private readonly foreign: ForeignModules | undefined;
   /** The safety guard every call passes (set by the runtime). */
   guard: CallGuard | null = null;
+  /** A method's level as the lab's safety file sets it (`levels`), or undefined (set by the runtime). */
+  levelOf: ((instrument: string, classes: readonly string[], method: string) => Safety | undefined) | null = null;
 
   constructor(opts: DeckOptions) {
     super();
@@ -394,7 +396,9 @@ export class Deck extends EventEmitter {
   check(instrument: string, method: string, args: unknown): { args: Record<string, unknown>; safety: Safety } {
     const dev = this.device(instrument);
     const m = this.method(dev, method);
-    const safety = dev.schema.methods.find((x) => x.name === method)?.safety ?? DEFAULT_SAFETY;
+    const declared = dev.schema.methods.find((x) => x.name === method)?.safety ?? DEFAULT_SAFETY;
+    // the safety file's `levels` set a method's level without touching its driver
+    const safety = this.levelOf?.(instrument, [dev.entry.name], method) ?? declared;
     return { args: this.validate(instrument, method, m, args), safety };
   }
 
