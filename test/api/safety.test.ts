@@ -124,19 +124,28 @@ describe('the other doors', () => {
     expect(await count('heater.set_temperature')).toBe(before);
   });
 
-  it('an MCP tool', async () => {
+  it('an MCP tool: an undeclared method is advertised as unknown and waits for a person; approved, the guard still refuses it', async () => {
     const server: Server = lab.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     const made = await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'agent', scope: 'mcp' }).expect(201);
     const client = new Client({ name: 'safety-test', version: '1.0.0' });
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/app`;
     await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${made.body.token}` } } }));
+    const answer = (r: Awaited<ReturnType<Client['callTool']>>) => JSON.parse((r.content as { text: string }[])[0].text);
     try {
-      // the pump's dispense is not hazardous: the agent's call is made at once, and refused by the guard
+      const { tools } = await client.listTools();
+      const dispense = tools.find((t) => t.name === 'pump_dispense')!;
+      expect(dispense.annotations).toMatchObject({ readOnlyHint: false, idempotentHint: false, destructiveHint: true });
+      expect(dispense.description).toContain('safety: unknown');
+      expect(tools.find((t) => t.name === 'heater_read_temperature')!.annotations).toMatchObject({ readOnlyHint: true, idempotentHint: true, destructiveHint: false });
+      // a read-only method runs at once
+      expect(answer(await client.callTool({ name: 'heater_read_temperature', arguments: {} }))).toMatchObject({ task_id: expect.any(Number) });
       const before = await count('pump.dispense');
-      const r = await client.callTool({ name: 'pump_dispense', arguments: { vial: 'C9' } });
-      expect(r.isError).toBe(true);
-      expect(JSON.stringify(r.content)).toContain('not a position on Vial rack');
+      const req = answer(await client.callTool({ name: 'pump_dispense', arguments: { vial: 'C9' } }));
+      expect(req).toMatchObject({ state: 'pending', approval_id: expect.any(Number) });
+      await lab.admin.post(`/app/approvals/${req.approval_id}/approve`).set('Accept', J).send({}).expect(200);
+      const done = answer(await client.callTool({ name: 'lab_approval', arguments: { approval_id: req.approval_id, wait_seconds: 10 } }));
+      expect(JSON.stringify(done.outcome)).toContain('not a position on Vial rack');
       expect(await count('pump.dispense')).toBe(before);
     } finally {
       await client.close();
