@@ -11,6 +11,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { JSONSchema } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import type { Store } from '../store/types.js';
 import { ClauseContext, Evaluator, Unknown, type CallInfo, type Readings, type SafetyProblem, type Verdict } from './evaluate.js';
@@ -201,6 +202,39 @@ export class SafetyGuard {
       if (rank >= 0 && (!best || rank < best.rank)) best = { level: l.level, rank };
     }
     return best?.level;
+  }
+
+  /**
+   * A method's parameters with the lab's limits laid over them (the instrument page's form): a range narrows
+   * `minimum`/`maximum`, allowed values become the choices, and the description says which limit it is, so
+   * the browser refuses out-of-limit input before it is sent. Top-level fields only; the guard checks all.
+   */
+  limitedParams(instrument: string, classes: readonly string[], method: string, params: JSONSchema): JSONSchema {
+    if (this.error || !this.config.enabled || !this.config.limits.length) return params;
+    const props = params.properties as Record<string, JSONSchema> | undefined;
+    if (!props) return params;
+    const out: Record<string, JSONSchema> = { ...props };
+    for (const c of this.evaluator.plan({ instrument, classes, method, args: {}, params }).constraints) {
+      if (c.source === 'declared' || c.path.length !== 1 || !out[c.param]) continue;
+      const p: JSONSchema = { ...out[c.param] };
+      const words: string[] = [];
+      if (c.min !== undefined) {
+        p.minimum = typeof p.minimum === 'number' ? Math.max(p.minimum, c.min) : c.min;
+        words.push(`min ${c.min}`);
+      }
+      if (c.max !== undefined) {
+        p.maximum = typeof p.maximum === 'number' ? Math.min(p.maximum, c.max) : c.max;
+        words.push(`max ${c.max}`);
+      }
+      if (c.allowed !== undefined) {
+        p.enum = [...c.allowed];
+        words.push(`one of ${c.allowed.join(', ')}`);
+      }
+      if (c.tray !== undefined) words.push(`a free position on tray ${c.tray}`);
+      p.description = `${p.description ? `${p.description}. ` : ''}Lab safety limit: ${words.join(', ')}${c.note ? ` (${c.note})` : ''}.`;
+      out[c.param] = p;
+    }
+    return { ...params, properties: out };
   }
 
   /* ------------------------------------------------------------------ checking */

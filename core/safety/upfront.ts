@@ -73,7 +73,9 @@ export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Wor
   const seen = new Set<string>();
   const add = (d: ErrorDetail) => {
     const key = `${d.field}\0${d.message}`;
-    if (!seen.has(key)) details.push(d), seen.add(key);
+    if (seen.has(key)) return;
+    details.push(d);
+    seen.add(key);
   };
   for (const phase of ['prep', 'main', 'cleanup'] as const) {
     for (const [step, at] of calls(definition[phase] ?? [], phase)) {

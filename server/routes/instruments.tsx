@@ -263,8 +263,12 @@ export function instrumentRoutes(runtime: Runtime): Router {
   const labList = () => lab.list!();
   const known = (name: unknown): name is string => typeof name === 'string' && (deck.has(name) || lab.list!().some((i) => i.name === name));
 
-  const personalised = async (req: Request, name: string) =>
-    personalise(lab.schema(name), await store.prefs.get(req.user!.id, name));
+  const personalised = async (req: Request, name: string) => {
+    const inst = lab.schema(name);
+    // the lab's safety limits beside each method's form (the browser refuses out-of-limit input; the guard checks all)
+    const limited = { ...inst, methods: inst.methods.map((m) => ({ ...m, params: runtime.safety.limitedParams(inst.name, [inst.driver], m.name, m.params) })) };
+    return personalise(limited, await store.prefs.get(req.user!.id, name));
+  };
 
   handle(r, R.list, async (req, res) => {
     const instruments = labList();

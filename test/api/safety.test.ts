@@ -106,7 +106,10 @@ describe('the /app API', () => {
 });
 
 describe('the other doors', () => {
-  it('the instrument page form: refused with the reason on the page, the driver untouched', async () => {
+  it('the instrument page form: shows the limit and refuses out-of-limit input before sending (min/max); sent anyway, refused with the reason', async () => {
+    const form = await lab.admin.get('/app/instruments/heater').expect(200);
+    expect(form.text).toMatch(/<input[^>]*id="set_temperature-setpoint_c"[^>]*min="0" max="120"/);
+    expect(form.text).toContain('Lab safety limit: min 0, max 120.');
     const before = await count('heater.set_temperature');
     const page = await lab.admin.post('/app/instruments/heater').type('form').send({ method: 'set_temperature', setpoint_c: '150', mode: 'slow' });
     expect(page.status).toBe(409);
