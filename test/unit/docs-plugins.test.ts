@@ -149,8 +149,8 @@ describe('docs/plugins.md', () => {
         ['set_temperature', 'hazardous', false],
         ['temperature', 'readonly', false],
         ['circulation', 'idempotent', false],
-        ['keypad', 'idempotent', false],
-        ['calibrate', 'idempotent', true],
+        ['keypad', 'unknown', false],
+        ['calibrate', 'unknown', true],
       ]);
 
       // zero-config object device: JSDoc read, the untyped parameter marked inferred
