@@ -63,6 +63,7 @@ common(program.command('serve').description('serve the web app'))
   .option('--max-connections-per-address <n>', 'connections held at once from one client address (raise it behind a reverse proxy)', countOf('connections'), 100)
   .option('--headers-timeout <seconds>', 'time a client has to send a request\'s headers (a socket that sends nothing is closed after it)', seconds, 10)
   .option('--request-timeout <seconds>', 'time a client has to send a whole request, its body included (raise it for big uploads on slow links)', seconds, 30)
+  .option('--safety <file>', 'the lab\'s safety file (ivoryos-safety/1; default <data-dir>/safety.json when present; on PostgreSQL it seeds the lab-wide copy in the database)')
   .option('--agent-call-timeout <seconds>', 'how long a call relayed to a lab agent may go unanswered before it fails in doubt (503)', seconds, 600)
   .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work); name:port or :port also allows a port other than labdeck\'s (a proxy)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
   .action(async (o) => {
@@ -86,6 +87,7 @@ common(program.command('serve').description('serve the web app'))
         requestTimeoutMs: Math.round(o.requestTimeout * 1000),
       },
       agentCallTimeoutMs: o.agentCallTimeout * 1000,
+      safety: o.safety,
     });
     const stop = () => {
       console.log('labdeck stopping');

@@ -18,6 +18,8 @@ import { Campaigns } from './campaign/index.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { createOperations, type Operations } from './operations/index.js';
+import { SafetyGuard } from './safety/index.js';
+import { checkRun, checkSpace } from './safety/upfront.js';
 import { openStore } from './store/index.js';
 import { startNotifications } from './notify/wiring.js';
 import type { Notifications } from './notify/index.js';
@@ -57,6 +59,10 @@ export interface RuntimeOptions {
   agentCallTimeoutMs?: number;
   /** Deliver notifications from this process (default true; core/notify). */
   notify?: boolean;
+  /** The safety file (`lab serve --safety FILE`); default `<data-dir>/safety.json` when present (core/safety). */
+  safety?: string;
+  /** Bound on a safety rule's reading, ms (default 10 s). */
+  safetyReadTimeoutMs?: number;
 }
 
 export interface Runtime {
@@ -83,6 +89,8 @@ export interface Runtime {
   readonly resources: Resources;
   /** What a task will do before it moves: schemas, stock, duration, deck versions (core/resources/preflight.ts). */
   readonly preflight: Preflight;
+  /** The lab's safety guard: limits, trays, rules and states, enforced on every call (core/safety). */
+  readonly safety: SafetyGuard;
   /** The startup deck and its own modules on disk, watched (null without `watch` or a deck): a change needs a restart. */
   readonly deckWatch: DeckWatch | null;
   /** Every operation once, for every door (core/operations): doors call these, not the parts above. */
@@ -100,10 +108,15 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   const python = new PythonModules({ python: options.python, log: options.log });
   const deck = new Deck({ recordStep: (step) => store.steps.insert(step), foreign: python });
   python.attach(deck);
+  const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
+  const safety = new SafetyGuard({ store, dataDir, file: options.safety, audit, readTimeoutMs: options.safetyReadTimeoutMs });
+  deck.guard = safety;
+  deck.levelOf = (instrument, classes, method) => safety.levelOf(instrument, classes, method);
   const pluginDirs = [firstPartyPluginsDir(), ...(options.pluginDirs ?? [resolve('lab-plugins')]).map((d) => resolve(d))];
   const plugins = new PluginHost({ deck, dirs: pluginDirs, watch: options.watch ?? true, foreign: python });
   let deckWatch: DeckWatch | null = null;
   try {
+    await safety.start();
     await plugins.start();
     const deckFile = options.deck === false ? null : resolve(options.deck ?? demoDeckPath());
     if (deckFile) await deck.loadDeck(deckFile);
@@ -120,6 +133,9 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     await resources.start();
     const preflight = new Preflight({ store, deck, runner, campaigns, resources });
     await preflight.start();
+    const schemaOf = (name: string) => runner.catalogue.list!().find((i) => i.name === name);
+    runner.preflight = (p) => checkRun(safety, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
+    campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed);
     await runner.start();
     const notifications = startNotifications({ store, runner, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
@@ -144,6 +160,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       files,
       resources,
       preflight,
+      safety,
       deckWatch,
       ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts }),
       notifications,
@@ -154,6 +171,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
         await notifications.close();
         preflight.close();
         resources.close();
+        safety.close();
         await plugins.close();
         await deck.close();
         await python.close();
@@ -162,6 +180,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     };
     return runtime;
   } catch (e) {
+    safety.close();
     await deckWatch?.close().catch(() => undefined);
     await plugins.close().catch(() => undefined);
     await deck.close().catch(() => undefined);

@@ -3,7 +3,7 @@
 // One file per section in scripts/bench/, sharing scripts/bench/common.mjs.
 import { agent } from './bench/common.mjs';
 
-const names = ['foundation', 'records', 'orchestration', 'optimizers', 'python', 'hardening', 'flood', 'lab', 'notify', 'preflight'];
+const names = ['foundation', 'records', 'orchestration', 'optimizers', 'python', 'hardening', 'flood', 'lab', 'notify', 'preflight', 'safety'];
 const only = process.argv.slice(2);
 const unknown = only.filter((n) => !names.includes(n));
 if (unknown.length) {

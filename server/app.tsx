@@ -19,6 +19,7 @@ import { apiDocRoutes } from './routes/api-docs.js';
 import { resourceRoutes } from './routes/resources.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { notificationRoutes } from './routes/notifications.js';
+import { safetyRoutes } from './routes/safety.js';
 import { accountRoutes, authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
 import { campaignRoutes } from './routes/campaigns.js';
@@ -138,6 +139,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(approvalRoutes(runtime));
   router.use(notificationRoutes(runtime));
   router.use(resourceRoutes(runtime));
+  router.use(safetyRoutes(runtime));
   router.use(mcpRoutes(runtime));
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));

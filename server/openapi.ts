@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { InstrumentSchema, JSONSchema } from '../core/contracts/index.js';
 import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
+import { SAFETY_SCHEMAS, safetyFileSchema } from './safety-schemas.js';
 import { projectRoot } from '../core/paths.js';
 import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
 import { allRoutes } from './catalogue.js';
@@ -101,7 +102,7 @@ const Step = z.object({
   method: z.string(),
   args: z.unknown().optional(),
   output: z.unknown().optional(),
-  status: z.enum(['ok', 'error', 'running', 'in-doubt', 'skipped']),
+  status: z.enum(['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked']),
   error: z.string().nullable(),
   user_id: z.int().nullable(),
   started_at: ISO_DATE,
@@ -134,7 +135,7 @@ const RecordStep = z.looseObject({
   method: z.string(),
   args: z.unknown().optional(),
   output: z.unknown().optional(),
-  status: z.enum(['ok', 'error', 'running', 'in-doubt', 'skipped']),
+  status: z.enum(['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked']),
   error: z.string().nullable(),
   started_at: ISO_DATE,
   ended_at: ISO_DATE.nullable(),
@@ -205,7 +206,7 @@ const RESPONSE = {
       error: z.object({
         code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
         message: z.string().describe('For the person who has to act on it'),
-        details: z.array(z.object({ field: z.string().optional(), message: z.string() })).optional().describe('The offending fields'),
+        details: z.array(z.object({ field: z.string().optional(), message: z.string(), limit: z.unknown().optional().describe('safety: the limit broken'), rule: z.string().optional().describe('safety: the rule broken'), value: z.unknown().optional().describe('safety: the value') })).optional().describe('The offending fields'),
       }),
       task_id: z.int().optional().describe('502 from an instrument call: the record of the failed call'),
       retry_after: z.number().optional().describe('429: seconds to wait (also the Retry-After header)'),
@@ -405,6 +406,8 @@ function fixedSchemas(): Record<string, SchemaObject> {
   const out: Record<string, SchemaObject> = {};
   for (const [name, s] of Object.entries(RESPONSE)) out[name] = jsonSchema(s, 'output');
   workflowSchemas(out);
+  for (const [name, s] of Object.entries(SAFETY_SCHEMAS)) out[name] = jsonSchema(s, 'output');
+  out.SafetyFile = safetyFileSchema() as SchemaObject;
   fixedCache = out;
   return out;
 }

@@ -19,7 +19,7 @@ import type { ApprovalKind, ApprovalRow, Store, TxStore } from '../store/types.j
 import { alertingWhen } from '../notify/events.js';
 import { approvalDecided, approvalPending, approvalRevoked } from '../notify/approvals.js';
 
-export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous'];
+export const SAFETY_LEVELS: readonly Safety[] = ['readonly', 'idempotent', 'hazardous', 'unknown'];
 
 /** Which safety levels of an instrument's methods need a person's approval when an agent calls them. */
 export interface ApprovalPolicy {
@@ -28,7 +28,8 @@ export interface ApprovalPolicy {
   /** Per instrument, replacing the default. */
   instruments: Record<string, Safety[]>;
 }
-export const DEFAULT_POLICY: ApprovalPolicy = { default: ['hazardous'], instruments: {} };
+/** Fail-closed for AI agents (DESIGN.md §16): everything but a read-only method waits for a person. */
+export const DEFAULT_POLICY: ApprovalPolicy = { default: ['idempotent', 'hazardous', 'unknown'], instruments: {} };
 /** The levels that need approval on one instrument: its own list, else the default. */
 export const levelsFor = (p: ApprovalPolicy, instrument: string): Safety[] => (Object.hasOwn(p.instruments, instrument) ? p.instruments[instrument] : p.default);
 const POLICY_KEY = 'approvals.policy';

@@ -294,6 +294,8 @@ function notNumeric(wf: Workflow, deck: DeckSchemas, output: string): string | n
 
 export class Campaigns {
   private live: Live | null = null;
+  /** Checks a campaign before it is queued, throwing to refuse it (the safety guard's search-space check; set by the runtime). */
+  preflight: ((payload: CampaignPayload) => void) | null = null;
 
   constructor(private readonly opts: CampaignsOptions) {}
 
@@ -474,6 +476,7 @@ export class Campaigns {
   /** The task a campaign would queue, checked (`plan`) and named, without queueing it (an approval shows it first). */
   async prepare(input: CampaignInput): Promise<{ name: string; kind: 'campaign'; payload: CampaignPayload }> {
     const payload = await this.plan(input);
+    this.preflight?.(payload); // the safety guard's up-front check (core/safety/upfront.ts)
     const name = typeof input.name === 'string' && input.name.trim() ? input.name.trim().slice(0, 200) : `${payload.workflow} · ${payload.optimizer} × ${payload.budget}`;
     return { name, kind: 'campaign', payload };
   }

@@ -12,6 +12,8 @@ export const ERROR_CODES = {
   method_not_allowed: 405,
   conflict: 409,
   busy: 409,
+  /** The lab's safety guard refused the call (core/safety): a limit or a rule it breaks, named in `details`. */
+  safety: 409,
   payload_too_large: 413,
   too_many_requests: 429,
   instrument_error: 502,
@@ -19,6 +21,8 @@ export const ERROR_CODES = {
   unavailable: 503,
   /** The database does not answer (unreachable, restarting, or silent past its time limit): try again when it is back. */
   store_unavailable: 503,
+  /** The safety file cannot be read or is not valid: every instrument call is blocked until it is fixed. */
+  safety_file: 503,
   /** The database or the data folder cannot be written: its disk is full or read-only. */
   insufficient_storage: 507,
   internal: 500,
@@ -30,6 +34,12 @@ export interface ErrorDetail {
   /** The offending field, row/column or step path, when there is one. */
   field?: string;
   message: string;
+  /** A safety refusal: the limit broken (where it comes from, its bounds). */
+  limit?: unknown;
+  /** A safety refusal: the id of the rule broken. */
+  rule?: string;
+  /** A safety refusal: the value that broke it. */
+  value?: unknown;
 }
 
 export class LabError extends Error {

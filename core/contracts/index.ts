@@ -13,7 +13,14 @@ export { z };
 export const CONTRACT_VERSION = 1 as const;
 
 /** How dangerous a method is to call: shown in the UI, and used to ask for confirmation. */
-export type Safety = 'readonly' | 'idempotent' | 'hazardous';
+/**
+ * A method's safety level: `readonly` (reads, changes nothing), `idempotent` (changes something, the same call
+ * twice leaves the same state), `hazardous` (moves, heats, doses: a person may have to approve it), and
+ * `unknown` for a method nobody declared (the approval policy treats it as not read-only).
+ */
+export type Safety = 'readonly' | 'idempotent' | 'hazardous' | 'unknown';
+/** The levels a driver may declare (`unknown` is what nobody declared). */
+export type DeclaredSafety = Exclude<Safety, 'unknown'>;
 
 export type ZodObjectAny = z.ZodObject<z.ZodRawShape>;
 
@@ -29,7 +36,7 @@ export interface MethodDefinition<I, P extends ZodObjectAny = ZodObjectAny> {
   description?: string;
   params: P;
   returns?: z.ZodType;
-  safety?: Safety;
+  safety?: DeclaredSafety;
   /** Hidden methods are collapsed in the control page (still callable). */
   hidden?: boolean;
   run(instance: I, args: z.infer<P>, ctx: CallContext): unknown;

@@ -42,8 +42,8 @@ import { failureReason, type FailedInstrument, type InstrumentFailure } from './
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
 
-/** A method without a declared safety level. */
-export const DEFAULT_SAFETY: Safety = 'idempotent';
+/** A method without a declared safety level (DESIGN.md §16: the approval policy treats it as not read-only). */
+export const DEFAULT_SAFETY: Safety = 'unknown';
 /** How long a call waits for a busy instrument before giving up. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 30_000;
 
@@ -100,6 +100,23 @@ export interface ForeignModules {
   retry?(file: string, name: string): Promise<InstrumentDriver>;
   /** Import a driver module; its classes become drivers. */
   loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
+}
+
+/**
+ * What the deck asks before every call reaches a driver (the safety guard, core/safety): `enforce` throws to
+ * refuse it, else returns a token that `finish` gets when the call ends.
+ */
+export interface CallGuard {
+  enforce(call: {
+    instrument: string;
+    classes: readonly string[];
+    method: string;
+    args: Record<string, unknown>;
+    params?: JSONSchema;
+    userId: number | null;
+    read(instrument: string, member: string): Promise<unknown>;
+  }): Promise<unknown>;
+  finish(token: unknown, ok: boolean, output: unknown): Promise<void>;
 }
 
 export interface DeckOptions {
@@ -239,6 +256,10 @@ export class Deck extends EventEmitter {
   private readonly ops = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private readonly foreign: ForeignModules | undefined;
+  /** The safety guard every call passes (set by the runtime). */
+  guard: CallGuard | null = null;
+  /** A method's level as the lab's safety file sets it (`levels`), or undefined (set by the runtime). */
+  levelOf: ((instrument: string, classes: readonly string[], method: string) => Safety | undefined) | null = null;
 
   constructor(opts: DeckOptions) {
     super();
@@ -308,6 +329,7 @@ export class Deck extends EventEmitter {
     let ok = false;
     const printed = new CallLog();
     let startedAt = new Date();
+    let guardToken: unknown = null;
     try {
       // while we waited: the device may have gone, been re-created from a new driver, or been locked
       if (dev.removed) this.device(instrument);
@@ -318,6 +340,8 @@ export class Deck extends EventEmitter {
         m = this.method(dev, method);
         parsed = this.validate(instrument, method, m, args);
       }
+      // the safety guard, the last thing before the driver: a refusal reaches no driver and leaves no step
+      if (this.guard) guardToken = await this.guard.enforce(this.guardedCall(dev, method, m, parsed, opts.userId));
       const ctx: CallContext = {
         signal: this.abort.signal,
         log: (message: string) => {
@@ -337,6 +361,7 @@ export class Deck extends EventEmitter {
       dev.mutex.release();
     }
     const endedAt = new Date();
+    if (guardToken !== null) await this.guard!.finish(guardToken, ok, output).catch(() => undefined); // a state not stored is not the call's failure
     // the instrument refused the arguments before acting on them (a remote host's own checks): no record
     if (!ok && failure instanceof LabError && failure.code === 'invalid_input') throw failure;
     const inDoubt = !ok && (failure as { inDoubt?: boolean } | null)?.inDoubt === true;
@@ -387,8 +412,46 @@ export class Deck extends EventEmitter {
   check(instrument: string, method: string, args: unknown): { args: Record<string, unknown>; safety: Safety } {
     const dev = this.device(instrument);
     const m = this.method(dev, method);
-    const safety = dev.schema.methods.find((x) => x.name === method)?.safety ?? DEFAULT_SAFETY;
+    const declared = dev.schema.methods.find((x) => x.name === method)?.safety ?? DEFAULT_SAFETY;
+    // the safety file's `levels` set a method's level without touching its driver
+    const safety = this.levelOf?.(instrument, [dev.entry.name], method) ?? declared;
     return { args: this.validate(instrument, method, m, args), safety };
+  }
+
+  /** One call as the guard sees it; its readings go through the deck (the called instrument's lock is held already). */
+  private guardedCall(dev: Device, method: string, m: CompiledMethod, args: Record<string, unknown>, userId: number | null): Parameters<CallGuard['enforce']>[0] {
+    return {
+      instrument: dev.name,
+      classes: [dev.entry.name],
+      method,
+      args,
+      params: m.schema.params,
+      userId,
+      read: (instrument, member) => this.readMember(instrument, member, dev),
+    };
+  }
+
+  /** A call as the guard would see it, without making it (`POST /safety/check`): validated, defaults filled in. */
+  guardedCallFor(instrument: string, method: string, args: unknown, userId: number | null): Parameters<CallGuard['enforce']>[0] {
+    const dev = this.device(instrument);
+    const m = this.method(dev, method);
+    return { ...this.guardedCall(dev, method, m, this.validate(instrument, method, m, args), userId), read: (i, member) => this.readMember(i, member, null) };
+  }
+
+  /** A reading for a safety rule: a method of `instrument` that takes no arguments, unrecorded, unguarded. */
+  private async readMember(instrument: string, member: string, calling: Device | null): Promise<unknown> {
+    const dev = this.device(instrument);
+    const m = this.method(dev, member);
+    this.checkOnline(dev);
+    const parsed = this.validate(instrument, member, m, {});
+    const ctx: CallContext = { signal: this.abort.signal, log: () => undefined };
+    if (dev === calling) return toJsonValue(await m.run(dev.instance, parsed, ctx));
+    if (!dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) throw new Error(`${instrument} is busy`);
+    try {
+      return toJsonValue(await m.run(dev.instance, parsed, ctx));
+    } finally {
+      dev.mutex.release();
+    }
   }
 
   private method(dev: Device, method: string): CompiledMethod {

@@ -6,7 +6,7 @@
  * The schemas shown (forms, OpenAPI, clients) are the host's own JSON Schemas, handed to the Deck through
  * `remoteInfo` rather than rebuilt from zod, so nothing the host said is lost in a round trip.
  */
-import { DEVICE_TAG, INSTRUMENT_TAG, z, type CallContext, type DeviceSpec, type InstrumentDriver, type JSONSchema, type MethodDefinition, type Safety } from '../contracts/index.js';
+import { DEVICE_TAG, INSTRUMENT_TAG, z, type CallContext, type DeviceSpec, type InstrumentDriver, type JSONSchema, type MethodDefinition, type Safety, type DeclaredSafety } from '../contracts/index.js';
 import type { HostClass, HostInstrument, HostMethod } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { checkValue } from '../workflow/jsonschema.js';
@@ -39,6 +39,7 @@ export interface RemoteHandle {
 }
 
 const SAFETIES = new Set<Safety>(['readonly', 'idempotent', 'hazardous']);
+const declared = (s: unknown): DeclaredSafety | undefined => (SAFETIES.has(s as Safety) ? (s as DeclaredSafety) : undefined);
 
 /**
  * A zod object that checks each argument against its JSON Schema property (types, enums, bounds, required,
@@ -82,7 +83,7 @@ function methodsOf(host: HostLink, methods: HostMethod[]) {
     defs[m.name] = {
       description: m.description ?? '',
       params: zodFromJsonSchema(m.params),
-      safety: SAFETIES.has(m.safety) ? m.safety : undefined,
+      safety: declared(m.safety),
       hidden: m.hidden ?? false,
       async run(h: RemoteHandle, args: Record<string, unknown>, ctx: CallContext) {
         try {

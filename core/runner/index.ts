@@ -189,6 +189,8 @@ export class Runner extends EventEmitter {
   private othersHold = new Map<string, string>();
   /** The instruments other live hosts drive (this deck's or not): instrument → that host. */
   private drivers = new Map<string, Peer>();
+  /** Checks a task before it is queued, throwing to refuse it (the safety guard's limits; set by the runtime). */
+  preflight: ((payload: WorkflowPayload) => void) | null = null;
   /** Runs, controls and calls between this labdeck and the others on the database (core/runner/relay.ts). */
   private readonly relay: HostRelay;
   /** Tasks a store failure cut off, until they are recorded interrupted (core/runner/store-fault.ts). */
@@ -524,6 +526,7 @@ export class Runner extends EventEmitter {
     const count = iterations.rows?.length ?? times;
     const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${count}`;
     const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, ...iterations };
+    this.preflight?.(payload); // the safety guard's up-front check (core/safety/upfront.ts)
     return { name, kind: 'workflow', payload };
   }
 
@@ -1532,7 +1535,8 @@ export class Runner extends EventEmitter {
       // the deck recorded the call itself (an instrument error, or a host lost mid-call: in-doubt); a store
       // failure leaves the record `running`, to be marked in-doubt once the store answers
       if (!(isLabError(e) && e.data?.task_id !== undefined) && !isStoreFault(e)) {
-        await this.store.steps.update(id, { status: 'error', error: message(e), endedAt: now() });
+        // a call the safety guard refused reached no driver: the step is `blocked` (it waits like any failed step)
+        await this.store.steps.update(id, { status: isLabError(e) && e.code === 'safety' ? 'blocked' : 'error', error: message(e), endedAt: now() });
       }
       this.emitStep(c, at, 'error', { instrument, method, error: message(e), step_id: id });
       throw e;

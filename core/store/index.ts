@@ -17,6 +17,7 @@ import { createOutboxRepository } from './outbox-repos.js';
 import { createRepositories } from './repos.js';
 import { createResourceRepository } from './resource-repos.js';
 import { createRunRepositories } from './run-repos.js';
+import { createSafetyRepository } from './safety-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
 import { lockId, Sql, type Connection } from './sql.js';
 import { migrateSqlite, openSqlite } from './sqlite.js';
@@ -223,6 +224,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
         const repos = createRepositories(tx);
         return fn({ ...createRunRepositories(tx), approvals: createApprovalRepository(tx), outbox: createOutboxRepository(tx), settings: repos.settings });
       }),
+    safety: createSafetyRepository(sql),
     signals: wakeups,
     async close() {
       wakeups.close();

@@ -22,7 +22,7 @@ import {
 import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
 
 const ROLES: readonly Role[] = ['admin', 'operator'];
-const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt', 'skipped'];
+const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked'];
 
 /** A token's last-used time is written at most this often, so busy scripts do not write on every request. */
 const TOKEN_TOUCH_MS = 60_000;
@@ -85,7 +85,7 @@ function tokenRow(r: DbRow): TokenRow {
 const userNotFound = (userId: number) => notFound('user', userId, 'userId');
 
 /** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
-export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | keyof RunStore> {
+export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | 'safety' | keyof RunStore> {
   const withLock = keyedLock();
 
   const users: Store['users'] = {

@@ -82,7 +82,7 @@ export interface StepRow {
   args: unknown;
   output: unknown;
   /** `skipped`: the call failed and the operator skipped it (its error stays). */
-  status: 'ok' | 'error' | 'running' | 'in-doubt' | 'skipped';
+  status: 'ok' | 'error' | 'running' | 'in-doubt' | 'skipped' | 'blocked';
   error: string | null;
   userId: number | null;
   startedAt: Date;
@@ -96,6 +96,14 @@ export type NewStep = Omit<StepRow, 'id' | 'log'> & { log?: string | null };
 export interface MethodPrefs {
   order: string[];
   hidden: string[];
+}
+
+export interface SafetyDocRow {
+  name: string;
+  body: string;
+  version: number;
+  updatedAt: Date;
+  updatedBy: number | null;
 }
 
 export interface AuditRow {
@@ -195,6 +203,14 @@ export interface Store extends RunStore {
     set(key: string, value: unknown): Promise<void>;
     /** Set `key` only if it has never been set; true for the one caller that set it. */
     claim(key: string, value: unknown): Promise<boolean>;
+  };
+  /** The safety guard's documents: the lab-wide file (PostgreSQL) and the tracked states (core/safety). */
+  safety: {
+    get(name: 'file' | 'states'): Promise<SafetyDocRow | null>;
+    /** Write a document; returns its new version. */
+    put(name: 'file' | 'states', body: string, userId: number | null): Promise<number>;
+    /** Each document's version (a cheap look for another labdeck's edit). */
+    versions(): Promise<Record<string, number>>;
   };
   /** Wake-ups between the hosts on this database (core/store/signals.ts). */
   signals: {

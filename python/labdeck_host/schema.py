@@ -495,7 +495,7 @@ def lifecycle(name: str, members) -> bool:
 
 
 def _desc(name: str, description: str, params: dict, inferred: list, returns, *, kind: str, target: str,
-          is_async: bool = False, safety: str = "idempotent", declared: bool = False) -> dict:
+          is_async: bool = False, safety: str = "unknown", declared: bool = False) -> dict:
     desc = {"name": name, "description": description, "params": params}
     if returns is not None:
         desc["returns"] = returns
@@ -504,6 +504,17 @@ def _desc(name: str, description: str, params: dict, inferred: list, returns, *,
     desc.update({"safety": safety, "hidden": name == "disconnect", "order": 0, "inferred": not declared,
                  "inferredFields": inferred, "async": is_async, "kind": kind, "target": target})
     return desc
+
+
+SAFETY_LEVELS = ("readonly", "idempotent", "hazardous")
+
+
+def safety_of(fn) -> str:
+    """A method's safety level as its author declared it, without importing labdeck: the function attribute
+    ``__labdeck_safety__`` ("readonly", "idempotent" or "hazardous"; a decorator the driver defines can set
+    it). Anything else, or nothing, is "unknown" (docs/safety.md)."""
+    level = getattr(fn, "__labdeck_safety__", None)
+    return level if level in SAFETY_LEVELS else "unknown"
 
 
 def _declared(fn, doc, inferred: list) -> bool:
@@ -532,7 +543,7 @@ def _property_descs(cls, name: str, prop) -> list:
         value = _schema(_setter_hint(prop), instruments=True)
         descs.append(_desc("set_" + name, summary(prop.fset.__doc__) or f"Set {name}.",
                            _object_schema({"value": value}, ["value"]), ["value"] if _unknown(value) else [], None,
-                           kind="setter", target=name))
+                           kind="setter", target=name, safety="idempotent"))
     return descs
 
 
@@ -549,7 +560,8 @@ def _method_descs(cls) -> list:
         doc = inspect.getdoc(fn)
         params, inferred, _ = _params_schema(fn, param_docs(doc), 0 if isinstance(raw, staticmethod) else 1)
         descs.append(_desc(name, summary(doc), params, inferred, _return_schema(fn), kind="method", target=name,
-                           is_async=inspect.iscoroutinefunction(fn), declared=_declared(fn, doc, inferred)))
+                           is_async=inspect.iscoroutinefunction(fn), declared=_declared(fn, doc, inferred),
+                           safety=safety_of(fn)))
     for order, desc in enumerate(descs):
         desc["order"] = order
     return descs

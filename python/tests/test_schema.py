@@ -819,3 +819,31 @@ class NoHeavyImportsTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SafetyLevels(unittest.TestCase):
+    """A method's safety level, declared without importing labdeck (docs/safety.md)."""
+
+    def test_the_attribute_or_a_decorator_of_the_drivers_own_sets_it_and_undeclared_is_unknown(self):
+        def hazardous(fn):
+            fn.__labdeck_safety__ = "hazardous"
+            return fn
+
+        class Pump:
+            @hazardous
+            def dispense(self, volume_ml: float = 1.0) -> float:
+                return volume_ml
+
+            def status(self) -> str:
+                return "ok"
+            status.__labdeck_safety__ = "readonly"
+
+            def prime(self) -> None:
+                pass
+
+            def odd(self) -> None:
+                pass
+            odd.__labdeck_safety__ = "dangerous"
+
+        levels = {m["name"]: m["safety"] for m in schema.describe_instance(Pump())["methods"]}
+        self.assertEqual(levels, {"dispense": "hazardous", "status": "readonly", "prime": "unknown", "odd": "unknown"})

@@ -196,7 +196,9 @@ async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ 
       for (let i = 2; taken.has(name); i++) name = `${name.slice(0, 60)}_${i}`;
       if (!TOOL_NAME.test(name)) continue;
       taken.add(name);
-      const approval = levelsFor(policy, inst.name).includes(m.safety);
+      // the level the lab's safety file gives it (`levels`), else the driver's; undeclared is `unknown`
+      const level = runtime.safety.levelOf(inst.name, [inst.driver], m.name) ?? m.safety;
+      const approval = levelsFor(policy, inst.name).includes(level);
       const where = inst.host ? ` on the PC ${inst.host}` : '';
       out.push({
         instrument: inst.name,
@@ -205,11 +207,11 @@ async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ 
           name,
           title: `${inst.name}.${m.name}`,
           description:
-            `${m.description || `${m.name} of ${inst.name}`} (${inst.name}, a ${inst.driver}${where}; safety: ${m.safety}` +
+            `${m.description || `${m.name} of ${inst.name}`} (${inst.name}, a ${inst.driver}${where}; safety: ${level}` +
             `${approval ? '; each call waits for a person to approve it: the answer is a request id for lab_approval' : ''})` +
             `${inst.offline ? ` — offline now: ${inst.offline}` : ''}`,
           inputSchema: { ...m.params, type: 'object' } as Tool['inputSchema'],
-          annotations: { title: `${inst.name}.${m.name}`, readOnlyHint: m.safety === 'readonly', idempotentHint: m.safety !== 'hazardous', destructiveHint: m.safety === 'hazardous', openWorldHint: true },
+          annotations: { title: `${inst.name}.${m.name}`, readOnlyHint: level === 'readonly', idempotentHint: level === 'readonly' || level === 'idempotent', destructiveHint: level === 'hazardous' || level === 'unknown', openWorldHint: true },
         },
       });
     }

@@ -277,7 +277,12 @@ export function instrumentRoutes(runtime: Runtime): Router {
   const labList = () => ops.list();
   const known = (name: unknown): name is string => typeof name === 'string' && ops.has(name);
 
-  const personalised = async (req: Request, name: string) => personalise(ops.schema(name), await ops.prefs(callerOf(req, 'app'), name));
+  const personalised = async (req: Request, name: string) => {
+    const inst = ops.schema(name);
+    // the lab's safety limits beside each method's form (the browser refuses out-of-limit input; the guard checks all)
+    const limited = { ...inst, methods: inst.methods.map((m) => ({ ...m, params: runtime.safety.limitedParams(inst.name, [inst.driver], m.name, m.params) })) };
+    return personalise(limited, await ops.prefs(callerOf(req, 'app'), name));
+  };
 
   handle(r, R.list, async (req, res) => {
     const instruments = labList();

@@ -18,6 +18,7 @@ const NAV: [string, string][] = [
   ['/executions/records', 'Records'],
   ['/approvals', 'Approvals'],
   ['/resources', 'Resources'],
+  ['/safety', 'Safety'],
   ['/help', 'Help'],
 ];
 

@@ -15,6 +15,7 @@ const STATUS_BADGE: Record<string, string> = {
   error: 'danger',
   skipped: 'secondary',
   'in-doubt': 'warning',
+  blocked: 'danger',
 };
 
 export function StatusBadge({ status }: { status: string | null }) {

@@ -149,8 +149,8 @@ describe('docs/plugins.md', () => {
         ['set_temperature', 'hazardous', false],
         ['temperature', 'readonly', false],
         ['circulation', 'idempotent', false],
-        ['keypad', 'idempotent', false],
-        ['calibrate', 'idempotent', true],
+        ['keypad', 'unknown', false],
+        ['calibrate', 'unknown', true],
       ]);
 
       // zero-config object device: JSDoc read, the untyped parameter marked inferred
@@ -158,7 +158,7 @@ describe('docs/plugins.md', () => {
       expect(disp.map((m) => [m.name, m.safety, m.inferred])).toEqual([
         ['dispense', 'hazardous', true],
         ['total', 'readonly', true],
-        ['program', 'idempotent', true],
+        ['program', 'unknown', true],
       ]);
       expect(disp[0].params).toMatchObject({ properties: { speed: { enum: ['slow', 'fast'], default: 'slow' } }, required: ['volume_ml'] });
       expect(disp[2].inferredFields).toEqual(['doses']);
@@ -171,7 +171,7 @@ describe('docs/plugins.md', () => {
       const s = await deck.connect('Shutter', 'shutter', { line: 5 });
       expect(s.methods.map((m) => [m.name, m.safety, m.inferred])).toEqual([
         ['open', 'hazardous', true],
-        ['close', 'idempotent', true],
+        ['close', 'unknown', true],
         ['is_open', 'readonly', true],
         ['pulse', 'hazardous', false],
       ]);

@@ -8,7 +8,8 @@ import { WorkflowDeleted1732900000000 } from './1732900000000-workflow-deleted.j
 import { Hosts1733000000000 } from './1733000000000-hosts.js';
 import { LeaseSchema1733100000000 } from './1733100000000-lease-schema.js';
 import { Approvals1733200000000 } from './1733200000000-approvals.js';
+import { Safety1733300000000 } from './1733300000000-safety.js';
 import { Notifications1733400000000 } from './1733400000000-notifications.js';
 import { Resources1733600000000 } from './1733600000000-resources.js';
 
-export const sqliteMigrations = [Init1732300000000, Runs1732400000000, StepLog1732500000000, RunSkipped1732700000000, UserState1732800000000, WorkflowDeleted1732900000000, Hosts1733000000000, LeaseSchema1733100000000, Approvals1733200000000, Notifications1733400000000, Resources1733600000000];
+export const sqliteMigrations = [Init1732300000000, Runs1732400000000, StepLog1732500000000, RunSkipped1732700000000, UserState1732800000000, WorkflowDeleted1732900000000, Hosts1733000000000, LeaseSchema1733100000000, Approvals1733200000000, Safety1733300000000, Notifications1733400000000, Resources1733600000000];

@@ -1,0 +1,129 @@
+/**
+ * Refused before anything moves (DESIGN.md §16): a run whose literal values or config rows break a limit, and
+ * a campaign whose search space (a range's ends, its choices, fixed values) reaches past one, are refused when
+ * they are submitted (400 naming the row or parameter, the field and the limit), on every door: the runner's
+ * and the campaigns' `prepare` call these. Values known only while it runs (`{"var"}`), readings and states are
+ * the call-time guard's.
+ */
+import type { InstrumentSchema, ParameterSpec } from '../contracts/index.js';
+import { LabError, type ErrorDetail } from '../errors.js';
+import type { Arg, Step, Workflow } from '../workflow/model.js';
+import type { SafetyProblem } from './evaluate.js';
+import type { SafetyGuard } from './index.js';
+
+/** How many problems a refusal lists: 24 rows over one limit are one fact. */
+const MAX_REPORTED = 20;
+
+type SchemaOf = (instrument: string) => InstrumentSchema | undefined;
+type CallStep = Extract<Step, { kind: 'call' }>;
+
+function* calls(steps: readonly Step[], path: string): Generator<[CallStep, string]> {
+  for (const [i, s] of steps.entries()) {
+    const at = `${path}[${i}]`;
+    if (s.kind === 'call') yield [s, at];
+    else if (s.kind === 'repeat') yield* calls(s.steps, `${at}.steps`);
+    else if (s.kind === 'if') {
+      yield* calls(s.then, `${at}.then`);
+      if (s.else) yield* calls(s.else, `${at}.else`);
+    }
+  }
+}
+
+/** The guard's problems for one call step given what is known of its arguments (unknown ones left undefined). */
+function stepProblems(guard: SafetyGuard, schemaOf: SchemaOf, step: CallStep, args: Record<string, unknown>): SafetyProblem[] {
+  const inst = schemaOf(step.instrument);
+  const method = inst?.methods.find((m) => m.name === step.method);
+  if (!inst || !method) return [];
+  return guard.limits({ instrument: step.instrument, classes: [inst.driver], method: step.method, args, params: method.params });
+}
+
+const detail = (field: string, step: CallStep, p: SafetyProblem, prefix = ''): ErrorDetail => ({
+  field,
+  message: `${prefix}${step.instrument}.${step.method}: ${p.message}`,
+  limit: p.limit,
+  value: p.value,
+});
+
+function refuse(what: string, details: ErrorDetail[]): never {
+  const shown = details.slice(0, MAX_REPORTED);
+  const more = details.length > shown.length ? ` And ${details.length - shown.length} more.` : '';
+  throw new LabError('invalid_input', `${what} breaks the lab's safety limits: ${shown.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ')}${details.length > 3 ? '; …' : ''}.${more} Nothing was queued.`, shown);
+}
+
+/** A step's arguments for one row: literals, the row's parameter values (defaults where the row has none). */
+function argsFor(step: CallStep, row: Record<string, unknown> | null, defaults: Record<string, unknown>): { args: Record<string, unknown>; from: Record<string, string> } {
+  const args: Record<string, unknown> = {};
+  const from: Record<string, string> = {};
+  for (const [k, a] of Object.entries(step.args ?? {}) as [string, Arg][]) {
+    if ('value' in a) args[k] = a.value;
+    else if ('param' in a && row) {
+      args[k] = Object.hasOwn(row, a.param) ? row[a.param] : defaults[a.param];
+      from[k] = a.param;
+    } else args[k] = undefined; // known only while it runs (a variable): the call-time guard checks it
+  }
+  return { args, from };
+}
+
+/** `POST /executions/config`: every literal value and every config row, checked against the limits. */
+export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, rows: Record<string, unknown>[], repeat: boolean): void {
+  const broken = guard.fileError();
+  if (broken) throw broken;
+  const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
+  const details: ErrorDetail[] = [];
+  const seen = new Set<string>();
+  const add = (d: ErrorDetail) => {
+    const key = `${d.field}\0${d.message}`;
+    if (seen.has(key)) return;
+    details.push(d);
+    seen.add(key);
+  };
+  for (const phase of ['prep', 'main', 'cleanup'] as const) {
+    for (const [step, at] of calls(definition[phase] ?? [], phase)) {
+      const each = phase === 'main' ? rows : [null];
+      each.forEach((row, i) => {
+        const { args, from } = argsFor(step, row, defaults);
+        for (const p of stepProblems(guard, schemaOf, step, args)) {
+          const param = from[p.field.split('.')[0]];
+          const field = param ? (repeat ? `repeat.${param}` : `config[${i}].${param}`) : `${at}.args.${p.field}`;
+          add(detail(field, step, p, param && !repeat ? `row ${i + 1}, ${param}: ` : ''));
+        }
+      });
+    }
+  }
+  if (details.length) refuse(`This run of ${definition.name}`, details);
+}
+
+/** `POST /executions/campaign`: the search space (a range's ends, each choice, fixed values) checked against the limits. */
+export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>): void {
+  const broken = guard.fileError();
+  if (broken) throw broken;
+  const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
+  const details: ErrorDetail[] = [];
+  const index = new Map(space.map((s, i) => [s.name, i]));
+  for (const phase of ['prep', 'main', 'cleanup'] as const) {
+    for (const [step, at] of calls(definition[phase] ?? [], phase)) {
+      const { args: literal, from } = argsFor(step, phase === 'main' ? { ...defaults, ...fixed } : null, defaults);
+      // the literal values and the fixed parameters once; each searched parameter at its ends and choices
+      const searched = Object.entries(from).filter(([, p]) => index.has(p) && space[index.get(p)!]!.type !== 'fixed');
+      const base = { ...literal };
+      for (const [k] of searched) base[k] = undefined;
+      for (const p of stepProblems(guard, schemaOf, step, base)) {
+        const param = from[p.field.split('.')[0]];
+        details.push(detail(param ? `fixed.${param}` : `${at}.args.${p.field}`, step, p));
+      }
+      for (const [k, param] of searched) {
+        const i = index.get(param)!;
+        const s = space[i]!;
+        const values: unknown[] = s.type === 'choice' ? (s.choices ?? []) : (s.bounds ?? []);
+        const what = s.type === 'choice' ? 'choices' : 'bounds';
+        for (const v of values) {
+          for (const p of stepProblems(guard, schemaOf, step, { ...base, [k]: v })) {
+            if (p.field.split('.')[0] !== k) continue;
+            details.push(detail(`parameters[${i}].${what}`, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : `the search range of ${param} reaches ${JSON.stringify(v)}: `));
+          }
+        }
+      }
+    }
+  }
+  if (details.length) refuse(`This campaign over ${definition.name}`, details);
+}
