@@ -70,6 +70,7 @@ export function reduceRun(s: RunViewState, e: ViewEvent): RunViewState {
     case 'run':
       return { ...s, runId: e.run_id, taskId: e.task_id, outcome: e.status === 'running' ? s.outcome : e.status, skipped: e.skipped ?? s.skipped };
     case 'queue':
+    case 'input': // the status carries the waiting input; `lab run` asks for it (cli/run.ts)
       return s;
     case 'notice':
       return { ...s, notice: e.text };
@@ -138,6 +139,7 @@ const STATE_COLOR: Record<Situation, string> = {
   pausing: 'yellow',
   paused: 'yellow',
   waiting: 'yellow',
+  waiting_input: 'yellow',
   failed: 'red',
   stopping: 'yellow',
   idle: 'gray',
