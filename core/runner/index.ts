@@ -340,7 +340,7 @@ export class Runner extends EventEmitter {
   /** An input another labdeck passes on for a task this one runs. */
   private inputAsked(body: unknown) {
     const m = (body ?? {}) as { task_id?: unknown; value?: unknown; by?: GivenBy | null };
-    return this.input(m.value, { taskId: typeof m.task_id === 'number' ? m.task_id : undefined, by: m.by && typeof m.by.id === 'number' ? { id: m.by.id, username: String(m.by.username) } : null });
+    return this.input(m.value, { taskId: typeof m.task_id === 'number' ? m.task_id : undefined, by: m.by && typeof m.by.username === 'string' ? { id: typeof m.by.id === 'number' ? m.by.id : null, username: m.by.username } : null });
   }
 
   private readonly onDeckChange = () => void this.syncInstruments().catch(() => undefined);

@@ -27,7 +27,7 @@ export const INPUT_INSTRUMENT = '(input)';
 export type InputStep = Extract<Step, { kind: 'input' }>;
 
 /** Who gave a value. */
-export type GivenBy = Pick<PublicUser, 'id' | 'username'>;
+export type GivenBy = { id: PublicUser['id'] | null; username: string };
 
 /** An input a run waits for, as the status shows it. */
 export interface WaitingInput {

@@ -149,7 +149,7 @@ function knownFields(doc: unknown, path: readonly Segment[]): string {
   else if (path.length === 2 && path[0] === 'parameters') [what, fields] = ['a parameter', PARAMETER_FIELDS];
   else if (last === 'condition') [what, fields] = ['a condition', CONDITION_FIELDS];
   else if (isObject(obj) && typeof obj.kind === 'string' && STEP_FIELDS[obj.kind]) {
-    [what, fields] = [`a "${obj.kind}" step`, STEP_FIELDS[obj.kind]];
+    [what, fields] = [`${/^[aeiu]/.test(obj.kind) ? 'an' : 'a'} "${obj.kind}" step`, STEP_FIELDS[obj.kind]];
   } else return 'is not a known field';
   return `is not a field of ${what} (its fields are ${fields.join(', ')})`;
 }
