@@ -46,6 +46,15 @@ SCRIPT = textwrap.dedent('''
 
 
 class ParseTest(unittest.TestCase):
+    def test_an_input_step(self):
+        doc = workflow_py.parse('def read():\n    ph = float(input("Read the pH"))\n    note = input("Notes")\n    n = int(input())\n    return {"ph": ph}\n')
+        self.assertEqual(doc["main"], [
+            {"kind": "input", "prompt": "Read the pH", "schema": {"type": "number"}, "save_as": "ph"},
+            {"kind": "input", "prompt": "Notes", "schema": {"type": "string"}, "save_as": "note"},
+            {"kind": "input", "prompt": "Enter a value", "schema": {"type": "integer"}, "save_as": "n"},
+        ])
+        self.assertEqual(doc["outputs"], ["ph"])
+
     def test_the_subset(self):
         doc = workflow_py.parse(SCRIPT)
         self.assertEqual(doc["name"], "make")
