@@ -22,6 +22,7 @@ import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { executionRoutes } from './routes/executions.js';
 import { inputRoutes } from './routes/inputs.js';
+import { attentionRoutes } from './routes/attention.js';
 import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
@@ -132,6 +133,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(workflowRoutes(runtime));
   router.use(executionRoutes(runtime));
   router.use(inputRoutes(runtime));
+  router.use(attentionRoutes(runtime));
   router.use(campaignRoutes(runtime));
   router.use(fileRoutes(runtime));
   router.use(recordRoutes(runtime));

@@ -248,6 +248,10 @@ const RESPONSE = {
     drivers: z.array(z.string()).describe('The drivers it made connectable (its classes; a deck: the classes of its instruments)'),
   }),
   RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
+  AttentionList: z.object({
+    items: z.array(z.looseObject({ kind: z.string(), title: z.string(), action: z.string(), link: z.string(), url: z.string() })).describe('What waits for a person: kind (input, pause, failed_step, interrupted, approval, held_queue, host_offline, safety), what, what to do, where'),
+    count: z.int(),
+  }),
   InputGiven: z.object({ task_id: z.int(), value: z.unknown().describe('The value as it was saved (a number input: a number)'), status: RunnerStatus }),
   OptimizerSchemas: z.looseObject({ name: z.string().optional(), config: z.unknown().optional(), capabilities: z.unknown().optional(), optimizers: z.array(z.unknown()).optional() }).describe('One optimizer, or { optimizers: [...] }'),
   LatestPlot: z.looseObject({

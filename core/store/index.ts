@@ -13,6 +13,7 @@ import type { DataSource } from 'typeorm';
 import { LabError } from '../errors.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createApprovalRepository } from './approval-repos.js';
+import { createAttentionRepository } from './attention-repos.js';
 import { createRepositories } from './repos.js';
 import { createRunRepositories } from './run-repos.js';
 import { announcingAuthChanges, signals } from './signals.js';
@@ -202,6 +203,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     ...announcingAuthChanges(createRepositories(sql), wakeups),
     ...createRunRepositories(sql),
     approvals: createApprovalRepository(sql),
+    attention: createAttentionRepository(sql),
     signals: wakeups,
     async close() {
       wakeups.close();

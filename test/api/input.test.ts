@@ -131,3 +131,46 @@ describe('a waiting input survives a restart', () => {
     }
   }, 60_000);
 });
+
+describe('the attention list', () => {
+  let lab: TestLab;
+  beforeAll(async () => {
+    lab = await startLab();
+    await lab.admin.post('/app/workflows').set('Accept', J).send(PH).expect(201);
+  });
+  afterAll(() => lab.close());
+  const attention = async () => (await lab.admin.get('/app/attention').set('Accept', J).expect(200)).body;
+
+  it('lists a waiting input with what to do and a link, read from the database; the navigation counts it', async () => {
+    expect((await attention()).items.filter((i: { kind: string }) => i.kind === 'input')).toEqual([]);
+    const { task_id } = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'read-ph', repeat: 1 }).expect(200)).body;
+    await until(async () => (await attention()).items.some((i: { kind: string }) => i.kind === 'input'));
+    const list = await attention();
+    const item = list.items.find((i: { kind: string }) => i.kind === 'input');
+    expect(item).toMatchObject({ task_id, title: 'read-ph × 1: Read the pH of the sample', link: '/executions/config', url: '/app/executions/config', detail: { save_as: 'pH', expects: 'a number from 0 to 14 (pH)' } });
+    expect(item.action).toContain('Give pH');
+    expect(list.count).toBe(list.items.length);
+    const page = await lab.admin.get('/app/attention').expect(200);
+    expect(page.text).toContain('Read the pH of the sample');
+    expect(page.text).toMatch(/id="attention-count"[^>]*>1</);
+    await lab.admin.post('/app/executions/input').set('Accept', J).send({ value: 7 }).expect(200);
+    await until(async () => (await lab.admin.get(`/app/executions/queue/task/${task_id}`).set('Accept', J)).body.status === 'done');
+    expect((await attention()).items).toEqual([]);
+  });
+
+  it('lists a held queue after an abort, and a pending task whose instruments no labdeck drives', async () => {
+    const { task_id } = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'read-ph', repeat: 1 }).expect(200)).body;
+    await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J)).body.state === 'waiting_input');
+    await lab.admin.post('/app/executions/abort/next-task').set('Accept', J).expect(200);
+    await until(async () => (await attention()).items.some((i: { kind: string }) => i.kind === 'held_queue'));
+    expect((await attention()).items.find((i: { kind: string }) => i.kind === 'held_queue')).toMatchObject({ task_id, action: expect.stringContaining('Release the queue') });
+    // the input's record says no value was given
+    const run = (await lab.admin.get(`/app/executions/queue/task/${task_id}`).set('Accept', J)).body.run_id;
+    expect((await lab.runtime.store.runSteps.list(run)).find((s) => s.instrument === '(input)')).toMatchObject({ status: 'error' });
+    await lab.admin.post('/app/executions/release').set('Accept', J).expect(200);
+    // a task queued for an instrument that goes away: the labdeck that drove it is gone
+    await lab.runtime.store.queue.add({ name: 'ghost × 1', kind: 'workflow', payload: { workflow: 'g', version: 1, definition: { name: 'g', parameters: [], outputs: [], prep: [], main: [{ kind: 'call', instrument: 'ghost', method: 'x', args: {} }], cleanup: [] }, repeat: { times: 1, row: {} } }, createdBy: null });
+    const items = (await attention()).items;
+    expect(items.find((i: { kind: string }) => i.kind === 'host_offline')).toMatchObject({ title: expect.stringContaining('waits for ghost, which no labdeck drives now') });
+  });
+});

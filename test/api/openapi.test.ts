@@ -438,6 +438,7 @@ describe('the API document and the API page', () => {
       ['POST /executions/queue/task/rename', 404, () => lab.admin.post('/app/executions/queue/task/rename').send({ id: 999999, new_name: 'x' })],
       ['POST /executions/queue/task/rename', 400, () => lab.admin.post('/app/executions/queue/task/rename').send({ id: 1, new_name: '' })],
       ['POST /executions/retry', 409, () => lab.admin.post('/app/executions/retry').set('Accept', J)],
+      ['GET /attention', 200, () => lab.admin.get('/app/attention').set('Accept', J)],
       ['POST /executions/input', 409, () => lab.admin.post('/app/executions/input').set('Accept', J).send({ value: 1 })],
       ['POST /executions/input', 400, () => lab.admin.post('/app/executions/input').set('Accept', J).send({ value: 1, colour: 'red' })],
       ['POST /executions/abort/next-iteration', 409, async () => (await idle(), lab.admin.post('/app/executions/abort/next-iteration').set('Accept', J))],
