@@ -131,7 +131,7 @@ export function giveInput(tasks: readonly TaskRun[], raw: unknown, opts: { taskI
   } else t = waiting[0];
   if (!t) return { task: undefined as unknown as TaskRun, value: undefined };
   const w = t.waitingInput!;
-  const value = checkInputValue(w.step.schema, raw, { field: opts.field ?? 'value', name: w.step.save_as });
+  const value = checkInputValue(w.step.schema, raw, { field: opts.field ?? (w.step.schema.type === 'file' ? 'file' : 'value'), name: w.step.save_as });
   w.resolve({ value, by: opts.by });
   return { task: t, value };
 }

@@ -2,9 +2,13 @@
  * A person's value for an input step (issue 31): `POST /executions/input`. Thin: parse, give it to the runner
  * (which checks it against the step's schema and passes it on to the labdeck that runs the task), audit, answer.
  */
-import { Router } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
+import { LabError } from '../../core/errors.js';
+import { keepInputFile } from '../../core/runner/input-files.js';
 import type { Runtime } from '../../core/runtime.js';
+import { MAX_INPUT_FILE_BYTES } from '../../core/workflow/input.js';
+import { multipart } from '../uploads.js';
 import { error, json, redirect } from '../api-doc.js';
 import { url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
@@ -28,8 +32,10 @@ export const INPUT_ROUTES = {
       'A value that does not fit is a 400 naming `value`, and the run keeps waiting. The value is recorded with who gave it and when (the step of the run), and saved as the step\'s variable.',
     body: {
       name: 'InputBody',
+      kinds: ['json', 'form', 'multipart'],
       schema: z.object({
-        value: z.union([z.string(), z.number(), z.boolean()]).describe('The value: a number, a text, true/false (a form sends text)'),
+        value: z.union([z.string(), z.number(), z.boolean()]).optional().describe('The value: a number, a text, true/false (a form sends text)'),
+        file: z.custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'must be an uploaded file').optional().meta({ type: 'string', contentMediaType: 'application/octet-stream', description: 'A file input\'s file: the multipart field "file"' }),
         task_id: ID.optional().describe('The task whose input this is; needed while several tasks wait for input'),
       }),
     },
@@ -45,12 +51,38 @@ export const INPUT_ROUTES = {
 
 export function inputRoutes(runtime: Runtime): Router {
   const r = Router();
+  const upload = multipart({ limits: { fileSize: MAX_INPUT_FILE_BYTES, files: 1, fields: 3, fieldSize: 1024, parts: 4 } }, 'file');
+  /** A multipart body: the file joins the fields as `file`; multer's errors name the field. */
+  const receive = (req: Request, res: Response) =>
+    new Promise<void>((resolve, reject) => {
+      if (!req.is('multipart/form-data')) return resolve();
+      upload(req, res, (e?: unknown) => {
+        if (!e) {
+          if (req.file) req.body = { ...req.body, file: req.file };
+          return resolve();
+        }
+        const m = e as { code?: string; message?: string };
+        if (m.code === 'LIMIT_FILE_SIZE') return reject(new LabError('payload_too_large', `The file is over ${MAX_INPUT_FILE_BYTES} bytes.`, [{ field: 'file', message: 'too large' }]));
+        reject(new LabError('invalid_input', `Send one file, in the multipart field "file" (${m.message ?? 'malformed upload'}).`, [{ field: 'file', message: 'one file, in the field "file"' }]));
+      });
+    });
   handle(r, INPUT_ROUTES.give, async (req, res, { body }) => {
     const user = req.user!;
-    const given = await runtime.runner.input(body.value, { taskId: body.task_id, by: { id: user.id, username: user.username } });
+    const by = { id: user.id, username: user.username };
+    let given: Awaited<ReturnType<Runtime['runner']['input']>>;
+    if (body.file) {
+      const f = body.file;
+      const kept = await keepInputFile(runtime.dataDir, f.buffer, f.originalname, f.mimetype);
+      try {
+        given = await runtime.runner.input(kept.file, { taskId: body.task_id, by });
+      } catch (e) {
+        await kept.discard();
+        throw e;
+      }
+    } else given = await runtime.runner.input(body.value, { taskId: body.task_id, by });
     await runtime.audit(user.id, 'runner.input', { task_id: given.task_id, value: given.value });
     if (wantsJson(req)) return res.json(given);
     res.redirect(302, url(req, '/executions/config'));
-  });
+  }, { receive });
   return r;
 }

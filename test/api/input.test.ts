@@ -69,6 +69,20 @@ describe('an input step (pH 0-14)', () => {
     await lab.admin.post('/app/executions/input').set('Accept', J).send({ value: 7 }).expect(409);
   });
 
+  it('a file input takes an upload (multipart "file"), kept under a generated name; a file of another type is refused', async () => {
+    const wf = { name: 'plate-map', outputs: ['map'], main: [{ kind: 'input', prompt: 'Upload the plate map', save_as: 'map', schema: { type: 'file', accept: '.csv', max_bytes: 1000 } }] };
+    await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
+    const { task_id } = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'plate-map', repeat: 1 }).expect(200)).body;
+    await until(async () => (await status()).state === 'waiting_input');
+    const png = await lab.admin.post('/app/executions/input').set('Accept', J).attach('file', Buffer.from('not a csv'), 'photo.png').expect(400);
+    expect(png.body.error.details[0].field).toBe('file');
+    const noFile = await lab.admin.post('/app/executions/input').set('Accept', J).send({ value: 'x' }).expect(400);
+    expect(noFile.body.error.details[0]).toMatchObject({ field: 'file', message: expect.stringContaining('"file"') });
+    const ok = await lab.admin.post('/app/executions/input').set('Accept', J).field('task_id', String(task_id)).attach('file', Buffer.from('well,dose\nA1,1\n'), 'plate.csv').expect(200);
+    expect(ok.body.value).toMatchObject({ original_name: 'plate.csv', bytes: 15, filename: expect.stringMatching(/^[0-9a-f]{24}\.csv$/) });
+    await until(async () => (await lab.admin.get(`/app/executions/queue/task/${task_id}`).set('Accept', J)).body.status === 'done');
+  });
+
   it('refuses a workflow whose input schema is wrong, naming the step path', async () => {
     const bad = { name: 'bad-input', main: [{ kind: 'input', prompt: 'x', save_as: 'x', schema: { type: 'number', minimum: 5, maximum: 1 } }] };
     const res = await lab.admin.post('/app/workflows').set('Accept', J).send(bad).expect(400);
