@@ -305,8 +305,12 @@ export class Runner extends EventEmitter {
    * (its steps replayed from the records), and waits for the same input again (core/runner/input.ts).
    */
   private async resumeWaitingInput(): Promise<void> {
-    if (!this.interrupted?.step || !isInputRecord(this.interrupted.step) || this.closed) return;
+    const info = this.interrupted;
+    if (!info?.step || !isInputRecord(info.step) || this.closed || this.takesOwnOnly) return;
     try {
+      // one labdeck resumes it: the first to claim this interruption (its step, and the host that was cut off)
+      const run = info.run_id ? await this.store.runs.get(info.run_id) : null;
+      if (!(await this.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
       await this.resumeInterrupted('retry');
       this.emitQueue();
     } catch {
