@@ -145,6 +145,17 @@ const RunnerStatus = z.looseObject({
   current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
   progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
   store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
+  interrupted: z
+    .looseObject({
+      task_id: z.int(),
+      run_id: z.int().nullable(),
+      step: z.looseObject({ id: z.int(), phase: z.string().nullable(), iteration: z.int().nullable(), index: z.int().nullable(), instrument: z.string(), method: z.string() }).nullable().describe('Its in-doubt step'),
+      remade: z.array(z.string()).optional().describe("Instruments of the in-doubt step's iteration made again since the iteration began (a restart, a Python host restarted, a reload, an agent reconnected): a retry of the step alone would mix two instruments' measurements"),
+      retry: z.enum(['step', 'iteration']).optional().describe('What POST /executions/retry does: re-run the in-doubt step, or (a campaign whose instruments were made again) the whole iteration from its first step'),
+    })
+    .nullable()
+    .optional()
+    .describe('A task cut off by a stop of labdeck (or a store failure), waiting for a decision'),
   elsewhere: z
     .array(
       z.object({

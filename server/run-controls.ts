@@ -17,6 +17,8 @@ export const CONTROL_ACTIONS: Record<RunControlName, string> = {
   retry: 'runner.retry',
   abortNextIteration: 'runner.abort.next-iteration',
   abortNextTask: 'runner.abort.next-task',
+  rerunIteration: 'runner.rerun-iteration',
+  retryStep: 'runner.retry-step',
 };
 
 export async function runControl(runtime: Runtime, userId: number, name: RunControlName, taskId?: number, via?: string): Promise<RunnerStatus> {

@@ -76,6 +76,8 @@ export class ContractError extends Error {
 }
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** A method's parameter name: an identifier in Python and TypeScript alike. */
+const PARAM_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Check and tag an instrument driver. Throws a ContractError that names the offending part. */
 export function defineInstrument<O extends ZodObjectAny, I>(
@@ -102,6 +104,9 @@ export function defineInstrument<O extends ZodObjectAny, I>(
       throw new ContractError(`${where}: method "${m}" params must be a zod object (z.object({}) for none)`);
     }
     if (typeof method.run !== 'function') throw new ContractError(`${where}: method "${m}" has no run()`);
+    // parameter names are written into exported scripts as keyword arguments: identifiers only
+    const bad = Object.keys(method.params.shape).find((p) => !PARAM_RE.test(p));
+    if (bad !== undefined) throw new ContractError(`${where}: method "${m}" has the parameter name ${JSON.stringify(bad.slice(0, 64))}, which is not an identifier (letters, digits and _)`);
     if (method.safety && !['readonly', 'idempotent', 'hazardous'].includes(method.safety)) {
       throw new ContractError(`${where}: method "${m}" safety must be readonly, idempotent or hazardous`);
     }

@@ -36,6 +36,7 @@ import { Mutex } from './mutex.js';
 import { errorText, isPlainObject } from './util.js';
 import { invalid, issueDetails } from './validate.js';
 import { sentence } from '../text.js';
+import { boundResult, cutJson } from '../result-limit.js';
 
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
@@ -146,6 +147,11 @@ interface Device {
   removed: boolean;
   /** Why it cannot be called now (its host is down), or null. */
   offline: string | null;
+  /**
+   * Its incarnation: when the instrument object was last made (created, re-created after a reload, or back
+   * online after its host restarted or its agent reconnected). A step that started before it ran on an earlier one.
+   */
+  madeAt: Date;
   /** The agent (instrument PC) it lives on, for an agent's device. */
   host?: string;
 }
@@ -160,7 +166,7 @@ function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
   }
 }
 
-/** Make an instrument's return value JSON: undefined → null, non-finite numbers → null, Dates → strings. */
+/** Make an instrument's return value JSON: undefined → null, non-finite numbers → null, Dates → strings; cut over the result bound. */
 function toJsonValue(v: unknown): unknown {
   switch (typeof v) {
     case 'undefined':
@@ -170,13 +176,17 @@ function toJsonValue(v: unknown): unknown {
     case 'number':
       return Number.isFinite(v) ? v : null;
     case 'string':
+      return boundResult(v);
     case 'boolean':
       return v;
     case 'bigint':
       return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-    default:
+    default: {
       if (v === null) return null;
-      return JSON.parse(JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? 'null');
+      // over the bound (core/result-limit.ts) it is kept as its marker: never parsed back whole
+      const json = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? 'null';
+      return cutJson(json) ?? JSON.parse(json);
+    }
   }
 }
 
@@ -389,6 +399,11 @@ export class Deck extends EventEmitter {
     if (dev.offline !== null) throw new LabError('unavailable', `${dev.name} is offline: ${sentence(dev.offline)}`, undefined, { instrument: dev.name });
   }
 
+  /** When an instrument's object was last made (its incarnation, see Device.madeAt); null for no such device. */
+  madeAt(name: string): Date | null {
+    return this.devices.get(name)?.madeAt ?? null;
+  }
+
   /**
    * Mark devices offline (`reason`) or back online (null). Used for instruments whose host process went
    * away; their calls answer 503 until then.
@@ -398,6 +413,8 @@ export class Deck extends EventEmitter {
     for (const n of names) {
       const dev = this.devices.get(n);
       if (!dev || dev.offline === reason) continue;
+      // back online: its host made it again (a Python host restarted, an agent reconnected)
+      if (reason === null) dev.madeAt = new Date();
       dev.offline = reason;
       dev.schema = this.schemaOf(dev);
       changed = true;
@@ -602,6 +619,7 @@ export class Deck extends EventEmitter {
           this.emit('warning', { device: dev.name, message: `removed: the previous version failed to start too (${errorMessage(e2)})` });
         }
       }
+      dev.madeAt = new Date(); // disposed and made again
       dev.schema = this.schemaOf(dev);
       this.emit('change');
     } finally {
@@ -661,6 +679,7 @@ export class Deck extends EventEmitter {
     const dev = this.devices.get(name);
     if (!dev?.host) return;
     dev.entry = this.compile(driver, 'deck', `agent:${dev.host}`);
+    dev.madeAt = new Date();
     dev.schema = this.schemaOf(dev);
     this.emit('change');
   }
@@ -841,7 +860,7 @@ export class Deck extends EventEmitter {
       if (e instanceof LabError && e.code === 'invalid_input') throw e;
       throw new LabError('instrument_error', `Could not start ${name} (${entry.name}): ${errorMessage(e)}`, undefined, { device: name });
     }
-    const dev: Device = { name, source, entry, own, rawOptions: { ...rawOptions }, instance, schema: undefined as never, mutex: new Mutex(), replaceable, pending: null, removed: false, offline: null };
+    const dev: Device = { name, source, entry, own, rawOptions: { ...rawOptions }, instance, schema: undefined as never, mutex: new Mutex(), replaceable, pending: null, removed: false, offline: null, madeAt: new Date() };
     dev.schema = this.schemaOf(dev);
     return dev;
   }

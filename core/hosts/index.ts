@@ -10,12 +10,15 @@ import type { ConsoleAnswer } from '../contracts/host.js';
 import type { Deck, ForeignModules } from '../deck/index.js';
 import { LabError } from '../errors.js';
 import { PythonHost, RemoteError, type PythonHostOptions } from './python.js';
+import { ParsePool } from './python-parse.js';
 import { pythonOptimizer } from './python-optimizer.js';
 import { classDriver, instanceDriver, remoteInfo } from './remote.js';
+import { identifierMethods } from './vet.js';
 import { sentence } from '../text.js';
 
 export { PythonHost, HostLost, RemoteError, pythonCommand } from './python.js';
 export { remoteInfo } from './remote.js';
+export { ParsePool, parseLimits } from './python-parse.js';
 
 const cannotLoad = (file: string, message: string, data: Record<string, unknown> = {}) =>
   new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file, ...data });
@@ -43,9 +46,14 @@ function loadFailure(file: string, e: unknown): unknown {
 
 export class PythonModules implements ForeignModules {
   readonly host: PythonHost;
+  /** Reads workflows written in Python, in processes of its own (never the host's: a runaway parse must not hold the instruments). */
+  readonly parser: ParsePool;
+  private readonly log: (line: string) => void;
 
   constructor(opts: PythonHostOptions = {}) {
     this.host = new PythonHost(opts);
+    this.log = opts.log ?? ((line) => process.stderr.write(`${line}\n`));
+    this.parser = new ParsePool({ python: opts.python, log: opts.log });
   }
 
   handles(file: string): boolean {
@@ -68,7 +76,8 @@ export class PythonModules implements ForeignModules {
     const abs = checkPythonFile(file);
     try {
       const { instruments, classes, modules } = await this.host.loadDeck(abs, reserved);
-      return { file: abs, devices: instruments.map((i) => [i.name, instanceDriver(this.host, i)]), drivers: classes.map((c) => classDriver(this.host, c)), sources: modules };
+      const named = instruments.map((i) => identifierMethods(i, i.name, this.log));
+      return { file: abs, devices: named.map((i) => [i.name, instanceDriver(this.host, i)]), drivers: classes.map((c) => classDriver(this.host, identifierMethods(c, c.name, this.log))), sources: modules };
     } catch (e) {
       throw loadFailure(abs, e);
     }
@@ -79,7 +88,7 @@ export class PythonModules implements ForeignModules {
     const abs = checkPythonFile(file);
     try {
       const { classes, optimizers } = await this.host.loadModule(abs);
-      return { file: abs, drivers: classes.map((c) => classDriver(this.host, c)), optimizers: optimizers.map((o) => pythonOptimizer(this.host, o)) };
+      return { file: abs, drivers: classes.map((c) => classDriver(this.host, identifierMethods(c, c.name, this.log))), optimizers: optimizers.map((o) => pythonOptimizer(this.host, o)) };
     } catch (e) {
       throw loadFailure(abs, e);
     }
@@ -89,7 +98,7 @@ export class PythonModules implements ForeignModules {
     return this.host.console(code, timeoutMs);
   }
 
-  close(): Promise<void> {
-    return this.host.close();
+  async close(): Promise<void> {
+    await Promise.all([this.host.close(), this.parser.close()]);
   }
 }

@@ -26,6 +26,7 @@ import {
 } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { projectRoot } from '../paths.js';
+import { LineReader, maxReplyBytes } from './lines.js';
 import type { HostOptimizerClass, OptimizerRequest } from './python-optimizer.js';
 
 /** The interpreter: `--python`, then LABDECK_PYTHON, then `python3` on the PATH. */
@@ -34,6 +35,9 @@ export function pythonCommand(explicit?: string): string {
 }
 
 export const HOST_SCRIPT = join(projectRoot, 'python', 'run_host.py');
+
+/** A line the host writes to stderr is logged up to this many bytes (the rest is cut). */
+const STDERR_LINE = 64 * 1024;
 
 /** A request was in flight when the host process went away: it may or may not have happened. */
 export class HostLost extends Error {
@@ -77,6 +81,8 @@ export interface PythonHostOptions {
   /** First restart delay after a crash (default 500 ms), doubling up to maxRestartDelayMs (default 30 s). */
   restartDelayMs?: number;
   maxRestartDelayMs?: number;
+  /** The largest reply taken (bytes; default 16 MB, or LABDECK_PYTHON_MAX_REPLY): a call whose result is larger fails, naming the limit. */
+  maxReplyBytes?: number;
 }
 
 export interface CallEvents {
@@ -93,6 +99,7 @@ export class PythonHost extends EventEmitter {
   private readonly loadTimeoutMs: number;
   private readonly firstDelay: number;
   private readonly maxDelay: number;
+  readonly maxReply: number;
   private child: ChildProcessWithoutNullStreams | null = null;
   private starting: Promise<HelloMessage> | null = null;
   private pending = new Map<number, Pending>();
@@ -115,6 +122,7 @@ export class PythonHost extends EventEmitter {
     this.firstDelay = opts.restartDelayMs ?? 500;
     this.maxDelay = opts.maxRestartDelayMs ?? 30_000;
     this.delay = this.firstDelay;
+    this.maxReply = opts.maxReplyBytes ?? maxReplyBytes();
   }
 
   /* ---------------------------------------------------------------- process */
@@ -145,48 +153,39 @@ export class PythonHost extends EventEmitter {
       this.child = child;
       this.stderrTail = [];
       let greeted = false;
-      let buf = '';
-      child.stdout.setEncoding('utf8');
-      child.stdout.on('data', (chunk: string) => {
-        buf += chunk;
-        let nl: number;
-        while ((nl = buf.indexOf('\n')) >= 0) {
-          const line = buf.slice(0, nl);
-          buf = buf.slice(nl + 1);
-          if (!line.trim()) continue;
-          let msg: HostMessage;
-          try {
-            msg = JSON.parse(line) as HostMessage;
-          } catch {
-            this.log(`[python] unreadable protocol line: ${line.slice(0, 200)}`);
-            continue;
-          }
-          if (msg.type === 'hello' && !greeted) {
-            greeted = true;
-            const problem = this.checkHello(msg);
-            if (problem) {
-              reject(problem);
-              child.kill('SIGKILL');
-              continue;
-            }
-            this.hello = msg;
-            this.upSince = Date.now();
-            resolve(msg);
-          } else this.onMessage(msg);
+      const onLine = (line: string) => {
+        if (!line.trim()) return;
+        let msg: HostMessage;
+        try {
+          msg = JSON.parse(line) as HostMessage;
+        } catch {
+          this.log(`[python] unreadable protocol line: ${line.slice(0, 200)}`);
+          return;
         }
-      });
-      let errBuf = '';
-      child.stderr.setEncoding('utf8');
-      child.stderr.on('data', (chunk: string) => {
-        errBuf += chunk;
-        const lines = errBuf.split('\n');
-        errBuf = lines.pop() ?? '';
-        for (const l of lines) {
+        if (msg.type === 'hello' && !greeted) {
+          greeted = true;
+          const problem = this.checkHello(msg);
+          if (problem) {
+            reject(problem);
+            child.kill('SIGKILL');
+            return;
+          }
+          this.hello = msg;
+          this.upSince = Date.now();
+          resolve(msg);
+        } else this.onMessage(msg);
+      };
+      const out = new LineReader(onLine, { maxBytes: this.maxReply, onTooLong: (head, bytes) => this.tooLong(head, bytes) });
+      child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+      const err = new LineReader(
+        (l) => {
           this.stderrTail.push(l);
           if (this.stderrTail.length > 20) this.stderrTail.shift();
           this.log(`[python] ${l}`);
-        }
-      });
+        },
+        { maxBytes: STDERR_LINE, onTooLong: (head, bytes) => this.log(`[python] ${head}… (a line of ${bytes} bytes, cut)`) },
+      );
+      child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
       child.stdin.on('error', () => undefined); // EPIPE when it died: reported by 'exit'
       child.on('error', (e) => {
         // the process could not be started (no such interpreter): there will be no 'exit'
@@ -293,6 +292,26 @@ export class PythonHost extends EventEmitter {
     this.pending.delete(msg.id);
     if (msg.type === 'result') p.resolve(msg.value);
     else p.reject(new RemoteError(msg.error));
+  }
+
+  /**
+   * A reply over the limit (its bytes were dropped as they came): the request it answers fails with the
+   * limit named; the host goes on with the next line. A reply starts `{"id":N,` (python/labdeck_host/host.py).
+   */
+  private tooLong(head: string, bytes: number): void {
+    const id = /^\{\s*"id"\s*:\s*(\d+)/.exec(head)?.[1];
+    const p = id === undefined ? undefined : this.pending.get(Number(id));
+    const limit = `${this.maxReply} bytes (LABDECK_PYTHON_MAX_REPLY)`;
+    this.log(`[python] a reply of ${bytes} bytes is over the limit of ${limit}; ${p ? `request ${id} failed` : 'dropped'}`);
+    if (!p) return;
+    this.pending.delete(Number(id));
+    p.reject(
+      new RemoteError({
+        kind: 'exception',
+        type: 'ReplyTooLarge',
+        message: `the reply is ${bytes} bytes, over the Python host's limit of ${limit}: return less (a summary, or a file's path)`,
+      }),
+    );
   }
 
   /** Send one request and wait for its reply. */

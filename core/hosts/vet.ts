@@ -109,3 +109,20 @@ export function vetInstrument(inst: Described): { ok: true; instrument: HostInst
     instrument: { name: inst.name, class: inst.class.slice(0, MAX_CLASS) || 'Instrument', description: inst.description.slice(0, MAX_DESCRIPTION), methods },
   };
 }
+
+/**
+ * The methods of an instrument or class the Python host described, without those whose name or a parameter's
+ * name is not an identifier (a class can be given any attribute name with setattr, a signature any parameter
+ * name with __signature__): each one left out is logged with its reason, the rest are served. Names are
+ * written into exported scripts (core/workflow/python.ts), so only identifiers are taken.
+ */
+export function identifierMethods<T extends { methods: HostMethod[] }>(described: T, where: string, log: (line: string) => void): T {
+  const methods = described.methods.filter((m) => {
+    const problem = !IDENTIFIER_RE.test(m.name)
+      ? `the method name ${show(m.name)} is not an identifier`
+      : Object.keys((m.params?.properties as Record<string, unknown> | undefined) ?? {}).filter((p) => !IDENTIFIER_RE.test(p)).map((p) => `the parameter name ${show(p)} of ${m.name} is not an identifier`)[0];
+    if (problem) log(`[python] ${where}: ${problem} (letters, digits and _, at most 64): that method is left out`);
+    return !problem;
+  });
+  return methods.length === described.methods.length ? described : { ...described, methods };
+}

@@ -13,6 +13,7 @@ import { campaignOfRun, type CampaignRecord } from '../campaign/index.js';
 import { repeatOfRun, type RunnerStatus } from '../runner/index.js';
 import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';
+import { SHOWN_RESULT_CHARS } from '../result-limit.js';
 
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 200;
@@ -197,10 +198,10 @@ export async function getRun(store: Store, id: number): Promise<RunRow> {
   return run;
 }
 
-/** The first `limit` step records of a run, and whether there are more. */
+/** The first `limit` step records of a run, and whether there are more; each output read up to what a record shows. */
 async function firstSteps(store: Store, runId: number, limit: number): Promise<{ steps: StepRow[]; more: boolean }> {
   const steps: StepRow[] = [];
-  for await (const batch of store.runSteps.iterate(runId, Math.min(1000, limit + 1))) {
+  for await (const batch of store.runSteps.iterate(runId, Math.min(1000, limit + 1), SHOWN_RESULT_CHARS)) {
     for (const s of batch) {
       if (steps.length === limit) return { steps, more: true };
       steps.push(s);

@@ -4,6 +4,7 @@
  */
 import type { Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';
+import { SHOWN_RESULT_CHARS } from '../result-limit.js';
 
 export async function runTail(store: Store, currentRunId: number | null | undefined, limit = 50) {
   const runId = currentRunId ?? (await store.runs.list({ page: 1, perPage: 1 })).rows[0]?.id;
@@ -11,7 +12,7 @@ export async function runTail(store: Store, currentRunId: number | null | undefi
   if (!run) return { log: [], steps: [] };
   const pathOf = stepPathResolver(run.workflow);
   const log = (await store.logs.list(run.id)).slice(-limit).map((l) => ({ run_id: run.id, level: l.level, message: l.message, at: l.at.toISOString() }));
-  const steps = (await store.runSteps.list(run.id)).slice(-limit).map((st) => ({
+  const steps = (await store.runSteps.list(run.id, SHOWN_RESULT_CHARS)).slice(-limit).map((st) => ({
     run_id: run.id,
     phase: st.phase,
     iteration: st.iteration,

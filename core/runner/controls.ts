@@ -8,8 +8,8 @@ import type { RunnerStatus } from './index.js';
 import { sentence } from '../text.js';
 
 /** The operator's controls, each doing one thing. */
-export type Control = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'release' | 'stop-iteration' | 'abort-task';
-export const CONTROLS: readonly Control[] = ['pause', 'resume', 'continue', 'retry', 'skip', 'release', 'stop-iteration', 'abort-task'];
+export type Control = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'release' | 'stop-iteration' | 'abort-task' | 'rerun-iteration' | 'retry-step';
+export const CONTROLS: readonly Control[] = ['pause', 'resume', 'continue', 'retry', 'skip', 'release', 'stop-iteration', 'abort-task', 'rerun-iteration', 'retry-step'];
 
 /** The words for each control: the page's buttons, the API's 409 messages and `lab run`'s key help. */
 export const CONTROL_LABEL: Record<Control, string> = {
@@ -21,7 +21,15 @@ export const CONTROL_LABEL: Record<Control, string> = {
   release: 'Release the held queue',
   'stop-iteration': 'Stop after this iteration',
   'abort-task': 'Abort the task',
+  'rerun-iteration': 'Re-run the iteration',
+  'retry-step': 'Retry the step only',
 };
+
+/** A control's words in this state: Retry says when it re-runs the whole iteration (an interrupted campaign, core/runner/iteration.ts). */
+export function controlLabel(c: Control, s: Pick<ControlStatus, 'interrupted'>): string {
+  if (c === 'retry' && (s.interrupted as InterruptedIteration)?.retry === 'iteration') return 'Retry: re-run the iteration';
+  return CONTROL_LABEL[c];
+}
 
 /** What each control does, in a sentence (a button's title, the API document). */
 export const CONTROL_HELP: Record<Control, string> = {
@@ -33,6 +41,8 @@ export const CONTROL_HELP: Record<Control, string> = {
   release: 'Let the queue start its next task again.',
   'stop-iteration': 'Finish this iteration, skip the rest, run cleanup: the run is recorded stopped; the queue goes on.',
   'abort-task': 'Finish the step in flight, run no further step, run cleanup: the run is recorded aborted and the queue is held.',
+  'rerun-iteration': "An interrupted task: run its in-doubt step's iteration again from its first step (its earlier steps' records stay, superseded), then go on.",
+  'retry-step': 'An interrupted task: re-run only its in-doubt step, then go on, even on instruments made again since its iteration began.',
 };
 
 /** The parts of the runner's status these read (what the page gets from the live stream). */
@@ -42,6 +52,9 @@ export type ControlStatus = Pick<RunnerStatus, 'busy' | 'state' | 'paused' | 'qu
   waiting: unknown;
   interrupted: unknown;
 };
+
+/** What an interrupted task's status says of its in-doubt step's iteration (core/runner/iteration.ts). */
+type InterruptedIteration = { step?: unknown; remade?: string[]; retry?: 'step' | 'iteration' } | null | undefined;
 
 /**
  * Where the runner really is, finer than `state`: `running` with the pause flag set is still finishing a step
@@ -83,6 +96,7 @@ export function situationOf(s: ControlStatus): Situation {
 export function availableControls(s: ControlStatus): Record<Control, boolean> {
   const failed = s.busy && s.state === 'failed';
   const interrupted = !s.busy && !!s.interrupted;
+  const cut = s.interrupted as InterruptedIteration;
   return {
     pause: s.busy && !s.paused && (s.state === 'running' || s.state === 'stopping'),
     resume: s.busy && s.paused,
@@ -92,6 +106,9 @@ export function availableControls(s: ControlStatus): Record<Control, boolean> {
     release: !s.busy && s.queue_held && !s.interrupted,
     'stop-iteration': s.busy && s.state !== 'stopping',
     'abort-task': s.busy || interrupted,
+    'rerun-iteration': interrupted && !!cut?.step,
+    // what Retry does, unless Retry re-runs the iteration (a campaign on instruments made again): a script's sure way
+    'retry-step': interrupted && !!cut?.step,
   };
 }
 
@@ -143,7 +160,7 @@ export type AlertStatus = {
   waiting: { message: string } | null;
   /** An input step waiting for a value (absent from older status objects). */
   input?: { prompt: string; save_as: string; expects: string } | null;
-  interrupted: { task_id: number } | null;
+  interrupted: { task_id: number; remade?: string[]; retry?: 'step' | 'iteration' } | null;
   /** Tasks other labdecks on the database run (absent from older status objects). */
   elsewhere?: { task_id: number; name: string; host: string; progress?: { iteration: number; iterations: number } }[];
 };
@@ -161,7 +178,13 @@ export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text
     }
   }
   if (s.interrupted && !s.busy) {
-    out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted (labdeck stopped, or its database failed, during it): Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
+    const remade = s.interrupted.remade ?? [];
+    if (remade.length) {
+      const retry = s.interrupted.retry === 'iteration' ? 'Retry re-runs the iteration from its first step (Retry the step only re-runs the in-doubt step)' : 'Retry re-runs its in-doubt step, Re-run the iteration runs the iteration again from its first step';
+      out.push({ tone: 'danger', text: `Task ${s.interrupted.task_id} was interrupted, and the instruments of this iteration were re-created since the step ran (${remade.join(', ')}): a measurement on them now is not one with the steps before. ${retry}; Skip goes on after it, Abort the task ends it.` });
+    } else {
+      out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted (labdeck stopped, or its database failed, during it): Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
+    }
   }
   return out;
 }

@@ -38,6 +38,8 @@ export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
 
 import { runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 import { sentence } from '../text.js';
+import { savedProblem } from './saved.js';
+import { iterationDoubt, remadeSince, resumeLine, type IterationDoubt } from './iteration.js';
 
 export { repeatOfRun, runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 
@@ -55,7 +57,7 @@ export interface RunnerStatus {
   /** An `input` step waiting for a person's value (POST /executions/input; core/runner/input.ts). */
   input: null | WaitingInput;
   /** A task whose run was cut off by a crash, waiting (held) for the operator. */
-  interrupted: null | { task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null };
+  interrupted: null | ({ task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null } & IterationDoubt);
   /** Why no task can start now: the database cannot be written (a full or read-only disk). */
   store_error: string | null;
   /**
@@ -118,14 +120,14 @@ export type RunnerEvent = (
 ) & { host?: string; /** relayed with a large value cut (the run's records have it) */ cut?: true };
 
 /** How a resumed run treats the step that was in flight when the server died; `ending`: cleanup only (aborted). */
-type Resume = { run: RunRow; mode: 'retry' | 'skip'; steps: StepRow[]; ending?: boolean };
+type Resume = { run: RunRow; mode: 'retry' | 'skip' | 'iteration'; steps: StepRow[]; ending?: boolean; remade?: string[] };
 /** A phase replayed from its records up to `until` (a step index); `skipAt`: the in-doubt step skipped. */
 type Replay = { until: number; recorded: Map<string, StepRow>; skipAt: number | null };
 
 const now = () => new Date();
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
 /** The run controls of the web app and the API, by the Runner method that does each. */
-export const RUN_CONTROLS = ['pauseResume', 'pause', 'resume', 'continuePauseStep', 'skip', 'release', 'retry', 'abortNextIteration', 'abortNextTask'] as const;
+export const RUN_CONTROLS = ['pauseResume', 'pause', 'resume', 'continuePauseStep', 'skip', 'release', 'retry', 'abortNextIteration', 'abortNextTask', 'rerunIteration', 'retryStep'] as const;
 export type RunControlName = (typeof RUN_CONTROLS)[number];
 /** Who asks for a control: a person (the web app, the API, the CLI, an approved request) or an AI agent (MCP). */
 export type ControlBy = 'person' | 'agent';
@@ -914,9 +916,30 @@ export class Runner extends EventEmitter {
   async retry(taskId?: number): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('retry') : await this.named(taskId);
     if (t instanceof TaskRun && t.failed) t.failed.resolve('retry');
-    else if (t !== null && !(t instanceof TaskRun)) await this.resumeInterrupted('retry');
-    else if (t === null && this.interrupted) await this.resumeInterrupted('retry');
+    else if (t !== null && !(t instanceof TaskRun)) await this.resumeInterrupted(this.interrupted!.retry === 'iteration' ? 'iteration' : 'retry');
+    else if (t === null && this.interrupted) await this.resumeInterrupted(this.interrupted.retry === 'iteration' ? 'iteration' : 'retry');
     else this.notApplicable('retry', t);
+    this.emitStatus();
+    return this.status();
+  }
+
+  /** An interrupted task: run its in-doubt step's iteration again from its first step (core/runner/iteration.ts). */
+  rerunIteration(taskId?: number): Promise<RunnerStatus> {
+    return this.decideInterrupted('iteration', 're-run the iteration of', taskId);
+  }
+
+  /** An interrupted task: re-run its in-doubt step only, even where a plain Retry would re-run the iteration. */
+  retryStep(taskId?: number): Promise<RunnerStatus> {
+    return this.decideInterrupted('retry', 'retry the in-doubt step of', taskId);
+  }
+
+  private async decideInterrupted(mode: 'retry' | 'iteration', what: string, taskId?: number): Promise<RunnerStatus> {
+    const t = taskId === undefined ? (this.interrupted ? 'interrupted' : this.only(what)) : await this.named(taskId);
+    if (t !== 'interrupted' || !this.interrupted?.step) {
+      const detail = this.interrupted ? ' (no step of it was in doubt: Retry starts it again)' : '';
+      throw new LabError('conflict', `Nothing to ${what}: no interrupted task waits with an in-doubt step${detail}.`, undefined, { state: t instanceof TaskRun ? t.state() : 'idle' });
+    }
+    await this.resumeInterrupted(mode);
     this.emitStatus();
     return this.status();
   }
@@ -1063,10 +1086,11 @@ export class Runner extends EventEmitter {
       task_id: task.id,
       run_id: task.runId,
       step: doubt ? { id: doubt.id, phase: doubt.phase, iteration: doubt.iteration, index: doubt.stepIndex, instrument: doubt.instrument, method: doubt.method } : null,
+      ...iterationDoubt(task.kind, doubt ? remadeSince(steps, doubt, (n) => this.deck.madeAt(n)) : []),
     };
   }
 
-  private async resumeInterrupted(mode: 'retry' | 'skip') {
+  private async resumeInterrupted(mode: 'retry' | 'skip' | 'iteration') {
     const info = this.interrupted!;
     const task = await this.task(info.task_id);
     const needs = await this.missing(task.id);
@@ -1086,7 +1110,7 @@ export class Runner extends EventEmitter {
       this.letGo(task.id);
     } else {
       this.leases.set(task.id, instrumentsOfTask(task)); // its place and instruments, from now on
-      this.pendingResume = { taskId: task.id, resume: { run, mode, steps: await this.store.runSteps.list(run.id) } };
+      this.pendingResume = { taskId: task.id, resume: { run, mode, steps: await this.store.runSteps.list(run.id), remade: info.remade } };
     }
     this.notify();
   }
@@ -1228,7 +1252,7 @@ export class Runner extends EventEmitter {
     this.emitQueue();
     this.emitStatus();
     this.emit('event', { type: 'run', run_id: run.id, task_id: task.id, status: 'running' } satisfies RunnerEvent);
-    await log('info', resume ? (ending ? 'Ending the interrupted run: cleanup only.' : `Resuming after the interruption (${resume.mode === 'retry' ? 're-running' : 'skipping'} the in-doubt step).`) : `Started ${wf.name} v${payload.version}: ${source.total} iteration(s).`);
+    await log('info', resume ? (ending ? 'Ending the interrupted run: cleanup only.' : resumeLine(resume.mode, resume.remade ?? [])) : `Started ${wf.name} v${payload.version}: ${source.total} iteration(s).`);
 
     // Replay of an interrupted run: finished phases replay from their records; the interrupted one replays
     // up to its in-doubt step (or its last recorded step) and goes on for real from there.
@@ -1241,6 +1265,8 @@ export class Runner extends EventEmitter {
       if (row.status !== 'running') return { until: Infinity, recorded, skipAt: null };
       const mine = [...recorded.values()].filter((s) => s.phase === phase && s.iteration === iteration);
       const doubt = mine.find((s) => s.status === 'in-doubt' || s.status === 'running');
+      // re-run the iteration: the phase cut off runs again from its first step, nothing of it replayed
+      if (resume.mode === 'iteration') return { until: 0, recorded, skipAt: null };
       const until = doubt ? (doubt.stepIndex ?? 0) : mine.reduce((m, s) => Math.max(m, (s.stepIndex ?? -1) + 1), 0);
       return { until, recorded, skipAt: doubt && resume.mode === 'skip' ? until : null };
     };
@@ -1523,7 +1549,7 @@ export class Runner extends EventEmitter {
       });
       const saveAs = at.phase === 'main' && at.step.kind === 'call' ? at.step.save_as : undefined;
       const problem = saveAs ? c.checkSaved?.(saveAs, output) : null;
-      if (problem) throw new LabError('instrument_error', `${instrument}.${method} returned ${(JSON.stringify(output) ?? String(output)).slice(0, 200)}: ${problem}`);
+      if (problem) throw new LabError('instrument_error', savedProblem(instrument, method, output, problem));
       this.emitStep(c, at, 'ok', { instrument, method, output, step_id: id });
       return output;
     } catch (e) {

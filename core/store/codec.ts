@@ -4,7 +4,8 @@
  * written by repos.ts and read per run by run-repos.ts) and an in-process lock per key.
  */
 import { LabError } from '../errors.js';
-import { decodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
+import { cutJson, cutMarker } from '../result-limit.js';
+import { decodeJson, encodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
 import type { StepRow } from './types.js';
 
 /** The value if it is one of `allowed`, else an invalid_input error naming the field. */
@@ -46,6 +47,37 @@ export const STEP_COLS =
   `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
   `"error", "user_id", "started_at", "ended_at", "log"`;
 
+/**
+ * A call's output as stored: its JSON, or its cut marker when over the result bound (core/result-limit.ts).
+ * The deck cuts what it hands out already; this keeps any other writer (ivoryOS's door, a relay) to it too.
+ */
+export function encodeOutput(v: unknown): string | null {
+  const json = encodeJson(v, 'output');
+  const cut = json === null ? null : cutJson(json);
+  return cut ? JSON.stringify(cut) : json;
+}
+
+/**
+ * The steps columns with `args` and `output` read up to `chars` characters each (SQL `substr`, both dialects):
+ * a page or list never loads a whole stored value to show its start. A longer value comes back as a cut
+ * marker (stepRow) whose `bytes` is its stored size and `limit` the characters read.
+ */
+export function boundedStepCols(dialect: 'sqlite' | 'postgres', chars: number): string {
+  const n = Math.max(1, Math.floor(chars));
+  const bytes = (c: string) => (dialect === 'postgres' ? `octet_length("${c}")` : `length(CAST("${c}" AS BLOB))`);
+  const col = (c: string) =>
+    `substr("${c}", 1, ${n}) AS "${c}", CASE WHEN length("${c}") > ${n} THEN ${bytes(c)} END AS "${c}_over"`;
+  return STEP_COLS.replace(`"args", "output"`, `${col('args')}, ${col('output')}`);
+}
+
+/** A column read by boundedStepCols: the value, or a cut marker when it was longer than what was read. */
+function boundedJson(r: DbRow, col: 'args' | 'output'): unknown {
+  const over = r[`${col}_over`];
+  if (over === null || over === undefined) return decodeJson(r[col]);
+  const head = String(r[col] ?? '');
+  return cutMarker(toInt(over), head.length, head);
+}
+
 export function stepRow(r: DbRow): StepRow {
   return {
     id: toInt(r.id),
@@ -55,8 +87,8 @@ export function stepRow(r: DbRow): StepRow {
     stepIndex: toIntOrNull(r.step_index),
     instrument: String(r.instrument),
     method: String(r.method),
-    args: decodeJson(r.args),
-    output: decodeJson(r.output),
+    args: boundedJson(r, 'args'),
+    output: boundedJson(r, 'output'),
     status: r.status as StepRow['status'],
     error: (r.error as string | null) ?? null,
     userId: toIntOrNull(r.user_id),

@@ -4,7 +4,8 @@
  * become numbers.
  */
 import { LabError } from '../errors.js';
-import { STEP_COLS, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
+import { boundedStepCols, encodeOutput, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
+import { SHOWN_RESULT_CHARS, maxResultBytes } from '../result-limit.js';
 import {
   Sql,
   decodeJson,
@@ -44,7 +45,7 @@ const STEP_FIELDS: Encoders<NewStep> = {
   instrument: ['instrument', same],
   method: ['method', same],
   args: ['args', (v) => encodeJson(v, 'args')],
-  output: ['output', (v) => encodeJson(v, 'output')],
+  output: ['output', (v) => encodeOutput(v)],
   status: ['status', checkStatus],
   error: ['error', same],
   userId: ['user_id', same],
@@ -297,7 +298,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
         s.instrument,
         s.method,
         encodeJson(s.args, 'args'),
-        encodeJson(s.output, 'output'),
+        encodeOutput(s.output),
         checkStatus(s.status),
         s.error,
         s.userId,
@@ -315,12 +316,14 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
       if (n === 0) throw new LabError('not_found', `No step with id ${id}.`);
     },
+    // a record is read up to the result bound (a value stored before the bound existed comes back cut)
     async get(id) {
-      const r = await sql.one(`SELECT ${STEP_COLS} FROM "steps" WHERE "id" = ?`, [id]);
+      const r = await sql.one(`SELECT ${boundedStepCols(sql.dialect, maxResultBytes())} FROM "steps" WHERE "id" = ?`, [id]);
       return r ? stepRow(r) : null;
     },
-    async recent(instrument, limit) {
-      const rows = await sql.rows(`SELECT ${STEP_COLS} FROM "steps" WHERE "instrument" = ? ORDER BY "id" DESC LIMIT ?`, [instrument, limit]);
+    // a list reads of each call what it shows
+    async recent(instrument, limit, chars = SHOWN_RESULT_CHARS) {
+      const rows = await sql.rows(`SELECT ${boundedStepCols(sql.dialect, chars)} FROM "steps" WHERE "instrument" = ? ORDER BY "id" DESC LIMIT ?`, [instrument, limit]);
       return rows.map(stepRow);
     },
   };

@@ -8,7 +8,7 @@
  */
 import { LabError } from '../errors.js';
 import { createHostRepository } from './host-repos.js';
-import { STEP_COLS, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
+import { STEP_COLS, boundedStepCols, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
 import {
   Sql,
   decodeJson,
@@ -506,17 +506,20 @@ export function createRunRepositories(sql: Sql): RunStore {
     },
   };
 
+  /** All of each value, or (a page, a list) up to `chars` characters of args and output. */
+  const stepCols = (chars?: number) => (chars === undefined ? STEP_COLS : boundedStepCols(sql.dialect, chars));
   const runSteps: RunStore['runSteps'] = {
-    async list(runId) {
-      return (await sql.rows(`SELECT ${STEP_COLS} FROM "steps" WHERE "run_id" = ? ORDER BY "id"`, [runId])).map(stepRow);
+    async list(runId, chars) {
+      return (await sql.rows(`SELECT ${stepCols(chars)} FROM "steps" WHERE "run_id" = ? ORDER BY "id"`, [runId])).map(stepRow);
     },
     // Keyset paging over ix_steps_run_id_id: each batch is one index range read, whatever its depth.
-    async *iterate(runId, batch = DEFAULT_BATCH) {
+    async *iterate(runId, batch = DEFAULT_BATCH, chars) {
       const n = clampInt(batch, 1, MAX_BATCH, DEFAULT_BATCH);
+      const cols = stepCols(chars);
       let after = 0;
       for (;;) {
         const rows = await sql.rows(
-          `SELECT ${STEP_COLS} FROM "steps" WHERE "run_id" = ? AND "id" > ? ORDER BY "id" LIMIT ?`,
+          `SELECT ${cols} FROM "steps" WHERE "run_id" = ? AND "id" > ? ORDER BY "id" LIMIT ?`,
           [runId, after, n],
         );
         if (rows.length === 0) return;

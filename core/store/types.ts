@@ -156,9 +156,10 @@ export interface Store extends RunStore {
   steps: {
     insert(step: NewStep): Promise<number>;
     update(id: number, patch: Partial<NewStep>): Promise<void>;
+    /** One call record; args and output read up to the result bound (core/result-limit.ts), cut past it. */
     get(id: number): Promise<StepRow | null>;
-    /** The latest calls to one instrument, newest first. */
-    recent(instrument: string, limit: number): Promise<StepRow[]>;
+    /** The latest calls to one instrument, newest first; args and output read up to `chars` (default SHOWN_RESULT_CHARS). */
+    recent(instrument: string, limit: number, chars?: number): Promise<StepRow[]>;
   };
   /** What the attention list reads (core/attention): every labdeck's open steps, from the database. */
   attention: {
@@ -408,10 +409,10 @@ export interface RunStore {
     list(runId: number): Promise<LogRow[]>;
   };
   runSteps: {
-    /** The steps of a run in order (id). */
-    list(runId: number): Promise<StepRow[]>;
-    /** The steps of a run in batches of `batch`, for streaming exports with flat memory. */
-    iterate(runId: number, batch?: number): AsyncIterable<StepRow[]>;
+    /** The steps of a run in order (id); with `chars`, args and output read up to that many characters (cut past it). */
+    list(runId: number, chars?: number): Promise<StepRow[]>;
+    /** The steps of a run in batches of `batch`, for streaming exports with flat memory; `chars` as in list. */
+    iterate(runId: number, batch?: number, chars?: number): AsyncIterable<StepRow[]>;
     /** Mark a run's `running` steps as `in-doubt` (after a crash). */
     markInDoubt(runId: number): Promise<number>;
   };

@@ -18,6 +18,7 @@
  * evaluated: conditions compare two values with one of six operators.
  */
 import { LabError } from '../errors.js';
+import { cutText, isCutResult } from '../result-limit.js';
 import { deepEqual } from './jsonschema.js';
 import { outputName, outputSource, type Arg, type Condition, type Phase, type Step, type Workflow } from './model.js';
 
@@ -77,7 +78,16 @@ export function resolveArg(arg: Arg, scope: Scope, field: string): unknown {
       [{ field, message: `the variable "${arg.var}" is not set` }],
     );
   }
-  return scope.vars[arg.var];
+  const value = scope.vars[arg.var];
+  // a result over the bound was kept as its marker (core/result-limit.ts): it is no data to pass on
+  if (isCutResult(value)) {
+    throw new LabError(
+      'invalid_input',
+      `The variable "${arg.var}" holds a result that was cut (${cutText(value)}): it cannot be passed on. Return less from the method, or raise LABDECK_MAX_RESULT_BYTES.`,
+      [{ field, message: `the variable "${arg.var}" holds a cut result` }],
+    );
+  }
+  return value;
 }
 
 function resolveArgs(args: Record<string, Arg> | undefined, scope: Scope, path: string): Record<string, unknown> {

@@ -4,10 +4,10 @@
  * the lab's instruments like any other. Export: a workflow as a runnable script over labdeck's generated Python
  * client (`labdeck_client.py`), in the same subset, so exporting and importing again gives the same workflow.
  */
-import { LabError } from '../errors.js';
+import { LabError, type ErrorDetail } from '../errors.js';
 import type { ParseWorkflowInput } from '../hosts/python.js';
 import { RemoteError } from '../hosts/python.js';
-import { outputName, outputSource, type Arg, type Condition, type Parameter, type Step, type Workflow } from './model.js';
+import { outputName, outputSource, Workflow, type Arg, type Condition, type Parameter, type Step } from './model.js';
 import { validateWorkflow, type DeckSchemas } from './validate.js';
 
 /** What import needs of the Python host. */
@@ -34,6 +34,65 @@ export async function workflowFromPython(host: WorkflowParser, req: ParseWorkflo
 
 /* ------------------------------------------------------------------ export */
 
+/** A plain Python identifier (ASCII), not a keyword: what may be written into a script as code. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PY_KEYWORDS = new Set(
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
+);
+const plain = (name: unknown): boolean => typeof name === 'string' && IDENTIFIER.test(name) && !PY_KEYWORDS.has(name);
+
+/**
+ * The workflow as the exporters write it, or 400 naming each step and field that cannot be written as code
+ * (issue 26 #7). A stored document is read again with the model first (a crafted one is not trusted: an `op`,
+ * a number or a kind is checked, not pasted), then every name written as code (instruments, methods,
+ * arguments, variables, parameters, outputs' variables) must be a plain identifier; text is always quoted.
+ */
+function exportable(doc: unknown): Workflow {
+  const parsed = Workflow.safeParse(doc);
+  const name = (doc as { name?: unknown } | null)?.name;
+  const fail = (details: ErrorDetail[]) =>
+    new LabError('invalid_input', `The workflow ${JSON.stringify(String(name).slice(0, 100))} cannot be written as Python: ${details.map((d) => `${d.field} ${d.message}`).slice(0, 3).join('; ')}.`, details);
+  if (!parsed.success) throw fail(parsed.error.issues.map((i) => ({ field: i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || 'workflow', message: i.message })));
+  const wf = parsed.data;
+  const bad: ErrorDetail[] = [];
+  const need = (field: string, v: string) => {
+    if (!plain(v)) bad.push({ field, message: `${JSON.stringify(v.slice(0, 64))} is not a plain Python identifier (letters, digits and _, not a keyword), so it cannot be written into a script` });
+  };
+  const arg = (field: string, a: Arg) => {
+    if ('param' in a) need(field, a.param);
+    else if ('var' in a) need(field, a.var);
+  };
+  const walk = (list: readonly Step[], at: string) =>
+    list.forEach((st, i) => {
+      const here = `${at}[${i}]`;
+      if (st.kind === 'call') {
+        need(`${here}.instrument`, st.instrument);
+        need(`${here}.method`, st.method);
+        for (const [k, a] of Object.entries(st.args ?? {})) {
+          need(`${here}.args.${k}`, k);
+          arg(`${here}.args.${k}`, a);
+        }
+        if (st.save_as !== undefined) need(`${here}.save_as`, st.save_as);
+      } else if (st.kind === 'repeat') walk(st.steps, `${here}.steps`);
+      else if (st.kind === 'if') {
+        arg(`${here}.condition.left`, st.condition.left);
+        arg(`${here}.condition.right`, st.condition.right);
+        walk(st.then, `${here}.then`);
+        walk(st.else ?? [], `${here}.else`);
+      }
+    });
+  wf.parameters.forEach((p, i) => need(`parameters[${i}].name`, p.name));
+  wf.outputs.forEach((o, i) => need(`outputs[${i}]`, outputSource(o).split('.')[0]!));
+  walk(wf.prep, 'prep');
+  walk(wf.main, 'main');
+  walk(wf.cleanup, 'cleanup');
+  if (bad.length) throw fail(bad);
+  return wf;
+}
+
+/** Text for a `#` comment: one line, whatever it holds. */
+const comment = (text: string): string => text.replace(/[\s\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ');
+
 const PY_TYPES: Record<Parameter['type'], string> = { number: 'float', integer: 'int', string: 'str', boolean: 'bool' };
 const INDENT = '    ';
 
@@ -55,7 +114,7 @@ function steps(list: readonly Step[], depth: number, on = 'lab'): string[] {
   const pad = INDENT.repeat(depth);
   if (!list.length) return [`${pad}pass`];
   return list.flatMap((s): string[] => {
-    const label = s.label ? [`${pad}# ${s.label.replace(/\s+/g, ' ')}`] : [];
+    const label = s.label ? [`${pad}# ${comment(s.label)}`] : [];
     switch (s.kind) {
       case 'call': {
         const args = Object.entries(s.args ?? {}).map(([k, a]) => `${k}=${arg(a)}`);
@@ -107,7 +166,8 @@ function commandLine(wf: Workflow): string[] {
 }
 
 /** The workflow as a runnable Python script over labdeck's generated client (`clientUrl`: where to get it). */
-export function workflowToPython(wf: Workflow, clientUrl: string): string {
+export function workflowToPython(stored: Workflow, clientUrl: string): string {
+  const wf = exportable(stored);
   const fn = mainName(wf);
   const params = wf.parameters.map((p) => `${p.name}: ${PY_TYPES[p.type]}${p.default === undefined ? '' : ` = ${literal(p.default)}`}`);
   const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(outputName(o))}: ${output(outputSource(o))}`).join(', ')}}`] : [];
@@ -115,10 +175,10 @@ export function workflowToPython(wf: Workflow, clientUrl: string): string {
   const doc = wf.description.replace(/\\/g, '\\\\').replace(/"/g, '\\"');
   return [
     ...(doc ? [`"""${doc}"""`] : []),
-    `# Exported from labdeck (workflow "${wf.name}"). It runs over labdeck's Python client: download`,
-    `# ${clientUrl} as labdeck_client.py beside this file, set LABDECK_TOKEN to an API token, and run it.`,
+    `# Exported from labdeck (workflow "${comment(wf.name)}"). It runs over labdeck's Python client: download`,
+    `# ${comment(clientUrl)} as labdeck_client.py beside this file, set LABDECK_TOKEN to an API token, and run it.`,
     `# Import it back with POST /app/workflows/import/python (or the workflows page).`,
-    ...(wf.parameters.length ? [`# Its parameters are options: python ${wf.name}.py ${wf.parameters.map((p) => `--${p.name} ${p.default === undefined ? p.type.toUpperCase() : JSON.stringify(p.default)}`).join(' ')} (--help lists them).`, 'import argparse'] : []),
+    ...(wf.parameters.length ? [`# ${comment(`Its parameters are options: python ${wf.name}.py ${wf.parameters.map((p) => `--${p.name} ${p.default === undefined ? p.type.toUpperCase() : JSON.stringify(p.default)}`).join(' ')} (--help lists them).`)}`, 'import argparse'] : []),
     'import os',
     'import time',
     '',
@@ -156,7 +216,8 @@ export function workflowToPython(wf: Workflow, clientUrl: string): string {
  * arguments its parameters and its `return {...}` its outputs. Submitting these texts back
  * (POST /ivoryos/api/get_script, /ivoryos/draft/submit_python) gives the same workflow.
  */
-export function workflowToPhases(wf: Workflow): { prep?: string; script?: string; cleanup?: string } {
+export function workflowToPhases(doc: Workflow): { prep?: string; script?: string; cleanup?: string } {
+  const wf = exportable(doc);
   const fn = mainName(wf);
   const params = wf.parameters.map((p) => `${p.name}: ${PY_TYPES[p.type]}${p.default === undefined ? '' : ` = ${literal(p.default)}`}`);
   const returns = wf.outputs.length ? [`${INDENT}return {${wf.outputs.map((o) => `${JSON.stringify(outputName(o))}: ${output(outputSource(o))}`).join(', ')}}`] : [];

@@ -165,3 +165,52 @@ class ProtocolTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class HostileAndClassicTest(unittest.TestCase):
+    """Hostile text is answered naming the line (issue 26 #2); ivoryOS Classic's compiled forms are read (issue 29)."""
+
+    def refused(self, source):
+        with self.assertRaises(workflow_py.OutsideSubset) as caught:
+            workflow_py.parse(source)
+        return str(caught.exception)
+
+    def test_hostile_text_is_answered(self):
+        self.assertIn("line 2:", self.refused("def w():\n    time.sleep(1e999)\n"))
+        self.assertIn("line 2:", self.refused("def w():\n    deck.a.b(x={[]: 1})\n"))
+        self.assertRegex(self.refused("def w():\n    deck.a.b(x=%s1)\n" % ("- " * 5000)), r"^line 2: nesting too deep")
+        self.assertRegex(self.refused("def w():\n    deck.a.b(x=%s)\n" % "+".join(["1"] * 50000)), r"^line 2: nesting too deep")
+        with self.assertRaises(workflow_py.OutsideSubset) as caught:
+            workflow_py.parse_parts({"prep": True}, None)
+        self.assertIn("prep is not text", str(caught.exception))
+        self.assertLess(len(self.refused("def w():\n    x = " + "a" * 10000 + "\n")), 400)
+
+    def test_classic_forms(self):
+        doc = workflow_py.parse(textwrap.dedent('''\
+            deck = None
+            import time
+
+
+            def pause(reason="Manual intervention required"):
+            \tprint(f"\\nHUMAN INTERVENTION REQUIRED: {reason}")
+            \tinput("Press Enter to continue...\\n")
+
+
+            def w(v: Optional[float]):
+            \tglobal w
+            \tr = deck.pump.dose(**{'volume_ml': v, 'mode': Mode('fast')})
+            \tpause(\'\'\'Look\'\'\')
+            \treturn {'r':r,}
+        '''))
+        self.assertEqual(doc["main"], [
+            {"kind": "call", "instrument": "pump", "method": "dose", "args": {"volume_ml": {"param": "v"}, "mode": {"value": "fast"}}, "save_as": "r"},
+            {"kind": "pause", "message": "Look"},
+        ])
+        self.assertEqual(doc["parameters"], [{"name": "v", "type": "number"}])
+        self.assertEqual(doc["outputs"], ["r"])
+
+    def test_classic_forms_without_a_step_say_what_to_write(self):
+        self.assertIn("a result is kept whole", self.refused("def w():\n\t__ivoryos_result = deck.a.b()\n\tx = __ivoryos_result[0]\n"))
+        self.assertIn("without batch mode", self.refused("def w(param_list):\n\tfor param in param_list:\n\t\tdeck.a.b()\n"))
+        self.assertEqual(workflow_py.parse("def w():\n\tx = input('how much?')\n")["main"], [{"kind": "input", "prompt": "how much?", "schema": {"type": "string"}, "save_as": "x"}])
+        self.assertIn("printing is no step", self.refused("def w():\n\tprint('hello')\n"))

@@ -4,6 +4,7 @@
  */
 import {
   availableControls,
+  controlLabel,
   liveFlags,
   queueStatusLabel,
   runOutcome,
@@ -26,7 +27,7 @@ type Status = {
   failed_step: null | { path: string; error: string };
   waiting: null | { path: string; message: string };
   input?: WaitingInput | null;
-  interrupted: null | { task_id: number };
+  interrupted: null | { task_id: number; remade?: string[]; retry?: 'step' | 'iteration' };
 };
 type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null; run_id?: number | null };
 type LastRun = { run_id: number; name: string; status: string; skipped: number };
@@ -79,7 +80,10 @@ function showStatus(s: Status, base: string) {
   state.className = `badge text-bg-${SITUATION[where].tone}`;
   $('live-flags')!.textContent = liveFlags(s, where);
   const on = availableControls(s);
-  document.querySelectorAll<HTMLButtonElement>('[data-control-name]').forEach((b) => (b.disabled = !on[b.dataset.controlName as Control]));
+  document.querySelectorAll<HTMLButtonElement>('[data-control-name]').forEach((b) => {
+    b.disabled = !on[b.dataset.controlName as Control];
+    b.textContent = controlLabel(b.dataset.controlName as Control, s);
+  });
   const task = $('live-task')!;
   task.textContent = '';
   if (s.current_task) {

@@ -11,7 +11,7 @@
 import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { JSONSchema, MethodSchema, OptimizerSchema } from '../../core/contracts/index.js';
 import { coerceFormArgs } from '../../core/deck/index.js';
-import { LabError } from '../../core/errors.js';
+import { isLabError, LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import type { Workflow } from '../../core/workflow/model.js';
 import { workflowFromPython, workflowToPhases, workflowToPython } from '../../core/workflow/python.js';
@@ -254,6 +254,12 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     if (!req.session) throw invalid('Authorization', 'Selecting a workflow needs a session: log in with the form (POST /ivoryos/auth/login) instead of a token.');
     req.session.ivoryosWorkflow = wf.name;
     const first = await store.workflows.first(wf.name);
+    let python: string | null = null;
+    try {
+      python = workflowToPython(wf.definition as Workflow, `${req.protocol}://${req.get('host')}/app/instruments/proxy?lang=python`);
+    } catch (e) {
+      if (!isLabError(e)) throw e; // a name that is not an identifier (an instrument "my-pump"): selectable, not writable as Python
+    }
     res.json({
       script: {
         name: wf.name,
@@ -265,7 +271,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
         script_dict: wf.definition,
       },
       // the workflow as a runnable script over labdeck's generated Python client (GET /app/workflows/{name}/python)
-      python_script: workflowToPython(wf.definition as Workflow, `${req.protocol}://${req.get('host')}/app/instruments/proxy?lang=python`),
+      python_script: python,
     });
   };
   handle(r, R.load, async (req, res, { params: { name }, query }) => {
@@ -459,7 +465,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const { workflow_name, script, prep, cleanup } = fields;
     const name = workflow_name?.trim() || undefined;
     const parts = { prep: prep ?? '', script: script ?? '', cleanup: cleanup ?? '' };
-    const wf = await workflowFromPython(runtime.python.host, { parts, ...(name ? { name } : {}) }, runner.catalogue);
+    const wf = await workflowFromPython(runtime.python.parser, { parts, ...(name ? { name } : {}) }, runner.catalogue);
     if (wf.name === NEW_WORKFLOW) throw invalid('workflow_name', `"${NEW_WORKFLOW}" is reserved (it is the address of labdeck's builder): choose another name.`);
     // ivoryOS replaces the draft: a name in use gets a new version; the session's draft is this workflow
     const row = await store.workflows.save(wf.name, wf, req.user!.id);

@@ -271,7 +271,27 @@ export const EXECUTION_ROUTES = {
     summary: 'Re-run the failed step',
     operationId: 'retry',
     client: { name: 'retry', doc: 'Re-run the failed step, then go on. Returns the runner status.' },
+    description:
+      "A failed step: run it again. An interrupted task: re-run its in-doubt step, except in a campaign whose iteration's instruments were made again since the iteration began (`interrupted.retry` is `iteration` in the status): then the iteration runs again from its first step (POST /executions/retry-step re-runs the step only).",
     responses: { 200: STATUS_AFTER, 409: error('No failed step (and no interrupted task): the state is in the message') },
+  }),
+  rerunIteration: control({
+    path: '/executions/rerun-iteration',
+    summary: "An interrupted task: run its in-doubt step's iteration again from its first step",
+    operationId: 'rerunIteration',
+    client: { name: 'rerun_iteration', doc: "An interrupted task: run the in-doubt step's iteration again from its first step, then go on. Returns the runner status." },
+    description:
+      "For a task interrupted by a stop of labdeck: its in-doubt step's iteration (or prep, or cleanup) runs again from its first step, on the instruments as they are now; the earlier records of that iteration stay, superseded by the new ones, and the iteration's outputs are the new run's. " +
+      'Offered when the instruments of that iteration were made again since it began (the status says which, in `interrupted.remade`); in a campaign a plain Retry does this then.',
+    responses: { 200: STATUS_AFTER, 409: error('No interrupted task waits with an in-doubt step') },
+  }),
+  retryStep: control({
+    path: '/executions/retry-step',
+    summary: 'An interrupted task: re-run its in-doubt step only',
+    operationId: 'retryStep',
+    client: { name: 'retry_step', doc: 'An interrupted task: re-run only its in-doubt step, then go on (even where Retry would re-run the iteration). Returns the runner status.' },
+    description: "Re-runs only the in-doubt step of an interrupted task, keeping its iteration's earlier steps: what POST /executions/retry does, except in a campaign whose iteration's instruments were made again (`interrupted.retry` is `iteration`), where Retry re-runs the whole iteration.",
+    responses: { 200: STATUS_AFTER, 409: error('No interrupted task waits with an in-doubt step') },
   }),
   abortNextIteration: control({
     path: '/executions/abort/next-iteration',
@@ -428,6 +448,8 @@ export function executionRoutes(runtime: Runtime): Router {
     [R.retry, 'retry'],
     [R.abortNextIteration, 'abortNextIteration'],
     [R.abortNextTask, 'abortNextTask'],
+    [R.rerunIteration, 'rerunIteration'],
+    [R.retryStep, 'retryStep'],
   ];
   for (const [route, name] of controls) {
     handle(r, route as typeof R.pause, async (req, res, { body }) => {

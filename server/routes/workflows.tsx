@@ -305,7 +305,7 @@ export function workflowRoutes(runtime: Runtime): Router {
   };
 
   const importPython = async (source: string, name: string | undefined) => {
-    const wf = await workflowFromPython(runtime.python.host, { source, ...(name ? { name } : {}) }, runtime.runner.catalogue);
+    const wf = await workflowFromPython(runtime.python.parser, { source, ...(name ? { name } : {}) }, runtime.runner.catalogue);
     if (wf.name === NEW_WORKFLOW) validate(wf, [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }]);
     return wf;
   };
@@ -334,7 +334,8 @@ export function workflowRoutes(runtime: Runtime): Router {
   handle(r, WORKFLOW_ROUTES.python, async (req, res, { params, query: { version } }) => {
     const row = await find(params.name, version);
     const client = `${req.protocol}://${req.get('host')}${url(req, '/instruments/proxy?lang=python')}`;
-    res.attachment(`${row.name}.py`).type('text/x-python').send(workflowToPython(row.definition as Workflow, client));
+    const script = workflowToPython(row.definition as Workflow, client); // a 400 before any header of the file is set
+    res.attachment(`${row.name}.py`).type('text/x-python').send(script);
   });
 
   handle(r, WORKFLOW_ROUTES.builder, async (req, res, { params }) => {

@@ -1,4 +1,4 @@
-import { availableControls, CONTROL_HELP, CONTROL_LABEL, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
+import { availableControls, CONTROL_HELP, controlLabel, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { CampaignPanel } from './campaign/panel.js';
 import { UploadForm } from './files.js';
@@ -20,6 +20,8 @@ export const CONTROL_ROUTES: Record<Control, string> = {
   release: '/executions/release',
   'stop-iteration': '/executions/abort/next-iteration',
   'abort-task': '/executions/abort/next-task',
+  'rerun-iteration': '/executions/rerun-iteration',
+  'retry-step': '/executions/retry-step',
 };
 const CONTROL_STYLE: Record<Control, string> = {
   pause: 'warning',
@@ -30,6 +32,8 @@ const CONTROL_STYLE: Record<Control, string> = {
   release: 'secondary',
   'stop-iteration': 'secondary',
   'abort-task': 'danger',
+  'rerun-iteration': 'primary',
+  'retry-step': 'secondary',
 };
 const CONFIRM: Partial<Record<Control, string>> = {
   'stop-iteration': 'Finish this iteration, skip the rest, and run cleanup?',
@@ -69,7 +73,7 @@ function LivePanel({ ctx, status, lastRun }: { ctx: ViewCtx; status: RunnerStatu
             title={CONTROL_HELP[c]}
             disabled={!on[c]}
           >
-            {CONTROL_LABEL[c]}
+            {controlLabel(c, status)}
           </button>
         ))}
       </div>

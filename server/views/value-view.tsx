@@ -4,6 +4,7 @@
  * count and range; anything else as JSON. Server-rendered through JSX, so every text is escaped; the SVG is
  * drawn with attributes only (no inline style, which the CSP refuses).
  */
+import { cutText, isCutResult } from '../../core/result-limit.js';
 
 const isDict = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isNumbers = (v: unknown): v is number[] => Array.isArray(v) && v.length >= 2 && v.every((x) => typeof x === 'number' && Number.isFinite(x));
@@ -49,6 +50,15 @@ export function Sparkline({ values, width = 120, height = 24, points = 200 }: { 
  */
 export function ValueView({ value, compact = false, rows = compact ? 6 : 20 }: { value: unknown; compact?: boolean; rows?: number }) {
   const max = compact ? 40 : 120;
+  if (isCutResult(value)) {
+    // a result over the bound, or more than this list reads of it (core/result-limit.ts): its size and its start
+    return (
+      <span className="value-cut">
+        <span className="badge text-bg-warning me-1">cut</span>
+        <span className="small text-body-secondary">{cutText(value)}</span> <Cell value={value.preview} max={max} />
+      </span>
+    );
+  }
   if (isNumbers(value)) {
     return (
       <span className="value-series">

@@ -359,7 +359,7 @@ describe('the execution page shows the runner as it is', () => {
   it('idle: says idle, every control is there in its own words, and none is enabled', async () => {
     const p = await runPage();
     expect(p.state).toBe('idle');
-    expect(p.words).toEqual(['Pause', 'Resume', 'Continue', 'Retry the failed step', 'Skip the failed step', 'Release the held queue', 'Stop after this iteration', 'Abort the task']);
+    expect(p.words).toEqual(['Pause', 'Resume', 'Continue', 'Retry the failed step', 'Skip the failed step', 'Release the held queue', 'Stop after this iteration', 'Abort the task', 'Re-run the iteration', 'Retry the step only']);
     expect(p.enabled).toEqual([]);
     await refusedExcept([]);
   });

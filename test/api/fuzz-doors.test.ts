@@ -13,7 +13,8 @@
  * Every answer must be below 500 (ivoryOS's instrument routes may answer 502/503/507: the instrument raised,
  * is offline, or its record could not be stored), no promise may be left rejected, and the server answers
  * its health check after. Failures are collected and reported once, with the request and the answer. The
- * ivoryOS log-out is not sent (it would end the session under test), nor (for now) the Python import routes.
+ * ivoryOS log-out is not sent (it would end the session under test). The Python import routes are fuzzed too
+ * (they hung on tiny scripts until issue 26 #2: test/api/python-hostile.test.ts).
  */
 import request from 'supertest';
 import { z } from 'zod';
@@ -27,14 +28,6 @@ const CASES_PER_ROUTE = 10;
 const J = 'application/json';
 /** A request that has not answered by then is reported as hanging (and the test goes on). */
 const HANG_MS = 10_000;
-
-/**
- * The routes that read Python into a workflow: left out until issue 26 #2 (the Python import hangs on tiny
- * scripts) is fixed, which this fuzzer found again: `POST /ivoryos/api/get_script` with
- * `{"workflow_name": "x y", "prep": "deck.hotplate"}` got no answer, and every later request waited behind it.
- * Take them out of this set with that fix.
- */
-const PYTHON_IMPORT = new Set(['ivoryosSubmitPython', 'ivoryosPutScript']);
 
 let lab: TestLab;
 let token: string;
@@ -198,7 +191,6 @@ describe('fuzzing the /ivoryos forms', () => {
 
     for (const r of Object.values(IVORYOS_ROUTES)) {
       if (r.path === '/auth/logout') continue; // it would end the session under test
-      if (PYTHON_IMPORT.has(r.operationId)) continue; // issue 26 #2 (see PYTHON_IMPORT)
       const schema = r.body ? (z.toJSONSchema(r.body.schema, { io: 'input', unrepresentable: 'any' }) as Schema) : undefined;
       for (let i = 0; i < CASES_PER_ROUTE; i++) {
         const path = r.path.replace(/\{(\w+)\}/g, () => pick(rng, segments));
@@ -226,7 +218,7 @@ describe('fuzzing the /ivoryos forms', () => {
       }
     }
     // malformed bodies of each POST route once
-    for (const r of Object.values(IVORYOS_ROUTES).filter((x) => x.method === 'POST' && x.path !== '/auth/logout' && !PYTHON_IMPORT.has(x.operationId))) {
+    for (const r of Object.values(IVORYOS_ROUTES).filter((x) => x.method === 'POST' && x.path !== '/auth/logout')) {
       const path = r.path.replace(/\{(\w+)\}/g, () => instruments[0] ?? 'x');
       for (const [type, text] of [
         [J, '{"a": '],

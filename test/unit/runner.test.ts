@@ -997,7 +997,8 @@ describe('after a crash', () => {
     expect(await taskStatus(l, task.id)).toBe('interrupted');
     const s = l.runner.status();
     expect(s).toMatchObject({ busy: false, state: 'idle', queue_held: true });
-    expect(s.interrupted).toEqual({ task_id: task.id, run_id: runId, step: { id: steps.at(-1)!.id, phase: 'main', iteration: 1, index: 1, instrument: 'gate', method: 'pass' } });
+    // the restarted labdeck made its instruments again: both of iteration 1's are named (a workflow's Retry is still the step)
+    expect(s.interrupted).toEqual({ task_id: task.id, run_id: runId, step: { id: steps.at(-1)!.id, phase: 'main', iteration: 1, index: 1, instrument: 'gate', method: 'pass' }, remade: ['counter', 'gate'], retry: 'step' });
     expect((await l.store.logs.list(runId)).map((x) => x.level)).toContain('warn');
     await settle();
     expect(await taskStatus(l, more[0].id)).toBe('pending');
@@ -1140,6 +1141,8 @@ const op = (l: Lab, c: Control) =>
     release: () => l.runner.release(),
     'stop-iteration': () => l.runner.abortNextIteration(),
     'abort-task': () => l.runner.abortNextTask(),
+    'rerun-iteration': () => l.runner.rerunIteration(),
+    'retry-step': () => l.runner.retryStep(),
   })[c]();
 
 /**
@@ -1229,7 +1232,8 @@ describe('the controls: each does one thing, or is a 409 when it would do nothin
 
   it('an interrupted task: retry, skip (goes on after the in-doubt step) or abort; release waits for that decision', async () => {
     const { l, task } = await crashed();
-    await onlyEnabled(l, ['retry', 'skip', 'abort-task']);
+    // the restart made its instruments again: re-running the iteration is offered too (test/unit/runner-iteration.test.ts)
+    await onlyEnabled(l, ['retry', 'skip', 'abort-task', 'rerun-iteration', 'retry-step']);
     await l.runner.skip();
     expect(await outcome(l, task.id)).toBe('completed');
     expect(callsOf(l)).toEqual({ 'counter.inc': 1, 'counter.read': 1 });
