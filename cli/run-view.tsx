@@ -40,12 +40,15 @@ export interface RunViewState {
   error: string | null;
   /** Failed steps skipped in this run (a completed run with some is not a clean success). */
   skipped: number;
+  /** What the operator has typed for a waiting input step (Enter gives it). */
+  typed?: string;
 }
 
 /** Events of this view that do not come from the runner. */
 export type LocalEvent =
   | { type: 'notice'; text: string | null }
   | { type: 'quitting' }
+  | { type: 'typed'; text: string }
   | { type: 'end'; status: RunStatus; error: string | null };
 
 export type ViewEvent = RunnerEvent | LocalEvent;
@@ -70,11 +73,14 @@ export function reduceRun(s: RunViewState, e: ViewEvent): RunViewState {
     case 'run':
       return { ...s, runId: e.run_id, taskId: e.task_id, outcome: e.status === 'running' ? s.outcome : e.status, skipped: e.skipped ?? s.skipped };
     case 'queue':
+    case 'input': // the status carries the waiting input; `lab run` asks for it (cli/run.ts)
       return s;
     case 'notice':
       return { ...s, notice: e.text };
     case 'quitting':
       return { ...s, quitting: true };
+    case 'typed':
+      return { ...s, typed: e.text };
     case 'end':
       return { ...s, outcome: e.status, error: e.error };
   }
@@ -82,7 +88,19 @@ export function reduceRun(s: RunViewState, e: ViewEvent): RunViewState {
 
 /* ------------------------------------------------------------------ keys */
 
-export type KeyAction = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'stop-iteration' | 'abort' | 'quit';
+export type KeyAction = 'pause' | 'resume' | 'continue' | 'retry' | 'skip' | 'stop-iteration' | 'abort' | 'quit' | 'give';
+
+/**
+ * While an input step waits, keys type its value (issue 31): the text so far, or 'give' on Enter; Ctrl-C
+ * still quits. Null when no input waits (keys are the controls then).
+ */
+export function typeKey(input: string, key: Pick<Key, 'ctrl' | 'return' | 'backspace' | 'delete'>, state: Pick<RunViewState, 'status' | 'outcome' | 'typed'>): { text: string } | 'give' | null {
+  if (state.outcome || !state.status?.input || key.ctrl) return null;
+  const typed = state.typed ?? '';
+  if (key.return) return 'give';
+  if (key.backspace || key.delete) return { text: typed.slice(0, -1) };
+  return input ? { text: typed + input } : null;
+}
 
 /**
  * What a key means in the current state: only what does something now (core/runner/controls.ts, as the
@@ -138,6 +156,7 @@ const STATE_COLOR: Record<Situation, string> = {
   pausing: 'yellow',
   paused: 'yellow',
   waiting: 'yellow',
+  waiting_input: 'yellow',
   failed: 'red',
   stopping: 'yellow',
   idle: 'gray',
@@ -244,6 +263,7 @@ export function LogTail({ log }: { log: RunViewState['log'] }) {
 /** The keys that apply now, in the web page's words for the same controls. */
 export function keyHelp(s: Pick<RunViewState, 'status' | 'quitting'>): string {
   if (s.quitting) return 'q quit at once (the run is left unfinished)';
+  if (s.status?.input) return 'type the value, Enter gives it · Ctrl-C abort and quit';
   const on = s.status ? availableControls(s.status) : null;
   const word = (c: keyof typeof CONTROL_LABEL) => CONTROL_LABEL[c].toLowerCase();
   const keys = [
@@ -279,6 +299,7 @@ export function Prompt({ s }: { s: RunViewState }) {
         : null}
       {s.quitting ? <Text color="yellow">Aborting: the cleanup phase runs, then lab run ends.</Text> : null}
       {s.notice ? <Text color="yellow">{s.notice}</Text> : null}
+      {s.status?.input && s.interactive ? <Text bold>{`${s.status.input.save_as}${s.status.input.schema.type === 'number' || s.status.input.schema.type === 'integer' ? (s.status.input.schema.unit ? ` (${s.status.input.schema.unit})` : '') : ''}> ${s.typed ?? ''}`}</Text> : null}
       {s.interactive ? <Text color="gray">{keyHelp(s)}</Text> : null}
     </Box>
   );
@@ -321,6 +342,9 @@ export class RunModel {
 export function LiveRun({ model, onAction }: { model: RunModel; onAction(a: KeyAction): void }) {
   const state = useSyncExternalStore(model.subscribe, model.get);
   useInput((input, key) => {
+    const typing = typeKey(input, key, state);
+    if (typing === 'give') return onAction('give');
+    if (typing) return model.dispatch({ type: 'typed', text: typing.text });
     const a = keyAction(input, key, state);
     if (a) onAction(a);
   });

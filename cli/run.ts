@@ -22,6 +22,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { userInfo } from 'node:os';
 import type { Command, OptionValues } from '@commander-js/extra-typings';
 import { errorText } from '../core/deck/util.js';
 import { LabError, isLabError } from '../core/errors.js';
@@ -390,8 +391,12 @@ async function execute(
     if (e.type === 'iteration') done++;
     sink!.event(e);
     // No operator without a terminal: a failed step or a pause step ends the run (cleanup still runs).
-    if (mode !== 'ink' && e.type === 'status' && !autoAborted && (e.status.failed_step || e.status.waiting)) {
-      const why = e.status.failed_step ? `step ${e.status.failed_step.path} failed` : `the pause step ${e.status.waiting!.path} needs an operator`;
+    if (mode !== 'ink' && e.type === 'status' && !autoAborted && (e.status.failed_step || e.status.waiting || e.status.input)) {
+      const why = e.status.failed_step
+        ? `step ${e.status.failed_step.path} failed`
+        : e.status.input
+          ? `the input step ${e.status.input.path} asks a person for ${e.status.input.save_as}`
+          : `the pause step ${e.status.waiting!.path} needs an operator`;
       autoAborted = `${why} and there was no operator`;
       sink!.note(`${why} and there is no operator (not a terminal): aborting the run; its cleanup phase runs`);
       abortTask();
@@ -417,6 +422,14 @@ async function execute(
       return quit();
     }
     model.dispatch({ type: 'notice', text: null });
+    if (a === 'give') {
+      // the value typed for the waiting input: a value that does not fit says why, and the run keeps waiting
+      runs
+        .input({ ...CLI, name: `${userInfo().username} at the terminal` }, model.get().typed ?? '', taskId ?? undefined)
+        .then(() => model.dispatch({ type: 'typed', text: '' }))
+        .catch((e: unknown) => model.dispatch({ type: 'notice', text: errorText(e) }));
+      return;
+    }
     // each key does one thing (a 409 says why not): a pause pressed as a step fails never skips it
     const act =
       a === 'retry'

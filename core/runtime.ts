@@ -6,6 +6,7 @@
 import { join, resolve } from 'node:path';
 import { Accounts, type AccountsOptions } from './accounts/index.js';
 import { Approvals } from './approvals/index.js';
+import { Attention } from './attention/index.js';
 import { BrandingService } from './branding.js';
 import { Deck } from './deck/index.js';
 import { DeckWatch } from './deck/watch.js';
@@ -81,6 +82,8 @@ export interface Runtime {
   readonly campaigns: Campaigns;
   /** What AI agents may do at once and what waits for a person (the approval inbox). */
   readonly approvals: Approvals;
+  /** Everything that waits for a person across the lab (core/attention). */
+  readonly attention: Attention;
   readonly accounts: Accounts;
   readonly branding: BrandingService;
   /** Uploaded workflow config and history files (core/files). */
@@ -157,6 +160,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       approvals,
       accounts,
       branding,
+      attention: new Attention({ store, runner }),
       files,
       resources,
       preflight,

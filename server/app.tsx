@@ -24,6 +24,8 @@ import { accountRoutes, authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { executionRoutes } from './routes/executions.js';
+import { inputRoutes } from './routes/inputs.js';
+import { attentionRoutes } from './routes/attention.js';
 import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
@@ -133,6 +135,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(instrumentRoutes(runtime));
   router.use(workflowRoutes(runtime));
   router.use(executionRoutes(runtime));
+  router.use(inputRoutes(runtime));
+  router.use(attentionRoutes(runtime));
   router.use(campaignRoutes(runtime));
   router.use(fileRoutes(runtime));
   router.use(recordRoutes(runtime));

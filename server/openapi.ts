@@ -145,7 +145,7 @@ const RecordStep = z.looseObject({
 /** The runner as GET /executions/status (and the controls) answer it. */
 const RunnerStatus = z.looseObject({
   busy: z.boolean(),
-  state: z.enum(['idle', 'running', 'paused', 'failed', 'stopping']),
+  state: z.enum(['idle', 'running', 'paused', 'waiting_input', 'failed', 'stopping']),
   paused: z.boolean(),
   queue_held: z.boolean(),
   current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
@@ -176,7 +176,7 @@ const RunnerStatus = z.looseObject({
         name: z.string(),
         run_id: z.int().nullable(),
         host: z.string(),
-        state: z.enum(['running', 'paused', 'failed', 'stopping']).optional(),
+        state: z.enum(['running', 'paused', 'waiting_input', 'failed', 'stopping']).optional(),
         paused: z.boolean().optional(),
         progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }).optional(),
         failed_step: z.looseObject({ path: z.string(), error: z.string() }).nullable().optional(),
@@ -273,6 +273,11 @@ const RESPONSE = {
     drivers: z.array(z.string()).describe('The drivers it made connectable (its classes; a deck: the classes of its instruments)'),
   }),
   RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
+  AttentionList: z.object({
+    items: z.array(z.looseObject({ kind: z.string(), title: z.string(), action: z.string(), link: z.string(), url: z.string() })).describe('What waits for a person: kind (input, pause, failed_step, interrupted, approval, held_queue, host_offline, safety), what, what to do, where'),
+    count: z.int(),
+  }),
+  InputGiven: z.object({ task_id: z.int(), value: z.unknown().describe('The value as it was saved (a number input: a number)'), status: RunnerStatus }),
   OptimizerSchemas: z.looseObject({ name: z.string().optional(), config: z.unknown().optional(), capabilities: z.unknown().optional(), optimizers: z.array(z.unknown()).optional() }).describe('One optimizer, or { optimizers: [...] }'),
   LatestPlot: z.looseObject({
     campaign: z.looseObject({ task_id: z.int(), name: z.string(), optimizer: z.string(), status: z.string() }),

@@ -6,6 +6,7 @@
  * log with one action per control, whichever door it came through. An agent's run, and an agent's resume of a
  * task a person paused, wait for a person (core/approvals).
  */
+import { LabError } from '../errors.js';
 import type { RunControlName, RunnerEvent, RunnerStatus } from '../runner/index.js';
 import type { QueueTaskRow } from '../store/types.js';
 import type { Workflow } from '../workflow/model.js';
@@ -80,6 +81,17 @@ export function runOperations(lab: Lab) {
       } else status = await runner.control(name, taskId, controlBy(caller));
       await audit(lab, caller, CONTROL_ACTIONS[name], { status: status.state, ...(taskId === undefined ? {} : { task_id: taskId }) });
       return { done: status };
+    },
+
+    /**
+     * The value a person gives a waiting `input` step (routed to the labdeck whose task waits), audited.
+     * An agent cannot answer an input: a person does (DESIGN.md §17).
+     */
+    async input(caller: Caller, value: unknown, taskId?: number): Promise<{ task_id: number; value: unknown; status: RunnerStatus }> {
+      if (isAgent(caller)) throw new LabError('forbidden', 'An input step is answered by a person, not by an agent.');
+      const given = await runner.input(value, { taskId, by: { id: caller.userId, username: caller.name } });
+      await audit(lab, caller, 'runner.input', { task_id: given.task_id, value: given.value });
+      return given;
     },
 
     /** The runner's status: busy, state, flags, current task, progress, and the tasks other labdecks run. */

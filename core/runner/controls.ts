@@ -61,7 +61,7 @@ type InterruptedIteration = { step?: unknown; remade?: string[]; retry?: 'step' 
  * (`pausing`), `paused` is either the flag or a pause step (`waiting`), and idle is `held` (no task starts) or
  * `interrupted` (a task cut off by a crash waits for a decision).
  */
-export type Situation = 'idle' | 'held' | 'interrupted' | 'running' | 'pausing' | 'paused' | 'waiting' | 'failed' | 'stopping';
+export type Situation = 'idle' | 'held' | 'interrupted' | 'running' | 'pausing' | 'paused' | 'waiting' | 'waiting_input' | 'failed' | 'stopping';
 
 export const SITUATION: Record<Situation, { label: string; tone: 'secondary' | 'primary' | 'warning' | 'danger' | 'dark' }> = {
   idle: { label: 'idle', tone: 'secondary' },
@@ -71,6 +71,7 @@ export const SITUATION: Record<Situation, { label: string; tone: 'secondary' | '
   pausing: { label: 'pausing after this step', tone: 'warning' },
   paused: { label: 'paused', tone: 'warning' },
   waiting: { label: 'waiting at a pause step', tone: 'warning' },
+  waiting_input: { label: 'waiting for a person to give a value', tone: 'warning' },
   failed: { label: 'failed step waiting for a decision', tone: 'danger' },
   stopping: { label: 'stopping', tone: 'dark' },
 };
@@ -82,6 +83,8 @@ export function situationOf(s: ControlStatus): Situation {
       return 'failed';
     case 'stopping':
       return 'stopping';
+    case 'waiting_input':
+      return 'waiting_input';
     case 'paused':
       return s.waiting ? 'waiting' : 'paused';
     default:
@@ -155,6 +158,8 @@ export type AlertStatus = {
   busy: boolean;
   failed_step: { path: string; error: string } | null;
   waiting: { message: string } | null;
+  /** An input step waiting for a value (absent from older status objects). */
+  input?: { prompt: string; save_as: string; expects: string } | null;
   interrupted: { task_id: number; remade?: string[]; retry?: 'step' | 'iteration' } | null;
   /** Tasks other labdecks on the database run (absent from older status objects). */
   elsewhere?: { task_id: number; name: string; host: string; progress?: { iteration: number; iterations: number } }[];
@@ -165,6 +170,7 @@ export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text
   const out: { tone: 'danger' | 'warning'; text: string }[] = [];
   if (s.failed_step) out.push({ tone: 'danger', text: `Step ${s.failed_step.path} failed: ${sentence(s.failed_step.error)} Retry it, skip it, or abort the task.` });
   if (s.waiting) out.push({ tone: 'warning', text: `Waiting at a pause step: ${sentence(s.waiting.message)} Continue when it is done.` });
+  if (s.input) out.push({ tone: 'warning', text: `Waiting for input: ${sentence(s.input.prompt)} Give ${s.input.save_as}, ${s.input.expects}.` });
   if (!s.busy) {
     for (const t of s.elsewhere ?? []) {
       const at = t.progress?.iterations ? `, iteration ${t.progress.iteration} of ${t.progress.iterations}` : '';

@@ -11,8 +11,9 @@ import type { QueueTaskRow, RunRow } from '../store/types.js';
 import type { StepAt } from '../workflow/interpreter.js';
 import type { Phase } from '../workflow/model.js';
 import type { IterationSource, TaskPayload } from './tasks.js';
+import type { InputWaiter, WaitingInput } from './input.js';
 
-export type RunnerState = 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
+export type RunnerState = 'idle' | 'running' | 'paused' | 'waiting_input' | 'failed' | 'stopping';
 
 /** One running task in the runner's status (`running`): the task, and where its run is. */
 export interface RunningTask {
@@ -30,6 +31,8 @@ export interface RunningTask {
   failed_step: null | { phase: Phase; iteration: number | null; path: string; error: string };
   /** A `pause` step waiting for the operator. */
   waiting: null | { path: string; message: string };
+  /** An `input` step waiting for a person's value (state `waiting_input`). */
+  input: null | WaitingInput;
   /** The instruments it leases (its workflow's): no other task uses them while it runs. */
   instruments: string[];
 }
@@ -86,6 +89,8 @@ export class TaskRun {
   failed: (Waiter<'retry' | 'skip'> & { at: StepAt; error: string }) | null = null;
   /** A `pause` step waiting for the operator. */
   waitingPause: (Waiter<void> & { at: StepAt; message: string }) | null = null;
+  /** An `input` step waiting for a person's value (core/runner/input.ts). */
+  waitingInput: InputWaiter | null = null;
   /** Resolved when the pause flag is cleared (while a step waits for it). */
   resumeFlag: Waiter<void> | null = null;
   private readonly sleeping = new Set<{ timer: NodeJS.Timeout; done: Waiter<void> }>();
@@ -108,6 +113,7 @@ export class TaskRun {
   state(): Exclude<RunnerState, 'idle'> {
     if (this.failed) return 'failed';
     if (this.abortRequest || this.stopping) return 'stopping';
+    if (this.waitingInput) return 'waiting_input';
     // held by the flag (a resume that has not reached the step yet is running again)
     if (this.waitingPause || (this.resumeFlag && this.paused)) return 'paused';
     return 'running';
@@ -126,6 +132,7 @@ export class TaskRun {
       progress: { phase: this.phase, iteration: this.iteration + 1, iterations: this.total, step: this.step, steps: this.steps },
       failed_step: this.failed ? { phase: this.failed.at.phase, iteration: this.failed.at.iteration, path: this.failed.at.path, error: this.failed.error } : null,
       waiting: this.waitingPause ? { path: this.waitingPause.at.path, message: this.waitingPause.message } : null,
+      input: this.waitingInput?.view ?? null,
       instruments: this.instruments,
     };
   }
@@ -139,6 +146,7 @@ export class TaskRun {
   cut(e: Error, all = true): void {
     this.failed?.reject(e);
     this.waitingPause?.reject(e);
+    this.waitingInput?.reject(e);
     if (!all) return;
     this.resumeFlag?.reject(e);
     for (const s of this.sleeping) {

@@ -29,6 +29,7 @@ import { placementProblem, type Drivers } from './placement.js';
 import { HostRelay, MESSAGE_LIMIT, type Peer } from './relay.js';
 import { Abort, Shutdown, TaskRun, waiter, type RunnerState, type RunningTask, type Waiter } from './execution.js';
 import { StoreFaults } from './store-fault.js';
+import { giveInput, isInputRecord, waitForInput, type GivenBy, type InputEvent, type WaitingInput } from './input.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
 
@@ -56,6 +57,8 @@ export interface RunnerStatus {
   failed_step: null | { phase: Phase; iteration: number | null; path: string; error: string };
   /** A `pause` step waiting for the operator. */
   waiting: null | { path: string; message: string };
+  /** An `input` step waiting for a person's value (POST /executions/input; core/runner/input.ts). */
+  input: null | WaitingInput;
   /** A task whose run was cut off by a crash, waiting (held) for the operator. */
   interrupted: null | ({ task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null } & IterationDoubt);
   /** Why no task can start now: the database cannot be written (a full or read-only disk). */
@@ -85,6 +88,7 @@ export interface ElsewhereTask {
   progress?: RunningTask['progress'];
   failed_step?: RunningTask['failed_step'];
   waiting?: RunningTask['waiting'];
+  input?: RunningTask['input'];
 }
 
 /** A running task's state as a labdeck relays it to the others (its `status` events carry its running tasks'). */
@@ -115,6 +119,7 @@ export type RunnerEvent = (
       step_id?: number;
     }
   | { type: 'iteration'; run_id: number; iteration: number; params: Record<string, unknown>; outputs: Record<string, unknown>; /** a step of it was skipped: not data */ skipped?: true }
+  | InputEvent
 ) & { host?: string; /** relayed with a large value cut (the run's records have it) */ cut?: true };
 
 /** How a resumed run treats the step that was in flight when the server died; `ending`: cleanup only (aborted). */
@@ -223,7 +228,7 @@ export class Runner extends EventEmitter {
     this.on('event', (e: RunnerEvent) => {
       if (e.host !== undefined || e.type === 'queue') return;
       if (e.type !== 'status') return this.relay.publish(e);
-      const running: (LiveTask & { task_id: number })[] = e.status.running.map((t) => ({ task_id: t.id, state: t.state, paused: t.paused, progress: t.progress, failed_step: t.failed_step, waiting: t.waiting }));
+      const running: (LiveTask & { task_id: number })[] = e.status.running.map((t) => ({ task_id: t.id, state: t.state, paused: t.paused, progress: t.progress, failed_step: t.failed_step, waiting: t.waiting, input: t.input }));
       this.relay.publish({ type: 'status', running });
     });
     // what an instrument logs while it works for a run goes to that run's log
@@ -250,6 +255,7 @@ export class Runner extends EventEmitter {
     // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments
     this.relay.handle('control', (body) => this.controlAsked(body));
     this.relay.handle('call', (body) => this.callAsked(body));
+    this.relay.handle('input', (body) => this.inputAsked(body));
     await this.relay.start((e, from) => this.heardLive(e, from));
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.store.signals.onQueueChange(() => {
@@ -306,8 +312,56 @@ export class Runner extends EventEmitter {
     await this.refreshHeld();
     if (changed || wasHeld !== this.held) this.emitQueue();
     await this.refreshInterrupted();
+    await this.resumeWaitingInput();
     await this.refreshElsewhere();
     if (changed) this.emitStatus();
+  }
+
+  /**
+   * A run interrupted while it waited for a person's input touched nothing in flight: it is resumed at once
+   * (its steps replayed from the records), and waits for the same input again (core/runner/input.ts).
+   */
+  private async resumeWaitingInput(): Promise<void> {
+    const info = this.interrupted;
+    if (!info?.step || !isInputRecord(info.step) || this.closed || this.takesOwnOnly) return;
+    try {
+      // one labdeck resumes it: the first to claim this interruption (its step, and the host that was cut off)
+      const run = info.run_id ? await this.store.runs.get(info.run_id) : null;
+      if (!(await this.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
+      await this.resumeInterrupted('retry');
+      this.emitQueue();
+    } catch {
+      // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
+    }
+  }
+
+  /**
+   * Give the value an input step waits for (`taskId`: which task, while several wait). Done here, or by the
+   * labdeck on the database that runs the task. A value that does not fit is a 400 naming the field (the run
+   * keeps waiting); no input waiting is a 409. Resolves with the checked value and the status after.
+   */
+  async input(raw: unknown, opts: { taskId?: number; by: GivenBy | null }): Promise<{ task_id: number; value: unknown; status: RunnerStatus }> {
+    const here = opts.taskId === undefined ? this.tasks.some((t) => t.waitingInput) : this.tasks.some((t) => t.id === opts.taskId);
+    if (!here) {
+      const there = this.elsewhere.filter((t) => (opts.taskId === undefined || t.task_id === opts.taskId) && this.liveElsewhere.get(this.elsewhereHost.get(t.task_id)!)?.get(t.task_id)?.input);
+      if (there.length === 1 || (opts.taskId !== undefined && this.elsewhere.some((t) => t.task_id === opts.taskId))) {
+        const t = there[0] ?? this.elsewhere.find((x) => x.task_id === opts.taskId)!;
+        const to = { id: this.elsewhereHost.get(t.task_id)!, name: t.host };
+        const answer = await this.relay.request<{ task_id: number; value: unknown; status: RunnerStatus }>(to, 'input', { task_id: t.task_id, value: raw, by: opts.by }, `input of task ${t.task_id}`, CONTROL_MS);
+        if (answer) return answer;
+      }
+      if (opts.taskId !== undefined) await this.named(opts.taskId); // 404 or 409 naming where it is
+      throw new LabError('conflict', `No input is waiting${this.elsewhereNote()}.`, undefined, { state: this.status().state });
+    }
+    const { task, value } = giveInput(this.tasks, raw, opts);
+    this.emitStatus();
+    return { task_id: task.id, value, status: this.status() };
+  }
+
+  /** An input another labdeck passes on for a task this one runs. */
+  private inputAsked(body: unknown) {
+    const m = (body ?? {}) as { task_id?: unknown; value?: unknown; by?: GivenBy | null };
+    return this.input(m.value, { taskId: typeof m.task_id === 'number' ? m.task_id : undefined, by: m.by && typeof m.by.username === 'string' ? { id: typeof m.by.id === 'number' ? m.by.id : null, username: m.by.username } : null });
   }
 
   private readonly onDeckChange = () => void this.syncInstruments().catch(() => undefined);
@@ -400,6 +454,7 @@ export class Runner extends EventEmitter {
       progress: first?.progress ?? { phase: null, iteration: 0, iterations: 0, step: 0, steps: 0 },
       failed_step: first?.failed_step ?? null,
       waiting: first?.waiting ?? null,
+      input: first?.input ?? null,
       interrupted: this.interrupted,
       store_error: this.storeFault ?? this.faults.error(),
       elsewhere: this.elsewhere.map((t) => ({ ...t, ...this.liveElsewhere.get(this.elsewhereHost.get(t.task_id)!)?.get(t.task_id) })),
@@ -1448,6 +1503,12 @@ export class Runner extends EventEmitter {
           this.emitStatus();
         }
       },
+      inputStep: async (at, step) => {
+        const rec = replay?.recorded.get(`${phase}|${iteration}|${at.index}`);
+        if (replaying(at) && rec?.status === 'ok') return rec.output;
+        if (replay?.skipAt === at.index) replay.skipAt = null; // an input is asked again, never skipped: nothing was done
+        return waitForInput(this.inputContext, c, at, step, rec && rec.status !== 'ok' ? rec : null);
+      },
       onError: async (at, e) => {
         if (e instanceof SkipInDoubt) {
           skippedHere++;
@@ -1477,7 +1538,7 @@ export class Runner extends EventEmitter {
       },
       afterStep: (at) => {
         c.step = at.index + 1;
-        if (at.step.kind === 'call' && at.step.save_as) saved.add(at.step.save_as);
+        if ((at.step.kind === 'call' || at.step.kind === 'input') && at.step.save_as) saved.add(at.step.save_as);
         this.emitStatusSoon();
       },
     };
@@ -1499,6 +1560,16 @@ export class Runner extends EventEmitter {
       this.emit('event', { type: 'iteration', run_id: run, iteration, params: scope.params, outputs, ...(skippedHere ? { skipped: true } : {}) } satisfies RunnerEvent);
     }
     return { outputs, skipped: skippedHere > 0 };
+  }
+
+  /** What input steps need of the runner (core/runner/input.ts). */
+  private get inputContext() {
+    return {
+      store: this.store,
+      emit: (e: RunnerEvent) => void this.emit('event', e),
+      log: (runId: number, level: 'info' | 'warn' | 'error', msg: string) => this.log(runId, level, msg),
+      emitStatus: () => this.emitStatus(),
+    };
   }
 
   /** What an alert about a step of this task says besides its message. */

@@ -14,6 +14,7 @@ import { LabError } from '../errors.js';
 import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createApprovalRepository } from './approval-repos.js';
 import { createOutboxRepository } from './outbox-repos.js';
+import { createAttentionRepository } from './attention-repos.js';
 import { createRepositories } from './repos.js';
 import { createResourceRepository } from './resource-repos.js';
 import { createRunRepositories } from './run-repos.js';
@@ -225,6 +226,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
         return fn({ ...createRunRepositories(tx), approvals: createApprovalRepository(tx), outbox: createOutboxRepository(tx), settings: repos.settings });
       }),
     safety: createSafetyRepository(sql),
+    attention: createAttentionRepository(sql),
     signals: wakeups,
     async close() {
       wakeups.close();

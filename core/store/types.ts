@@ -176,6 +176,11 @@ export interface Store extends RunStore {
     /** The latest calls to one instrument, newest first; args and output read up to `chars` (default SHOWN_RESULT_CHARS). */
     recent(instrument: string, limit: number, chars?: number): Promise<StepRow[]>;
   };
+  /** What the attention list reads (core/attention): every labdeck's open steps, from the database. */
+  attention: {
+    /** The last record of each step position of a running or interrupted run that is not done (running, error, in-doubt). */
+    openSteps(): Promise<(StepRow & { taskId: number | null; runName: string; hostId: string | null; runStatus: string })[]>;
+  };
   /** The approval inbox: what an agent asked for that waits for a person (core/approvals). */
   approvals: {
     create(a: Omit<ApprovalRow, 'id' | 'status' | 'createdAt' | 'decidedBy' | 'decidedAt' | 'reason' | 'outcome'>): Promise<ApprovalRow>;

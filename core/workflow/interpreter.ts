@@ -3,7 +3,7 @@
  * nothing of queues, records or instruments: every effect goes through `RunControl`, so the runner decides
  * what pausing, failing and aborting mean, and records what happened.
  *
- * What counts as a step: `call`, `wait`, `pause` and `if` are steps — each is announced with
+ * What counts as a step: `call`, `wait`, `pause`, `input` and `if` are steps — each is announced with
  * `beforeStep`, gets the next `index`, and ends with `afterStep` (an `if` step's result is the value of its
  * condition). A `repeat` is structure only: its body's steps are the steps, each repetition continuing the
  * index count (paths stay `main[1].steps[0]`; the index shows which repetition ran).
@@ -39,6 +39,8 @@ export interface RunControl {
   wait(at: StepAt, seconds: number): Promise<void>;
   /** The operator must continue. */
   pauseStep(at: StepAt, message: string): Promise<void>;
+  /** A person must give a value (an `input` step): resolves with it, checked against the step's schema. */
+  inputStep?(at: StepAt, step: Extract<Step, { kind: 'input' }>): Promise<unknown>;
   /** A step failed: retry it, skip it, or reject to end the phase. */
   onError(at: StepAt, error: unknown): Promise<'retry' | 'skip'>;
   /** A step succeeded: the call's output, the if's condition value, undefined for wait and pause. */
@@ -172,6 +174,13 @@ async function runStep(step: Exclude<Step, { kind: 'repeat' }>, path: string, ru
         await control.pauseStep(at, step.message || DEFAULT_PAUSE_MESSAGE);
         control.afterStep?.(at, undefined);
         return null;
+      case 'input': {
+        if (!control.inputStep) throw new LabError('invalid_input', `${path} asks a person for ${step.save_as}, and nobody can answer here.`);
+        const value = await control.inputStep(at, step);
+        scope.vars[step.save_as] = value;
+        control.afterStep?.(at, value);
+        return null;
+      }
       case 'call': {
         let output: unknown;
         try {

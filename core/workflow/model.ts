@@ -4,6 +4,7 @@
  * Nothing here evaluates user strings.
  */
 import { z } from 'zod';
+import { InputSchema } from './input.js';
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** Names of workflows, parameters and variables. The message follows the field path (`main[0].save_as …`). */
@@ -29,7 +30,9 @@ export type Step =
   | { kind: 'wait'; seconds: number; label?: string }
   | { kind: 'pause'; message?: string; label?: string }
   | { kind: 'repeat'; times: number; steps: Step[]; label?: string }
-  | { kind: 'if'; condition: Condition; then: Step[]; else?: Step[]; label?: string };
+  | { kind: 'if'; condition: Condition; then: Step[]; else?: Step[]; label?: string }
+  /** A value a person gives while the run waits (core/workflow/input.ts), saved as `save_as`. */
+  | { kind: 'input'; prompt: string; save_as: string; schema: InputSchema; label?: string };
 
 const label = z.string().max(200).optional();
 
@@ -55,6 +58,7 @@ export const Step: z.ZodType<Step> = z.lazy(() =>
     z.strictObject({ kind: z.literal('pause'), message: z.string().max(2000).optional(), label }),
     z.strictObject({ kind: z.literal('repeat'), times: z.int().min(0).max(1_000_000), steps: z.array(Step), label }),
     z.strictObject({ kind: z.literal('if'), condition: Condition, then: z.array(Step), else: z.array(Step).optional(), label }),
+    z.strictObject({ kind: z.literal('input'), prompt: z.string().min(1).max(2000), save_as: name(), schema: InputSchema, label }),
   ]),
 );
 

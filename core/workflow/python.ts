@@ -124,6 +124,8 @@ function steps(list: readonly Step[], depth: number, on = 'lab'): string[] {
         return [...label, `${pad}time.sleep(${s.seconds})`];
       case 'pause':
         return [...label, `${pad}input(${s.message ? literal(s.message) : ''})`];
+      case 'input':
+        return [...label, `${pad}${s.save_as} = ${s.schema.type === 'number' ? 'float(' : s.schema.type === 'integer' ? 'int(' : ''}input(${literal(s.prompt)})${s.schema.type === 'number' || s.schema.type === 'integer' ? ')' : ''}`];
       case 'repeat':
         return [...label, `${pad}for _ in range(${s.times}):`, ...steps(s.steps, depth + 1, on)];
       case 'if':

@@ -16,6 +16,7 @@ import { issueMessage } from '../deck/validate.js';
 import { LabError, isLabError, type ErrorDetail } from '../errors.js';
 import { acceptedTypes, checkValue, describeTypes, jsonTypeOf } from './jsonschema.js';
 import { PHASES, Workflow, type Phase, type Step } from './model.js';
+import { INPUT_STEP_FIELDS, InputSchema, schemaProblems } from './input.js';
 
 /** What validation needs from the deck: `schema` throws LabError('not_found') for an unknown instrument. */
 export interface DeckSchemas {
@@ -122,6 +123,7 @@ const STEP_FIELDS: Record<string, string[]> = {
   pause: ['kind', 'message', 'label'],
   repeat: ['kind', 'times', 'steps', 'label'],
   if: ['kind', 'condition', 'then', 'else', 'label'],
+  input: INPUT_STEP_FIELDS,
 };
 const STEP_KINDS = Object.keys(STEP_FIELDS);
 const WORKFLOW_FIELDS = ['name', 'description', 'parameters', 'outputs', 'prep', 'main', 'cleanup'];
@@ -147,7 +149,7 @@ function knownFields(doc: unknown, path: readonly Segment[]): string {
   else if (path.length === 2 && path[0] === 'parameters') [what, fields] = ['a parameter', PARAMETER_FIELDS];
   else if (last === 'condition') [what, fields] = ['a condition', CONDITION_FIELDS];
   else if (isObject(obj) && typeof obj.kind === 'string' && STEP_FIELDS[obj.kind]) {
-    [what, fields] = [`a "${obj.kind}" step`, STEP_FIELDS[obj.kind]];
+    [what, fields] = [`${/^[aeiu]/.test(obj.kind) ? 'an' : 'a'} "${obj.kind}" step`, STEP_FIELDS[obj.kind]];
   } else return 'is not a known field';
   return `is not a field of ${what} (its fields are ${fields.join(', ')})`;
 }
@@ -270,7 +272,7 @@ class Checker {
     raw.forEach((s, i) => {
       if (!isObject(s)) return;
       const p = `${path}[${i}]`;
-      if (s.kind === 'call' && typeof s.save_as === 'string') {
+      if ((s.kind === 'call' || s.kind === 'input') && typeof s.save_as === 'string') {
         if (!this.saves.has(s.save_as)) this.saves.set(s.save_as, p);
         if (main) this.mainSaves.add(s.save_as);
       }
@@ -292,6 +294,13 @@ class Checker {
         case 'repeat':
           this.checkSteps(s.steps, `${p}.steps`);
           break;
+        case 'input': {
+          // a person's value: saved like a call's output; a schema whose minimum is above its maximum is refused
+          const schema = InputSchema.safeParse(s.schema);
+          if (schema.success) for (const d of schemaProblems(schema.data)) this.problem(`${p}.schema.${d.field}`, d.message);
+          if (typeof s.save_as === 'string') this.saved.add(s.save_as);
+          break;
+        }
         case 'if':
           if (isObject(s.condition)) {
             this.checkArg(s.condition.left, `${p}.condition.left`, null);

@@ -6,7 +6,7 @@ The subset: functions `prep` / `<name>_prep`, the main one (`script` or `<name>`
 workflow's parameters) and `cleanup` / `<name>_cleanup`; in their bodies, calls on an instrument
 (`deck.pump.dose(volume_ml=1.5)`, `lab.pump.dose(...)` or `pump.dose(...)`) with keyword arguments that are
 literals, parameters (a function argument, or the text `"#name"`) or variables (a result assigned earlier),
-`x = <call>`, `time.sleep(s)`, `input("message")` (a pause), `if <a> <op> <b>:` / `else`,
+`x = <call>`, `time.sleep(s)`, `input("message")` (a pause), `x = input("prompt")` (an input step; `float(…)`/`int(…)` around it for a number), `if <a> <op> <b>:` / `else`,
 `for _ in range(n):`, `pass`, and in the main function a final `return {"output": var, "o2": var["field"]}`
 (its keys name the outputs: `{"power": cell["power_mw"]}` is the output `power`, the field power_mw of cell).
 Module level: imports, a docstring, the functions, and an `if __name__ == "__main__":` block (ignored).
@@ -325,14 +325,19 @@ class Reader:
         value = classic.unwrap_await(getattr(node, "value", None))
         if isinstance(node, ast.Expr) and isinstance(value, ast.Call):
             return [self.call(value)]
+        asked = self.asked(value) if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call) else None
+        if asked is not None:
+            # a person's value: `x = input("prompt")`, `float(input(...))`, `int(input(...))` (an input step)
+            self.variables.add(node.targets[0].id)
+            return [dict(asked, save_as=node.targets[0].id)]
         if isinstance(node, ast.Assign) and isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id != "pause":
             if value.func.id == "input":
-                raise OutsideSubset(node, "an answer read with input", "labdeck has no input step: make the answer a parameter of the main function (a pause('…') shows a message and waits)")
+                raise OutsideSubset(node, "an answer read with input", "an input step saves its answer to one name: `x = input('…')` (`float(input('…'))` for a number)")
             raise OutsideSubset(node, "an assignment of %s" % _src(value), "labdeck has no variables of its own: make the value a parameter of the main function (with it as the default), or write it where it is used")
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and isinstance(value, ast.Call):
             step = self.call(value)
             if step["kind"] != "call":
-                raise OutsideSubset(node, "assigning the result of %s" % _src(value.func), "only an instrument call has a result (labdeck has no input step: ask with pause('…') and make the answer a parameter)")
+                raise OutsideSubset(node, "assigning the result of %s" % _src(value.func), "only an instrument call has a result (to ask a person for a value: `x = input('…')`)")
             step["save_as"] = node.targets[0].id
             self.variables.add(node.targets[0].id)
             return [step]
@@ -350,6 +355,20 @@ class Reader:
         if isinstance(node, ast.Assign):
             raise OutsideSubset(node, "an assignment of %s" % _src(node.value), "assign only the result of an instrument call to one name (`x = deck.pump.dose(...)`); a value of your own is a parameter of the main function, or written where it is used")
         raise OutsideSubset(node, _construct(node), "a step is an instrument call, an assignment of its result, time.sleep, input, if, for … in range or pass")
+
+    def asked(self, node):
+        """An input step for `input("prompt")`, `float(input(...))` or `int(input(...))`; None for any other call."""
+        types = {"float": "number", "int": "integer"}
+        kind = "string"
+        if isinstance(node.func, ast.Name) and node.func.id in types and len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.Call):
+            kind = types[node.func.id]
+            node = node.args[0]
+        if not (isinstance(node.func, ast.Name) and node.func.id == "input"):
+            return None
+        if node.keywords or len(node.args) > 1:
+            raise OutsideSubset(node, "input with these arguments", "input takes the prompt to show")
+        prompt = self.literal(node.args[0]) if node.args else None
+        return {"kind": "input", "prompt": str(prompt) if prompt else "Enter a value", "schema": {"type": kind}}
 
     def loop(self, node):
         it = node.iter

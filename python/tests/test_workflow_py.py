@@ -46,6 +46,15 @@ SCRIPT = textwrap.dedent('''
 
 
 class ParseTest(unittest.TestCase):
+    def test_an_input_step(self):
+        doc = workflow_py.parse('def read():\n    ph = float(input("Read the pH"))\n    note = input("Notes")\n    n = int(input())\n    return {"ph": ph}\n')
+        self.assertEqual(doc["main"], [
+            {"kind": "input", "prompt": "Read the pH", "schema": {"type": "number"}, "save_as": "ph"},
+            {"kind": "input", "prompt": "Notes", "schema": {"type": "string"}, "save_as": "note"},
+            {"kind": "input", "prompt": "Enter a value", "schema": {"type": "integer"}, "save_as": "n"},
+        ])
+        self.assertEqual(doc["outputs"], ["ph"])
+
     def test_the_subset(self):
         doc = workflow_py.parse(SCRIPT)
         self.assertEqual(doc["name"], "make")
@@ -203,5 +212,5 @@ class HostileAndClassicTest(unittest.TestCase):
     def test_classic_forms_without_a_step_say_what_to_write(self):
         self.assertIn("a result is kept whole", self.refused("def w():\n\t__ivoryos_result = deck.a.b()\n\tx = __ivoryos_result[0]\n"))
         self.assertIn("without batch mode", self.refused("def w(param_list):\n\tfor param in param_list:\n\t\tdeck.a.b()\n"))
-        self.assertIn("labdeck has no input step", self.refused("def w():\n\tx = input('how much?')\n"))
+        self.assertEqual(workflow_py.parse("def w():\n\tx = input('how much?')\n")["main"], [{"kind": "input", "prompt": "how much?", "schema": {"type": "string"}, "save_as": "x"}])
         self.assertIn("printing is no step", self.refused("def w():\n\tprint('hello')\n"))

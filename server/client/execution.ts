@@ -15,16 +15,18 @@ import {
   type Control,
 } from '../../core/runner/controls.js';
 import { localClock } from './time.js';
+import { showInputForm, type WaitingInput } from './input-form.js';
 
 type Status = {
   busy: boolean;
-  state: 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
+  state: 'idle' | 'running' | 'paused' | 'waiting_input' | 'failed' | 'stopping';
   paused: boolean;
   queue_held: boolean;
   current_task: null | { id: number; name: string; run_id: number | null };
   progress: { phase: string | null; iteration: number; iterations: number; step: number; steps: number };
   failed_step: null | { path: string; error: string };
   waiting: null | { path: string; message: string };
+  input?: WaitingInput | null;
   interrupted: null | { task_id: number; remade?: string[]; retry?: 'step' | 'iteration' };
 };
 type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null; run_id?: number | null };
@@ -98,6 +100,8 @@ function showStatus(s: Status, base: string) {
   $('live-bar')!.parentElement!.setAttribute('aria-valuenow', String(pct));
   $('live-progress')!.textContent = s.current_task ? `iteration ${p.iteration} of ${p.iterations} · ${p.phase ?? ''} step ${Math.min(p.step + 1, p.steps)} of ${p.steps}` : '';
   $('live-alert')!.replaceChildren(...statusAlerts(s).map((a) => alertBox(a.tone, a.text)));
+  const inputBox = $('live-input');
+  if (inputBox) showInputForm(inputBox, s.input, `${base}executions/input`);
   // the queue's labels follow the runner: the running task says paused, failed, stopping…
   document.querySelectorAll<HTMLElement>('#queue-rows tr[data-task]').forEach((tr) => {
     const t = view.tasks.find((x) => String(x.id) === tr.dataset.task);

@@ -25,6 +25,7 @@ import { LabError } from '../../core/errors.js';
 import { asLabError } from '../http.js';
 import { handle, parseArgs, route, routeArgs, type Route } from '../route.js';
 import { APPROVAL_ROUTES } from '../routes/approvals.js';
+import { ATTENTION_ROUTES } from '../routes/attention.js';
 import { campaignInput, CAMPAIGN_ROUTES } from '../routes/campaigns.js';
 import { EXECUTION_ROUTES } from '../routes/executions.js';
 import { RECORD_ROUTES } from '../routes/records.js';
@@ -144,6 +145,8 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       run: async ({ body }, agent) => answer(await campaigns.start(agent, campaignInput(body, () => null))),
     },
+    // what waits for a person: an agent may read it, never answer an input (there is no tool for POST /executions/input)
+    { name: 'lab_attention', route: at(ATTENTION_ROUTES.list), title: 'What waits for a person across the lab', annotations: read, run: async () => ({ items: await runtime.attention.list() }) },
     { name: 'lab_records', route: at(RECORD_ROUTES.list), title: 'Run records', annotations: read, run: ({ query }) => records.list(parseListQuery(query)) },
     { name: 'lab_record', route: at(RECORD_ROUTES.one), title: 'One run record', annotations: read, run: ({ params }) => records.detail(params.workflow_id as number) },
     {

@@ -14,6 +14,8 @@ import { EXECUTION_ROUTES } from './executions.js';
 import { FILE_ROUTES } from './files.js';
 import { ASSET_ROUTES, HOME_ROUTES } from './home.js';
 import { INSTRUMENT_ROUTES } from './instruments.js';
+import { INPUT_ROUTES } from './inputs.js';
+import { ATTENTION_ROUTES } from './attention.js';
 import { RECORD_ROUTES } from './records.js';
 import { RESOURCE_ROUTES } from './resources.js';
 import { SAFETY_ROUTES } from './safety.js';
@@ -21,5 +23,5 @@ import { USER_ROUTES } from './users.js';
 import { WORKFLOW_ROUTES } from './workflows.js';
 
 export function declaredRoutes(): Route[] {
-  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(EXECUTION_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES), ...Object.values(APPROVAL_ROUTES), ...Object.values(NOTIFICATION_ROUTES), ...Object.values(SAFETY_ROUTES), ...Object.values(MCP_ROUTES), ...Object.values(RESOURCE_ROUTES), ...Object.values(ASSET_ROUTES)] as Route[];
+  return [...Object.values(HOME_ROUTES), ...Object.values(AUTH_ROUTES), ...Object.values(USER_ROUTES), ...Object.values(API_DOC_ROUTES), ...Object.values(EXECUTION_ROUTES), ...Object.values(CAMPAIGN_ROUTES), ...Object.values(RECORD_ROUTES), ...Object.values(WORKFLOW_ROUTES), ...Object.values(FILE_ROUTES), ...Object.values(INSTRUMENT_ROUTES), ...Object.values(DEVICE_ROUTES), ...Object.values(APPROVAL_ROUTES), ...Object.values(NOTIFICATION_ROUTES), ...Object.values(SAFETY_ROUTES), ...Object.values(MCP_ROUTES), ...Object.values(RESOURCE_ROUTES), ...Object.values(INPUT_ROUTES), ...Object.values(ATTENTION_ROUTES), ...Object.values(ASSET_ROUTES)] as Route[];
 }

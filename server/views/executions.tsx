@@ -113,6 +113,8 @@ function LivePanel({ ctx, status, lastRun }: { ctx: ViewCtx; status: RunnerStatu
           </Alert>
         ))}
       </div>
+      {/* a waiting input step's form: drawn from the live status by the page script (server/client/input-form.ts) */}
+      <div id="live-input" />
       <div className="row g-3">
         <div className="col-lg-6">
           <h3 className="h6">Steps</h3>

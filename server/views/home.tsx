@@ -32,6 +32,7 @@ function runnerLine(s: RunnerStatus): { situation: Situation; text: string } {
     pausing: `${task}: no new step starts after this one`,
     paused: `${task}: resume it on the run page`,
     waiting: s.waiting?.message ?? 'continue on the run page',
+    waiting_input: s.input ? `${s.input.prompt} (give ${s.input.save_as} on the run page)` : 'give the value on the run page',
     failed: s.failed_step ? `${s.failed_step.path}: ${s.failed_step.error} (retry it, skip it or abort, on the run page)` : 'on the run page',
     stopping: `${task}: its cleanup runs`,
   };

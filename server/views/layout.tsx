@@ -8,6 +8,8 @@ export interface ViewCtx {
   mode: 'light' | 'dark';
   logo: boolean;
   path: string;
+  /** How many things wait for a person (the navigation's Attention badge). */
+  attention?: number;
 }
 
 const NAV: [string, string][] = [
@@ -19,6 +21,7 @@ const NAV: [string, string][] = [
   ['/approvals', 'Approvals'],
   ['/resources', 'Resources'],
   ['/safety', 'Safety'],
+  ['/attention', 'Attention'],
   ['/help', 'Help'],
 ];
 
@@ -57,6 +60,11 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
                   <li className="nav-item" key={p}>
                     <a className={`nav-link${p === active ? ' active' : ''}`} href={u(p)} aria-current={p === active ? 'page' : undefined}>
                       {label}
+                      {p === '/attention' && ctx.attention ? (
+                        <span className="badge text-bg-warning ms-1" id="attention-count" aria-label={`${ctx.attention} waiting`}>
+                          {ctx.attention}
+                        </span>
+                      ) : null}
                     </a>
                   </li>
                 ))}

@@ -261,6 +261,7 @@ export function jsonIsland(value: unknown): string {
 const BLOCKS: [string, string, string][] = [
   ['wait', 'Wait', 'Wait a number of seconds'],
   ['pause', 'Pause', 'Wait for an operator to press resume'],
+  ['input', 'Input', 'Ask a person for a value (a number, a text, yes/no or a file) and save it as a variable'],
   ['repeat', 'Repeat', 'Run the steps inside a number of times'],
   ['if', 'If', 'Run steps only when a condition holds (else: other steps)'],
 ];

@@ -192,3 +192,23 @@ if (!usingPostgres()) describe('SQLite: nothing is relayed', () => {
     expect(res.body.error.message).toContain('driven by lab serve on pc-b');
   });
 });
+
+it("an input step of a run B makes is on A's attention list, naming B; the value given on A (PostgreSQL: relayed to B) completes it", async () => {
+  await a.store.workflows.save('ph-on-b', { name: 'ph-on-b', outputs: ['pH'], main: [{ kind: 'call', instrument: 'pump', method: 'status', args: {} }, { kind: 'input', prompt: 'Read the pH', save_as: 'pH', schema: { type: 'number', minimum: 0, maximum: 14 } }] }, null);
+  const { task_id } = (await admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'ph-on-b', repeat: 1 }).expect(200)).body;
+  const listed = async () => ((await admin.get('/app/attention').set('Accept', J).expect(200)).body.items as { kind: string; task_id: number; host: string }[]).find((i) => i.kind === 'input' && i.task_id === task_id);
+  await until(async () => (await listed()) !== undefined);
+  expect(await listed()).toMatchObject({ host: 'lab serve on pc-b' });
+  if (usingPostgres()) {
+    // A knows B's task waits for input once B has relayed its status
+    await until(async () => !!(await admin.get('/app/executions/status').set('Accept', J)).body.elsewhere.find((t: { task_id: number; input?: unknown }) => t.task_id === task_id)?.input);
+    await admin.post('/app/executions/input').set('Accept', J).send({ value: 15 }).expect(400);
+    const given = await admin.post('/app/executions/input').set('Accept', J).send({ value: 7.2 }).expect(200);
+    expect(given.body).toMatchObject({ task_id, value: 7.2 });
+  } else {
+    await admin.post('/app/executions/input').set('Accept', J).send({ value: 7.2 }).expect(409); // nothing relayed: give it on B
+    await b.runner.input(7.2, { by: { id: null, username: 'ada' } });
+  }
+  await until(async () => (await a.store.queue.get(task_id))?.status === 'done');
+  expect(await listed()).toBeUndefined();
+}, 20_000);

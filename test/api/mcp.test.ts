@@ -69,6 +69,10 @@ describe('tools', () => {
     // the runner tools' schemas are their routes' (declared once): queueing takes the execution route's fields
     expect(Object.keys(byName.get('lab_queue_workflow')!.inputSchema.properties ?? {})).toEqual(expect.arrayContaining(['workflow', 'config', 'repeat', 'name']));
     expect(byName.get('lab_approval')!.inputSchema).toMatchObject({ required: ['approval_id'] });
+    // an agent reads what waits for a person, but cannot answer an input: a person does
+    expect(byName.get('lab_attention')!.annotations).toMatchObject({ readOnlyHint: true });
+    expect(answer(await client.callTool({ name: 'lab_attention', arguments: {} }))).toMatchObject({ items: expect.any(Array) });
+    expect([...byName.keys()].filter((n) => /input/.test(n))).toEqual([]);
   });
 
   it('a device connected at run time becomes a tool without a restart', async () => {

@@ -326,6 +326,7 @@ describe('the live view (rendered to a string)', () => {
     progress: { phase: 'main', iteration: 2, iterations: 3, step: 1, steps: 2 },
     failed_step: null,
     waiting: null,
+    input: null,
     interrupted: null,
     store_error: null,
     elsewhere: [],

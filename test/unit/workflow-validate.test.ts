@@ -122,7 +122,7 @@ describe('validateWorkflow: document problems (zod) name the path', () => {
   test('an unknown step kind lists the kinds', () => {
     expect(only(withMain({ kind: 'dose' } as unknown as Step))).toEqual({
       field: 'main[0].kind',
-      message: '"dose" is not a step kind: must be one of call, wait, pause, repeat, if',
+      message: '"dose" is not a step kind: must be one of call, wait, pause, repeat, if, input',
     });
   });
 

@@ -89,6 +89,8 @@ export function toDocument(doc: Workflow): Workflow {
         return { kind: 'wait', seconds: s.seconds, ...label };
       case 'pause':
         return { kind: 'pause', ...(typeof s.message === 'string' && s.message.trim() ? { message: s.message } : {}), ...label };
+      case 'input':
+        return { kind: 'input', prompt: s.prompt, save_as: typeof s.save_as === 'string' ? s.save_as.trim() : s.save_as, schema: s.schema, ...label };
       case 'repeat':
         return { kind: 'repeat', times: s.times, steps: (s.steps ?? []).map(step), ...label };
       case 'if':

@@ -9,11 +9,11 @@ import { isObject } from './util.js';
 export const outputName = (o: Output): string => (typeof o === 'string' ? o : o.name);
 export const outputSource = (o: Output): string => (typeof o === 'string' ? o : o.from);
 
-/** The names call steps save (`save_as`), in document order, once each; only those in `phase` when given. */
+/** The names call and input steps save (`save_as`), in document order, once each; only those in `phase` when given. */
 export function savedVars(doc: Workflow, phase?: Phase): string[] {
   const out: string[] = [];
   walk(doc, (s, _p, ph) => {
-    if (isObject(s) && s.kind === 'call' && typeof s.save_as === 'string' && s.save_as && (!phase || ph === phase) && !out.includes(s.save_as)) {
+    if (isObject(s) && (s.kind === 'call' || s.kind === 'input') && typeof s.save_as === 'string' && s.save_as && (!phase || ph === phase) && !out.includes(s.save_as)) {
       out.push(s.save_as);
     }
   });
@@ -35,8 +35,9 @@ function returnFields(returns: JSONSchema | undefined): string[] {
 export function outputChoices(doc: Workflow, lookup: MethodLookup): string[] {
   const out: string[] = [];
   walk(doc, (s, _p, phase) => {
-    if (phase !== 'main' || !isObject(s) || s.kind !== 'call' || typeof s.save_as !== 'string' || !s.save_as || out.includes(s.save_as)) return;
+    if (phase !== 'main' || !isObject(s) || (s.kind !== 'call' && s.kind !== 'input') || typeof s.save_as !== 'string' || !s.save_as || out.includes(s.save_as)) return;
     out.push(s.save_as);
+    if (s.kind === 'input') return; // a person's value: no fields
     for (const f of returnFields(lookup(s.instrument, s.method)?.returns)) out.push(`${s.save_as}.${f}`);
   });
   return out;

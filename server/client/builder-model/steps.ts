@@ -14,6 +14,8 @@ export function newBlock(kind: BlockKind): Step {
       return { kind: 'wait', seconds: 1 };
     case 'pause':
       return { kind: 'pause', message: '' };
+    case 'input':
+      return { kind: 'input', prompt: '', save_as: '', schema: { type: 'number' } };
     case 'repeat':
       return { kind: 'repeat', times: 2, steps: [] };
     case 'if':
@@ -32,6 +34,8 @@ export function summary(step: Step): string {
       return `wait ${step.seconds} s`;
     case 'pause':
       return `pause${step.message ? `: ${step.message}` : ''}`;
+    case 'input':
+      return `ask: ${step.prompt || '…'}${step.save_as ? ` → ${step.save_as}` : ''} (${step.schema?.type ?? '?'})`;
     case 'repeat':
       return `repeat ${step.times}×`;
     case 'if':

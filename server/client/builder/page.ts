@@ -245,6 +245,8 @@ export class Builder {
       this.renderParams(); // also the usage counts
       this.renderRefs();
       this.hintAll();
+    } else if (el.dataset.prop === 'input-type') {
+      this.render(); // the fields of the new type
     } else if (el.dataset.prop === 'save_as') {
       tickNewOutputs(this.doc, this.lookup, this.offered);
       this.renderOutputs();

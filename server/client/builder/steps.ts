@@ -130,6 +130,26 @@ function blockFields(body: HTMLElement, step: Step, path: string, lookup: Method
         ),
       );
       break;
+    case 'input': {
+      const text = (prop: string, value: string, placeholder: string) => h('input', { class: 'form-control form-control-sm', 'data-prop': prop, value, placeholder, autocomplete: 'off' });
+      const sc = (step.schema ?? { type: 'number' }) as Record<string, unknown>;
+      const str = (k: string) => (sc[k] === undefined ? '' : Array.isArray(sc[k]) ? (sc[k] as string[]).join(', ') : String(sc[k]));
+      const type = h('select', { class: 'form-select form-select-sm', 'data-prop': 'input-type', 'aria-label': 'Type of value' }, ...['number', 'integer', 'string', 'boolean', 'file'].map((t) => h('option', { value: t, selected: sc.type === t }, t)));
+      body.append(field([document.createTextNode('Prompt for the person')], text('prompt', step.prompt ?? '', 'e.g. Read the pH of the sample'), 'prompt'));
+      body.append(field([document.createTextNode('Save the value as '), h('span', { class: 'text-body-secondary' }, '(a variable)')], text('save_as', step.save_as ?? '', 'e.g. pH'), 'save_as'));
+      body.append(field([document.createTextNode('Type')], type, 'schema.type'));
+      if (sc.type === 'number' || sc.type === 'integer') {
+        body.append(field([document.createTextNode('Minimum')], text('input-minimum', str('minimum'), 'none'), 'schema.minimum'));
+        body.append(field([document.createTextNode('Maximum')], text('input-maximum', str('maximum'), 'none'), 'schema.maximum'));
+        body.append(field([document.createTextNode('Unit')], text('input-unit', str('unit'), 'e.g. mg'), 'schema.unit'));
+      } else if (sc.type === 'string') {
+        body.append(field([document.createTextNode('Choices '), h('span', { class: 'text-body-secondary' }, '(comma-separated; empty: any text)')], text('input-enum', str('enum'), 'e.g. clear, cloudy'), 'schema.enum'));
+      } else if (sc.type === 'file') {
+        body.append(field([document.createTextNode('Accept')], text('input-accept', str('accept'), 'e.g. .csv,image/*'), 'schema.accept'));
+        body.append(field([document.createTextNode('Largest file, bytes')], text('input-max_bytes', str('max_bytes'), 'e.g. 1000000'), 'schema.max_bytes'));
+      }
+      break;
+    }
     case 'repeat':
       body.append(field([document.createTextNode('Times')], num('times', step.times, 0, '1'), 'times'));
       body.append(nested(`${path}.steps`, step.steps, 'Steps to repeat', lookup));
@@ -222,11 +242,29 @@ export function editStep(step: Step, el: HTMLInputElement, doc: Workflow, lookup
   } else if (step.kind === 'wait' && prop === 'seconds') step.seconds = numeric();
   else if (step.kind === 'repeat' && prop === 'times') step.times = numeric();
   else if (step.kind === 'pause' && prop === 'message') step.message = v;
+  else if (step.kind === 'input') editInput(step, prop, v);
   else if (step.kind === 'if') {
     if (prop === 'cond-op') step.condition.op = v as typeof step.condition.op;
     else if (prop === 'cond-left' || prop === 'cond-right') {
       const arg = parseArgText(v, null).arg ?? { value: '' };
       step.condition[prop === 'cond-left' ? 'left' : 'right'] = arg;
     }
+  }
+}
+
+/** Typing in an input step's field: its prompt, variable, or schema (a new type keeps no fields of the old one). */
+function editInput(step: Extract<Step, { kind: 'input' }>, prop: string, v: string) {
+  const schema = { ...(step.schema ?? { type: 'number' }) } as Record<string, unknown>;
+  if (prop === 'prompt') step.prompt = v;
+  else if (prop === 'save_as') step.save_as = v.trim();
+  else if (prop === 'input-type') step.schema = { type: v } as typeof step.schema;
+  else if (prop.startsWith('input-')) {
+    const key = prop.slice(6);
+    const text = v.trim();
+    if (!text) delete schema[key];
+    else if (key === 'enum') schema[key] = text.split(',').map((x) => x.trim()).filter(Boolean);
+    else if (key === 'unit' || key === 'accept') schema[key] = text;
+    else schema[key] = Number.isFinite(Number(text)) ? Number(text) : text;
+    step.schema = schema as typeof step.schema;
   }
 }

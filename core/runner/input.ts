@@ -1,0 +1,140 @@
+/**
+ * Input steps in the runner (issue 31): a run waits in the state `waiting_input` until a person gives the
+ * value its step asks for (`POST /executions/input`, the run page's form, `lab run`'s prompt).
+ *
+ * Recorded as a step of the run (the steps table, like a call): `instrument` is INPUT_INSTRUMENT, `method`
+ * the variable, `args` the prompt and schema. While it waits the record is `running` (so the attention list
+ * of every labdeck on the database sees it, and a crash leaves it in-doubt); once given it is `ok`, its
+ * output the value, its user the person who gave it and `ended_at` when. After a restart the runner resumes
+ * such a run by itself (nothing was touched: asking again is safe), replaying its recorded steps, and it waits
+ * for the same input again.
+ *
+ * Events: `{ type: 'input', state: 'waiting' | 'given', … }` — the place to tell people a run waits
+ * (notifications emit `input_waiting` from it).
+ */
+import type { PublicUser } from '../accounts/index.js';
+import { LabError } from '../errors.js';
+import type { StepRow, Store } from '../store/types.js';
+import { checkInputValue, describeInput, type InputSchema } from '../workflow/input.js';
+import type { StepAt } from '../workflow/interpreter.js';
+import type { Step } from '../workflow/model.js';
+import { isStoreFault } from '../errors.js';
+import { Shutdown, waiter, type TaskRun, type Waiter } from './execution.js';
+
+/** The `instrument` of an input step's record: a name no instrument can have. */
+export const INPUT_INSTRUMENT = '(input)';
+
+export type InputStep = Extract<Step, { kind: 'input' }>;
+
+/** Who gave a value. */
+export type GivenBy = { id: PublicUser['id'] | null; username: string };
+
+/** An input a run waits for, as the status shows it. */
+export interface WaitingInput {
+  task_id: number;
+  run_id: number;
+  path: string;
+  prompt: string;
+  save_as: string;
+  schema: InputSchema;
+  /** The schema in words: `a number from 0 to 14 (pH)`. */
+  expects: string;
+  step_id: number;
+  since: string;
+}
+
+/** A waiting input in a TaskRun: resolved with the value a person gave. */
+export type InputWaiter = Waiter<{ value: unknown; by: GivenBy | null }> & { view: WaitingInput; step: InputStep };
+
+/** What the runner hands this module: its store, its events and its log. */
+export interface InputContext {
+  store: Store;
+  emit(e: InputEvent | StepEvent): void;
+  log(runId: number, level: 'info' | 'warn' | 'error', message: string): Promise<void>;
+  emitStatus(): void;
+}
+
+export type InputEvent = {
+  type: 'input';
+  state: 'waiting' | 'given';
+  task_id: number;
+  run_id: number;
+  path: string;
+  prompt: string;
+  save_as: string;
+  schema: InputSchema;
+  value?: unknown;
+  by?: string | null;
+  at: string;
+};
+type StepEvent = { type: 'step'; run_id: number; phase: StepAt['phase']; iteration: number | null; path: string; index: number; state: 'start' | 'ok' | 'error'; kind: 'input'; output?: unknown; error?: string; step_id?: number };
+
+const show = (v: unknown) => (JSON.stringify(v) ?? String(v)).slice(0, 200);
+
+/**
+ * Wait for a person's value for the input step at `at` of the run of `c`; `doubt`: its record left in-doubt
+ * by a restart (used again, so the record keeps one row for it). Resolves with the checked value.
+ */
+export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, step: InputStep, doubt: StepRow | null): Promise<unknown> {
+  const runId = c.run.id;
+  const since = new Date();
+  const record = { runId, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument: INPUT_INSTRUMENT, method: step.save_as, args: { prompt: step.prompt, schema: step.schema }, output: null, status: 'running' as const, error: null, userId: c.task.createdBy, startedAt: since, endedAt: null };
+  let id: number;
+  if (doubt) {
+    id = doubt.id;
+    await ctx.store.steps.update(id, { status: 'running', error: null, endedAt: null });
+  } else id = await ctx.store.steps.insert(record);
+  const view: WaitingInput = { task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, expects: describeInput(step.schema), step_id: id, since: (doubt?.startedAt ?? since).toISOString() };
+  c.waitingInput = Object.assign(waiter<{ value: unknown; by: GivenBy | null }>(), { view, step });
+  const base = { run_id: runId, phase: at.phase, iteration: at.iteration, path: at.path, index: at.index, kind: 'input' as const, step_id: id };
+  ctx.emit({ type: 'step', ...base, state: 'start' });
+  ctx.emit({ type: 'input', state: 'waiting', task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, at: view.since });
+  await ctx.log(runId, 'info', `Waiting for input at ${at.path}: ${step.prompt} (${step.save_as}: ${view.expects}).`);
+  ctx.emitStatus();
+  try {
+    const { value, by } = await c.waitingInput.promise;
+    const at2 = new Date();
+    await ctx.store.steps.update(id, { output: value, status: 'ok', userId: by?.id ?? null, endedAt: at2 });
+    await ctx.log(runId, 'info', `${step.save_as} = ${show(value)}, given by ${by?.username ?? 'an unknown person'}.`);
+    ctx.emit({ type: 'step', ...base, state: 'ok', output: value });
+    ctx.emit({ type: 'input', state: 'given', task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, value, by: by?.username ?? null, at: at2.toISOString() });
+    return value;
+  } catch (e) {
+    // an abort ends the wait (its record says so); a shutdown leaves it running, to be asked again after the restart
+    if (!(e instanceof Shutdown) && !isStoreFault(e)) {
+      await ctx.store.steps.update(id, { status: 'error', error: `no value given: ${e instanceof Error ? e.message : String(e)}`, endedAt: new Date() }).catch(() => undefined);
+      ctx.emit({ type: 'step', ...base, state: 'error', error: e instanceof Error ? e.message : String(e) });
+    }
+    throw e;
+  } finally {
+    c.waitingInput = null;
+    ctx.emitStatus();
+  }
+}
+
+/**
+ * Give the value an input of one of `tasks` waits for: `taskId` names the task (needed while several wait).
+ * A value that does not fit is a 400 naming the field, and the run keeps waiting. Resolves with the value.
+ */
+export function giveInput(tasks: readonly TaskRun[], raw: unknown, opts: { taskId?: number; by: GivenBy | null; field?: string }): { task: TaskRun; value: unknown } {
+  const waiting = tasks.filter((t) => t.waitingInput);
+  let t: TaskRun | undefined;
+  if (opts.taskId !== undefined) {
+    t = tasks.find((x) => x.id === opts.taskId);
+    if (t && !t.waitingInput) {
+      throw new LabError('conflict', `Task ${t.id} waits for no input (it is ${t.state()}).`, [{ field: 'task_id', message: 'waits for no input' }], { state: t.state() });
+    }
+  } else if (waiting.length > 1) {
+    throw new LabError('conflict', `${waiting.length} tasks wait for input (${waiting.map((x) => `task ${x.id}: ${x.waitingInput!.view.prompt}`).join('; ')}): say which with task_id.`, [{ field: 'task_id', message: 'required while several tasks wait for input' }], {
+      waiting: waiting.map((x) => x.waitingInput!.view),
+    });
+  } else t = waiting[0];
+  if (!t) return { task: undefined as unknown as TaskRun, value: undefined };
+  const w = t.waitingInput!;
+  const value = checkInputValue(w.step.schema, raw, { field: opts.field ?? (w.step.schema.type === 'file' ? 'file' : 'value'), name: w.step.save_as });
+  w.resolve({ value, by: opts.by });
+  return { task: t, value };
+}
+
+/** Whether a recorded step is an input step's. */
+export const isInputRecord = (s: Pick<StepRow, 'instrument'>) => s.instrument === INPUT_INSTRUMENT;

@@ -1,0 +1,32 @@
+/** The attention list (issue 31): `GET /attention`, a page or JSON. Thin: the runtime reads it (core/attention). */
+import { Router } from 'express';
+import { z } from 'zod';
+import type { Runtime } from '../../core/runtime.js';
+import { pageOrJson } from '../api-doc.js';
+import { ctxOf } from '../context.js';
+import { render, url, wantsJson } from '../http.js';
+import { handle, route } from '../route.js';
+import { AttentionPage } from '../views/attention.js';
+
+export const ATTENTION_ROUTES = {
+  list: route({
+    method: 'GET',
+    path: '/attention',
+    section: 'Workflow execution',
+    summary: 'Everything waiting for a person across the lab, with what to do and a link',
+    operationId: 'attention',
+    client: { name: 'attention', doc: 'What waits for a person across the lab: inputs, pause steps, failed steps, approvals, held queues, interrupted runs, labdecks offline with work. Each item has kind, title, action and link.' },
+    query: z.object({ format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header') }),
+    responses: { 200: pageOrJson('The list (JSON: { items, count })', 'AttentionList') },
+  }),
+};
+
+export function attentionRoutes(runtime: Runtime): Router {
+  const r = Router();
+  handle(r, ATTENTION_ROUTES.list, async (req, res) => {
+    const items = await runtime.attention.list();
+    if (wantsJson(req)) return res.json({ items: items.map((i) => ({ ...i, url: url(req, i.link) })), count: items.length });
+    render(res, <AttentionPage ctx={{ ...(await ctxOf(req)), attention: items.length }} items={items} />);
+  });
+  return r;
+}
