@@ -330,7 +330,8 @@ export class Runner extends EventEmitter {
       if (!(await this.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
       await this.resumeInterrupted('retry');
       this.emitQueue();
-    } catch {
+    } catch (e) {
+      console.log('DBG resumeWaitingInput', e);
       // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
     }
   }

@@ -223,7 +223,13 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     transaction: (fn) =>
       sql.transaction((tx) => {
         const repos = createRepositories(tx);
-        return fn({ ...createRunRepositories(tx), approvals: createApprovalRepository(tx), outbox: createOutboxRepository(tx), settings: repos.settings });
+        const runsTx = createRunRepositories(tx);
+        // a run marked in doubt inside the transaction puts its in-flight stock uses on hold in it too (resource-repos.ts)
+        const markInDoubt = async (runId: number) => {
+          await stock.within(tx).markRunInDoubt(runId);
+          return runsTx.runSteps.markInDoubt(runId);
+        };
+        return fn({ ...runsTx, runSteps: { ...runsTx.runSteps, markInDoubt }, approvals: createApprovalRepository(tx), outbox: createOutboxRepository(tx), settings: repos.settings });
       }),
     safety: createSafetyRepository(sql),
     attention: createAttentionRepository(sql),

@@ -85,7 +85,7 @@ function applyStmts(resource: string, delta: number | null, to: string | null, a
 /** Calls whose record says what they did to the stock: ok (counted) or in doubt (put aside). */
 const COUNTED = new Set(['ok', 'in-doubt']);
 
-export function createResourceRepository(sql: Sql): { resources: ResourceStore; wrapSteps(steps: Store['steps']): Store['steps'] } {
+export function createResourceRepository(sql: Sql): { resources: ResourceStore; wrapSteps(steps: Store['steps']): Store['steps']; within(tx: Sql): ResourceStore } {
   let planner: UsePlanner | null = null;
 
   const plan = (call: Pick<NewStep, 'instrument' | 'method' | 'args'>): ResourceUse[] => {
@@ -257,7 +257,14 @@ export function createResourceRepository(sql: Sql): { resources: ResourceStore; 
     };
   }
 
-  return { resources, wrapSteps };
+  /** The same repository on a transaction's Sql (core/notify's store.transaction), with the same rules. */
+  const within = (tx: Sql): ResourceStore => {
+    const r = createResourceRepository(tx).resources;
+    r.setPlanner(planner);
+    return r;
+  };
+
+  return { resources, wrapSteps, within };
 }
 
 function versionRow(r: DbRow): DeckVersionRow {

@@ -112,6 +112,7 @@ describe('a waiting input survives a restart', () => {
       await until(async () => (await st(ada)).state === 'waiting_input' && (await st(ada)).progress.iteration === 2);
       // kill: the process stops heart-beating and its lease is over, its run left as it was
       first.runtime.runner.host.halt();
+      await first.runtime.notifications.close(); // a killed process delivers nothing either
       await first.runtime.store.hosts.stop(first.runtime.runner.host.id);
       (first.app.locals.sessionStore as { close(): void }).close();
       const dead = first;
