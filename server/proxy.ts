@@ -134,8 +134,14 @@ const camel = (snake: string) => snake.replace(/_([a-z0-9])/g, (_, c: string) =>
 function answerType(r: Route): string {
   const ref = (r.responses[200]?.content?.['application/json']?.schema as { $ref?: string } | undefined)?.$ref;
   const name = ref?.split('/').pop();
-  return name ? (TS_ANSWER[name] ?? name) : 'unknown';
+  if (!name) return 'unknown';
+  // an answer the TypeScript runtime declares a type for is that type; any other is a plain object
+  return TS_ANSWER[name] ?? (tsDeclared().has(name) ? name : 'Record<string, unknown>');
 }
+
+let declaredTypes: Set<string> | null = null;
+/** The type names TS_RUNTIME declares. */
+const tsDeclared = () => (declaredTypes ??= new Set([...TS_RUNTIME.matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!)));
 
 let routeMethods: RouteMethod[] | null = null;
 /** The declared client routes, read once (every route module is loaded by the time a client is generated). */
@@ -876,7 +882,7 @@ export interface Runner extends RunnerRoutes {
   waitForRun(task: number | { task_id: number }, options?: WaitOptions): Promise<RunRecord>;
 }
 
-type Send = (method: 'GET' | 'POST', path: string, body?: unknown) => Promise<unknown>;
+type Send = (method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) => Promise<unknown>;
 
 /** One request to labdeck: a JSON body when given, the JSON answer back, LabError for an error answer. */
 function makeSend(baseUrl: string, token: string | undefined): Send {

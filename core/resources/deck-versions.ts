@@ -47,18 +47,20 @@ export function snapshotOf(list: readonly InstrumentSchema[]): DeckSnapshot {
 /** What changed from `a` to `b`, per method. */
 export function diffDecks(a: DeckSnapshot, b: DeckSnapshot): MethodChange[] {
   const out: MethodChange[] = [];
-  for (const name of Object.keys(a)) if (!b[name]) out.push({ instrument: name, change: 'instrument removed' });
+  // own keys only: an instrument may be called "constructor" or "toString"
+  const own = <T,>(o: Record<string, T> | undefined, k: string): T | undefined => (o && Object.hasOwn(o, k) ? o[k] : undefined);
+  for (const name of Object.keys(a)) if (!own(b, name)) out.push({ instrument: name, change: 'instrument removed' });
   for (const name of Object.keys(b)) {
-    const before = a[name];
-    if (!before) {
+    const before = own(a, name);
+    if (!before?.methods) {
       out.push({ instrument: name, change: 'instrument added' });
       continue;
     }
     const after = b[name]!;
-    for (const m of Object.keys(before.methods)) if (!after.methods[m]) out.push({ instrument: name, method: m, change: 'removed' });
+    for (const m of Object.keys(before.methods)) if (!own(after.methods, m)) out.push({ instrument: name, method: m, change: 'removed' });
     for (const m of Object.keys(after.methods)) {
-      const x = before.methods[m];
-      if (!x) {
+      const x = own(before.methods, m);
+      if (!x?.args) {
         out.push({ instrument: name, method: m, change: 'added' });
         continue;
       }

@@ -400,10 +400,10 @@ export class SafetyGuard {
 
   /** A person says what a state is (null: that they do not know). */
   async setState(name: string, value: unknown, userId: number | null, by: string): Promise<StateEntry> {
-    const spec = this.config.states[name];
+    const spec = Object.hasOwn(this.config.states, name) ? this.config.states[name] : undefined;
     if (!spec) throw new LabError('not_found', `There is no state "${name}" in the safety file (states: ${Object.keys(this.config.states).join(', ') || 'none'}).`, [{ field: 'state', message: 'unknown state' }]);
     if (spec.read) throw new LabError('invalid_input', `"${name}" is read from the instrument; it cannot be set by hand.`, [{ field: 'state', message: 'read from the instrument' }]);
-    if (value !== null && value !== '' && spec.values.length && !spec.values.includes(String(value))) {
+    if (value !== null && value !== '' && Array.isArray(spec.values) && spec.values.length && !spec.values.includes(String(value))) {
       throw new LabError('invalid_input', `"${name}" is one of ${spec.values.join(', ')}, not ${JSON.stringify(value)}.`, [{ field: 'value', message: `one of ${spec.values.join(', ')}` }]);
     }
     const before = this.states[name] ?? null;

@@ -82,6 +82,12 @@ const ADMIN_ONLY = new Set([
   'POST /app/account/users/{user_id}/enable',
   'POST /app/account/users/{user_id}/delete',
   'POST /app/approvals/policy',
+  'GET /app/notifications',
+  'PUT /app/notifications',
+  'POST /app/notifications',
+  'POST /app/notifications/test',
+  'PUT /app/safety',
+  'POST /app/safety/file',
 ]);
 
 // ---------------------------------------------------------------------------------------------------------

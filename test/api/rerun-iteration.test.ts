@@ -74,6 +74,7 @@ export const gate = { pass() { return new Promise((resolve) => (globalThis.__rer
   // the crash: the first labdeck stops (no more heartbeats), its call in flight never answered
   const dangling = gates().splice(0);
   first.runtime.runner.host.halt();
+  await first.runtime.notifications.close(); // a killed process delivers nothing either
   await first.runtime.store.hosts.stop(first.runtime.runner.host.id);
   const second = await labdeck(deck);
   const op = request.agent(second.app);
