@@ -274,11 +274,12 @@ export function ExecutionPage(props: {
                     </label>
                     <input className="form-control form-control-sm" type="number" min={1} id="repeat" name="repeat" placeholder="n" />
                   </div>
-                  <button className="btn btn-outline-secondary" type="submit" formAction={u('/executions/preflight')} id="preflight-run">
-                    Check first
-                  </button>
+                  {/* Queue first: the form's default button (Enter in a field queues, as before) */}
                   <button className="btn btn-primary" type="submit">
                     Queue the run
+                  </button>
+                  <button className="btn btn-outline-secondary" type="submit" formAction={u('/executions/preflight')} id="preflight-run">
+                    Check first
                   </button>
                 </div>
               </form>

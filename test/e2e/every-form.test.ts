@@ -103,6 +103,8 @@ describe('every form of every page, in Chromium', () => {
     expect(call.task_id).toEqual(expect.any(Number));
     const records = (await (await api.get(`${base}/executions/records`, { headers: J })).json()).records as { id: number }[];
     const approval = await pendingApproval();
+    const versions = (await (await api.get(`${base}/deck/versions`, { headers: J })).json()).versions as { id: number }[];
+    expect(versions.length).toBeGreaterThan(0); // the deck as it started is version 1
 
     /** A value for each path parameter of an HTML route: what this lab has. */
     const SAMPLES: Record<string, string> = {
@@ -115,6 +117,7 @@ describe('every form of every page, in Chromium', () => {
       '/files/preview/{filename}': `/files/preview/${filename}`,
       '/executions/records/{workflow_id}': `/executions/records/${records[0]!.id}`,
       '/approvals/{id}': `/approvals/${approval!.id}`,
+      '/deck/versions/{id}': `/deck/versions/${versions[0]!.id}`,
     };
 
     // The HTML pages the routes declare.
