@@ -135,7 +135,6 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
               <select id="res-kind" name="kind" className="form-select">
                 <option value="consumable">consumable (a count: tips)</option>
                 <option value="liquid">liquid (a volume)</option>
-                <option value="container">container (rows × columns)</option>
                 <option value="sample">sample (an identity)</option>
               </select>
             </div>
@@ -147,16 +146,28 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
               <label className="form-label" htmlFor="res-unit">Unit</label>
               <input id="res-unit" name="unit" className="form-control" placeholder="each, ml" />
             </div>
-            <div className="col-2">
-              <label className="form-label" htmlFor="res-rows">Rows</label>
-              <input id="res-rows" name="rows" type="number" min="1" className="form-control" />
-            </div>
-            <div className="col-2">
-              <label className="form-label" htmlFor="res-columns">Cols</label>
-              <input id="res-columns" name="columns" type="number" min="1" className="form-control" />
-            </div>
             <div className="col-12">
               <button className="btn btn-primary">Add</button>
+            </div>
+          </form>
+          {/* a container has positions, and only a container: its own form, so every field of each form fits */}
+          <h2 className="h6 mt-3">Add a container (a rack or plate: rows × columns, positions A1…)</h2>
+          <form method="post" action={u('/resources')} className="row g-2">
+            <input type="hidden" name="kind" value="container" />
+            <div className="col-6">
+              <label className="form-label" htmlFor="res-cname">Name</label>
+              <input id="res-cname" name="name" className="form-control" required />
+            </div>
+            <div className="col-3">
+              <label className="form-label" htmlFor="res-rows">Rows</label>
+              <input id="res-rows" name="rows" type="number" min="1" className="form-control" required />
+            </div>
+            <div className="col-3">
+              <label className="form-label" htmlFor="res-columns">Columns</label>
+              <input id="res-columns" name="columns" type="number" min="1" className="form-control" required />
+            </div>
+            <div className="col-12">
+              <button className="btn btn-outline-primary">Add the container</button>
             </div>
           </form>
         </section>
