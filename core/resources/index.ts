@@ -128,7 +128,7 @@ export class Resources {
     if (typeof name !== 'string' || !NAME.test(name)) throw bad('name', 'a name of letters, digits, spaces, . _ - (at most 120)');
     const kind = r.kind;
     if (typeof kind !== 'string' || !(RESOURCE_KINDS as readonly string[]).includes(kind)) throw bad('kind', `one of ${RESOURCE_KINDS.join(', ')}`);
-    const quantity = r.quantity === undefined || r.quantity === null || r.quantity === '' ? (kind === 'sample' ? 1 : undefined) : Number(r.quantity);
+    const quantity = r.quantity === undefined || r.quantity === null || r.quantity === '' ? (kind === 'sample' || kind === 'container' ? 1 : undefined) : Number(r.quantity);
     if (quantity === undefined || !Number.isFinite(quantity)) throw bad('quantity', 'a number (a count, a volume)');
     const unit = r.unit === undefined || r.unit === null || r.unit === '' ? (kind === 'liquid' ? 'ml' : 'each') : String(r.unit).slice(0, 40);
     const grid = (f: 'rows' | 'columns') => {

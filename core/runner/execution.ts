@@ -50,6 +50,9 @@ export function waiter<T = void>(): Waiter<T> {
     resolve = res;
     reject = rej;
   });
+  // a wait may be cut (an abort, a shutdown) before anyone awaits it (its log line is still being written):
+  // that is no unhandled rejection; whoever awaits it later still gets the error
+  promise.catch(() => undefined);
   return { promise, resolve, reject };
 }
 
@@ -140,6 +143,16 @@ export class TaskRun {
   /** "task 7 ("mix × 3")", for messages. */
   label(): string {
     return `task ${this.task.id} ("${this.task.name}")`;
+  }
+
+  /**
+   * The operator's decision on the failed step. The task is no longer `failed` from this moment: the answer to
+   * the Retry or Skip, and every status read after it, shows it going on (the step's log line is written after).
+   */
+  decide(decision: 'retry' | 'skip'): void {
+    const failed = this.failed;
+    this.failed = null;
+    failed?.resolve(decision);
   }
 
   /** Break every wait of the run with `e` (an abort, or a shutdown); `all`: its sleeps and pause flag too. */

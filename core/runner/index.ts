@@ -907,7 +907,7 @@ export class Runner extends EventEmitter {
     const t = taskId === undefined ? this.only('skip') : await this.named(taskId);
     if (t instanceof TaskRun) {
       this.check('skip', t);
-      t.failed!.resolve('skip');
+      t.decide('skip');
     } else {
       if (!this.interrupted) this.check('skip', t);
       await this.resumeInterrupted('skip');
@@ -937,7 +937,7 @@ export class Runner extends EventEmitter {
   /** Re-run the failed step (or an interrupted task's in-doubt step). */
   async retry(taskId?: number): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('retry') : await this.named(taskId);
-    if (t instanceof TaskRun && t.failed) t.failed.resolve('retry');
+    if (t instanceof TaskRun && t.failed) t.decide('retry');
     else if (t !== null && !(t instanceof TaskRun)) await this.resumeInterrupted(this.interrupted!.retry === 'iteration' ? 'iteration' : 'retry');
     else if (t === null && this.interrupted) await this.resumeInterrupted(this.interrupted.retry === 'iteration' ? 'iteration' : 'retry');
     else this.notApplicable('retry', t);
@@ -1519,13 +1519,14 @@ export class Runner extends EventEmitter {
         }
         if (isStoreFault(e)) throw e; // not the step's failure: the run stops here (core/runner/store-fault.ts)
         const error = message(e);
-        c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
+        // kept here: the operator's decision (c.decide) clears c.failed, maybe while the log below is written
+        const failed = (c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error }));
         const failedMsg = `Step ${at.path} failed: ${sentence(error)} Retry it, skip it, or abort the task.`;
         const key = alertKeys.stepFailed(run, at.path);
         await this.log(run, 'error', failedMsg, [openAlert('step_failed', key, { ...this.alertCtx(c, at, failedMsg), error }, { userId: c.task.createdBy })]);
         this.emitStatus();
         try {
-          const decision = await c.failed.promise;
+          const decision = await failed.promise;
           await this.log(run, 'info', decision === 'retry' ? `Retrying ${at.path}.` : `Skipping ${at.path}.`, [resolveAlert(key, decision === 'retry' ? 'the step was retried' : 'the step was skipped')]);
           if (decision === 'skip') {
             skippedHere++;

@@ -122,6 +122,9 @@ describe('resources and preflight', () => {
     const badCsv = await lab.admin.post('/app/resources/import').set('Accept', 'application/json').type('text/plain').send('name,kind,quantity\nx,gadget,1\n').expect(400);
     expect(badCsv.body.error.message).toMatch(/Line 2, column kind/);
     expect((await stock(lab, 'tips')).resource.quantity).toBe(200);
+    // a container is one thing (the page's container form sends no quantity); a consumable needs its count
+    expect((await lab.admin.post('/app/resources').send({ name: 'rack2', kind: 'container', rows: 1, columns: 2 }).expect(201)).body.quantity).toBe(1);
+    expect((await lab.admin.post('/app/resources').send({ name: 'tips9', kind: 'consumable' }).expect(400)).body.error.details).toEqual([{ field: 'quantity', message: expect.any(String) }]);
     await lab.admin.post('/app/resources').send({ name: 'bad', kind: 'tool', quantity: 1 }).expect(400);
     await lab.admin.put('/app/resources/consumption').send([{ target: 'pump', method: 'dose', resource: 'tips', amount: 'one' }]).expect(400);
   });
