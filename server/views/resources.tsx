@@ -114,7 +114,7 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
               <td>{r.location ?? ''}</td>
               <td>
                 <form method="post" action={u(`/resources/${encodeURIComponent(r.name)}/quantity`)} className="d-flex gap-1">
-                  <input name="add" type="number" step="any" className="form-control form-control-sm" style={{ width: '7em' }} aria-label={`Add to ${r.name}`} required />
+                  <input name="add" type="number" step="any" className="form-control form-control-sm input-short" aria-label={`Add to ${r.name}`} required />
                   <button className="btn btn-sm btn-outline-primary">Add</button>
                 </form>
               </td>
