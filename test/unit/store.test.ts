@@ -374,11 +374,9 @@ describe(`steps (${dialect})`, () => {
     expect(got?.endedAt).toEqual(endedAt);
   });
 
-  it('records a thousand calls quickly (the hot path)', async () => {
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: 1000 }, (_, i) => store.steps.insert(step({ stepIndex: i, output: { i } }))));
-    // Measured here: ~30k/s on SQLite, ~5-9k/s on PostgreSQL; the bound only catches gross regressions.
-    expect(performance.now() - t0).toBeLessThan(3000);
+  it('records a thousand calls at once, each with its own id and output (the hot path; its speed is in npm run bench)', async () => {
+    const ids = await Promise.all(Array.from({ length: 1000 }, (_, i) => store.steps.insert(step({ stepIndex: i, output: { i } }))));
+    expect(new Set(ids).size).toBe(1000);
   });
 });
 
@@ -450,7 +448,7 @@ describe(`re-opening (${dialect})`, () => {
 
 describe('two labdecks opening one new PostgreSQL database at once (whatever LABDECK_TEST_DB says)', () => {
   it('both open it: one migrates, the other waits for it and finds nothing left to do', async () => {
-    const db = await postgresTestDb();
+    const db = await postgresTestDb({ empty: true });
     const dirs = [0, 1].map(() => fs.mkdtempSync(path.join(os.tmpdir(), 'labdeck-twopg-')));
     const opened = await Promise.allSettled(dirs.map((dataDir) => openStore({ url: db.url, dataDir })));
     try {
