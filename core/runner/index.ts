@@ -1525,8 +1525,11 @@ export class Runner extends EventEmitter {
         const error = message(e);
         c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error });
         const failedMsg = `Step ${at.path} failed: ${sentence(error)} Retry it, skip it, or abort the task.`;
-        const key = alertKeys.stepFailed(run, at.path);
-        await this.log(run, 'error', failedMsg, [openAlert('step_failed', key, { ...this.alertCtx(c, at, failedMsg), error }, { userId: c.task.createdBy })]);
+        // a call the safety guard refused waits like a failed step; its alert says it was blocked (core/notify)
+        const blocked = isLabError(e) && (e.code === 'safety' || e.code === 'safety_file');
+        const key = blocked ? alertKeys.safety(`run:${run}:${at.path}`) : alertKeys.stepFailed(run, at.path);
+        const extra = blocked ? { error, problems: (e as LabError).details ?? [] } : { error };
+        await this.log(run, 'error', failedMsg, [openAlert(blocked ? 'safety_blocked' : 'step_failed', key, { ...this.alertCtx(c, at, failedMsg), ...extra }, { userId: c.task.createdBy })]);
         this.emitStatus();
         try {
           const decision = await c.failed.promise;
