@@ -1,6 +1,6 @@
 /**
  * "Done when" of issue 30 through a whole labdeck (docs/notifications.md): a pause step, an agent's approval
- * request and a failed step each reach a signed webhook, an SMTP inbox and a Slack-compatible endpoint (real
+ * request, a failed step and an overdue step each reach a signed webhook, an SMTP inbox and a Slack-compatible endpoint (real
  * receivers on loopback) within 5 s, with a link that opens the page it names, and each one's resolution
  * follows on all three.
  */
@@ -36,6 +36,8 @@ beforeAll(async () => {
         { name: 'chat', kind: 'slack', url: `${sink.url}/slack`, rate_per_minute: 600 },
         { name: 'mail', kind: 'email', host: '127.0.0.1', port: smtp.port, secure: false, from: 'lab@example.org', to: ['night@example.org'], rate_per_minute: 600 },
       ],
+      // overdue beyond twice the median of the calls recorded, from the first one on (the overdue test)
+      watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 },
     })
     .expect(200);
 }, 30_000);
@@ -108,5 +110,17 @@ it('a failed step: on all three with a working link (the run record), then the r
   await lab.admin.post('/app/executions/retry').set('Accept', J).expect(200);
   await until(async () => hooks('step_failed').length === 2 && slack('step_failed').length === 2 && mails('Resolved').length > resolvedBefore, 5000);
   expect(hooks('step_failed')[1]).toMatchObject({ state: 'resolved', id: open.id });
+  await until(async () => (await lab.runtime.store.queue.get(task))!.status === 'done');
+});
+
+it('an overdue step: on all three with a working link, then resolved on all three when it ends', async () => {
+  await lab.admin.post('/app/instruments/slow').set('Accept', J).send({ method: 'work', args: { ms: 50 } }).expect(200);
+  await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'slow-one', main: [{ kind: 'call', instrument: 'slow', method: 'work', args: { ms: { value: 2500 } } }] }).expect(201);
+  const t0 = Date.now();
+  const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'slow-one', repeat: 1 }).expect(200)).body.task_id as number;
+  const open = await everywhere('step_overdue', 'A step is overdue', 1, t0);
+  const resolvedBefore = mails('Resolved').length;
+  await until(async () => hooks('step_overdue').length === 2 && slack('step_overdue').length === 2 && mails('Resolved').length > resolvedBefore, 8000);
+  expect(hooks('step_overdue')[1]).toMatchObject({ state: 'resolved', id: open.id });
   await until(async () => (await lab.runtime.store.queue.get(task))!.status === 'done');
 });
