@@ -140,7 +140,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     runner.preflight = (p) => checkRun(safety, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
     campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed);
     await runner.start();
-    const notifications = startNotifications({ store, runner, deliver: options.notify });
+    const notifications = startNotifications({ store, runner, deck, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
     const approvals = new Approvals({ store, deck, runner, campaigns, ttlMs: options.approvalTtlMs });
     const consoleTimeoutMs = options.consoleTimeoutMs ?? 10_000;

@@ -119,6 +119,12 @@ export interface CallGuard {
   finish(token: unknown, ok: boolean, output: unknown): Promise<void>;
 }
 
+/** Told of each call the guard refused or let through (core/notify's safety_blocked); must return at once. */
+export interface GuardEvents {
+  blocked(call: { instrument: string; method: string; args: Record<string, unknown>; userId: number | null; runId: number | null; error: unknown }): void;
+  allowed(instrument: string, method: string): void;
+}
+
 export interface DeckOptions {
   recordStep(step: NewStep): Promise<number>;
   foreign?: ForeignModules;
@@ -258,6 +264,8 @@ export class Deck extends EventEmitter {
   private readonly foreign: ForeignModules | undefined;
   /** The safety guard every call passes (set by the runtime). */
   guard: CallGuard | null = null;
+  /** Told of the guard's verdicts (set by the runtime: core/notify/safety.ts). */
+  guardEvents: GuardEvents | null = null;
   /** A method's level as the lab's safety file sets it (`levels`), or undefined (set by the runtime). */
   levelOf: ((instrument: string, classes: readonly string[], method: string) => Safety | undefined) | null = null;
 
@@ -341,7 +349,15 @@ export class Deck extends EventEmitter {
         parsed = this.validate(instrument, method, m, args);
       }
       // the safety guard, the last thing before the driver: a refusal reaches no driver and leaves no step
-      if (this.guard) guardToken = await this.guard.enforce(this.guardedCall(dev, method, m, parsed, opts.userId));
+      if (this.guard) {
+        try {
+          guardToken = await this.guard.enforce(this.guardedCall(dev, method, m, parsed, opts.userId));
+        } catch (e) {
+          this.guardEvents?.blocked({ instrument, method, args: parsed, userId: opts.userId, runId: opts.runId ?? null, error: e });
+          throw e;
+        }
+        this.guardEvents?.allowed(instrument, method);
+      }
       const ctx: CallContext = {
         signal: this.abort.signal,
         log: (message: string) => {

@@ -15,6 +15,7 @@ export { EVENTS, DEFAULT_EVENTS, type EventName } from './settings.js';
 export { Deliverer } from './deliverer.js';
 export { Watchdog, overdueBound, runEta, etaText, type CallStats } from './watchdog.js';
 import { runEta, type Watchdog } from './watchdog.js';
+import type { SafetyAlerts } from './safety.js';
 
 /** Events that tell, without a waiting state: never on the attention list. */
 const INFORMATIONAL = new Set(['run_completed', 'campaign_finished']);
@@ -28,6 +29,8 @@ export class Notifications {
   readonly deliverer: Deliverer;
   /** The watchdog fed by this host's runner (core/notify/wiring.ts); null until wired. */
   watchdog: Watchdog | null = null;
+  /** safety_blocked of direct calls, told by the deck (core/notify/safety.ts); null until wired. */
+  safety: SafetyAlerts | null = null;
   /** The address this labdeck serves at, for links when the settings name no `base_url` (`lab serve` sets it). */
   set baseUrl(url: string | null) {
     this.deliverer.baseUrl = url;

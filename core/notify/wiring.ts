@@ -2,12 +2,15 @@
  * Wires notifications into a runtime: this host's deliverer, and the watchdog fed by the runner's step and
  * run events (it reads them; it writes only its own alerts and log lines).
  */
+import type { Deck } from '../deck/index.js';
 import type { Runner, RunnerEvent } from '../runner/index.js';
 import type { Store } from '../store/types.js';
 import { Notifications } from './index.js';
+import { SafetyAlerts } from './safety.js';
 import { Watchdog } from './watchdog.js';
 
-export function startNotifications(o: { store: Store; runner: Runner; deliver?: boolean }): Notifications {
+/** With `deck`, its safety guard's refusals of direct calls raise safety_blocked (core/notify/safety.ts). */
+export function startNotifications(o: { store: Store; runner: Runner; deck?: Deck; deliver?: boolean }): Notifications {
   const n = new Notifications(o.store, o.runner.host.id, { deliver: o.deliver, onError: () => undefined });
   const watchdog = new Watchdog({ store: o.store, host: o.runner.host.name, settings: async () => (await n.settings()).watchdog });
   n.watchdog = watchdog;
@@ -30,11 +33,19 @@ export function startNotifications(o: { store: Store; runner: Runner; deliver?: 
       } else quiet(watchdog.stepEnded(e.step_id));
     }
   });
+  if (o.deck) {
+    const safety = new SafetyAlerts(o.store, o.runner.host.name);
+    n.safety = safety;
+    o.deck.guardEvents = safety;
+    void safety.load().catch(() => undefined);
+  }
   watchdog.start();
   n.start();
   const close = n.close.bind(n);
   n.close = async (flushMs?: number) => {
     watchdog.stop();
+    if (o.deck?.guardEvents === n.safety) o.deck!.guardEvents = null;
+    await n.safety?.idle();
     await close(flushMs);
   };
   return n;

@@ -40,7 +40,7 @@ import { runParameters, workflowIterations, type IterationSource, type SourceFac
 import { sentence } from '../text.js';
 import { bestText, campaignBest } from '../notify/campaign.js';
 import { alerting, alertingWhen, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
-import type { AlertOp } from '../store/types.js';
+import type { AlertOp, TxStore } from '../store/types.js';
 import { savedProblem } from './saved.js';
 import { iterationDoubt, remadeSince, resumeLine, type IterationDoubt } from './iteration.js';
 
@@ -1425,9 +1425,13 @@ export class Runner extends EventEmitter {
     return ops;
   }
 
-  private async log(runId: number, level: 'info' | 'warn' | 'error', msg: string, alerts: AlertOp[] = []) {
+  /** A line of a run's log, with `alerts` and the state `change` that causes them in its transaction. */
+  private async log(runId: number, level: 'info' | 'warn' | 'error', msg: string, alerts: AlertOp[] = [], change?: (tx: TxStore) => Promise<void>) {
     const at = now();
-    await alerting(this.store, alerts, (tx) => tx.logs.add(runId, level, msg, at));
+    await alerting(this.store, alerts, async (tx) => {
+      await change?.(tx);
+      await tx.logs.add(runId, level, msg, at);
+    });
     this.emit('event', { type: 'log', run_id: runId, level, message: msg, at: at.toISOString() } satisfies RunnerEvent);
   }
 
@@ -1522,8 +1526,11 @@ export class Runner extends EventEmitter {
         // kept here: the operator's decision (c.decide) clears c.failed, maybe while the log below is written
         const failed = (c.failed = Object.assign(waiter<'retry' | 'skip'>(), { at, error }));
         const failedMsg = `Step ${at.path} failed: ${sentence(error)} Retry it, skip it, or abort the task.`;
-        const key = alertKeys.stepFailed(run, at.path);
-        await this.log(run, 'error', failedMsg, [openAlert('step_failed', key, { ...this.alertCtx(c, at, failedMsg), error }, { userId: c.task.createdBy })]);
+        // a call the safety guard refused waits like a failed step; its alert says it was blocked (core/notify)
+        const blocked = isLabError(e) && (e.code === 'safety' || e.code === 'safety_file');
+        const key = blocked ? alertKeys.safety(`run:${run}:${at.path}`) : alertKeys.stepFailed(run, at.path);
+        const extra = blocked ? { error, problems: (e as LabError).details ?? [] } : { error };
+        await this.log(run, 'error', failedMsg, [openAlert(blocked ? 'safety_blocked' : 'step_failed', key, { ...this.alertCtx(c, at, failedMsg), ...extra }, { userId: c.task.createdBy })]);
         this.emitStatus();
         try {
           const decision = await failed.promise;
@@ -1569,8 +1576,9 @@ export class Runner extends EventEmitter {
     return {
       store: this.store,
       emit: (e: RunnerEvent) => void this.emit('event', e),
-      log: (runId: number, level: 'info' | 'warn' | 'error', msg: string) => this.log(runId, level, msg),
+      log: (runId: number, level: 'info' | 'warn' | 'error', msg: string, alerts?: AlertOp[], change?: (tx: TxStore) => Promise<void>) => this.log(runId, level, msg, alerts, change),
       emitStatus: () => this.emitStatus(),
+      host: this.host.name,
     };
   }
 

@@ -9,12 +9,15 @@
  * such a run by itself (nothing was touched: asking again is safe), replaying its recorded steps, and it waits
  * for the same input again.
  *
- * Events: `{ type: 'input', state: 'waiting' | 'given', … }` — the place to tell people a run waits
- * (notifications emit `input_waiting` from it).
+ * Events: `{ type: 'input', state: 'waiting' | 'given', … }`. The notification `input_waiting` is written
+ * with the waiting record and its log line, in one transaction (core/notify); its resolution with the record
+ * that ends the wait (the value given, or none: the run aborted). A restart leaves it open: the resumed wait
+ * opens the same key again, which adds nothing (one open alert per key).
  */
 import type { PublicUser } from '../accounts/index.js';
 import { LabError } from '../errors.js';
-import type { StepRow, Store } from '../store/types.js';
+import { alerting, keys, open as openAlert, resolve as resolveAlert } from '../notify/events.js';
+import type { AlertOp, StepRow, Store, TxStore } from '../store/types.js';
 import { checkInputValue, describeInput, type InputSchema } from '../workflow/input.js';
 import type { StepAt } from '../workflow/interpreter.js';
 import type { Step } from '../workflow/model.js';
@@ -50,8 +53,11 @@ export type InputWaiter = Waiter<{ value: unknown; by: GivenBy | null }> & { vie
 export interface InputContext {
   store: Store;
   emit(e: InputEvent | StepEvent): void;
-  log(runId: number, level: 'info' | 'warn' | 'error', message: string): Promise<void>;
+  /** A line of the run's log; `alerts` and `change` are written with it, in one transaction. */
+  log(runId: number, level: 'info' | 'warn' | 'error', message: string, alerts?: AlertOp[], change?: (tx: TxStore) => Promise<void>): Promise<void>;
   emitStatus(): void;
+  /** The labdeck running it, named in the alert. */
+  host: string;
 }
 
 export type InputEvent = {
@@ -79,30 +85,56 @@ export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, st
   const runId = c.run.id;
   const since = new Date();
   const record = { runId, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument: INPUT_INSTRUMENT, method: step.save_as, args: { prompt: step.prompt, schema: step.schema }, output: null, status: 'running' as const, error: null, userId: c.task.createdBy, startedAt: since, endedAt: null };
-  let id: number;
-  if (doubt) {
-    id = doubt.id;
-    await ctx.store.steps.update(id, { status: 'running', error: null, endedAt: null });
-  } else id = await ctx.store.steps.insert(record);
-  const view: WaitingInput = { task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, expects: describeInput(step.schema), step_id: id, since: (doubt?.startedAt ?? since).toISOString() };
+  const expects = describeInput(step.schema);
+  const key = keys.input(runId, at.path);
+  const alert = openAlert(
+    'input_waiting',
+    key,
+    {
+      host: ctx.host,
+      task_id: c.id,
+      run_id: runId,
+      step: at.path,
+      phase: at.phase,
+      iteration: at.iteration,
+      workflow: c.run.workflowName,
+      prompt: step.prompt,
+      save_as: step.save_as,
+      expects,
+      // where the value is given (the run page's form)
+      link: '/app/executions/config',
+      message: `Input waits at ${at.path}: ${step.prompt} (${step.save_as}: ${expects}). Give it on the run page.`,
+    },
+    { userId: c.task.createdBy },
+  );
+  let id = doubt?.id ?? 0;
+  // the waiting record, its log line and input_waiting: one transaction
+  await ctx.log(runId, 'info', `Waiting for input at ${at.path}: ${step.prompt} (${step.save_as}: ${expects}).`, [alert], async (tx) => {
+    if (doubt) await tx.steps.update(id, { status: 'running', error: null, endedAt: null });
+    else id = await tx.steps.insert(record);
+  });
+  const view: WaitingInput = { task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, expects, step_id: id, since: (doubt?.startedAt ?? since).toISOString() };
   c.waitingInput = Object.assign(waiter<{ value: unknown; by: GivenBy | null }>(), { view, step });
   const base = { run_id: runId, phase: at.phase, iteration: at.iteration, path: at.path, index: at.index, kind: 'input' as const, step_id: id };
   ctx.emit({ type: 'step', ...base, state: 'start' });
   ctx.emit({ type: 'input', state: 'waiting', task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, at: view.since });
-  await ctx.log(runId, 'info', `Waiting for input at ${at.path}: ${step.prompt} (${step.save_as}: ${view.expects}).`);
   ctx.emitStatus();
   try {
     const { value, by } = await c.waitingInput.promise;
     const at2 = new Date();
-    await ctx.store.steps.update(id, { output: value, status: 'ok', userId: by?.id ?? null, endedAt: at2 });
-    await ctx.log(runId, 'info', `${step.save_as} = ${show(value)}, given by ${by?.username ?? 'an unknown person'}.`);
+    const who = by?.username ?? 'an unknown person';
+    await ctx.log(runId, 'info', `${step.save_as} = ${show(value)}, given by ${who}.`, [resolveAlert(key, `the value was given by ${who}`)], (tx) =>
+      tx.steps.update(id, { output: value, status: 'ok', userId: by?.id ?? null, endedAt: at2 }),
+    );
     ctx.emit({ type: 'step', ...base, state: 'ok', output: value });
     ctx.emit({ type: 'input', state: 'given', task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, value, by: by?.username ?? null, at: at2.toISOString() });
     return value;
   } catch (e) {
     // an abort ends the wait (its record says so); a shutdown leaves it running, to be asked again after the restart
     if (!(e instanceof Shutdown) && !isStoreFault(e)) {
-      await ctx.store.steps.update(id, { status: 'error', error: `no value given: ${e instanceof Error ? e.message : String(e)}`, endedAt: new Date() }).catch(() => undefined);
+      const why = e instanceof Error ? e.message : String(e);
+      // the record that ends the wait and the resolution: one transaction (the run's end resolves it too)
+      await alerting(ctx.store, [resolveAlert(key, `no value was given: ${why}`)], (tx) => tx.steps.update(id, { status: 'error', error: `no value given: ${why}`, endedAt: new Date() })).catch(() => undefined);
       ctx.emit({ type: 'step', ...base, state: 'error', error: e instanceof Error ? e.message : String(e) });
     }
     throw e;

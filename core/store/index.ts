@@ -229,7 +229,14 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
           await stock.within(tx).markRunInDoubt(runId);
           return runsTx.runSteps.markInDoubt(runId);
         };
-        return fn({ ...runsTx, runSteps: { ...runsTx.runSteps, markInDoubt }, approvals: createApprovalRepository(tx), outbox: createOutboxRepository(tx), settings: repos.settings });
+        return fn({
+          ...runsTx,
+          runSteps: { ...runsTx.runSteps, markInDoubt },
+          steps: stock.stepsWithin(tx, repos.steps),
+          approvals: createApprovalRepository(tx),
+          outbox: createOutboxRepository(tx),
+          settings: repos.settings,
+        });
       }),
     safety: createSafetyRepository(sql),
     attention: createAttentionRepository(sql),

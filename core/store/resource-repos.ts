@@ -85,7 +85,12 @@ function applyStmts(resource: string, delta: number | null, to: string | null, a
 /** Calls whose record says what they did to the stock: ok (counted) or in doubt (put aside). */
 const COUNTED = new Set(['ok', 'in-doubt']);
 
-export function createResourceRepository(sql: Sql): { resources: ResourceStore; wrapSteps(steps: Store['steps']): Store['steps']; within(tx: Sql): ResourceStore } {
+export function createResourceRepository(sql: Sql): {
+  resources: ResourceStore;
+  wrapSteps(steps: Store['steps']): Store['steps'];
+  within(tx: Sql): ResourceStore;
+  stepsWithin(tx: Sql, steps: Store['steps']): Store['steps'];
+} {
   let planner: UsePlanner | null = null;
 
   const plan = (call: Pick<NewStep, 'instrument' | 'method' | 'args'>): ResourceUse[] => {
@@ -264,7 +269,14 @@ export function createResourceRepository(sql: Sql): { resources: ResourceStore; 
     return r;
   };
 
-  return { resources, wrapSteps, within };
+  /** The steps repository on a transaction's Sql (`steps` of store.transaction), its uses counted as outside it. */
+  const stepsWithin = (tx: Sql, steps: Store['steps']): Store['steps'] => {
+    const r = createResourceRepository(tx);
+    r.resources.setPlanner(planner);
+    return r.wrapSteps(steps);
+  };
+
+  return { resources, wrapSteps, within, stepsWithin };
 }
 
 function versionRow(r: DbRow): DeckVersionRow {

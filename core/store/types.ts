@@ -250,8 +250,8 @@ export interface Store extends RunStore {
   close(): Promise<void>;
 }
 
-/** What a transaction may write: runs and the queue, approvals, the outbox. */
-export type TxStore = RunStore & Pick<Store, 'approvals' | 'outbox' | 'settings'>;
+/** What a transaction may write: runs and the queue, call and input records, approvals, the outbox. */
+export type TxStore = RunStore & Pick<Store, 'steps' | 'approvals' | 'outbox' | 'settings'>;
 
 // ---- Workflows, the queue, runs and files (issue 3) ----
 

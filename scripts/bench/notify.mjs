@@ -6,7 +6,8 @@ import { startServer, stop, http, median, pct, line, built, tokenFor } from './c
 
 // Issue 30: notifications. (1) The time from a state change (a pause step starting to wait, then continued)
 // to its webhook's arrival, against a real `lab serve` and a webhook sink on loopback. (2) What the outbox
-// costs a step: a step that raises no event writes nothing; every call step passes the watchdog's two hooks.
+// costs a step: a step that raises no event writes nothing; every call step passes the watchdog's two hooks
+// and the safety guard's verdict hook (core/notify/safety.ts: a set lookup while no direct-call block is open).
 
 const ROUNDS = 20;
 
@@ -67,11 +68,14 @@ async function costPerStep() {
   const { openStore } = await built('core/store/index.js');
   const { Watchdog } = await built('core/notify/watchdog.js');
   const { alerting, open } = await built('core/notify/events.js');
+  const { SafetyAlerts } = await built('core/notify/safety.js');
   const dir = await mkdtemp(join(tmpdir(), 'labdeck-bench-notify-'));
   const store = await openStore({ dataDir: dir });
   try {
     const settings = { factor: 3, mad_factor: 5, floor_s: 10, min_samples: 5 };
     const wd = new Watchdog({ store, host: 'bench', settings: async () => settings, intervalMs: 0 });
+    const guard = new SafetyAlerts(store, 'bench');
+    await guard.load();
     const run = await store.runs.create({ taskId: null, name: 'bench', workflowName: 'bench', workflowVersion: 1, workflow: {}, parameters: [], status: 'running', userId: null, startedAt: new Date() });
     const N = 20_000;
     await wd.stepStarted({ stepId: 0, runId: run.id, path: 'main[0]', instrument: 'noop', method: 'ping' }); // the records' stats, read once
@@ -79,11 +83,12 @@ async function costPerStep() {
     let t0 = performance.now();
     for (let i = 1; i <= N; i++) {
       await wd.stepStarted({ stepId: i, runId: run.id, path: 'main[0]', instrument: 'noop', method: 'ping' });
+      guard.allowed('noop', 'ping'); // the deck's call, let through by the safety guard
       await alerting(store, [], async () => undefined); // the hook of a state change that raises nothing
       await wd.stepEnded(i);
     }
     const perStep = (performance.now() - t0) / N;
-    line('outbox + watchdog hooks per call step', `${(perStep * 1000).toFixed(1)} µs`, '≤ 50 µs', perStep <= 0.05);
+    line('outbox + watchdog + guard hooks per call step', `${(perStep * 1000).toFixed(1)} µs`, '≤ 50 µs', perStep <= 0.05);
     const M = 500;
     t0 = performance.now();
     for (let i = 0; i < M; i++) await store.logs.add(run.id, 'error', `step failed ${i}`);

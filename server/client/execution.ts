@@ -16,6 +16,7 @@ import {
 } from '../../core/runner/controls.js';
 import { localClock } from './time.js';
 import { showInputForm, type WaitingInput } from './input-form.js';
+import { refreshTiming, watchTiming } from './timing.js';
 
 type Status = {
   busy: boolean;
@@ -275,8 +276,18 @@ export function initExecution() {
   });
   source.addEventListener('status', onStatus);
   source.addEventListener('queue', () => void refreshQueue(base));
-  source.addEventListener('log', (e) => logLine(JSON.parse((e as MessageEvent).data)));
-  source.addEventListener('step', (e) => stepLine(JSON.parse((e as MessageEvent).data)));
+  source.addEventListener('log', (e) => {
+    const d = JSON.parse((e as MessageEvent).data) as { level: string; message: string; at: string; host?: string };
+    logLine(d);
+    if (d.level === 'warn') refreshTiming(); // the watchdog's "Overdue" line: the step is marked
+  });
+  source.addEventListener('step', (e) => {
+    const d = JSON.parse((e as MessageEvent).data) as Parameters<typeof stepLine>[0];
+    stepLine(d);
+    if (d.kind === 'call') refreshTiming(); // a step started or ended: its expected end comes or goes
+  });
+  source.addEventListener('hello', () => refreshTiming());
+  watchTiming(() => view.status?.busy === true);
   function stepLine(d: { state: string; instrument?: string; method?: string; kind: string; phase: string; iteration: number | null; path: string; output?: unknown; error?: string; host?: string }) {
     if (d.state === 'start') return;
     const what = d.instrument ? `${d.instrument}.${d.method}` : d.kind;
@@ -290,6 +301,7 @@ export function initExecution() {
   source.addEventListener('run', (e) => {
     const d = JSON.parse((e as MessageEvent).data) as { run_id: number; task_id: number; status: string; skipped?: number };
     noteTask(d.task_id, { status: d.status, run_id: d.run_id }, base);
+    refreshTiming(); // a run's ETA comes or goes
     if (d.status === 'running') return;
     prepend(log, el('li', 'fw-semibold', `run ${d.run_id}: ${runOutcome(d.status, d.skipped)}`));
     showLastRun({ run_id: d.run_id, name: view.names.get(d.task_id) ?? `task ${d.task_id}`, status: d.status, skipped: d.skipped ?? 0 }, base);

@@ -328,17 +328,22 @@ export function executionRoutes(runtime: Runtime): Router {
   /** The latest run that has ended (the page links its record), or null. */
   const lastRun = (): Promise<LastRun | null> => records.lastEnded();
 
+  /** The watchdog's view (core/notify): each running step's expected end, each run's ETA. */
+  const timingOf = (status: ReturnType<typeof runs.status>) => runtime.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null));
+
   const page = async (req: Request, res: Response, extra: { error?: LabError; started?: StartedTask; rows?: Record<string, unknown>[] } = {}, status = 200) => {
     const [saved, queue, last] = await Promise.all([workflows.list(), runs.queue(), lastRun()]);
     const selected = typeof req.query.workflow === 'string' ? req.query.workflow : typeof req.body?.workflow === 'string' ? req.body.workflow : req.session?.workflow;
     const uploaded = typeof req.query.uploaded === 'string' ? await files.find(req.query.uploaded) : null;
+    const now = runs.status();
     render(
       res,
       <ExecutionPage
         ctx={await ctxOf(req)}
         workflows={saved.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
         selected={selected}
-        status={runs.status()}
+        status={now}
+        timing={timingOf(now)}
         queue={queue.tasks.map((t) => taskJson(t))}
         error={extra.error}
         started={extra.started}
@@ -394,8 +399,7 @@ export function executionRoutes(runtime: Runtime): Router {
 
   handle(r, R.status, (_req, res) => {
     const status = runs.status();
-    // the watchdog's view (core/notify): each running step's expected end, each run's ETA
-    res.json({ ...status, timing: runtime.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null)) });
+    res.json({ ...status, timing: timingOf(status) });
   });
 
   handle(r, R.currentTask, async (_req, res) => {

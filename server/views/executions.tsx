@@ -3,6 +3,8 @@ import type { RunnerStatus } from '../../core/runner/index.js';
 import { CampaignPanel } from './campaign/panel.js';
 import { UploadForm } from './files.js';
 import { Alert, ErrorList, Layout, WorkflowPicker, type ViewCtx } from './layout.js';
+import { LiveTiming } from './timing.js';
+import type { Timing } from '../../core/notify/timing-view.js';
 
 type Task = { id: number; name: string; status: string; workflow: string | null; iterations: number | null; run_id: number | null };
 type Wf = { name: string; version: number; definition: unknown };
@@ -44,7 +46,7 @@ const CONFIRM: Partial<Record<Control, string>> = {
 export type LastRun = { run_id: number; name: string; status: string; skipped: number };
 
 /** The live panel: filled by the server, then kept current by /static/app.js from the SSE stream. */
-function LivePanel({ ctx, status, lastRun }: { ctx: ViewCtx; status: RunnerStatus; lastRun: LastRun | null }) {
+function LivePanel({ ctx, status, lastRun, timing }: { ctx: ViewCtx; status: RunnerStatus; lastRun: LastRun | null; timing: Timing | null }) {
   const p = status.progress;
   const pct = p.iterations ? Math.round(((p.iteration - 1 + (p.steps ? p.step / p.steps : 0)) / p.iterations) * 100) : 0;
   const u = ctx.url;
@@ -106,6 +108,8 @@ function LivePanel({ ctx, status, lastRun }: { ctx: ViewCtx; status: RunnerStatu
       <div id="live-progress" className="small text-body-secondary mb-2">
         {status.current_task ? `iteration ${p.iteration} of ${p.iterations} · ${p.phase ?? ''} step ${p.step} of ${p.steps}` : ''}
       </div>
+      {/* each run's ETA and each running step's expected end, an overdue one marked (the watchdog) */}
+      <LiveTiming timing={timing} statusUrl={u('/executions/status')} />
       <div id="live-alert">
         {statusAlerts(status).map((a) => (
           <Alert key={a.text} kind={a.tone}>
@@ -199,6 +203,8 @@ export function ExecutionPage(props: {
   uploadLimit?: number;
   /** A campaign has been queued: the campaign panel fetches latest_plot at once. */
   campaign?: boolean;
+  /** The watchdog's timing (as `GET /executions/status` carries it). */
+  timing?: Timing | null;
 }) {
   const { ctx, workflows } = props;
   const u = ctx.url;
@@ -306,7 +312,7 @@ export function ExecutionPage(props: {
           )}
         </div>
         <div className="col-xl-7">
-          <LivePanel ctx={ctx} status={props.status} lastRun={props.lastRun ?? null} />
+          <LivePanel ctx={ctx} status={props.status} lastRun={props.lastRun ?? null} timing={props.timing ?? null} />
           <CampaignPanel ctx={ctx} active={props.campaign} workflow={current?.name} />
           <QueueTable ctx={ctx} queue={props.queue} status={props.status} />
         </div>
