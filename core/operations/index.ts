@@ -14,6 +14,7 @@ import { deviceOperations } from './devices.js';
 import { fileOperations } from './files.js';
 import { instrumentOperations } from './instruments.js';
 import { recordOperations } from './records.js';
+import { serveRelayed } from './relay.js';
 import { runOperations } from './runs.js';
 import { settingOperations } from './settings.js';
 import { workflowOperations } from './workflows.js';
@@ -30,11 +31,16 @@ export { MAX_NAME } from '../deck/index.js';
 export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
 
 export function createOperations(lab: Lab) {
+  const instruments = instrumentOperations(lab);
+  const runs = runOperations(lab);
+  const campaigns = campaignOperations(lab);
+  // what other labdecks on the database ask of this one runs through the same operations
+  serveRelayed(lab, { runs, instruments });
   return {
-    instruments: instrumentOperations(lab),
-    runs: runOperations(lab),
-    campaigns: campaignOperations(lab),
-    approvals: approvalOperations(lab),
+    instruments,
+    runs,
+    campaigns,
+    approvals: approvalOperations(lab, { instruments, runs, campaigns }),
     records: recordOperations(lab),
     workflows: workflowOperations(lab),
     files: fileOperations(lab),
