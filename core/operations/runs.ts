@@ -7,6 +7,7 @@
  * task a person paused, wait for a person (core/approvals).
  */
 import { LabError } from '../errors.js';
+import { keepInputFile } from '../runner/input-files.js';
 import type { RunControlName, RunnerEvent, RunnerStatus, WorkflowPayload } from '../runner/index.js';
 import type { QueueTaskRow } from '../store/types.js';
 import type { Workflow } from '../workflow/model.js';
@@ -101,6 +102,20 @@ export function runOperations(lab: Lab) {
       if (isRelayed(caller)) return given; // the labdeck it was given through wrote the audit line
       await audit(lab, caller, 'runner.input', { task_id: given.task_id, value: given.value });
       return given;
+    },
+
+    /**
+     * A file a person gives a waiting `file` input step: kept in the data folder, then given as the step's
+     * value (ops.input); a file the step refuses is deleted again.
+     */
+    async inputFile(caller: Caller, file: { data: Buffer; name: string; type: string }, taskId?: number) {
+      const kept = await keepInputFile(lab.dataDir, file.data, file.name, file.type);
+      try {
+        return await ops.input(caller, kept.file, taskId);
+      } catch (e) {
+        await kept.discard();
+        throw e;
+      }
     },
 
     /** The runner's status: busy, state, flags, current task, progress, and the tasks other labdecks run. */

@@ -1,4 +1,4 @@
-/** The attention list (issue 31): `GET /attention`, a page or JSON. Thin: the runtime reads it (core/attention). */
+/** The attention list (issue 31): `GET /attention`, a page or JSON. Thin: the operation reads it (core/operations/attention.ts). */
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Runtime } from '../../core/runtime.js';
@@ -24,7 +24,7 @@ export const ATTENTION_ROUTES = {
 export function attentionRoutes(runtime: Runtime): Router {
   const r = Router();
   handle(r, ATTENTION_ROUTES.list, async (req, res) => {
-    const items = await runtime.attention.list();
+    const items = await runtime.ops.attention.list();
     if (wantsJson(req)) return res.json({ items: items.map((i) => ({ ...i, url: url(req, i.link) })), count: items.length });
     render(res, <AttentionPage ctx={{ ...(await ctxOf(req)), attention: items.length }} items={items} />);
   });

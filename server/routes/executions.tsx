@@ -395,7 +395,7 @@ export function executionRoutes(runtime: Runtime): Router {
   handle(r, R.status, (_req, res) => {
     const status = runs.status();
     // the watchdog's view (core/notify): each running step's expected end, each run's ETA
-    res.json({ ...status, timing: runtime.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null)) });
+    res.json({ ...status, timing: runtime.ops.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null)) });
   });
 
   handle(r, R.currentTask, async (_req, res) => {

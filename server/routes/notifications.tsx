@@ -7,8 +7,9 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { EVENTS } from '../../core/notify/index.js';
 import { LabError } from '../../core/errors.js';
+import type { OutboxRow } from '../../core/operations/index.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { OutboxRow } from '../../core/store/types.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
@@ -111,8 +112,9 @@ const rowJson = (r: OutboxRow) => ({ id: r.alertId, event: r.event, state: r.sta
 
 export function notificationRoutes(runtime: Runtime): Router {
   const r = Router();
-  const n = runtime.notifications;
+  const n = runtime.ops.notifications;
   const R = NOTIFICATION_ROUTES;
+  const caller = (req: Request) => callerOf(req, 'app');
 
   const overview = async () => ({
     settings: await n.view(),
@@ -133,21 +135,12 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.put, async (req, res, { body }) => {
-    const saved = await n.save(body);
-    await runtime.audit(req.user!.id, 'notifications.save', { channels: ((saved as { channels: { name: string; kind: string }[] }).channels ?? []).map((c) => `${c.name} (${c.kind})`) });
-    res.json(saved);
+    res.json(await n.save(caller(req), body));
   });
 
   handle(r, R.save, async (req, res, { body }) => {
     try {
-      let doc: unknown;
-      try {
-        doc = JSON.parse(body.document);
-      } catch (e) {
-        throw new LabError('invalid_input', `The settings are not JSON: ${e instanceof Error ? e.message : String(e)}`, [{ field: 'document', message: 'not JSON' }]);
-      }
-      const saved = await n.save(doc);
-      await runtime.audit(req.user!.id, 'notifications.save', { channels: ((saved as { channels: { name: string; kind: string }[] }).channels ?? []).map((c) => `${c.name} (${c.kind})`) });
+      await n.saveText(caller(req), body.document);
       res.redirect(302, url(req, '/notifications?saved'));
     } catch (e) {
       const err = asLabError(e);
@@ -157,7 +150,7 @@ export function notificationRoutes(runtime: Runtime): Router {
 
   handle(r, R.test, async (req, res, { body }) => {
     try {
-      const out = await n.test(body.channel, req.user!.username);
+      const out = await n.test(caller(req), body.channel);
       if (wantsJson(req)) return res.json(out);
       res.redirect(302, url(req, `/notifications?tested=${encodeURIComponent(body.channel)}`));
     } catch (e) {
@@ -168,19 +161,18 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   const mine = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => {
-    const subscription = await n.subscription(req.user!.id);
+    const subscription = await n.subscription(caller(req));
     if (wantsJson(req)) return res.json({ subscription, events: EVENTS });
     render(res, <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />, status);
   };
-  const setMine = (userId: number, body: { email: string; events?: string[] }) => n.subscribe(userId, body.email.trim() === '' ? null : { email: body.email.trim(), ...(body.events ? { events: body.events } : {}) });
 
   handle(r, R.me, async (req, res, { query }) => mine(req, res, { notice: query.saved !== undefined ? 'Your subscription is saved.' : undefined }));
   handle(r, R.subscribe, async (req, res, { body }) => {
-    res.json({ subscription: await setMine(req.user!.id, body), events: EVENTS });
+    res.json({ subscription: await n.subscribe(caller(req), body), events: EVENTS });
   });
   handle(r, R.subscribeForm, async (req, res, { body }) => {
     try {
-      await setMine(req.user!.id, { email: body.email, events: body.events ?? [] });
+      await n.subscribe(caller(req), { email: body.email, events: body.events ?? [] });
       res.redirect(302, url(req, '/notifications/me?saved'));
     } catch (e) {
       const err = asLabError(e);
