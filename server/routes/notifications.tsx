@@ -12,7 +12,7 @@ import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, respond, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { NotificationsPage, SubscriptionPage } from '../views/notifications.js';
 
@@ -124,9 +124,7 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; draft?: string } = {}, status = 200) => {
-    const o = await overview();
-    if (wantsJson(req)) return res.json(o);
-    render(res, <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, status);
+    await respond(req, res, await overview(), async (o) => <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, { pageStatus: status });
   };
 
   handle(r, R.page, async (req, res, { query }) => {
@@ -161,9 +159,9 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   const mine = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => {
-    const subscription = await n.subscription(caller(req));
-    if (wantsJson(req)) return res.json({ subscription, events: EVENTS });
-    render(res, <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />, status);
+    await respond(req, res, { subscription: await n.subscription(caller(req)), events: EVENTS }, async ({ subscription }) => (
+      <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />
+    ), { pageStatus: status });
   };
 
   handle(r, R.me, async (req, res, { query }) => mine(req, res, { notice: query.saved !== undefined ? 'Your subscription is saved.' : undefined }));

@@ -11,7 +11,7 @@ import type { MoveRow, ResourceRow } from '../../core/operations/index.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, render, respond, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
 import { ResourcesPage, DeckVersionsPage, PreflightPage } from '../views/resources.js';
 import { formRows } from './executions.js';
@@ -336,15 +336,11 @@ export function resourceRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.deckVersions, async (req, res) => {
-    const out = await resources.deckVersions();
-    if (wantsJson(req)) return res.json(out);
-    render(res, <DeckVersionsPage ctx={await ctxOf(req)} {...out} />);
+    await respond(req, res, await resources.deckVersions(), async (out) => <DeckVersionsPage ctx={await ctxOf(req)} {...out} />);
   });
 
   handle(r, R.deckVersion, async (req, res, { params, query }) => {
-    const d = await resources.deckDiff(params.id, query.against);
-    if (wantsJson(req)) return res.json(d);
-    render(res, <DeckVersionsPage ctx={await ctxOf(req)} current={resources.deckVersion()} versions={[]} broken={[]} diff={d} />);
+    await respond(req, res, await resources.deckDiff(params.id, query.against), async (d) => <DeckVersionsPage ctx={await ctxOf(req)} current={resources.deckVersion()} versions={[]} broken={[]} diff={d} />);
   });
 
   return r;

@@ -9,7 +9,7 @@ import { LabError } from '../../core/errors.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, render, respond, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { SafetyPage } from '../views/safety.js';
 
@@ -86,9 +86,9 @@ export function safetyRoutes(runtime: Runtime): Router {
     render(res, <SafetyPage ctx={await ctxOf(req)} status={safety.current()} {...extra} />, status);
 
   handle(r, R.show, async (req, res, { query }) => {
-    const status = await safety.status();
-    if (wantsJson(req)) return res.json(status);
-    await page(req, res, { notice: query.saved !== undefined ? 'The safety file is saved.' : undefined });
+    await respond(req, res, await safety.status(), async (status) => (
+      <SafetyPage ctx={await ctxOf(req)} status={status} notice={query.saved !== undefined ? 'The safety file is saved.' : undefined} />
+    ));
   });
 
   handle(r, R.replace, async (req, res) => {
