@@ -20,6 +20,7 @@ const DOORS_ON_OPERATIONS = [
   'server/routes/records.tsx',
   'server/routes/users.tsx',
   'server/routes/workflows.tsx',
+  'server/routes/api-docs.tsx',
   'server/routes/safety.tsx',
   'server/routes/notifications.tsx',
   'server/routes/resources.tsx',
