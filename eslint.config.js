@@ -20,15 +20,23 @@ const DOORS_ON_OPERATIONS = [
   'server/routes/records.tsx',
   'server/routes/users.tsx',
   'server/routes/workflows.tsx',
+  'server/routes/api-docs.tsx',
+  'server/routes/safety.tsx',
+  'server/routes/notifications.tsx',
+  'server/routes/resources.tsx',
+  'server/routes/inputs.tsx',
+  'server/routes/attention.tsx',
   'server/ivoryos/index.ts',
   'server/mcp/index.ts',
+  'cli/user.ts',
+  'cli/agent.ts',
 ];
 /**
  * Doors on the operations for all they do through the runtime, that still import a module of the list for a
  * step before the runtime exists (`lab run` checks the data folder's queue before any runner starts).
  */
 const DOORS_ON_OPERATIONS_AT_RUN_TIME = ['cli/run.ts'];
-const INNER = 'store|runner|deck|audit|approvals|campaigns|files|python';
+const INNER = 'store|runner|deck|audit|approvals|campaigns|files|python|safety|notifications|resources|preflight|attention';
 const OPERATIONS_ONLY = 'doors reach the lab through core/operations (runtime.ops): see docs/architecture.md';
 
 /** What a door may not reach through the runtime object, call or write. */

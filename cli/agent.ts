@@ -8,15 +8,14 @@
  * so and tries again with back-off (1 s, doubling up to 30 s) until it is stopped (SIGINT, SIGTERM).
  */
 import { hostname } from 'node:os';
-import { resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type WebSocket from 'ws';
 import type { HostErrorPayload, HostInstrument } from '../core/contracts/host.js';
 import { AGENT_NAME_RE, HOST_PROTOCOL_VERSION } from '../core/contracts/host.js';
 import type { InstrumentSchema } from '../core/contracts/index.js';
-import type { Deck } from '../core/deck/index.js';
 import { errorText as errorMessage } from '../core/deck/util.js';
 import { LabError, isLabError } from '../core/errors.js';
+import { relayCaller } from '../core/operations/caller.js';
 import { EXIT, UsageError } from './io.js';
 
 export interface AgentOptions {
@@ -72,19 +71,11 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
   const name = opts.name ?? hostname();
   if (!AGENT_NAME_RE.test(name)) throw new UsageError(`--name must be a name of letters, digits, ".", "_" and "-", at most 64 characters (got ${JSON.stringify(name.slice(0, 80))})`);
   const { default: WebSocketClient } = await import('ws'); // loaded when an agent starts, not with every lab command
-  const { Deck } = await import('../core/deck/index.js');
-  const { PythonModules } = await import('../core/hosts/index.js');
-  const python = new PythonModules({ python: opts.python, log });
-  // the server records every call: here a call is only run
-  const deck: Deck = new Deck({ recordStep: async () => 0, foreign: python });
-  python.attach(deck);
-  try {
-    await deck.loadDeck(resolve(opts.deck));
-  } catch (e) {
-    await deck.close().catch(() => undefined);
-    await python.close().catch(() => undefined);
-    throw e;
-  }
+  // the deck is loaded when an agent starts, not with every lab command
+  const { openAgentHost } = await import('../core/operations/agent-host.js');
+  const host = await openAgentHost({ deck: opts.deck, python: opts.python, log });
+  /** The server as the operations know it: the calls it relays (it records them, with who asked). */
+  const server = relayCaller({ name: opts.server });
 
   let ws: WebSocket | null = null;
   let stopping = false;
@@ -94,7 +85,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
   const welcomed = new Promise<void>((r) => (welcome = r));
   /** The call each instrument is running now, so what it logs goes back with that call. */
   const running = new Map<string, number>();
-  deck.on('log', (e: { instrument: string; message: string }) => {
+  host.onLog((e) => {
     const call = running.get(e.instrument);
     if (call !== undefined) ws?.send(JSON.stringify({ type: 'event', call, kind: 'log', text: e.message }));
   });
@@ -134,7 +125,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
     });
     socket.on('open', () => {
       heard();
-      socket.send(JSON.stringify({ type: 'hello', protocol: HOST_PROTOCOL_VERSION, name, host: 'agent', language: 'node', version: process.versions.node, instruments: deck.list().map(describe) }));
+      socket.send(JSON.stringify({ type: 'hello', protocol: HOST_PROTOCOL_VERSION, name, host: 'agent', language: 'node', version: process.versions.node, instruments: host.list().map(describe) }));
     });
     socket.on('message', (data) => {
       let msg: { type: string; id?: number; instrument?: string; method?: string; args?: Record<string, unknown>; instruments?: string[]; refused?: { name: string; reason: string }[] };
@@ -153,7 +144,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       if (msg.type !== 'call' || typeof msg.id !== 'number') return;
       const { id, instrument = '', method = '', args = {} } = msg;
       running.set(instrument, id);
-      deck.call(instrument, method, args, { userId: null }).then(
+      host.call(server, { instrument, method, args }).then(
         (r) => socket.send(JSON.stringify({ type: 'result', id, value: r.output })),
         (e: unknown) => socket.send(JSON.stringify({ type: 'error', id, error: failure(e) })),
       ).finally(() => {
@@ -175,8 +166,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       stopping = true;
       if (retry) clearTimeout(retry);
       ws?.close(1000, 'the agent stopped');
-      await deck.close();
-      await python.close();
+      await host.close();
     },
   };
 }

@@ -384,7 +384,7 @@ async function execute(
       // how long it may take, from past runs of the workflow (core/notify); nothing when there are none
       if (e.status === 'running' && runtime) {
         const s = sink;
-        void runtime.notifications.runEta(e.run_id).then((eta) => eta && s?.note(etaText(eta)), () => undefined);
+        void runtime.ops.notifications.runEta(e.run_id).then((eta) => eta && s?.note(etaText(eta)), () => undefined);
       }
     } else if ('run_id' in e && runId !== null && e.run_id !== runId) return;
     if (e.type === 'status' && e.status.current_task && e.status.current_task.id !== taskId) return;

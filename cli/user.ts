@@ -1,6 +1,7 @@
 /**
- * `lab user add|list|passwd`: accounts, straight on the database (no plugins, no deck). Whoever can run
- * this on the lab PC owns the data folder, so `passwd` needs no old password.
+ * `lab user add|list|passwd`: accounts on the database alone (no plugins, no deck), through the account
+ * operations (core/operations/account-book.ts; audited `user.add`, `user.password` with `via: cli`).
+ * Whoever can run this on the lab PC owns the data folder, so `passwd` needs no old password.
  *
  * Passwords come from standard input with `--password-stdin` (its first line), or are typed twice at a
  * terminal prompt that does not echo. Never from an argument: those end up in shell history and `ps`.
@@ -10,9 +11,9 @@ import { createInterface } from 'node:readline';
 import { StringDecoder } from 'node:string_decoder';
 import { Writable } from 'node:stream';
 import type { Command, OptionValues } from '@commander-js/extra-typings';
-import { Accounts, MIN_PASSWORD, USERNAME_RE } from '../core/accounts/index.js';
-import { openStore } from '../core/store/index.js';
-import type { Store } from '../core/store/types.js';
+import { MIN_PASSWORD, USERNAME_RE } from '../core/accounts/index.js';
+import { openAccountBook, type AccountBook } from '../core/operations/account-book.js';
+import { systemCaller } from '../core/operations/index.js';
 import { EXIT, guard, println, processIO, table, UsageError, type CliIO, type ExitCode } from './io.js';
 
 export interface StoreOptions {
@@ -31,15 +32,18 @@ export interface UserAddOptions extends StoreOptions, PasswordOptions {
   admin?: boolean;
 }
 
-/** Open only the store (the same database `lab serve` uses with these options), run `body`, close it. */
-async function withAccounts<T>(opts: StoreOptions, body: (accounts: Accounts, store: Store) => Promise<T>): Promise<T> {
-  const store = await openStore({ url: opts.db, dataDir: resolve(opts.dataDir ?? 'lab-data') });
+/** Open the accounts on the database alone (the same database `lab serve` uses with these options), run `body`, close it. */
+async function withAccounts<T>(opts: StoreOptions, body: (accounts: AccountBook) => Promise<T>): Promise<T> {
+  const accounts = await openAccountBook({ db: opts.db, dataDir: resolve(opts.dataDir ?? 'lab-data') });
   try {
-    return await body(new Accounts(store), store);
+    return await body(accounts);
   } finally {
-    await store.close();
+    await accounts.close();
   }
 }
+
+/** `lab user` as the operations know a caller: nobody logged in, through the CLI. */
+const CLI = systemCaller('cli', 'lab user');
 
 function checkName(name: string): void {
   if (!USERNAME_RE.test(name)) throw new UsageError(`bad user name "${name}": use 1-64 letters, digits or . _ @ -`);
@@ -144,13 +148,12 @@ export async function readNewPassword(io: CliIO, opts: PasswordOptions, what = '
 export function userAdd(name: string, opts: UserAddOptions, io: CliIO = processIO()): Promise<ExitCode> {
   return guard(io, async () => {
     checkName(name);
-    return withAccounts(opts, async (accounts, store) => {
-      if (await store.users.byName(name)) {
+    return withAccounts(opts, async (accounts) => {
+      if (await accounts.exists(name)) {
         throw new UsageError(`the user "${name}" already exists (to change its password: lab user passwd ${name})`);
       }
-      const first = (await store.users.count()) === 0;
       const password = await readNewPassword(io, opts);
-      const user = await accounts.signup(name, password, { role: opts.admin ? 'admin' : undefined, bypassClosed: true });
+      const { user, first } = await accounts.add(CLI, name, password, { admin: opts.admin });
       const why = first && !opts.admin ? ': the first account is always an admin' : '';
       println(io.stdout, `added user ${user.username} (${user.role})${why}`);
       return EXIT.ok;
@@ -166,8 +169,8 @@ const stamp = (d: Date) => {
 /** `lab user list`: username, role, created (local time); `--json` for scripts. */
 export function userList(opts: StoreOptions & { json?: boolean }, io: CliIO = processIO()): Promise<ExitCode> {
   return guard(io, () =>
-    withAccounts(opts, async (_accounts, store) => {
-      const users = await store.users.list();
+    withAccounts(opts, async (accounts) => {
+      const users = await accounts.list();
       if (opts.json) {
         const rows = users.map((u) => ({ username: u.username, role: u.role, created: u.createdAt.toISOString() }));
         println(io.stdout, JSON.stringify(rows, null, 2));
@@ -185,10 +188,10 @@ export function userList(opts: StoreOptions & { json?: boolean }, io: CliIO = pr
 export function userPasswd(name: string, opts: StoreOptions & PasswordOptions, io: CliIO = processIO()): Promise<ExitCode> {
   return guard(io, async () => {
     checkName(name);
-    return withAccounts(opts, async (accounts, store) => {
-      if (!(await store.users.byName(name))) throw new UsageError(`no user "${name}" (see lab user list)`);
+    return withAccounts(opts, async (accounts) => {
+      if (!(await accounts.exists(name))) throw new UsageError(`no user "${name}" (see lab user list)`);
       const password = await readNewPassword(io, opts, `New password for ${name}`);
-      const ended = await accounts.resetPassword(name, password);
+      const ended = await accounts.setPassword(CLI, name, password);
       println(io.stdout, `password of ${name} changed; ${ended} session${ended === 1 ? '' : 's'} ended`);
       return EXIT.ok;
     });

@@ -146,6 +146,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const consoleTimeoutMs = options.consoleTimeoutMs ?? 10_000;
     const branding = new BrandingService(store, join(dataDir, 'uploads'));
     const accounts = new Accounts(store, options.accounts);
+    const attention = new Attention({ store, runner });
     const runtime: Runtime = {
       dataDir,
       deckFile,
@@ -160,13 +161,13 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       approvals,
       accounts,
       branding,
-      attention: new Attention({ store, runner }),
+      attention,
       files,
       resources,
       preflight,
       safety,
       deckWatch,
-      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts }),
+      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts, safety, notifications, resources, preflight, attention, dataDir }),
       notifications,
       audit,
       async close() {

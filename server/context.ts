@@ -13,6 +13,6 @@ export async function ctxOf(req: Request): Promise<ViewCtx> {
     mode: branding.mode,
     logo: !!branding.logo,
     path: req.path,
-    attention: req.user ? await runtime.attention.count() : undefined,
+    attention: req.user ? await runtime.ops.attention.count() : undefined,
   };
 }

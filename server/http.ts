@@ -63,6 +63,26 @@ export function render(res: Response, element: ReactElement, status = 200) {
   res.status(status).type('html').send(`<!doctype html>${renderToStaticMarkup(element)}`);
 }
 
+/**
+ * One view, HTML or JSON from the same data (DESIGN.md §10, Datasette's way): a script (wantsJson) gets the
+ * data as JSON (or `json(data)`, its wire shape), a browser the page `page(data)` renders. The route's
+ * handler reads the data once and says both answers, instead of a hand-written `wantsJson` branch.
+ */
+export async function respond<T>(
+  req: Request,
+  res: Response,
+  data: T,
+  page: (data: T) => ReactElement | Promise<ReactElement>,
+  opts: { json?: (data: T) => unknown; pageStatus?: number } = {},
+): Promise<void> {
+  // JSON is the data (200); a page may say a form's error with its status (`pageStatus`)
+  if (wantsJson(req)) {
+    res.json(opts.json ? opts.json(data) : data);
+    return;
+  }
+  render(res, await page(data), opts.pageStatus ?? 200);
+}
+
 export function statusOf(err: LabError): number {
   return ERROR_CODES[err.code] ?? 500;
 }

@@ -68,6 +68,19 @@ export interface ResumePlan {
   task_id: number;
 }
 
+/**
+ * How an approved request runs: through the operations (core/operations/approvals.ts), as the same call,
+ * resume, run or campaign asked by a person would, with the approver as the resume's caller.
+ */
+export interface ApprovedExecutor {
+  /** The call as it was shown, on behalf of the agent's account (`userId`). */
+  call(plan: CallPlan, userId: number | null): Promise<{ task_id: number; output: unknown }>;
+  /** The resume, the approver's: as if they had pressed it. */
+  resume(plan: ResumePlan): Promise<void>;
+  /** The run or campaign as it was checked, queued on behalf of the agent's account. */
+  enqueue(plan: TaskPlan, userId: number | null): Promise<{ id: number }>;
+}
+
 /** What came of an approved request: the call's task and output, the queued task, or the error. */
 export type Outcome = { task_id: number; output?: unknown } | { error: { code: string; message: string; task_id?: number } };
 
@@ -236,7 +249,7 @@ export class Approvals {
    * rejection says why. An approved call is made in the background (it may take minutes; its outcome is
    * written when it ends); an approved run or campaign is queued before this returns.
    */
-  async decide(id: number, decision: 'approve' | 'reject', by: Decider, reason?: string | null): Promise<ApprovalRow> {
+  async decide(id: number, decision: 'approve' | 'reject', by: Decider, reason: string | null | undefined, executor: ApprovedExecutor): Promise<ApprovalRow> {
     const row = await this.get(id);
     if (by.tokenId !== null && by.tokenId === row.tokenId) throw new LabError('forbidden', "An agent's token cannot decide its own request: a person approves it.");
     if (by.user.role !== 'admin' && by.user.id !== row.userId) throw new LabError('forbidden', 'Only the account the agent acts as, or an admin, may decide this request.');
@@ -254,7 +267,7 @@ export class Approvals {
     }
     await this.audit(by.user.id, `approval.${decision}`, { approval: id, kind: row.kind, summary: row.summary, reason: why, agent_token: { id: row.tokenId, name: row.tokenName } });
     if (decision === 'approve') {
-      const running = this.execute(row);
+      const running = this.execute(row, executor);
       if (row.kind !== 'call') await running;
       // a call goes on after the answer; should its outcome not be stored (the database went away), say so
       else running.catch((e: unknown) => console.error(`labdeck: the outcome of approved request ${id} could not be stored:`, e));
@@ -262,22 +275,20 @@ export class Approvals {
     return this.get(id);
   }
 
-  /** Run what was approved, as it was shown, on behalf of the agent's account; its outcome is kept. */
-  private async execute(row: ApprovalRow): Promise<void> {
+  /** Run what was approved, as it was shown, on behalf of the agent's account (through the operations); its outcome is kept. */
+  private async execute(row: ApprovalRow, executor: ApprovedExecutor): Promise<void> {
     let outcome: Outcome;
     try {
       if (row.kind === 'call') {
-        const p = row.plan as CallPlan;
-        const { taskId, output } = await this.opts.runner.call(p.instrument, p.method, p.args, { userId: row.userId });
-        outcome = { task_id: taskId, output };
+        const { task_id, output } = await executor.call(row.plan as CallPlan, row.userId);
+        outcome = { task_id, output };
       } else if (row.kind === 'resume') {
         // approved by a person: their resume, as if they had pressed it
         const p = row.plan as ResumePlan;
-        await this.opts.runner.control('resume', p.task_id, 'person');
+        await executor.resume(p);
         outcome = { task_id: p.task_id };
       } else {
-        const p = row.plan as TaskPlan;
-        const task = p.kind === 'campaign' ? await this.opts.campaigns.enqueue({ ...p, kind: 'campaign', payload: p.payload as CampaignPayload }, row.userId) : await this.opts.runner.enqueue({ ...p, createdBy: row.userId });
+        const task = await executor.enqueue(row.plan as TaskPlan, row.userId);
         outcome = { task_id: task.id };
       }
     } catch (e) {

@@ -7,10 +7,10 @@
  */
 import { z } from 'zod';
 
-export { z };
+import { CONTRACT_VERSION, ContractError } from './base.js';
 
-/** Bumped on any breaking change to the shapes below; plugins declare the version they were written for. */
-export const CONTRACT_VERSION = 1 as const;
+export { z };
+export { CONTRACT_VERSION, ContractError };
 
 /** How dangerous a method is to call: shown in the UI, and used to ask for confirmation. */
 /**
@@ -73,13 +73,6 @@ export interface DeviceSpec {
   readonly [DEVICE_TAG]: true;
   driver: InstrumentDriver;
   options: Record<string, unknown>;
-}
-
-export class ContractError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ContractError';
-  }
 }
 
 const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;

@@ -14,7 +14,8 @@
  */
 import { z } from 'zod';
 import { LabError, type ErrorDetail } from './errors.js';
-import { CONTRACT_VERSION, ContractError, type JSONSchema, type ZodObjectAny } from './index.js';
+import { CONTRACT_VERSION, ContractError } from './base.js';
+import type { JSONSchema, ZodObjectAny } from './index.js';
 
 export const OPTIMIZER_TAG = Symbol.for('labdeck.optimizer');
 

@@ -13,244 +13,35 @@
  * a replacement that could not be done as asked; never thrown).
  */
 import { EventEmitter } from 'node:events';
-import { basename, extname } from 'node:path';
-import {
-  isDeviceSpec,
-  isInstrumentDriver,
-  z,
-  type CallContext,
-  type InstrumentDriver,
-  type InstrumentSchema,
-  type JSONSchema,
-  type MethodDefinition,
-  type MethodSchema,
-  type Safety,
-  type ZodObjectAny,
-} from '../contracts/index.js';
+import { isDeviceSpec, type CallContext, type InstrumentDriver, type InstrumentSchema, type MethodSchema, type Safety, type ZodObjectAny } from '../contracts/index.js';
 import { LabError, isStoreFault } from '../errors.js';
 import type { NewStep } from '../store/types.js';
 import { findDrivers, loadModule } from '../plugins/loader.js';
 import { remoteInfo } from '../hosts/remote.js';
-import { inferredInfo, introspectClass, introspectObject, isClass, looksLikeDevice, moduleSource, sourceOrder } from './introspect.js';
+import { inferredInfo, introspectObject, moduleSource, sourceOrder } from './introspect.js';
 import { Mutex } from './mutex.js';
-import { errorText, isPlainObject } from './util.js';
 import { invalid, issueDetails } from './validate.js';
 import { sentence } from '../text.js';
-import { boundResult, cutJson } from '../result-limit.js';
 import { failureReason, type FailedInstrument, type InstrumentFailure } from './deck-file.js';
 
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
 
-/** A method without a declared safety level (DESIGN.md §16: the approval policy treats it as not read-only). */
-export const DEFAULT_SAFETY: Safety = 'unknown';
-/** How long a call waits for a busy instrument before giving up. */
-export const DEFAULT_BUSY_TIMEOUT_MS = 30_000;
-
-const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
-/** The longest device name: it goes into paths and headers. */
-export const MAX_NAME = 64;
-
-/** Where a connectable driver comes from: a plugin file, an imported module, or a deck (its devices' drivers). */
-export type DriverOrigin = 'plugin' | 'imported' | 'deck';
-
-export interface DriverInfo {
-  name: string;
-  description: string;
-  version: string;
-  origin: DriverOrigin;
-  /** The module the driver came from. */
-  file: string;
-  /** JSON Schema of the options (the connect form). */
-  options: JSONSchema;
-  /** True when the driver was introspected from a plain class. */
-  inferred: boolean;
-  /** Option fields whose type could not be inferred (any JSON). */
-  inferredFields: string[];
-}
-
-export interface CallOptions {
-  userId: number | null;
-  /** The task holding locks; calls from it pass its own locks. */
-  owner?: string;
-  runId?: number | null;
-  phase?: string | null;
-  iteration?: number | null;
-  stepIndex?: number | null;
-  /**
-   * Record the call here instead of through DeckOptions.recordStep (the runner writes its step row before
-   * the call, so a crash leaves it `running` → in-doubt, and completes it here). Returns the step id.
-   */
-  record?: (step: NewStep) => Promise<number>;
-}
-
-/**
- * Loads deck and driver modules of another language (Python): their instruments live in a host process and
- * reach the deck as drivers whose instances are handles (see core/hosts).
- */
-export interface ForeignModules {
-  /** Does this loader take the file (by extension)? */
-  handles(file: string): boolean;
-  /**
-   * Run a deck file; `reserved`: names it may not use. Returns its instruments, each with its own driver, and
-   * `drivers`: the classes they are instances of, which become connectable (the deck's own drivers).
-   */
-  loadDeck(file: string, reserved: string[]): Promise<{ file: string; devices: [string, InstrumentDriver][]; drivers?: InstrumentDriver[]; sources?: string[]; failed?: FailedInstrument[] }>;
-  /** Build a failed instrument of a deck file again (see deck-file.ts). */
-  retry?(file: string, name: string): Promise<InstrumentDriver>;
-  /** Import a driver module; its classes become drivers. */
-  loadModule(file: string): Promise<{ file: string; drivers: InstrumentDriver[] }>;
-}
-
-/**
- * What the deck asks before every call reaches a driver (the safety guard, core/safety): `enforce` throws to
- * refuse it, else returns a token that `finish` gets when the call ends.
- */
-export interface CallGuard {
-  enforce(call: {
-    instrument: string;
-    classes: readonly string[];
-    method: string;
-    args: Record<string, unknown>;
-    params?: JSONSchema;
-    userId: number | null;
-    read(instrument: string, member: string): Promise<unknown>;
-  }): Promise<unknown>;
-  finish(token: unknown, ok: boolean, output: unknown): Promise<void>;
-}
-
-/** Told of each call the guard refused or let through (core/notify's safety_blocked); must return at once. */
-export interface GuardEvents {
-  blocked(call: { instrument: string; method: string; args: Record<string, unknown>; userId: number | null; runId: number | null; error: unknown }): void;
-  allowed(instrument: string, method: string): void;
-}
-
-export interface DeckOptions {
-  recordStep(step: NewStep): Promise<number>;
-  foreign?: ForeignModules;
-  /** How long a call waits for a busy instrument (default 30 s). */
-  busyTimeoutMs?: number;
-}
-
-interface CompiledMethod {
-  schema: MethodSchema;
-  params: ZodObjectAny;
-  /** Accepted argument names; null when the schema takes any extra keys (catchall). */
-  keys: Set<string> | null;
-  run: MethodDefinition<unknown>['run'];
-}
-
-interface DriverEntry {
-  name: string;
-  description: string;
-  version: string;
-  origin: DriverOrigin;
-  file: string | null;
-  driver: InstrumentDriver;
-  optionsSchema: JSONSchema;
-  inferred: boolean;
-  inferredFields: string[];
-  methods: Map<string, CompiledMethod>;
-  methodSchemas: MethodSchema[];
-}
-
-type Pending = DriverEntry | 'remove';
-
-interface Device {
-  name: string;
-  source: 'deck' | 'temporary';
-  entry: DriverEntry;
-  /** The driver a deck DeviceSpec brought itself (fallback when a plugin of that name goes away). */
-  own: DriverEntry | null;
-  /** Options as declared (re-validated by a replacement driver). */
-  rawOptions: Record<string, unknown>;
-  instance: unknown;
-  schema: InstrumentSchema;
-  mutex: Mutex;
-  /** False for zero-config object devices: they cannot be re-created, so reloads leave them alone. */
-  replaceable: boolean;
-  pending: Pending | null;
-  removed: boolean;
-  /** Why it cannot be called now (its host is down), or null. */
-  offline: string | null;
-  /**
-   * Its incarnation: when the instrument object was last made (created, re-created after a reload, or back
-   * online after its host restarted or its agent reconnected). A step that started before it ran on an earlier one.
-   */
-  madeAt: Date;
-  /** The agent (instrument PC) it lives on, for an agent's device. */
-  host?: string;
-  /** A deck file's instrument that did not load (deck-file.ts): offline until retried. */
-  failure?: InstrumentFailure;
-}
-
-function toJsonSchema(schema: z.ZodType, io: 'input' | 'output'): JSONSchema {
-  try {
-    const js = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JSONSchema;
-    delete js.$schema;
-    return js;
-  } catch {
-    return {};
-  }
-}
-
-/** Make an instrument's return value JSON: undefined → null, non-finite numbers → null, Dates → strings; cut over the result bound. */
-function toJsonValue(v: unknown): unknown {
-  switch (typeof v) {
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return null;
-    case 'number':
-      return Number.isFinite(v) ? v : null;
-    case 'string':
-      return boundResult(v);
-    case 'boolean':
-      return v;
-    case 'bigint':
-      return Number.isSafeInteger(Number(v)) ? Number(v) : v.toString();
-    default: {
-      if (v === null) return null;
-      // over the bound (core/result-limit.ts) it is kept as its marker: never parsed back whole
-      const json = JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x)) ?? 'null';
-      return cutJson(json) ?? JSON.parse(json);
-    }
-  }
-}
-
-const errorMessage = (e: unknown) => errorText(e) || 'unknown error';
-
-/** What one call printed or logged, kept for its record up to a limit. */
-class CallLog {
-  static readonly MAX_CHARS = 64_000;
-  private lines: string[] = [];
-  private size = 0;
-  private dropped = 0;
-  add(line: string): void {
-    if (this.size + line.length > CallLog.MAX_CHARS) {
-      this.dropped++;
-      return;
-    }
-    this.lines.push(line);
-    this.size += line.length + 1;
-  }
-  text(): string | null {
-    if (this.dropped) return `${this.lines.join('\n')}\n[${this.dropped} more line(s) not kept]`;
-    return this.lines.length ? this.lines.join('\n') : null;
-  }
-}
-
-/** A failed call as its record keeps it: the message, then the traceback when the instrument sent one. */
-function failureRecord(e: unknown): string {
-  const tb = (e as { traceback?: unknown } | null)?.traceback;
-  return typeof tb === 'string' && tb ? `${errorMessage(e)}\n\n${tb.trimEnd()}` : errorMessage(e);
-}
-
-/** "task 12" for owners "12", "task:12", "task-12"; the owner string otherwise. */
-function ownerText(owner: string): string {
-  const m = /^(?:task[\s:#-]*)?(\d+)$/i.exec(owner);
-  return m ? `task ${m[1]}` : owner;
-}
+export {
+  DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_SAFETY,
+  MAX_NAME,
+  type CallGuard,
+  type CallOptions,
+  type DeckOptions,
+  type DriverInfo,
+  type DriverOrigin,
+  type ForeignModules,
+  type GuardEvents,
+} from './types.js';
+import { DEFAULT_BUSY_TIMEOUT_MS, DEFAULT_SAFETY, MAX_NAME, NAME_RE, type CallGuard, type CallOptions, type CompiledMethod, type DeckOptions, type Device, type DriverEntry, type DriverInfo, type DriverOrigin, type ForeignModules, type GuardEvents, type Pending } from './types.js';
+import { CallLog, errorMessage, failureRecord, ownerText, toJsonSchema, toJsonValue } from './values.js';
+import { classDriverOf, deviceExports } from './exports.js';
 
 export class Deck extends EventEmitter {
   private readonly recordStep: DeckOptions['recordStep'];
@@ -1048,47 +839,5 @@ export class Deck extends EventEmitter {
       await this.disposeInstance(d);
     }
     if (devs.length) this.emit('change');
-  }
-}
-
-/**
- * The devices a deck module exports: DeviceSpecs (`driver.with(...)`) and objects with public methods,
- * as named exports or as the properties of a default-exported plain object. Drivers, classes, schemas
- * and data are not devices.
- */
-function deviceExports(exports: Record<string, unknown>, file: string): [string, unknown][] {
-  const isDevice = (v: unknown) => isDeviceSpec(v) || (!isInstrumentDriver(v) && !hasLabTag(v) && looksLikeDevice(v));
-  const out: [string, unknown][] = [];
-  const seen = new Set<unknown>();
-  const push = (k: string, v: unknown) => {
-    if (seen.has(v)) return;
-    seen.add(v);
-    out.push([k, v]);
-  };
-  for (const [k, v] of Object.entries(exports)) if (k !== 'default' && isDevice(v)) push(k, v);
-  const def = exports.default;
-  if (def && typeof def === 'object') {
-    const values = isPlainObject(def) ? Object.entries(def) : [];
-    if (values.some(([, v]) => isDevice(v))) {
-      for (const [k, v] of values) if (isDevice(v)) push(k, v);
-    } else if (isDevice(def)) {
-      push(basename(file, extname(file)).replace(/[^A-Za-z0-9_-]/g, '_'), def);
-    }
-  }
-  return out;
-}
-
-function hasLabTag(v: unknown): boolean {
-  return !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).some((s) => Symbol.keyFor(s)?.startsWith('labdeck.') && s !== Symbol.for('labdeck.device'));
-}
-
-/** The class of a deck's class instance as a connectable driver (a second one like it), or null (a plain object, no public method). */
-function classDriverOf(value: unknown, source: string | null): InstrumentDriver | null {
-  const ctor = (value as { constructor?: unknown }).constructor;
-  if (!isClass(ctor)) return null;
-  try {
-    return introspectClass(ctor, { source });
-  } catch {
-    return null;
   }
 }

@@ -6,14 +6,19 @@
  * labdeck that owns the task or instrument, the store, the audit line and the event.
  */
 import { accountOperations } from './accounts.js';
+import { attentionOperations } from './attention.js';
 import { approvalOperations } from './approvals.js';
 import { audit, type Lab } from './lab.js';
 import { campaignOperations } from './campaigns.js';
 import type { Caller } from './caller.js';
 import { deviceOperations } from './devices.js';
 import { fileOperations } from './files.js';
+import { notificationOperations } from './notifications.js';
 import { instrumentOperations } from './instruments.js';
 import { recordOperations } from './records.js';
+import { serveRelayed } from './relay.js';
+import { resourceOperations } from './resources.js';
+import { safetyOperations } from './safety.js';
 import { runOperations } from './runs.js';
 import { settingOperations } from './settings.js';
 import { workflowOperations } from './workflows.js';
@@ -27,20 +32,30 @@ export type { LastRun } from './records.js';
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
 /** The longest instrument name the deck takes. */
 export { MAX_NAME } from '../deck/index.js';
-export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
+export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow, OutboxRow, ResourceRow, MoveRow } from '../store/types.js';
+export type { AttentionItem } from '../attention/index.js';
 
 export function createOperations(lab: Lab) {
+  const instruments = instrumentOperations(lab);
+  const runs = runOperations(lab);
+  const campaigns = campaignOperations(lab);
+  // what other labdecks on the database ask of this one runs through the same operations
+  serveRelayed(lab, { runs, instruments });
   return {
-    instruments: instrumentOperations(lab),
-    runs: runOperations(lab),
-    campaigns: campaignOperations(lab),
-    approvals: approvalOperations(lab),
+    instruments,
+    runs,
+    campaigns,
+    approvals: approvalOperations(lab, { instruments, runs, campaigns }),
     records: recordOperations(lab),
     workflows: workflowOperations(lab),
     files: fileOperations(lab),
     devices: deviceOperations(lab),
     settings: settingOperations(lab),
     accounts: accountOperations(lab),
+    safety: safetyOperations(lab),
+    notifications: notificationOperations(lab),
+    resources: resourceOperations(lab),
+    attention: attentionOperations(lab),
     agents: {
       /** An agent's tool call through the MCP server, as it was asked and what came of it (`agent.tool`). */
       toolCalled(caller: Caller, tool: string, args: unknown, result: unknown): Promise<void> {

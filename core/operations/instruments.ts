@@ -9,7 +9,7 @@ import { runConsole, type ConsoleResult } from '../console.js';
 import { LabError, isLabError } from '../errors.js';
 import type { MethodPrefs, NewStep, StepRow } from '../store/types.js';
 import type { DeckSchemas } from '../workflow/validate.js';
-import { isAgent, type Caller } from './caller.js';
+import { isAgent, isRelayed, type Caller } from './caller.js';
 import { agentOf, audit, type Lab, type MaybeRequest } from './lab.js';
 
 export interface CallInput {
@@ -99,6 +99,11 @@ export function instrumentOperations(lab: Lab) {
       if (isAgent(caller)) {
         const outcome = await lab.approvals.call(agentOf(caller), input.instrument, input.method, input.args);
         return 'ran' in outcome ? { done: outcome.ran } : { request: outcome.request };
+      }
+      if (isRelayed(caller)) {
+        // another labdeck asks this one, which drives the instrument: made and recorded here, never sent on
+        const { taskId, output } = await deck.call(input.instrument, input.method, input.args, { userId: caller.userId });
+        return { done: { task_id: taskId, output } };
       }
       const { taskId, output, host } = await runner.call(input.instrument, input.method, input.args, { userId: caller.userId });
       return { done: { task_id: taskId, output, ...(host ? { host } : {}) } };

@@ -3,6 +3,7 @@
  * operations without an import circle), and the one way an operation writes its audit line.
  */
 import type { Accounts } from '../accounts/index.js';
+import type { Attention } from '../attention/index.js';
 import type { AgentCaller, Approvals } from '../approvals/index.js';
 import type { BrandingService } from '../branding.js';
 import type { Campaigns } from '../campaign/index.js';
@@ -11,6 +12,10 @@ import { LabError } from '../errors.js';
 import type { FileStore } from '../files/store.js';
 import type { Runner } from '../runner/index.js';
 import type { PythonModules } from '../hosts/index.js';
+import type { Notifications } from '../notify/index.js';
+import type { Resources } from '../resources/index.js';
+import type { Preflight } from '../resources/preflight.js';
+import type { SafetyGuard } from '../safety/index.js';
 import type { ApprovalRow, Store } from '../store/types.js';
 import { isAgent, type Caller } from './caller.js';
 
@@ -25,6 +30,13 @@ export interface Lab {
   readonly consoleTimeoutMs: number;
   readonly branding: BrandingService;
   readonly accounts: Accounts;
+  readonly safety: SafetyGuard;
+  readonly notifications: Notifications;
+  readonly resources: Resources;
+  readonly preflight: Preflight;
+  readonly attention: Attention;
+  /** Where the data folder is (an input step's file is kept there). */
+  readonly dataDir: string;
 }
 
 /**

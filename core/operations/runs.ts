@@ -7,10 +7,11 @@
  * task a person paused, wait for a person (core/approvals).
  */
 import { LabError } from '../errors.js';
-import type { RunControlName, RunnerEvent, RunnerStatus } from '../runner/index.js';
+import { keepInputFile } from '../runner/input-files.js';
+import type { RunControlName, RunnerEvent, RunnerStatus, WorkflowPayload } from '../runner/index.js';
 import type { QueueTaskRow } from '../store/types.js';
 import type { Workflow } from '../workflow/model.js';
-import { controlBy, isAgent, type Caller } from './caller.js';
+import { RELAYED, controlBy, isAgent, isRelayed, type Caller } from './caller.js';
 import { agentOf, audit, userOf, type Lab, type MaybeRequest } from './lab.js';
 
 /** The audit action of each control: `runner.` and its /app path after `/executions` (`runner.abort.next-task`). */
@@ -67,12 +68,19 @@ export function runOperations(lab: Lab) {
       return { done: { task, status: (await runner.startsNow(task.id)) ? 'running' : 'queued' } };
     },
 
+    /** Queue a run already checked (an approved request's plan) on behalf of `caller`'s account. */
+    enqueue(caller: Caller, plan: { name: string; payload: WorkflowPayload }): Promise<QueueTaskRow> {
+      return runner.enqueue({ name: plan.name, kind: 'workflow', payload: plan.payload, createdBy: caller.userId });
+    },
+
     /**
      * A run control, on the running task `taskId` (needed while several run): done here or by the labdeck
      * that runs the task, then audited (`runner.pause`, `runner.abort.next-task`, …) with the status after.
      * An agent's resume of a task a person paused waits for a person instead.
      */
     async control(caller: Caller, name: RunControlName, taskId?: number): Promise<MaybeRequest<RunnerStatus>> {
+      // relayed here by the labdeck it was asked of, which made the agent's check and writes the audit line
+      if (isRelayed(caller)) return { done: await runner.controlHere(name, taskId, controlBy(caller)) };
       let status: RunnerStatus;
       if (isAgent(caller) && name === 'resume') {
         const r = await lab.approvals.resume(agentOf(caller), taskId);
@@ -89,9 +97,25 @@ export function runOperations(lab: Lab) {
      */
     async input(caller: Caller, value: unknown, taskId?: number): Promise<{ task_id: number; value: unknown; status: RunnerStatus }> {
       if (isAgent(caller)) throw new LabError('forbidden', 'An input step is answered by a person, not by an agent.');
-      const given = await runner.input(value, { taskId, by: { id: caller.userId, username: caller.name } });
+      const by = isRelayed(caller) && caller.userId === null && caller.name === RELAYED ? null : { id: caller.userId, username: caller.name };
+      const given = await runner.input(value, { taskId, by });
+      if (isRelayed(caller)) return given; // the labdeck it was given through wrote the audit line
       await audit(lab, caller, 'runner.input', { task_id: given.task_id, value: given.value });
       return given;
+    },
+
+    /**
+     * A file a person gives a waiting `file` input step: kept in the data folder, then given as the step's
+     * value (ops.input); a file the step refuses is deleted again.
+     */
+    async inputFile(caller: Caller, file: { data: Buffer; name: string; type: string }, taskId?: number) {
+      const kept = await keepInputFile(lab.dataDir, file.data, file.name, file.type);
+      try {
+        return await ops.input(caller, kept.file, taskId);
+      } catch (e) {
+        await kept.discard();
+        throw e;
+      }
     },
 
     /** The runner's status: busy, state, flags, current task, progress, and the tasks other labdecks run. */

@@ -137,7 +137,9 @@ export type ControlBy = 'person' | 'agent';
 /** How long a control sent to the host that runs the task waits for its answer once that host has it. */
 const CONTROL_MS = 30_000;
 /** A direct call's output larger than this comes back from the host that made it through its record. */
-const OUTPUT_INLINE = 4_000;
+export const OUTPUT_INLINE = 4_000;
+/** What another labdeck on the database asks of this one: a run control, a direct call, an input step's value. */
+export type RelayedKind = 'control' | 'call' | 'input';
 
 /** How long the loop waits before trying the store again after it failed (unless woken sooner). */
 const STORE_RETRY_MS = 2_000;
@@ -198,6 +200,11 @@ export class Runner extends EventEmitter {
   preflight: ((payload: WorkflowPayload) => void) | null = null;
   /** Runs, controls and calls between this labdeck and the others on the database (core/runner/relay.ts). */
   private readonly relay: HostRelay;
+  /**
+   * Who serves what other labdecks ask of this one: the operations (core/operations/relay.ts), so a relayed
+   * control, call or input is the same operation as one asked here. Unset, the runner serves them itself.
+   */
+  readonly served: Partial<Record<RelayedKind, (body: unknown) => Promise<unknown>>> = {};
   /** Tasks a store failure cut off, until they are recorded interrupted (core/runner/store-fault.ts). */
   private readonly faults: StoreFaults;
 
@@ -253,9 +260,10 @@ export class Runner extends EventEmitter {
     await this.recover();
     this.deck.on('change', this.onDeckChange);
     // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments
-    this.relay.handle('control', (body) => this.controlAsked(body));
-    this.relay.handle('call', (body) => this.callAsked(body));
-    this.relay.handle('input', (body) => this.inputAsked(body));
+    // served by the operations once they are wired (core/operations/relay.ts); the runner's own when run alone
+    this.relay.handle('control', (body) => (this.served.control ?? ((b) => this.controlAsked(b)))(body));
+    this.relay.handle('call', (body) => (this.served.call ?? ((b) => this.callAsked(b)))(body));
+    this.relay.handle('input', (body) => (this.served.input ?? ((b) => this.inputAsked(b)))(body));
     await this.relay.start((e, from) => this.heardLive(e, from));
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.store.signals.onQueueChange(() => {
@@ -330,8 +338,7 @@ export class Runner extends EventEmitter {
       if (!(await this.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
       await this.resumeInterrupted('retry');
       this.emitQueue();
-    } catch (e) {
-      console.log('DBG resumeWaitingInput', e);
+    } catch {
       // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
     }
   }
@@ -1033,6 +1040,11 @@ export class Runner extends EventEmitter {
   private act(name: RunControlName, taskId: number | undefined, by: ControlBy = 'person'): Promise<RunnerStatus> {
     if (name === 'pause' || name === 'resume') return this[name](taskId, by);
     return name === 'release' ? this.release() : this[name](taskId);
+  }
+
+  /** Do control `name` on a task this labdeck runs, never sending it on (a control another labdeck relayed here). */
+  controlHere(name: RunControlName, taskId: number | undefined, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    return this.act(name, taskId, by);
   }
 
   /** Send a control to the host running `task`; its answer, or undefined when the database carries no messages. */

@@ -146,7 +146,7 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
       run: async ({ body }, agent) => answer(await campaigns.start(agent, campaignInput(body, () => null))),
     },
     // what waits for a person: an agent may read it, never answer an input (there is no tool for POST /executions/input)
-    { name: 'lab_attention', route: at(ATTENTION_ROUTES.list), title: 'What waits for a person across the lab', annotations: read, run: async () => ({ items: await runtime.attention.list() }) },
+    { name: 'lab_attention', route: at(ATTENTION_ROUTES.list), title: 'What waits for a person across the lab', annotations: read, run: async () => ({ items: await runtime.ops.attention.list() }) },
     { name: 'lab_records', route: at(RECORD_ROUTES.list), title: 'Run records', annotations: read, run: ({ query }) => records.list(parseListQuery(query)) },
     { name: 'lab_record', route: at(RECORD_ROUTES.one), title: 'One run record', annotations: read, run: ({ params }) => records.detail(params.workflow_id as number) },
     {
@@ -200,7 +200,7 @@ async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ 
       if (!TOOL_NAME.test(name)) continue;
       taken.add(name);
       // the level the lab's safety file gives it (`levels`), else the driver's; undeclared is `unknown`
-      const level = runtime.safety.levelOf(inst.name, [inst.driver], m.name) ?? m.safety;
+      const level = runtime.ops.safety.levelOf(inst.name, [inst.driver], m.name) ?? m.safety;
       const approval = levelsFor(policy, inst.name).includes(level);
       const where = inst.host ? ` on the PC ${inst.host}` : '';
       out.push({

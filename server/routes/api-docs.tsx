@@ -47,7 +47,7 @@ export function apiDocRoutes(runtime: Runtime): Router {
 
   const docFor = async (req: Request) =>
     (await openapi()).buildOpenApi({
-      instruments: req.user ? runtime.deck.list() : [],
+      instruments: req.user ? runtime.ops.instruments.local() : [],
       public: !req.user,
       serverUrl: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
     });

@@ -1,10 +1,10 @@
-/** The attention list (issue 31): `GET /attention`, a page or JSON. Thin: the runtime reads it (core/attention). */
+/** The attention list (issue 31): `GET /attention`, a page or JSON. Thin: the operation reads it (core/operations/attention.ts). */
 import { Router } from 'express';
 import { z } from 'zod';
 import type { Runtime } from '../../core/runtime.js';
 import { pageOrJson } from '../api-doc.js';
 import { ctxOf } from '../context.js';
-import { render, url, wantsJson } from '../http.js';
+import { respond, url } from '../http.js';
 import { handle, route } from '../route.js';
 import { AttentionPage } from '../views/attention.js';
 
@@ -24,9 +24,9 @@ export const ATTENTION_ROUTES = {
 export function attentionRoutes(runtime: Runtime): Router {
   const r = Router();
   handle(r, ATTENTION_ROUTES.list, async (req, res) => {
-    const items = await runtime.attention.list();
-    if (wantsJson(req)) return res.json({ items: items.map((i) => ({ ...i, url: url(req, i.link) })), count: items.length });
-    render(res, <AttentionPage ctx={{ ...(await ctxOf(req)), attention: items.length }} items={items} />);
+    await respond(req, res, await runtime.ops.attention.list(), async (items) => <AttentionPage ctx={{ ...(await ctxOf(req)), attention: items.length }} items={items} />, {
+      json: (items) => ({ items: items.map((i) => ({ ...i, url: url(req, i.link) })), count: items.length }),
+    });
   });
   return r;
 }

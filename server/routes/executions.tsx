@@ -329,7 +329,7 @@ export function executionRoutes(runtime: Runtime): Router {
   const lastRun = (): Promise<LastRun | null> => records.lastEnded();
 
   /** The watchdog's view (core/notify): each running step's expected end, each run's ETA. */
-  const timingOf = (status: ReturnType<typeof runs.status>) => runtime.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null));
+  const timingOf = (status: ReturnType<typeof runs.status>) => runtime.ops.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null));
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; started?: StartedTask; rows?: Record<string, unknown>[] } = {}, status = 200) => {
     const [saved, queue, last] = await Promise.all([workflows.list(), runs.queue(), lastRun()]);

@@ -1,11 +1,11 @@
 /**
  * A person's value for an input step (issue 31): `POST /executions/input`. Thin: parse, give it to the runner
- * (which checks it against the step's schema and passes it on to the labdeck that runs the task), audit, answer.
+ * through the operation (runs.input: checked against the step's schema, passed on to the labdeck that runs the
+ * task, audited), answer.
  */
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
-import { keepInputFile } from '../../core/runner/input-files.js';
 import type { Runtime } from '../../core/runtime.js';
 import { MAX_INPUT_FILE_BYTES } from '../../core/workflow/input.js';
 import { callerOf } from '../caller.js';
@@ -69,17 +69,9 @@ export function inputRoutes(runtime: Runtime): Router {
     });
   handle(r, INPUT_ROUTES.give, async (req, res, { body }) => {
     const caller = callerOf(req, 'app');
-    let given: Awaited<ReturnType<Runtime['ops']['runs']['input']>>;
-    if (body.file) {
-      const f = body.file;
-      const kept = await keepInputFile(runtime.dataDir, f.buffer, f.originalname, f.mimetype);
-      try {
-        given = await runtime.ops.runs.input(caller, kept.file, body.task_id);
-      } catch (e) {
-        await kept.discard();
-        throw e;
-      }
-    } else given = await runtime.ops.runs.input(caller, body.value, body.task_id);
+    const given = body.file
+      ? await runtime.ops.runs.inputFile(caller, { data: body.file.buffer, name: body.file.originalname, type: body.file.mimetype }, body.task_id)
+      : await runtime.ops.runs.input(caller, body.value, body.task_id);
     if (wantsJson(req)) return res.json(given);
     res.redirect(302, url(req, '/executions/config'));
   }, { receive });

@@ -280,7 +280,7 @@ export function instrumentRoutes(runtime: Runtime): Router {
   const personalised = async (req: Request, name: string) => {
     const inst = ops.schema(name);
     // the lab's safety limits beside each method's form (the browser refuses out-of-limit input; the guard checks all)
-    const limited = { ...inst, methods: inst.methods.map((m) => ({ ...m, params: runtime.safety.limitedParams(inst.name, [inst.driver], m.name, m.params) })) };
+    const limited = { ...inst, methods: inst.methods.map((m) => ({ ...m, params: runtime.ops.safety.limitedParams(inst.name, [inst.driver], m.name, m.params) })) };
     return personalise(limited, await ops.prefs(callerOf(req, 'app'), name));
   };
 

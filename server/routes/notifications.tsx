@@ -7,11 +7,12 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { EVENTS } from '../../core/notify/index.js';
 import { LabError } from '../../core/errors.js';
+import type { OutboxRow } from '../../core/operations/index.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { OutboxRow } from '../../core/store/types.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, respond, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { NotificationsPage, SubscriptionPage } from '../views/notifications.js';
 
@@ -111,8 +112,9 @@ const rowJson = (r: OutboxRow) => ({ id: r.alertId, event: r.event, state: r.sta
 
 export function notificationRoutes(runtime: Runtime): Router {
   const r = Router();
-  const n = runtime.notifications;
+  const n = runtime.ops.notifications;
   const R = NOTIFICATION_ROUTES;
+  const caller = (req: Request) => callerOf(req, 'app');
 
   const overview = async () => ({
     settings: await n.view(),
@@ -122,9 +124,7 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; draft?: string } = {}, status = 200) => {
-    const o = await overview();
-    if (wantsJson(req)) return res.json(o);
-    render(res, <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, status);
+    await respond(req, res, await overview(), async (o) => <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, { pageStatus: status });
   };
 
   handle(r, R.page, async (req, res, { query }) => {
@@ -133,21 +133,12 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.put, async (req, res, { body }) => {
-    const saved = await n.save(body);
-    await runtime.audit(req.user!.id, 'notifications.save', { channels: ((saved as { channels: { name: string; kind: string }[] }).channels ?? []).map((c) => `${c.name} (${c.kind})`) });
-    res.json(saved);
+    res.json(await n.save(caller(req), body));
   });
 
   handle(r, R.save, async (req, res, { body }) => {
     try {
-      let doc: unknown;
-      try {
-        doc = JSON.parse(body.document);
-      } catch (e) {
-        throw new LabError('invalid_input', `The settings are not JSON: ${e instanceof Error ? e.message : String(e)}`, [{ field: 'document', message: 'not JSON' }]);
-      }
-      const saved = await n.save(doc);
-      await runtime.audit(req.user!.id, 'notifications.save', { channels: ((saved as { channels: { name: string; kind: string }[] }).channels ?? []).map((c) => `${c.name} (${c.kind})`) });
+      await n.saveText(caller(req), body.document);
       res.redirect(302, url(req, '/notifications?saved'));
     } catch (e) {
       const err = asLabError(e);
@@ -157,7 +148,7 @@ export function notificationRoutes(runtime: Runtime): Router {
 
   handle(r, R.test, async (req, res, { body }) => {
     try {
-      const out = await n.test(body.channel, req.user!.username);
+      const out = await n.test(caller(req), body.channel);
       if (wantsJson(req)) return res.json(out);
       res.redirect(302, url(req, `/notifications?tested=${encodeURIComponent(body.channel)}`));
     } catch (e) {
@@ -168,19 +159,18 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   const mine = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => {
-    const subscription = await n.subscription(req.user!.id);
-    if (wantsJson(req)) return res.json({ subscription, events: EVENTS });
-    render(res, <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />, status);
+    await respond(req, res, { subscription: await n.subscription(caller(req)), events: EVENTS }, async ({ subscription }) => (
+      <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />
+    ), { pageStatus: status });
   };
-  const setMine = (userId: number, body: { email: string; events?: string[] }) => n.subscribe(userId, body.email.trim() === '' ? null : { email: body.email.trim(), ...(body.events ? { events: body.events } : {}) });
 
   handle(r, R.me, async (req, res, { query }) => mine(req, res, { notice: query.saved !== undefined ? 'Your subscription is saved.' : undefined }));
   handle(r, R.subscribe, async (req, res, { body }) => {
-    res.json({ subscription: await setMine(req.user!.id, body), events: EVENTS });
+    res.json({ subscription: await n.subscribe(caller(req), body), events: EVENTS });
   });
   handle(r, R.subscribeForm, async (req, res, { body }) => {
     try {
-      await setMine(req.user!.id, { email: body.email, events: body.events ?? [] });
+      await n.subscribe(caller(req), { email: body.email, events: body.events ?? [] });
       res.redirect(302, url(req, '/notifications/me?saved'));
     } catch (e) {
       const err = asLabError(e);

@@ -7,15 +7,15 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { MoveRow, ResourceRow } from '../../core/store/types.js';
+import type { MoveRow, ResourceRow } from '../../core/operations/index.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, render, respond, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
 import { ResourcesPage, DeckVersionsPage, PreflightPage } from '../views/resources.js';
 import { formRows } from './executions.js';
 import { campaignInput } from './campaigns.js';
-import type { Workflow } from '../../core/workflow/model.js';
 
 const SECTION = 'Resources';
 const FORMAT = z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header');
@@ -206,7 +206,7 @@ export function moveJson(m: MoveRow) {
 
 export function resourceRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { resources, preflight } = runtime;
+  const resources = runtime.ops.resources;
   const R = RESOURCE_ROUTES;
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => {
@@ -224,7 +224,7 @@ export function resourceRoutes(runtime: Runtime): Router {
     }
   };
   const back = (req: Request, res: Response, what: string) => res.redirect(302, url(req, `/resources?saved=${encodeURIComponent(what)}`));
-  const who = (req: Request) => req.user?.id ?? null;
+  const who = (req: Request) => callerOf(req, 'app');
 
   handle(r, R.list, async (req, res, { query }) => {
     if (wantsJson(req)) {
@@ -238,8 +238,7 @@ export function resourceRoutes(runtime: Runtime): Router {
     r,
     R.create,
     formOr(async (req, res, { body }: { body: Record<string, unknown> }) => {
-      const row = await resources.create(body, who(req));
-      await runtime.audit(who(req), 'resources.create', { name: row.name, kind: row.kind, quantity: row.quantity });
+      const row = await resources.create(who(req), body);
       if (req.is('application/json')) return res.status(201).json(resourceJson(row));
       back(req, res, row.name);
     }),
@@ -249,7 +248,7 @@ export function resourceRoutes(runtime: Runtime): Router {
     res.json(await resources.rules());
   });
   handle(r, R.setConsumption, async (req, res, { body }) => {
-    res.json(await resources.setRules(body.rules, who(req)));
+    res.json(await resources.setRules(who(req), body.rules));
   });
 
   handle(r, R.exportCsv, async (_req, res) => {
@@ -259,7 +258,7 @@ export function resourceRoutes(runtime: Runtime): Router {
     r,
     R.importCsv,
     formOr(async (req, res, { body }: { body: { csv: string } }) => {
-      const out = await resources.importCsv(body.csv, who(req));
+      const out = await resources.importCsv(who(req), body.csv);
       if (req.is('application/x-www-form-urlencoded')) return back(req, res, `${out.created} added, ${out.updated} updated from CSV`);
       res.json(out);
     }),
@@ -270,7 +269,7 @@ export function resourceRoutes(runtime: Runtime): Router {
     R.settle,
     formOr(async (req, res, { params, body }: { params: { id: number }; body: { used: boolean | string } }) => {
       const used = body.used === true || body.used === 'true' ? true : body.used === false || body.used === 'false' ? false : body.used;
-      const m = await resources.settle(params.id, used, who(req));
+      const m = await resources.settle(who(req), params.id, used);
       if (req.is('application/json')) return res.json(moveJson(m));
       back(req, res, `line ${m.id} settled`);
     }),
@@ -282,8 +281,7 @@ export function resourceRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.change, async (req, res, { params, body }) => {
-    const row = await resources.change(params.name, body, who(req));
-    await runtime.audit(who(req), 'resources.change', { name: row.name, quantity: body.quantity, add: body.add, now: row.quantity });
+    const row = await resources.change(who(req), params.name, body);
     res.json(resourceJson(row));
   });
   handle(
@@ -291,8 +289,7 @@ export function resourceRoutes(runtime: Runtime): Router {
     R.topUpForm,
     formOr(async (req, res, { params, body }: { params: { name: string }; body: Record<string, unknown> }) => {
       const given = Object.fromEntries(Object.entries(body).filter(([, v]) => v !== ''));
-      const row = await resources.change(params.name, given, who(req));
-      await runtime.audit(who(req), 'resources.change', { name: row.name, quantity: given.quantity, add: given.add, now: row.quantity });
+      const row = await resources.change(who(req), params.name, given);
       if (req.is('application/json')) return res.json(resourceJson(row));
       back(req, res, `${row.name}: ${row.quantity} ${row.unit}`);
     }),
@@ -302,19 +299,18 @@ export function resourceRoutes(runtime: Runtime): Router {
     r,
     R.move,
     formOr(async (req, res, { params, body }: { params: { name: string }; body: { to: string | null } }) => {
-      const row = await resources.move(params.name, body.to === '' ? null : body.to, who(req));
+      const row = await resources.move(who(req), params.name, body.to === '' ? null : body.to);
       if (req.is('application/json')) return res.json(resourceJson(row));
       back(req, res, `${row.name} moved to ${row.location ?? 'nowhere'}`);
     }),
   );
 
   handle(r, R.remove, async (req, res, { params }) => {
-    await resources.delete(params.name, who(req));
-    await runtime.audit(who(req), 'resources.delete', { name: params.name });
+    await resources.remove(who(req), params.name);
     res.status(204).end();
   });
 
-  const configSchema = (name: unknown) => runtime.campaigns.schemas().find((o) => o.name === name)?.config ?? null;
+  const configSchema = (name: unknown) => runtime.ops.campaigns.schemas().find((o) => o.name === name)?.config ?? null;
   handle(r, R.preflight, async (req, res, { body }) => {
     const input: Record<string, unknown> = { ...body };
     const form = !req.is('application/json');
@@ -326,31 +322,25 @@ export function resourceRoutes(runtime: Runtime): Router {
       else input.config = formRows(body);
     }
     const campaign = body.optimizer_type !== undefined || body.parameters !== undefined || body.objectives !== undefined;
+    let configFile: string | undefined;
     if (!campaign && typeof body.config_file === 'string' && body.config_file) {
       // an uploaded config CSV, read as POST /executions/config reads it
-      const saved = await runtime.store.workflows.get(body.workflow);
-      if (saved) input.config = await runtime.files.configRows(body.config_file, saved.definition as Workflow);
+      configFile = body.config_file;
       delete input.config_file;
       delete input.repeat;
     }
-    const result = await preflight.check(campaign ? (campaignInput(input, configSchema) as Record<string, unknown>) : input);
+    const result = await resources.preflight(who(req), campaign ? (campaignInput(input, configSchema) as Record<string, unknown>) : input, { configFile });
     if (!form || wantsJson(req)) return res.json(result);
     const fields = Object.entries(body).filter(([, v]) => typeof v === 'string' && v !== '') as [string, string][];
     render(res, <PreflightPage ctx={await ctxOf(req)} workflow={body.workflow} result={result} fields={fields} />);
   });
 
   handle(r, R.deckVersions, async (req, res) => {
-    await preflight.settled();
-    const [versions, broken] = await Promise.all([runtime.store.resources.deckVersions.list(100), preflight.broken()]);
-    const out = { current: preflight.deckVersion, versions: versions.map((v) => ({ id: v.id, host: v.host, reason: v.reason, at: v.at.toISOString(), changes: v.diff })), broken };
-    if (wantsJson(req)) return res.json(out);
-    render(res, <DeckVersionsPage ctx={await ctxOf(req)} {...out} />);
+    await respond(req, res, await resources.deckVersions(), async (out) => <DeckVersionsPage ctx={await ctxOf(req)} {...out} />);
   });
 
   handle(r, R.deckVersion, async (req, res, { params, query }) => {
-    const d = await preflight.diff(params.id, query.against);
-    if (wantsJson(req)) return res.json(d);
-    render(res, <DeckVersionsPage ctx={await ctxOf(req)} current={preflight.deckVersion} versions={[]} broken={[]} diff={d} />);
+    await respond(req, res, await resources.deckDiff(params.id, query.against), async (d) => <DeckVersionsPage ctx={await ctxOf(req)} current={resources.deckVersion()} versions={[]} broken={[]} diff={d} />);
   });
 
   return r;

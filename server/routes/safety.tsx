@@ -5,11 +5,11 @@
 import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { Runtime } from '../../core/runtime.js';
-import { parseText } from '../../core/safety/format.js';
 import { LabError } from '../../core/errors.js';
+import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, render, respond, statusOf, url, wantsJson } from '../http.js';
 import { handle, route } from '../route.js';
 import { SafetyPage } from '../views/safety.js';
 
@@ -78,27 +78,26 @@ export const SAFETY_ROUTES = {
 
 export function safetyRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { safety } = runtime;
+  const safety = runtime.ops.safety;
   const R = SAFETY_ROUTES;
+  const caller = (req: Request) => callerOf(req, 'app');
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; text?: string } = {}, status = 200) =>
-    render(res, <SafetyPage ctx={await ctxOf(req)} status={safety.status()} {...extra} />, status);
+    render(res, <SafetyPage ctx={await ctxOf(req)} status={safety.current()} {...extra} />, status);
 
   handle(r, R.show, async (req, res, { query }) => {
-    await safety.refresh();
-    if (wantsJson(req)) return res.json(safety.status());
-    await page(req, res, { notice: query.saved !== undefined ? 'The safety file is saved.' : undefined });
+    await respond(req, res, await safety.status(), async (status) => (
+      <SafetyPage ctx={await ctxOf(req)} status={status} notice={query.saved !== undefined ? 'The safety file is saved.' : undefined} />
+    ));
   });
 
   handle(r, R.replace, async (req, res) => {
-    res.json(await safety.replace(req.body, req.user!.id));
+    res.json(await safety.replace(caller(req), req.body));
   });
 
   handle(r, R.save, async (req, res, { body }) => {
     try {
-      const parsed = parseText(body.text);
-      if (parsed.raw === undefined) throw new LabError('invalid_input', `The safety file ${parsed.problems[0].message}. The old file is kept.`, [{ field: 'text', message: parsed.problems[0].message }]);
-      const status = await safety.replace(parsed.raw, req.user!.id);
+      const status = await safety.replaceText(caller(req), body.text);
       if (wantsJson(req)) return res.json(status);
       res.redirect(302, url(req, '/safety?saved'));
     } catch (e) {
@@ -109,14 +108,12 @@ export function safetyRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.check, async (req, res, { body }) => {
-    await safety.refresh();
-    const call = runtime.deck.guardedCallFor(body.instrument, body.method, body.args ?? {}, req.user!.id);
-    res.json(await safety.check(call));
+    res.json(await safety.check(caller(req), body));
   });
 
   handle(r, R.state, async (req, res, { params, body }) => {
     try {
-      const entry = await safety.setState(params.name, body.value, req.user!.id, req.user!.username);
+      const entry = await safety.setState(caller(req), params.name, body.value);
       if (wantsJson(req)) return res.json({ state: params.name, ...entry });
       res.redirect(302, url(req, '/safety'));
     } catch (e) {

@@ -213,6 +213,9 @@ describe('pause and resume', () => {
     const decided = await decide(req.approval_id, 'approve').expect(200);
     expect(decided.body.outcome).toEqual({ task_id: task });
     expect((await status()).paused).toBe(false);
+    // approved, it ran through the operation a person's resume runs through: the approver's runner.resume line
+    const resumeLine = (await lab.runtime.store.audit.list(50)).find((a) => a.action === 'runner.resume');
+    expect(resumeLine).toMatchObject({ userId: (await lab.runtime.store.users.byName('ada'))!.id, detail: { task_id: task } });
 
     // the agent's own pause: the agent may undo it
     expect(answer(await client.callTool({ name: 'lab_pause', arguments: {} })).paused).toBe(true);

@@ -134,6 +134,10 @@ describe('lab user', () => {
     expect(t.out()).toBe('password of bob changed; 1 session ended\n');
     const after = await openStore({ dataDir });
     expect(await after.sessions.get('bobs-session')).toBeNull();
+    // through the account operations: audited as an admin's reset is, and `via: cli`; so is each account added
+    const lines = await after.audit.list(50);
+    expect(lines.find((a) => a.action === 'user.password')).toMatchObject({ userId: null, detail: { user_id: bob.id, username: 'bob', sessions_ended: 1, via: 'cli' } });
+    expect(lines.filter((a) => a.action === 'user.add').map((a) => (a.detail as { username: string }).username).sort()).toEqual(['ann', 'bob', 'cy']);
     await after.close();
     expect((await login('bob', 'brand-new-pass')).username).toBe('bob');
     await expect(login('bob', 'second-pass')).rejects.toThrow(/Wrong/);
