@@ -138,7 +138,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     await preflight.start();
     const schemaOf = (name: string) => runner.catalogue.list!().find((i) => i.name === name);
     runner.preflight = (p) => checkRun(safety, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
-    campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed);
+    campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed, p.constraints);
     await runner.start();
     const notifications = startNotifications({ store, runner, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });

@@ -1,15 +1,17 @@
 /**
  * Refused before anything moves (DESIGN.md §16): a run whose literal values or config rows break a limit, and
- * a campaign whose search space (a range's ends, its choices, fixed values) reaches past one, are refused when
+ * a campaign whose search space (a range's ends, its choices, fixed values; under linear parameter constraints,
+ * the least and greatest value each constrained parameter takes over the polytope) reaches past one, are refused when
  * they are submitted (400 naming the row or parameter, the field and the limit), on every door: the runner's
  * and the campaigns' `prepare` call these. Values known only while it runs (`{"var"}`), readings and states are
  * the call-time guard's.
  */
-import type { InstrumentSchema, ParameterSpec } from '../contracts/index.js';
+import { checkConstraints, type InstrumentSchema, type ParameterSpec } from '../contracts/index.js';
 import { LabError, type ErrorDetail } from '../errors.js';
 import type { Arg, Step, Workflow } from '../workflow/model.js';
 import type { SafetyProblem } from './evaluate.js';
 import type { SafetyGuard } from './index.js';
+import { extents } from './polytope.js';
 
 /** How many problems a refusal lists: 24 rows over one limit are one fact. */
 const MAX_REPORTED = 20;
@@ -93,13 +95,20 @@ export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Wor
   if (details.length) refuse(`This run of ${definition.name}`, details);
 }
 
-/** `POST /executions/campaign`: the search space (a range's ends, each choice, fixed values) checked against the limits. */
-export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>): void {
+/**
+ * `POST /executions/campaign`: the search space (a range's ends, each choice, fixed values) checked against the
+ * limits. Under linear parameter constraints (`constraints`, as written) a constrained range parameter is held
+ * to what the polytope lets it reach, its least and greatest value there (./polytope.ts).
+ */
+export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>, constraints: readonly string[] = []): void {
   const broken = guard.fileError();
   if (broken) throw broken;
   const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
   const details: ErrorDetail[] = [];
   const index = new Map(space.map((s, i) => [s.name, i]));
+  const linear = constraints.length ? checkConstraints([...constraints], space) : [];
+  const reach = extents(space, linear);
+  const constrained = new Set(linear.flatMap((c) => Object.keys(c.coefficients)));
   for (const phase of ['prep', 'main', 'cleanup'] as const) {
     for (const [step, at] of calls(definition[phase] ?? [], phase)) {
       const { args: literal, from } = argsFor(step, phase === 'main' ? { ...defaults, ...fixed } : null, defaults);
@@ -114,12 +123,19 @@ export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: W
       for (const [k, param] of searched) {
         const i = index.get(param)!;
         const s = space[i]!;
-        const values: unknown[] = s.type === 'choice' ? (s.choices ?? []) : (s.bounds ?? []);
+        // an empty polytope: no point of the space is ever sent, so none of its constrained parameters reaches a limit
+        if (reach.empty && constrained.has(param)) continue;
+        const polytope = reach.empty ? undefined : reach.range.get(param);
+        const values: unknown[] = s.type === 'choice' ? (s.choices ?? []) : (polytope ?? s.bounds ?? []);
         const what = s.type === 'choice' ? 'choices' : 'bounds';
+        const reaches = (v: unknown) =>
+          polytope
+            ? `under the parameter constraints ${param} reaches ${JSON.stringify(v)} (its range is ${s.bounds![0]}..${s.bounds![1]}): `
+            : `the search range of ${param} reaches ${JSON.stringify(v)}: `;
         for (const v of values) {
           for (const p of stepProblems(guard, schemaOf, step, { ...base, [k]: v })) {
             if (p.field.split('.')[0] !== k) continue;
-            details.push(detail(`parameters[${i}].${what}`, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : `the search range of ${param} reaches ${JSON.stringify(v)}: `));
+            details.push(detail(`parameters[${i}].${what}`, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : reaches(v)));
           }
         }
       }

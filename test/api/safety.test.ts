@@ -223,6 +223,31 @@ describe('refused before anything moves', () => {
     expect(choice.body.error.details).toEqual([expect.objectContaining({ field: 'parameters[0].choices', value: 'warp', limit: { source: 'declared', allowed: ['fast', 'slow'] } })]);
     expect((await lab.runtime.store.queue.open()).length).toBe(before);
   });
+
+  it('POST /executions/campaign under linear constraints: what the polytope reaches is held to the limit, not the range\'s ends', async () => {
+    await lab.admin.post('/app/workflows').set('Accept', J).send({
+      name: 'heat-split', parameters: [{ name: 't', type: 'number', default: 30 }, { name: 'u', type: 'number', default: 0 }], outputs: ['temp'],
+      main: [
+        { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { param: 't' } } },
+        { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
+      ],
+    }).expect(201);
+    const campaign = (parameters: string, parameter_constraints: string[]) =>
+      lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat-split', repeat: 1, optimizer_type: 'random', parameters, objectives: 'temp:max', parameter_constraints });
+    const before = (await lab.runtime.store.queue.open()).length;
+    // t - u <= 100 with u up to 50 lets t reach 150, past the heater's 120
+    const far = await campaign('t: 20..200; u: 0..50', ['t - u <= 100']).expect(400);
+    expect(far.body.error.details).toEqual([{ field: 'parameters[0].bounds', message: expect.stringContaining('under the parameter constraints t reaches 150 (its range is 20..200): heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
+    // with t + u <= 110 as well, t reaches at most 110: queued
+    const fit = await campaign('t: 20..200; u: 0..50', ['t - u <= 100', 't + u <= 110']).expect(200);
+    // constraints that exclude each other: the optimizer's refusal (nothing reaches a limit), not the guard's
+    const empty = await campaign('t: 20..200; u: 0..50', ['t + u <= 30', 't + u >= 200']).expect(400);
+    expect(empty.body.error.details[0].field).toMatch(/^parameter_constraints/);
+    expect(empty.body.error.code).toBe('invalid_input');
+    expect(JSON.stringify(empty.body)).not.toContain('safety');
+    await until(async () => (await lab.runtime.store.queue.get(fit.body.task_id))?.status === 'done');
+    expect((await lab.runtime.store.queue.open()).length).toBe(before);
+  });
 });
 
 describe('the routes', () => {
