@@ -20,7 +20,7 @@ import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { SafetyGuard } from './safety/index.js';
-import { checkRun, checkSpace } from './safety/upfront.js';
+import { checkRun, checkSpace, preflightVerdict } from './safety/upfront.js';
 import { openStore } from './store/index.js';
 import { startNotifications } from './notify/wiring.js';
 import type { Notifications } from './notify/index.js';
@@ -139,6 +139,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const schemaOf = (name: string) => runner.catalogue.list!().find((i) => i.name === name);
     runner.preflight = (p) => checkRun(safety, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
     campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed, p.constraints);
+    preflight.safety = (kind, p) => preflightVerdict(safety, schemaOf, kind, p as Parameters<typeof preflightVerdict>[3]);
     await runner.start();
     const notifications = startNotifications({ store, runner, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });

@@ -15,6 +15,8 @@ import { extents } from './polytope.js';
 
 /** How many problems a refusal lists: 24 rows over one limit are one fact. */
 const MAX_REPORTED = 20;
+/** How many a preflight lists (it shows them all on one page, so more than a refusal). */
+const MAX_PREFLIGHT = 100;
 
 type SchemaOf = (instrument: string) => InstrumentSchema | undefined;
 type CallStep = Extract<Step, { kind: 'call' }>;
@@ -39,8 +41,9 @@ function stepProblems(guard: SafetyGuard, schemaOf: SchemaOf, step: CallStep, ar
   return guard.limits({ instrument: step.instrument, classes: [inst.driver], method: step.method, args, params: method.params });
 }
 
-const detail = (field: string, step: CallStep, p: SafetyProblem, prefix = ''): ErrorDetail => ({
+const detail = (field: string, at: string, step: CallStep, p: SafetyProblem, prefix = ''): ErrorDetail => ({
   field,
+  step: at,
   message: `${prefix}${step.instrument}.${step.method}: ${p.message}`,
   limit: p.limit,
   value: p.value,
@@ -70,6 +73,12 @@ function argsFor(step: CallStep, row: Record<string, unknown> | null, defaults: 
 export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, rows: Record<string, unknown>[], repeat: boolean): void {
   const broken = guard.fileError();
   if (broken) throw broken;
+  const details = runProblems(guard, schemaOf, definition, rows, repeat);
+  if (details.length) refuse(`This run of ${definition.name}`, details);
+}
+
+/** What `checkRun` refuses a run for, each problem once (field: the row's parameter, or the step's argument). */
+export function runProblems(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, rows: Record<string, unknown>[], repeat: boolean): ErrorDetail[] {
   const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
@@ -87,12 +96,12 @@ export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Wor
         for (const p of stepProblems(guard, schemaOf, step, args)) {
           const param = from[p.field.split('.')[0]];
           const field = param ? (repeat ? `repeat.${param}` : `config[${i}].${param}`) : `${at}.args.${p.field}`;
-          add(detail(field, step, p, param && !repeat ? `row ${i + 1}, ${param}: ` : ''));
+          add(detail(field, at, step, p, param && !repeat ? `row ${i + 1}, ${param}: ` : ''));
         }
       });
     }
   }
-  if (details.length) refuse(`This run of ${definition.name}`, details);
+  return details;
 }
 
 /**
@@ -103,6 +112,12 @@ export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Wor
 export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>, constraints: readonly string[] = []): void {
   const broken = guard.fileError();
   if (broken) throw broken;
+  const details = spaceProblems(guard, schemaOf, definition, space, fixed, constraints);
+  if (details.length) refuse(`This campaign over ${definition.name}`, details);
+}
+
+/** What `checkSpace` refuses a campaign for (field: the parameter's bounds or choices, a fixed value, or a step's argument). */
+export function spaceProblems(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>, constraints: readonly string[] = []): ErrorDetail[] {
   const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
   const details: ErrorDetail[] = [];
   const index = new Map(space.map((s, i) => [s.name, i]));
@@ -118,7 +133,7 @@ export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: W
       for (const [k] of searched) base[k] = undefined;
       for (const p of stepProblems(guard, schemaOf, step, base)) {
         const param = from[p.field.split('.')[0]];
-        details.push(detail(param ? `fixed.${param}` : `${at}.args.${p.field}`, step, p));
+        details.push(detail(param ? `fixed.${param}` : `${at}.args.${p.field}`, at, step, p));
       }
       for (const [k, param] of searched) {
         const i = index.get(param)!;
@@ -135,11 +150,44 @@ export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: W
         for (const v of values) {
           for (const p of stepProblems(guard, schemaOf, step, { ...base, [k]: v })) {
             if (p.field.split('.')[0] !== k) continue;
-            details.push(detail(`parameters[${i}].${what}`, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : reaches(v)));
+            details.push(detail(`parameters[${i}].${what}`, at, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : reaches(v)));
           }
         }
       }
     }
   }
-  if (details.length) refuse(`This campaign over ${definition.name}`, details);
+  return details;
+}
+
+/** The safety guard's verdict in a preflight (issue 28): what is known before the task moves. */
+export interface SafetyPreflight {
+  allowed: boolean;
+  /** Each limit a known value breaks: field (row or parameter), step, message, limit, value. */
+  problems: ErrorDetail[];
+  /** Why every call is blocked (the file does not parse or validate), or null. */
+  error: string | null;
+  /** Where the file is (a path, or the database). */
+  source: string;
+  /** What is left to the call-time guard. */
+  note: string;
+}
+
+const LEFT_TO_CALLS = "Limits are checked here for literal values and each row's (or the search space's) values; readings, states, rules and values known only while it runs are checked at each call.";
+
+/** The verdict of a prepared task: a workflow run's rows (or its repeat row), or a campaign's space. */
+export function preflightVerdict(
+  guard: SafetyGuard,
+  schemaOf: SchemaOf,
+  kind: string,
+  p: { definition: Workflow; rows?: Record<string, unknown>[]; repeat?: { row: Record<string, unknown> }; space?: ParameterSpec[]; fixed?: Record<string, unknown>; constraints?: string[] },
+): SafetyPreflight {
+  const source = guard.source;
+  const broken = guard.fileError();
+  if (broken) return { allowed: false, problems: [{ field: 'safety', message: broken.message }], error: broken.message, source, note: LEFT_TO_CALLS };
+  const problems = kind === 'campaign'
+    ? spaceProblems(guard, schemaOf, p.definition, p.space ?? [], p.fixed ?? {}, p.constraints ?? [])
+    : runProblems(guard, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
+  const shown = problems.slice(0, MAX_PREFLIGHT);
+  if (problems.length > shown.length) shown.push({ field: 'safety', message: `and ${problems.length - shown.length} more problem(s) of the same kind` });
+  return { allowed: problems.length === 0, problems: shown, error: null, source, note: LEFT_TO_CALLS };
 }
