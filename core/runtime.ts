@@ -153,7 +153,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       consoleTimeoutMs,
       store,
       deck,
-      agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs }),
+      agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs, safety }),
       plugins,
       python,
       runner,
