@@ -28,7 +28,10 @@ describe('lab agent enforces the lab safety file, a real process', () => {
   it('gets the file from the server; a call past a limit is refused with its driver untouched', async () => {
     const file = join(dir, 'lab-safety.json');
     await writeFile(file, JSON.stringify({ format: 'ivoryos-safety/1', limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', max: 120 }] }));
-    const { url: base, proc } = await spawnServer(join(dir, 'server'), ['--no-watch', '--safety', file]);
+    // the server drives nothing itself (its demo deck has a pump too): the agent's PC drives the instruments
+    const empty = join(dir, 'empty-deck.ts');
+    await writeFile(empty, 'export {};\n');
+    const { url: base, proc } = await spawnServer(join(dir, 'server'), ['--no-watch', '--safety', file, '--deck', empty]);
     procs.push(proc);
     const form = (path: string, body: Record<string, string>) =>
       fetch(`${base}/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
