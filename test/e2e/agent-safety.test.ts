@@ -28,9 +28,9 @@ describe('lab agent enforces the lab safety file, a real process', () => {
   it('gets the file from the server; a call past a limit is refused with its driver untouched', async () => {
     const file = join(dir, 'lab-safety.json');
     await writeFile(file, JSON.stringify({ format: 'ivoryos-safety/1', limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', max: 120 }] }));
-    // the server drives nothing itself (its demo deck has a pump too): the agent's PC drives the instruments
-    const empty = join(dir, 'empty-deck.ts');
-    await writeFile(empty, 'export {};\n');
+    // the server drives only a clock (its demo deck has a pump too): the agent's PC drives the rest
+    const empty = join(dir, 'clock-deck.ts');
+    await writeFile(empty, 'export const clock = { now() { return Date.now(); } };\n');
     const { url: base, proc } = await spawnServer(join(dir, 'server'), ['--no-watch', '--safety', file, '--deck', empty]);
     procs.push(proc);
     const form = (path: string, body: Record<string, string>) =>
