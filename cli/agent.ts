@@ -4,6 +4,9 @@
  * opened here) over a WebSocket, TLS when the URL is https, with an agent token, says which instruments it
  * serves, and runs the calls the server relays. The server records every call; the agent keeps no database.
  *
+ * The server ships the lab's safety file (and each change of it); the agent checks every call it is sent
+ * against it before a driver is touched, and refuses every call until one has come (core/safety/relayed.ts).
+ *
  * When the connection drops or the server refuses it (a user's token, a revoked one: 401), the agent says
  * so and tries again with back-off (1 s, doubling up to 30 s) until it is stopped (SIGINT, SIGTERM).
  */
@@ -59,6 +62,11 @@ function failure(e: unknown): HostErrorPayload {
     return { kind: 'invalid_args', type: 'LabError', message: d?.message ?? e.message, ...(d?.field ? { field: d.field } : {}) };
   }
   if (isLabError(e) && e.code === 'not_found') return { kind: 'not_found', type: 'LabError', message: e.message };
+  // the lab's safety file refused it here, before any driver (core/safety/relayed.ts)
+  if (isLabError(e) && (e.code === 'safety' || e.code === 'safety_file')) {
+    const d = e.details?.[0];
+    return { kind: e.code, type: 'LabError', message: e.message, ...(d?.field ? { field: d.field } : {}) };
+  }
   return { kind: 'exception', type: e instanceof Error ? e.name : 'Error', message: errorMessage(e) };
 }
 
@@ -139,6 +147,10 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
         log(`agent ${name}: serving ${msg.instruments?.join(', ') || 'no instruments'} to ${opts.server}`);
         for (const r of msg.refused ?? []) log(`agent ${name}: the server refused the instrument ${r.name}: ${r.reason}`);
         welcome();
+        return;
+      }
+      if (msg.type === 'safety') {
+        log(`agent ${name}: ${host.safety(msg as { file?: unknown; error?: string | null; source?: string })}`);
         return;
       }
       if (msg.type !== 'call' || typeof msg.id !== 'number') return;

@@ -20,7 +20,7 @@ import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { createOperations, type Operations } from './operations/index.js';
 import { SafetyGuard } from './safety/index.js';
-import { checkRun, checkSpace } from './safety/upfront.js';
+import { checkRun, checkSpace, preflightVerdict } from './safety/upfront.js';
 import { openStore } from './store/index.js';
 import { startNotifications } from './notify/wiring.js';
 import type { Notifications } from './notify/index.js';
@@ -138,7 +138,8 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     await preflight.start();
     const schemaOf = (name: string) => runner.catalogue.list!().find((i) => i.name === name);
     runner.preflight = (p) => checkRun(safety, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
-    campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed);
+    campaigns.preflight = (p) => checkSpace(safety, schemaOf, p.definition, p.space, p.fixed, p.constraints);
+    preflight.safety = (kind, p) => preflightVerdict(safety, schemaOf, kind, p as Parameters<typeof preflightVerdict>[3]);
     await runner.start();
     const notifications = startNotifications({ store, runner, deck, deliver: options.notify });
     const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
@@ -153,7 +154,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       consoleTimeoutMs,
       store,
       deck,
-      agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs }),
+      agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs, safety }),
       plugins,
       python,
       runner,

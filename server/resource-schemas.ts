@@ -45,7 +45,16 @@ export const RESOURCE_SCHEMAS = {
     steps: z.array(z.looseObject({ path: z.string(), kind: z.string(), times: z.number(), duration_s: Band.nullable() })),
     iterations: z.int(),
     deck_version: z.int().nullable(),
-    safety: z.unknown().describe("The safety guard's verdict where one is installed; null otherwise"),
+    safety: z
+      .looseObject({
+        allowed: z.boolean(),
+        problems: z.array(z.looseObject({ field: z.string().optional(), step: z.string().optional(), message: z.string(), limit: z.unknown().optional(), value: z.unknown().optional() })),
+        error: z.string().nullable(),
+        source: z.string(),
+        note: z.string(),
+      })
+      .nullable()
+      .describe("The safety guard's verdict on the values known before the task moves (its problems are among `problems` too); null where no guard is installed"),
   }),
   DeckVersions: z.looseObject({ current: z.int().nullable(), versions: z.array(z.looseObject({ id: z.int(), reason: z.string() })), broken: z.array(z.looseObject({ workflow: z.string() })) }),
   DeckDiff: z.looseObject({ from: z.int().nullable(), to: z.int(), changes: z.array(z.looseObject({})), lines: z.array(z.string()) }),

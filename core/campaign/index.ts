@@ -474,9 +474,10 @@ export class Campaigns {
   }
 
   /** The task a campaign would queue, checked (`plan`) and named, without queueing it (an approval shows it first). */
-  async prepare(input: CampaignInput): Promise<{ name: string; kind: 'campaign'; payload: CampaignPayload }> {
+  async prepare(input: CampaignInput, opts: { upfront?: boolean } = {}): Promise<{ name: string; kind: 'campaign'; payload: CampaignPayload }> {
     const payload = await this.plan(input);
-    this.preflight?.(payload); // the safety guard's up-front check (core/safety/upfront.ts)
+    // the safety guard's up-front check (core/safety/upfront.ts); the preflight asks for its verdict instead
+    if (opts.upfront !== false) this.preflight?.(payload);
     const name = typeof input.name === 'string' && input.name.trim() ? input.name.trim().slice(0, 200) : `${payload.workflow} · ${payload.optimizer} × ${payload.budget}`;
     return { name, kind: 'campaign', payload };
   }

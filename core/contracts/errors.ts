@@ -40,6 +40,8 @@ export interface ErrorDetail {
   rule?: string;
   /** A safety refusal: the value that broke it. */
   value?: unknown;
+  /** A safety refusal before a task moves: the step (`main[0]`) whose call would break the limit. */
+  step?: string;
 }
 
 export class LabError extends Error {

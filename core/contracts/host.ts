@@ -90,7 +90,7 @@ export type HostRequest =
   | { type: 'shutdown' };
 
 export interface HostErrorPayload {
-  /** exception | invalid_args | not_found | conflict | load_error */
+  /** exception | invalid_args | not_found | conflict | load_error; from a lab agent also safety | safety_file (its guard refused) */
   kind: string;
   /** The exception's type name. */
   type: string;

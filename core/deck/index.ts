@@ -171,6 +171,11 @@ export class Deck extends EventEmitter {
     if (guardToken !== null) await this.guard!.finish(guardToken, ok, output).catch(() => undefined); // a state not stored is not the call's failure
     // the instrument refused the arguments before acting on them (a remote host's own checks): no record
     if (!ok && failure instanceof LabError && failure.code === 'invalid_input') throw failure;
+    // refused by the safety guard of the PC that drives it (a lab agent): it reached no driver, so no record either
+    if (!ok && failure instanceof LabError && (failure.code === 'safety' || failure.code === 'safety_file')) {
+      await this.guard?.refusedThere?.({ instrument, method, args: parsed, userId: opts.userId }, failure).catch(() => undefined);
+      throw failure;
+    }
     const inDoubt = !ok && (failure as { inDoubt?: boolean } | null)?.inDoubt === true;
     const step: NewStep = {
       runId: opts.runId ?? null,

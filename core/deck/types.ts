@@ -6,6 +6,7 @@ import type { InstrumentDriver, InstrumentSchema, JSONSchema, MethodDefinition, 
 import type { NewStep } from '../store/types.js';
 import type { Mutex } from './mutex.js';
 import type { FailedInstrument, InstrumentFailure } from './deck-file.js';
+import type { LabError } from '../errors.js';
 
 /** A method without a declared safety level (DESIGN.md §16: the approval policy treats it as not read-only). */
 export const DEFAULT_SAFETY: Safety = 'unknown';
@@ -82,6 +83,8 @@ export interface CallGuard {
     read(instrument: string, member: string): Promise<unknown>;
   }): Promise<unknown>;
   finish(token: unknown, ok: boolean, output: unknown): Promise<void>;
+  /** The PC that drives the instrument (a lab agent) refused a call this guard let through (audited there). */
+  refusedThere?(call: { instrument: string; method: string; args: Record<string, unknown>; userId: number | null }, error: LabError): Promise<void>;
 }
 
 /** Told of each call the guard refused or let through (core/notify's safety_blocked); must return at once. */

@@ -17,6 +17,7 @@ import { AgentHelloSchema, AgentMessageSchema, parseAgentText, type AgentMessage
 import { AgentNames, type AgentToken } from './agent-names.js';
 import { HostLost, RemoteError, type CallEvents } from './python.js';
 import { instanceDriver, type HostLink } from './remote.js';
+import type { SafetyGuard, ShippedSafety } from '../safety/index.js';
 import { vetInstrument } from './vet.js';
 
 /** One open connection from an agent, as the server sees it. */
@@ -39,6 +40,11 @@ export interface AgentsOptions {
   store: Store;
   audit(userId: number | null, action: string, detail: unknown): Promise<void>;
   callTimeoutMs?: number;
+  /**
+   * The lab's safety guard: its file is shipped to every agent when it connects and whenever it changes, and
+   * the agent enforces it on the PC that drives the instrument (core/safety/relayed.ts).
+   */
+  safety?: Pick<SafetyGuard, 'shipped' | 'onChange'>;
 }
 
 /** An agent's link: its instruments' calls go through whichever connection it has now. */
@@ -118,6 +124,10 @@ export class Agents {
     this.deck = opts.deck;
     this.names = new AgentNames(opts.store);
     this.callTimeoutMs = opts.callTimeoutMs ?? DEFAULT_AGENT_CALL_TIMEOUT_MS;
+    // a new (or broken) safety file reaches every connected agent before the next call relayed to it
+    opts.safety?.onChange((file) => {
+      for (const l of this.links.values()) if (l.socket) shipSafety(l.socket, file);
+    });
   }
 
   /** Bind an agent's name to an agent token (an admin making the token for that PC): see ./agent-names.ts. */
@@ -191,6 +201,8 @@ export class Agents {
       const names = accepted.map((i) => i.name);
       this.deck.setOffline(names, null);
       socket.send(JSON.stringify({ type: 'welcome', name: h.name, instruments: names, ...(refused.length ? { refused } : {}) }));
+      // the lab's safety file goes right behind the welcome, so it is there before any call (messages keep their order)
+      if (this.opts.safety) shipSafety(socket, this.opts.safety.shipped());
       void agentBack(this.opts.store, h.name).catch(() => undefined);
       return link;
     } catch (e) {
@@ -239,4 +251,9 @@ export class Agents {
       `the agent ${link.name} is not connected (${reason})`,
     );
   }
+}
+
+/** The agent protocol's `safety` message: the lab-wide file the agent enforces (or why every call is blocked). */
+function shipSafety(socket: AgentSocket, file: ShippedSafety): void {
+  socket.send(JSON.stringify({ type: 'safety', ...file }));
 }

@@ -69,6 +69,11 @@ function hostFailure(e: unknown, label: string): unknown {
     const field = e.payload.field ?? '(arguments)';
     return new LabError('invalid_input', `Invalid arguments for ${label}: ${field} ${e.payload.message}`, [{ field, message: e.payload.message }]);
   }
+  if (e instanceof RemoteError && (e.payload.kind === 'safety' || e.payload.kind === 'safety_file')) {
+    // refused by the lab's safety file on the PC that drives it (a lab agent, core/safety/relayed.ts): no driver was touched
+    const field = e.payload.field ?? '(arguments)';
+    return new LabError(e.payload.kind, e.payload.message, [{ field, message: e.payload.message }], { refused_by: 'agent' });
+  }
   if (e instanceof RemoteError && e.payload.kind === 'not_found') {
     return new LabError('unavailable', `${label} is not in the Python host any more (${e.payload.message}).`);
   }

@@ -2,13 +2,17 @@
  * `lab agent`'s operations (DESIGN.md §11-12, docs/architecture.md): a deck served to a lab server elsewhere.
  * The agent is the far end of the relay: a call the server relays to it is made here with a `relay` caller,
  * checked by the deck (the instrument, its lock, the arguments), and recorded by the server that asked (it
- * wrote the record before relaying, and writes its outcome); the agent records nothing itself.
+ * wrote the record before relaying, and writes its outcome); the agent records nothing itself. The lab's
+ * safety file, as the server ships it, guards every call here too (core/safety/relayed.ts): until it has
+ * come, every call is refused (fail-closed).
  */
 import { resolve } from 'node:path';
 import type { InstrumentSchema } from '../contracts/index.js';
 import { Deck } from '../deck/index.js';
 import { LabError } from '../errors.js';
 import { PythonModules } from '../hosts/index.js';
+import type { ShippedSafety } from '../safety/index.js';
+import { RelayedSafety } from '../safety/relayed.js';
 import { isRelayed, type Caller } from './caller.js';
 import type { CallInput } from './instruments.js';
 
@@ -19,6 +23,8 @@ export interface AgentHost {
   call(caller: Caller, input: CallInput): Promise<{ output: unknown }>;
   /** What an instrument logs while it works (sent back with the call it runs). */
   onLog(listener: (e: { instrument: string; message: string }) => void): void;
+  /** The lab's safety file as the server shipped it (its `safety` message); what is enforced now, in words. */
+  safety(shipped: Partial<ShippedSafety>): string;
   close(): Promise<void>;
 }
 
@@ -28,6 +34,8 @@ export async function openAgentHost(opts: { deck: string; python?: string; log: 
   // the server records every call: here a call is only run
   const deck = new Deck({ recordStep: async () => 0, foreign: python });
   python.attach(deck);
+  const guard = new RelayedSafety();
+  deck.guard = guard;
   try {
     await deck.loadDeck(resolve(opts.deck));
   } catch (e) {
@@ -43,6 +51,10 @@ export async function openAgentHost(opts: { deck: string; python?: string; log: 
       return { output };
     },
     onLog: (listener) => void deck.on('log', listener),
+    safety(shipped) {
+      guard.take(shipped);
+      return guard.describe();
+    },
     async close() {
       await deck.close();
       await python.close();

@@ -15,6 +15,7 @@ import { validateWorkflow } from '../workflow/validate.js';
 import type { Step } from '../workflow/model.js';
 import type { CampaignPayload } from '../campaign/index.js';
 import { changeText, diffDecks, snapshotOf, type DeckSnapshot, type MethodChange } from './deck-versions.js';
+import type { SafetyPreflight } from '../safety/upfront.js';
 import type { Resources } from './index.js';
 import { UNKNOWN, usesOf, type Known } from './rules.js';
 
@@ -48,8 +49,8 @@ export interface PreflightResult {
   steps: PreflightStep[];
   iterations: number;
   deck_version: number | null;
-  /** The safety guard's verdict, where one is installed (null: none). */
-  safety: unknown;
+  /** The safety guard's verdict on what is known before it moves (core/safety/upfront.ts); null: no guard installed. */
+  safety: SafetyPreflight | null;
 }
 
 /** Past calls a step's band is learned from. */
@@ -89,6 +90,8 @@ function visits(steps: readonly Step[], path: string, mult: number, out: Visit[]
 }
 
 export class Preflight {
+  /** The safety guard's verdict of a prepared task (set by core/runtime.ts); its problems join the preflight's. */
+  safety: ((kind: string, payload: TaskPayload) => SafetyPreflight) | null = null;
   private version: number | null = null;
   private versionTimer: NodeJS.Timeout | null = null;
   private versionWrite: Promise<void> = Promise.resolve();
@@ -199,14 +202,19 @@ export class Preflight {
     let prepared: { kind: 'workflow' | 'campaign'; payload: TaskPayload };
     try {
       prepared = input.optimizer_type !== undefined || input.parameters !== undefined || input.objectives !== undefined
-        ? await this.opts.campaigns.prepare(input as Parameters<Campaigns['prepare']>[0])
-        : await this.opts.runner.prepare(input as Parameters<Runner['prepare']>[0]);
+        ? await this.opts.campaigns.prepare(input as Parameters<Campaigns['prepare']>[0], { upfront: false })
+        : await this.opts.runner.prepare(input as Parameters<Runner['prepare']>[0], { upfront: false });
     } catch (e) {
       if (!isLabError(e) || (e.code !== 'invalid_input' && e.code !== 'not_found')) throw e;
       const problems = e.details?.length ? e.details : [{ field: 'workflow', message: e.message }];
       return { ok: false, problems, resources: [], duration_s: null, duration_reason: 'the task does not check out', steps: [], iterations: 0, deck_version: this.version, safety: null };
     }
-    return this.ofPayload(prepared.kind, prepared.payload);
+    const result = await this.ofPayload(prepared.kind, prepared.payload);
+    // what the guard would refuse at submit, one problem per row (or parameter), step and field
+    const safety = this.safety?.(prepared.kind, prepared.payload) ?? null;
+    if (!safety) return result;
+    const problems = [...safety.problems, ...result.problems];
+    return { ...result, ok: problems.length === 0, problems, safety };
   }
 
   /** What a queued task would run, per iteration: a workflow's rows, or a campaign's worst case. */

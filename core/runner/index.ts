@@ -565,7 +565,10 @@ export class Runner extends EventEmitter {
    * The task a run would queue: the saved workflow checked against the lab's instruments, its rows (or repeat)
    * checked against its parameters, and named; nothing is queued (an approval shows it to a person first).
    */
-  async prepare(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] }): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
+  async prepare(
+    input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] },
+    opts: { upfront?: boolean } = {},
+  ): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
     if (typeof input.workflow !== 'string' || !input.workflow) {
       throw new LabError('invalid_input', 'Say which workflow to run: "workflow" is required.', [{ field: 'workflow', message: 'required' }]);
     }
@@ -589,7 +592,8 @@ export class Runner extends EventEmitter {
     const count = iterations.rows?.length ?? times;
     const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${count}`;
     const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, ...iterations };
-    this.preflight?.(payload); // the safety guard's up-front check (core/safety/upfront.ts)
+    // the safety guard's up-front check (core/safety/upfront.ts); the preflight asks for its verdict instead
+    if (opts.upfront !== false) this.preflight?.(payload);
     return { name, kind: 'workflow', payload };
   }
 

@@ -45,6 +45,16 @@ export interface StateEntry {
   by: string;
 }
 
+/** What the lab server ships to a `lab agent` (the `safety` message of the agent protocol). */
+export interface ShippedSafety {
+  /** The lab-wide file as validated here; null when there is none (only the choices drivers declare hold). */
+  file: unknown;
+  /** Why every call is blocked (the file does not parse or validate), or null. */
+  error: string | null;
+  /** Where it is on the server (a path, or the database). */
+  source: string;
+}
+
 export interface SafetyStatus {
   /** Where the file is: a path, or `database` (PostgreSQL). */
   source: string;
@@ -85,6 +95,8 @@ export class SafetyGuard {
   private polling: Promise<void> | null = null;
   /** PostgreSQL: the local file that would have seeded the database did not validate (it blocks until fixed). */
   private seedFailed = false;
+  /** Who hears of a new file (or a broken one): the agents' relay ships it to each `lab agent` (core/hosts/agent.ts). */
+  private readonly listeners = new Set<(file: ShippedSafety) => void>();
 
   constructor(opts: SafetyOptions) {
     this.store = opts.store;
@@ -170,6 +182,7 @@ export class SafetyGuard {
     this.problems = [];
     this.error = null;
     this.evaluator = new Evaluator(emptyConfig());
+    this.changed();
   }
 
   private take(text: string, where: string): void {
@@ -179,6 +192,7 @@ export class SafetyGuard {
     this.problems = [];
     this.error = null;
     this.evaluator = new Evaluator(r.config);
+    this.changed();
   }
 
   private fail(where: string, ...problems: Problem[]): void {
@@ -186,6 +200,33 @@ export class SafetyGuard {
     const first = problems[0];
     this.error = `The safety file ${where} is not valid (${first.path}: ${first.message}${problems.length > 1 ? `; ${problems.length - 1} more problem(s)` : ''}): every instrument call is blocked until an admin fixes it (PUT /app/safety or the safety page).`;
     this.evaluator = new Evaluator(emptyConfig());
+    this.changed();
+  }
+
+  /**
+   * The file as a `lab agent` enforces it (core/safety/relayed.ts): the validated file (null: there is none,
+   * only declared choices hold), or why every call is blocked.
+   */
+  shipped(): ShippedSafety {
+    return this.error ? { file: null, error: this.error, source: this.source } : { file: this.raw, error: null, source: this.source };
+  }
+
+  /** Hear of every new (or broken) file, e.g. to ship it to the agents; returns how to stop. */
+  onChange(listener: (file: ShippedSafety) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private changed(): void {
+    if (!this.listeners.size) return;
+    const now = this.shipped();
+    for (const l of this.listeners) {
+      try {
+        l(now);
+      } catch {
+        // a listener's trouble is its own (a closed socket): the guard goes on
+      }
+    }
   }
 
   status(): SafetyStatus {
@@ -308,13 +349,26 @@ export class SafetyGuard {
     const verdict = await this.evaluator.check(call, this.readings(call));
     if (!verdict.allowed) {
       const err = refusal(call.instrument, call.method, verdict.problems);
-      await this.audit(call.userId, 'safety.blocked', { instrument: call.instrument, method: call.method, args: call.args, problems: verdict.problems }).catch(() => undefined);
+      await this.blocked(call.userId, { instrument: call.instrument, method: call.method, args: call.args, problems: verdict.problems });
       throw err;
     }
     const effects = await this.effects(call);
     this.lastActions.set(call.instrument, call.method);
     for (const [k, v] of flatten(call.args)) this.lastValues.set(`${call.instrument}.${call.method}.${k}`, v);
     return effects.length ? { call: `${call.instrument}.${call.method}`, effects } : null;
+  }
+
+  /** A lab agent's guard refused a call this one let through (its copy of the file was newer, or this one's older). */
+  async refusedThere(call: { instrument: string; method: string; args: Record<string, unknown>; userId: number | null }, error: LabError): Promise<void> {
+    await this.blocked(call.userId, { instrument: call.instrument, method: call.method, args: call.args, problems: error.details ?? [{ message: error.message }], by: 'agent' });
+  }
+
+  /**
+   * Every refusal of a call passes here, once: the audit line `safety.blocked`. (The one place to hang anything
+   * else that should hear of a block, e.g. a notification.)
+   */
+  private async blocked(userId: number | null, detail: { instrument: string; method: string; args: Record<string, unknown>; problems: unknown[]; by?: string }): Promise<void> {
+    await this.audit(userId, 'safety.blocked', detail).catch(() => undefined);
   }
 
   /** What this call sets, decided as it is sent (whether an effect applies depends on the deck before it). */

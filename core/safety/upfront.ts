@@ -1,18 +1,22 @@
 /**
  * Refused before anything moves (DESIGN.md §16): a run whose literal values or config rows break a limit, and
- * a campaign whose search space (a range's ends, its choices, fixed values) reaches past one, are refused when
+ * a campaign whose search space (a range's ends, its choices, fixed values; under linear parameter constraints,
+ * the least and greatest value each constrained parameter takes over the polytope) reaches past one, are refused when
  * they are submitted (400 naming the row or parameter, the field and the limit), on every door: the runner's
  * and the campaigns' `prepare` call these. Values known only while it runs (`{"var"}`), readings and states are
  * the call-time guard's.
  */
-import type { InstrumentSchema, ParameterSpec } from '../contracts/index.js';
+import { checkConstraints, type InstrumentSchema, type ParameterSpec } from '../contracts/index.js';
 import { LabError, type ErrorDetail } from '../errors.js';
 import type { Arg, Step, Workflow } from '../workflow/model.js';
 import type { SafetyProblem } from './evaluate.js';
 import type { SafetyGuard } from './index.js';
+import { extents } from './polytope.js';
 
 /** How many problems a refusal lists: 24 rows over one limit are one fact. */
 const MAX_REPORTED = 20;
+/** How many a preflight lists (it shows them all on one page, so more than a refusal). */
+const MAX_PREFLIGHT = 100;
 
 type SchemaOf = (instrument: string) => InstrumentSchema | undefined;
 type CallStep = Extract<Step, { kind: 'call' }>;
@@ -37,8 +41,9 @@ function stepProblems(guard: SafetyGuard, schemaOf: SchemaOf, step: CallStep, ar
   return guard.limits({ instrument: step.instrument, classes: [inst.driver], method: step.method, args, params: method.params });
 }
 
-const detail = (field: string, step: CallStep, p: SafetyProblem, prefix = ''): ErrorDetail => ({
+const detail = (field: string, at: string, step: CallStep, p: SafetyProblem, prefix = ''): ErrorDetail => ({
   field,
+  step: at,
   message: `${prefix}${step.instrument}.${step.method}: ${p.message}`,
   limit: p.limit,
   value: p.value,
@@ -68,6 +73,12 @@ function argsFor(step: CallStep, row: Record<string, unknown> | null, defaults: 
 export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, rows: Record<string, unknown>[], repeat: boolean): void {
   const broken = guard.fileError();
   if (broken) throw broken;
+  const details = runProblems(guard, schemaOf, definition, rows, repeat);
+  if (details.length) refuse(`This run of ${definition.name}`, details);
+}
+
+/** What `checkRun` refuses a run for, each problem once (field: the row's parameter, or the step's argument). */
+export function runProblems(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, rows: Record<string, unknown>[], repeat: boolean): ErrorDetail[] {
   const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
   const details: ErrorDetail[] = [];
   const seen = new Set<string>();
@@ -85,21 +96,34 @@ export function checkRun(guard: SafetyGuard, schemaOf: SchemaOf, definition: Wor
         for (const p of stepProblems(guard, schemaOf, step, args)) {
           const param = from[p.field.split('.')[0]];
           const field = param ? (repeat ? `repeat.${param}` : `config[${i}].${param}`) : `${at}.args.${p.field}`;
-          add(detail(field, step, p, param && !repeat ? `row ${i + 1}, ${param}: ` : ''));
+          add(detail(field, at, step, p, param && !repeat ? `row ${i + 1}, ${param}: ` : ''));
         }
       });
     }
   }
-  if (details.length) refuse(`This run of ${definition.name}`, details);
+  return details;
 }
 
-/** `POST /executions/campaign`: the search space (a range's ends, each choice, fixed values) checked against the limits. */
-export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>): void {
+/**
+ * `POST /executions/campaign`: the search space (a range's ends, each choice, fixed values) checked against the
+ * limits. Under linear parameter constraints (`constraints`, as written) a constrained range parameter is held
+ * to what the polytope lets it reach, its least and greatest value there (./polytope.ts).
+ */
+export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>, constraints: readonly string[] = []): void {
   const broken = guard.fileError();
   if (broken) throw broken;
+  const details = spaceProblems(guard, schemaOf, definition, space, fixed, constraints);
+  if (details.length) refuse(`This campaign over ${definition.name}`, details);
+}
+
+/** What `checkSpace` refuses a campaign for (field: the parameter's bounds or choices, a fixed value, or a step's argument). */
+export function spaceProblems(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>, constraints: readonly string[] = []): ErrorDetail[] {
   const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
   const details: ErrorDetail[] = [];
   const index = new Map(space.map((s, i) => [s.name, i]));
+  const linear = constraints.length ? checkConstraints([...constraints], space) : [];
+  const reach = extents(space, linear);
+  const constrained = new Set(linear.flatMap((c) => Object.keys(c.coefficients)));
   for (const phase of ['prep', 'main', 'cleanup'] as const) {
     for (const [step, at] of calls(definition[phase] ?? [], phase)) {
       const { args: literal, from } = argsFor(step, phase === 'main' ? { ...defaults, ...fixed } : null, defaults);
@@ -109,21 +133,61 @@ export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: W
       for (const [k] of searched) base[k] = undefined;
       for (const p of stepProblems(guard, schemaOf, step, base)) {
         const param = from[p.field.split('.')[0]];
-        details.push(detail(param ? `fixed.${param}` : `${at}.args.${p.field}`, step, p));
+        details.push(detail(param ? `fixed.${param}` : `${at}.args.${p.field}`, at, step, p));
       }
       for (const [k, param] of searched) {
         const i = index.get(param)!;
         const s = space[i]!;
-        const values: unknown[] = s.type === 'choice' ? (s.choices ?? []) : (s.bounds ?? []);
+        // an empty polytope: no point of the space is ever sent, so none of its constrained parameters reaches a limit
+        if (reach.empty && constrained.has(param)) continue;
+        const polytope = reach.empty ? undefined : reach.range.get(param);
+        const values: unknown[] = s.type === 'choice' ? (s.choices ?? []) : (polytope ?? s.bounds ?? []);
         const what = s.type === 'choice' ? 'choices' : 'bounds';
+        const reaches = (v: unknown) =>
+          polytope
+            ? `under the parameter constraints ${param} reaches ${JSON.stringify(v)} (its range is ${s.bounds![0]}..${s.bounds![1]}): `
+            : `the search range of ${param} reaches ${JSON.stringify(v)}: `;
         for (const v of values) {
           for (const p of stepProblems(guard, schemaOf, step, { ...base, [k]: v })) {
             if (p.field.split('.')[0] !== k) continue;
-            details.push(detail(`parameters[${i}].${what}`, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : `the search range of ${param} reaches ${JSON.stringify(v)}: `));
+            details.push(detail(`parameters[${i}].${what}`, at, step, p, s.type === 'choice' ? `the choice ${JSON.stringify(v)} of ${param}: ` : reaches(v)));
           }
         }
       }
     }
   }
-  if (details.length) refuse(`This campaign over ${definition.name}`, details);
+  return details;
+}
+
+/** The safety guard's verdict in a preflight (issue 28): what is known before the task moves. */
+export interface SafetyPreflight {
+  allowed: boolean;
+  /** Each limit a known value breaks: field (row or parameter), step, message, limit, value. */
+  problems: ErrorDetail[];
+  /** Why every call is blocked (the file does not parse or validate), or null. */
+  error: string | null;
+  /** Where the file is (a path, or the database). */
+  source: string;
+  /** What is left to the call-time guard. */
+  note: string;
+}
+
+const LEFT_TO_CALLS = "Limits are checked here for literal values and each row's (or the search space's) values; readings, states, rules and values known only while it runs are checked at each call.";
+
+/** The verdict of a prepared task: a workflow run's rows (or its repeat row), or a campaign's space. */
+export function preflightVerdict(
+  guard: SafetyGuard,
+  schemaOf: SchemaOf,
+  kind: string,
+  p: { definition: Workflow; rows?: Record<string, unknown>[]; repeat?: { row: Record<string, unknown> }; space?: ParameterSpec[]; fixed?: Record<string, unknown>; constraints?: string[] },
+): SafetyPreflight {
+  const source = guard.source;
+  const broken = guard.fileError();
+  if (broken) return { allowed: false, problems: [{ field: 'safety', message: broken.message }], error: broken.message, source, note: LEFT_TO_CALLS };
+  const problems = kind === 'campaign'
+    ? spaceProblems(guard, schemaOf, p.definition, p.space ?? [], p.fixed ?? {}, p.constraints ?? [])
+    : runProblems(guard, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
+  const shown = problems.slice(0, MAX_PREFLIGHT);
+  if (problems.length > shown.length) shown.push({ field: 'safety', message: `and ${problems.length - shown.length} more problem(s) of the same kind` });
+  return { allowed: problems.length === 0, problems: shown, error: null, source, note: LEFT_TO_CALLS };
 }

@@ -298,7 +298,14 @@ export function PreflightPage(props: { ctx: ViewCtx; workflow: string; result: P
       ) : null}
       <section aria-label="Safety">
         <h2 className="h6">Safety</h2>
-        <p className="text-body-secondary">{result.safety === null ? 'No safety guard is installed.' : JSON.stringify(result.safety)}</p>
+        {result.safety === null ? (
+          <p className="text-body-secondary">{result.steps.length ? 'No safety guard is installed.' : 'Not checked: the task does not check out.'}</p>
+        ) : (
+          <p className={result.safety.allowed ? 'text-body-secondary' : 'text-danger'} id="preflight-safety">
+            {result.safety.error ?? (result.safety.allowed ? 'Every value known before it moves is within the lab\'s limits.' : `${result.safety.problems.length} value(s) break the lab's limits (listed with the problems above).`)}{' '}
+            {result.safety.note} (<a href={u('/safety')}>the safety file</a>: {result.safety.source})
+          </p>
+        )}
       </section>
       {result.resources.length ? (
         <table className="table table-sm w-auto" aria-label="Resources needed">

@@ -199,7 +199,7 @@ describe('refused before anything moves', () => {
   it('POST /executions/config: a config row or a literal value over a limit is 400 naming the row and field; nothing is queued', async () => {
     const before = (await lab.runtime.store.queue.open()).length;
     const rows = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }] }).expect(400);
-    expect(rows.body.error.details).toEqual([{ field: 'config[1].t', message: expect.stringContaining('row 2, t: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ max: 120 }), value: 150 }]);
+    expect(rows.body.error.details).toEqual([{ field: 'config[1].t', step: 'main[0]', message: expect.stringContaining('row 2, t: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ max: 120 }), value: 150 }]);
     const repeat = await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'too-hot', main: [{ kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 130 } } }] }).expect(201);
     expect(repeat.body.name).toBe('too-hot');
     const literal = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'too-hot', repeat: 2 }).expect(400);
@@ -210,7 +210,7 @@ describe('refused before anything moves', () => {
   it('POST /executions/campaign: a search range or a choice reaching past a limit is 400 naming the parameter and the limit', async () => {
     const before = (await lab.runtime.store.queue.open()).length;
     const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat', repeat: 2, optimizer_type: 'random', parameters: 't: 20..150', objectives: 'temp:max' }).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'parameters[0].bounds', message: expect.stringContaining('the search range of t reaches 150: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
+    expect(res.body.error.details).toEqual([{ field: 'parameters[0].bounds', step: 'main[0]', message: expect.stringContaining('the search range of t reaches 150: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
     // a choice the driver's own Literal does not have: refused with nothing configured for it
     await lab.admin.post('/app/workflows').set('Accept', J).send({
       name: 'heat-mode', parameters: [{ name: 'mode', type: 'string', default: 'slow' }], outputs: ['temp'],
@@ -222,6 +222,59 @@ describe('refused before anything moves', () => {
     const choice = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat-mode', repeat: 2, optimizer_type: 'random', parameters: 'mode: fast|warp', objectives: 'temp:max' }).expect(400);
     expect(choice.body.error.details).toEqual([expect.objectContaining({ field: 'parameters[0].choices', value: 'warp', limit: { source: 'declared', allowed: ['fast', 'slow'] } })]);
     expect((await lab.runtime.store.queue.open()).length).toBe(before);
+  });
+
+  it('POST /executions/campaign under linear constraints: what the polytope reaches is held to the limit, not the range\'s ends', async () => {
+    await lab.admin.post('/app/workflows').set('Accept', J).send({
+      name: 'heat-split', parameters: [{ name: 't', type: 'number', default: 30 }, { name: 'u', type: 'number', default: 0 }], outputs: ['temp'],
+      main: [
+        { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { param: 't' } } },
+        { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
+      ],
+    }).expect(201);
+    const campaign = (parameters: string, parameter_constraints: string[]) =>
+      lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat-split', repeat: 1, optimizer_type: 'random', parameters, objectives: 'temp:max', parameter_constraints });
+    const before = (await lab.runtime.store.queue.open()).length;
+    // t - u <= 100 with u up to 50 lets t reach 150, past the heater's 120
+    const far = await campaign('t: 20..200; u: 0..50', ['t - u <= 100']).expect(400);
+    expect(far.body.error.details).toEqual([{ field: 'parameters[0].bounds', step: 'main[0]', message: expect.stringContaining('under the parameter constraints t reaches 150 (its range is 20..200): heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
+    // with t + u <= 110 as well, t reaches at most 110: queued
+    const fit = await campaign('t: 20..200; u: 0..50', ['t - u <= 100', 't + u <= 110']).expect(200);
+    // constraints that exclude each other: the optimizer's refusal (nothing reaches a limit), not the guard's
+    const empty = await campaign('t: 20..200; u: 0..50', ['t + u <= 30', 't + u >= 200']).expect(400);
+    expect(empty.body.error.details[0].field).toMatch(/^parameter_constraints/);
+    expect(empty.body.error.code).toBe('invalid_input');
+    expect(JSON.stringify(empty.body)).not.toContain('safety');
+    await until(async () => (await lab.runtime.store.queue.get(fit.body.task_id))?.status === 'done');
+    expect((await lab.runtime.store.queue.open()).length).toBe(before);
+  });
+});
+
+describe('the preflight (POST /executions/preflight)', () => {
+  const preflight = (body: Record<string, unknown>) => lab.admin.post('/app/executions/preflight').set('Accept', J).send(body).expect(200);
+
+  it('gives the guard\'s verdict for every step whose values are known: a row, a literal, a search range, each naming row or parameter, step, field and limit', async () => {
+    const before = (await lab.runtime.store.queue.open()).length;
+    const rows = (await preflight({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }, { t: 130 }] })).body;
+    const over = (t: number, row: number) => ({ field: `config[${row - 1}].t`, step: 'main[0]', message: `row ${row}, t: heater.set_temperature: setpoint_c = ${t} is above the maximum of 120`, limit: { source: 'limits[0]', target: 'heater', min: 0, max: 120 }, value: t });
+    expect(rows).toMatchObject({ ok: false, safety: { allowed: false, error: null, problems: [over(150, 2), over(130, 3)], source: join(lab.dataDir, 'safety.json') } });
+    expect(rows.problems.slice(0, 2)).toEqual([over(150, 2), over(130, 3)]);
+    // the rest of the preflight is there all the same: each step, how many times
+    expect(rows.steps.map((s: { path: string; times: number }) => [s.path, s.times])).toEqual([['main[0]', 3], ['main[1]', 3]]);
+    const literal = (await preflight({ workflow: 'too-hot', repeat: 2 })).body;
+    expect(literal.safety.problems).toEqual([expect.objectContaining({ field: 'main[0].args.setpoint_c', step: 'main[0]', value: 130, limit: expect.objectContaining({ max: 120 }) })]);
+    const space = (await preflight({ workflow: 'heat', repeat: 2, optimizer_type: 'random', parameters: 't: 20..150', objectives: 'temp:max' })).body;
+    expect(space.safety.problems).toEqual([expect.objectContaining({ field: 'parameters[0].bounds', step: 'main[0]', value: 150 })]);
+    expect(space.ok).toBe(false);
+    expect((await lab.runtime.store.queue.open()).length).toBe(before);
+  });
+
+  it('a run within the limits: allowed, no problems, and it says what is left to each call; the page says it too', async () => {
+    const fine = (await preflight({ workflow: 'heat', config: [{ t: 40 }, { t: 120 }] })).body;
+    expect(fine).toMatchObject({ ok: true, problems: [], safety: { allowed: true, problems: [], error: null, note: expect.stringContaining('checked at each call') } });
+    const page = await lab.admin.post('/app/executions/preflight').type('form').send({ workflow: 'heat', 'rows[0][t]': '150' }).expect(200);
+    expect(page.text).toMatch(/id="preflight-safety"[^>]*>1 value\(s\) break the lab&#x27;s limits/);
+    expect(page.text).toContain('row 1, t: heater.set_temperature: setpoint_c = 150 is above the maximum of 120');
   });
 });
 
@@ -278,6 +331,10 @@ describe('fail-closed', () => {
       expect(res.body.error.message).toMatch(/is not JSON/);
       const shown = await other.admin.get('/app/safety').set('Accept', J).expect(200);
       expect(shown.body.error).toMatch(/every instrument call is blocked/);
+      // the preflight says so too (a run would be refused at submit)
+      await other.admin.post('/app/workflows').set('Accept', J).send({ name: 'shut', main: [{ kind: 'call', instrument: 'door', method: 'close_door', args: {} }] }).expect(201);
+      const pre = await other.admin.post('/app/executions/preflight').set('Accept', J).send({ workflow: 'shut', repeat: 1 }).expect(200);
+      expect(pre.body).toMatchObject({ ok: false, safety: { allowed: false, error: expect.stringContaining(file) }, problems: [{ field: 'safety', message: expect.stringMatching(/is not JSON/) }] });
       await other.admin.put('/app/safety').set('Accept', J).send({ format: 'ivoryos-safety/1' }).expect(200);
       await other.admin.post('/app/instruments/door').set('Accept', J).send({ method: 'close_door', args: {} }).expect(200);
     } finally {
