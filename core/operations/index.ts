@@ -28,6 +28,7 @@ export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type Run
 /** The longest instrument name the deck takes. */
 export { MAX_NAME } from '../deck/index.js';
 export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow } from '../store/types.js';
+export type { BrokenStep, BrokenWorkflow } from '../resources/broken.js';
 
 export function createOperations(lab: Lab) {
   return {

@@ -11,9 +11,9 @@ import { LabError, isLabError, type ErrorDetail } from '../errors.js';
 import type { Runner } from '../runner/index.js';
 import type { TaskPayload, WorkflowPayload } from '../runner/tasks.js';
 import type { Store } from '../store/types.js';
-import { validateWorkflow } from '../workflow/validate.js';
 import type { Step } from '../workflow/model.js';
 import type { CampaignPayload } from '../campaign/index.js';
+import { brokenWorkflows, type BrokenWorkflow } from './broken.js';
 import { changeText, diffDecks, snapshotOf, type DeckSnapshot, type MethodChange } from './deck-versions.js';
 import type { Resources } from './index.js';
 import { UNKNOWN, usesOf, type Known } from './rules.js';
@@ -166,18 +166,8 @@ export class Preflight {
    * The saved workflows the current deck breaks, each with the step and field and what changed: the
    * workflow checked against the lab's live instruments (the same check a queued run gets).
    */
-  async broken(): Promise<{ workflow: string; problems: ErrorDetail[] }[]> {
-    const out: { workflow: string; problems: ErrorDetail[] }[] = [];
-    for (const w of await this.opts.store.workflows.list()) {
-      const saved = await this.opts.store.workflows.get(w.name);
-      if (!saved) continue;
-      try {
-        validateWorkflow(saved.definition, this.opts.runner.catalogue);
-      } catch (e) {
-        if (isLabError(e) && e.details?.length) out.push({ workflow: w.name, problems: e.details.filter((d) => /\.args\b|instrument|method/.test(`${d.field ?? ''} ${d.message}`)) });
-      }
-    }
-    return out.filter((b) => b.problems.length > 0);
+  broken(): Promise<BrokenWorkflow[]> {
+    return brokenWorkflows(this.opts.store, this.opts.runner.catalogue);
   }
 
   /** The diff between two versions (or a version and the one before it). */
