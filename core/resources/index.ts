@@ -4,12 +4,12 @@
  * (core/store/resource-repos.ts counts them in the call record's transaction); the preflight of a task
  * (preflight.ts) and the deck versions (deck-versions.ts). Lab-wide: on PostgreSQL every host shares one stock.
  */
-import type { Consumption, InstrumentSchema } from '../contracts/index.js';
+import type { Consumption } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import type { Deck } from '../deck/index.js';
 import type { MoveRow, ResourceKind, ResourceRow, Store, UsePlanner } from '../store/types.js';
 import { RESOURCE_KINDS } from '../store/resource-types.js';
-import { parseRules, ruleApplies, rulesFor, usesOf, type ConsumptionRule } from './rules.js';
+import { parseRules, rulesFor, usesOf, type ConsumptionRule } from './rules.js';
 import { parseCsv, toCsv } from './csv.js';
 
 export { parseRules, rulesFor, usesOf, UNKNOWN, type ConsumptionRule } from './rules.js';
@@ -99,22 +99,6 @@ export class Resources {
     const shape = { instrument: call.instrument, driver: this.driverOf(call.instrument), method: call.method };
     return usesOf(rulesFor(this.rulesCache, shape, declared), shape, (n) => args[n]).uses;
   };
-
-  /**
-   * What the drivers of the lab's instruments declare they consume, each with whether the lab's rules
-   * replace it (`overridden`): shown beside the lab's rules on the resources page.
-   */
-  declared(instruments: readonly InstrumentSchema[]): { instrument: string; method: string; consumes: Consumption[]; overridden: boolean }[] {
-    const out: { instrument: string; method: string; consumes: Consumption[]; overridden: boolean }[] = [];
-    for (const i of instruments) {
-      for (const m of i.methods) {
-        if (!m.consumes?.length) continue;
-        const shape = { instrument: i.name, driver: i.driver, method: m.name };
-        out.push({ instrument: i.name, method: m.name, consumes: m.consumes, overridden: this.rulesCache.some((r) => ruleApplies(r, shape)) });
-      }
-    }
-    return out;
-  }
 
   async rules(): Promise<ConsumptionRule[]> {
     await this.refresh();
