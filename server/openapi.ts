@@ -455,6 +455,22 @@ function workflowSchemas(out: Record<string, SchemaObject>) {
             outputs: { type: 'array', items: str },
             instruments: { type: 'array', items: str, description: 'The instruments its steps call' },
             steps: { type: 'object', description: 'Top-level steps per phase', properties: { prep: { type: 'integer' }, main: { type: 'integer' }, cleanup: { type: 'integer' } } },
+            broken: {
+              type: 'array',
+              description: 'What the current deck breaks in it (empty: it fits the deck): each step and field, and the deck change that did it',
+              items: {
+                type: 'object',
+                properties: {
+                  field: { ...str, description: 'The field (main[0].args.to)' },
+                  message: str,
+                  step: { ...str, description: 'The step (main[0])' },
+                  call: { ...str, description: 'The call the step makes (mover.move_sample)' },
+                  change: { ...str, description: 'What changed in the deck (argument to renamed to target)' },
+                  deck_version: { type: 'integer', description: 'The deck version that changed it (GET /app/deck/versions/{id})' },
+                },
+                required: ['field', 'message', 'step'],
+              },
+            },
           },
           required: ['name', 'version'],
         },

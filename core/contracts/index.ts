@@ -32,11 +32,63 @@ export interface CallContext {
   log(message: string): void;
 }
 
+/** A value a consumption declaration takes from the call: the argument of that name. */
+export interface ArgRef {
+  arg: string;
+}
+
+/**
+ * What one call of a method uses, makes or moves (issue 32): `{ resource: 'tips' }` (one tip per call),
+ * `{ resource: { arg: 'source' }, amount: { arg: 'volume_ml' } }` (the volume of the liquid its `source`
+ * argument names), `{ resource: { arg: 'sample' }, to: { arg: 'target' } }` (a sample moved). Resources are
+ * the lab's, by name (GET /app/resources); the lab's consumption rules for the same method win over it.
+ */
+export interface Consumption {
+  /** The resource by name, or the argument whose value names it. */
+  resource: string | ArgRef;
+  /** How much one call uses (default 1; negative: it makes that much), or the argument that says. */
+  amount?: number | ArgRef;
+  /** Moves the resource there (a sample to `plate1:A1`) instead of using it up, or the argument that says where. */
+  to?: string | ArgRef;
+}
+
+const isArgRef = (v: unknown): v is ArgRef => !!v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length === 1 && typeof (v as ArgRef).arg === 'string';
+
+/**
+ * Why a method's consumption declaration does not fit (null when it does): a list of Consumption, each
+ * `{ arg }` naming one of the method's `params`. Shared by defineInstrument and the hosts of other languages.
+ */
+export function consumptionProblem(consumes: unknown, params: readonly string[]): string | null {
+  if (!Array.isArray(consumes)) return 'consumes must be a list of { resource, amount?, to? }';
+  if (consumes.length > 32) return 'consumes has more than 32 entries';
+  for (const [i, c] of consumes.entries()) {
+    const at = `consumes[${i}]`;
+    if (!c || typeof c !== 'object' || Array.isArray(c)) return `${at} must be an object { resource, amount?, to? }`;
+    const extra = Object.keys(c).find((k) => !['resource', 'amount', 'to'].includes(k));
+    if (extra !== undefined) return `${at} has the unknown field ${JSON.stringify(extra.slice(0, 40))} (resource, amount, to)`;
+    const e = c as Record<string, unknown>;
+    for (const k of ['resource', 'amount', 'to'] as const) {
+      const v = e[k];
+      if (v === undefined && k !== 'resource') continue;
+      if (isArgRef(v)) {
+        if (!params.includes(v.arg)) return `${at}.${k} names the argument ${JSON.stringify(v.arg.slice(0, 64))}, which the method does not have`;
+        continue;
+      }
+      const fits = k === 'amount' ? typeof v === 'number' && Number.isFinite(v) : typeof v === 'string' && v.length > 0 && v.length <= 200;
+      if (!fits) return `${at}.${k} must be ${k === 'amount' ? 'a number' : 'a name'} or { "arg": "<parameter>" }`;
+    }
+    if (e.to !== undefined && e.amount !== undefined) return `${at} has both amount and to: a declaration uses a resource or moves it`;
+  }
+  return null;
+}
+
 export interface MethodDefinition<I, P extends ZodObjectAny = ZodObjectAny> {
   description?: string;
   params: P;
   returns?: z.ZodType;
   safety?: DeclaredSafety;
+  /** What each call uses, makes or moves of the lab's resources (the lab's consumption rules win over it). */
+  consumes?: Consumption[];
   /** Hidden methods are collapsed in the control page (still callable). */
   hidden?: boolean;
   run(instance: I, args: z.infer<P>, ctx: CallContext): unknown;
@@ -110,6 +162,10 @@ export function defineInstrument<O extends ZodObjectAny, I>(
     if (method.safety && !['readonly', 'idempotent', 'hazardous'].includes(method.safety)) {
       throw new ContractError(`${where}: method "${m}" safety must be readonly, idempotent or hazardous`);
     }
+    if (method.consumes !== undefined) {
+      const problem = consumptionProblem(method.consumes, Object.keys(method.params.shape));
+      if (problem) throw new ContractError(`${where}: method "${m}" ${problem}`);
+    }
     try {
       z.toJSONSchema(method.params, { io: 'input', unrepresentable: 'any' });
     } catch (e) {
@@ -149,6 +205,8 @@ export interface MethodSchema {
   /** JSON Schema of the arguments object (type "object", properties, required). */
   params: JSONSchema;
   returns?: JSONSchema;
+  /** What each call uses, makes or moves, as the driver declared it (absent: nothing declared). */
+  consumes?: Consumption[];
   /** True when the schema was inferred from plain code (zero-config), not declared. */
   inferred: boolean;
   /** Parameter names whose types were guessed or could not be inferred (shown as such in the UI). */

@@ -377,6 +377,7 @@ export class Deck extends EventEmitter {
         order,
         params: rm ? rm.params : toJsonSchema(params, 'input'),
         ...(returns ? { returns } : {}),
+        ...(def.consumes?.length ? { consumes: def.consumes } : {}),
         inferred: rm?.inferred ?? mi?.inferred ?? false,
         inferredFields: rm?.inferredFields ?? mi?.fields ?? [],
       };

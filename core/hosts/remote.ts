@@ -6,7 +6,7 @@
  * The schemas shown (forms, OpenAPI, clients) are the host's own JSON Schemas, handed to the Deck through
  * `remoteInfo` rather than rebuilt from zod, so nothing the host said is lost in a round trip.
  */
-import { DEVICE_TAG, INSTRUMENT_TAG, z, type CallContext, type DeviceSpec, type InstrumentDriver, type JSONSchema, type MethodDefinition, type Safety, type DeclaredSafety } from '../contracts/index.js';
+import { DEVICE_TAG, INSTRUMENT_TAG, consumptionProblem, z, type CallContext, type DeviceSpec, type InstrumentDriver, type JSONSchema, type MethodDefinition, type Safety, type DeclaredSafety } from '../contracts/index.js';
 import type { HostClass, HostInstrument, HostMethod } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { checkValue } from '../workflow/jsonschema.js';
@@ -40,6 +40,11 @@ export interface RemoteHandle {
 
 const SAFETIES = new Set<Safety>(['readonly', 'idempotent', 'hazardous']);
 const declared = (s: unknown): DeclaredSafety | undefined => (SAFETIES.has(s as Safety) ? (s as DeclaredSafety) : undefined);
+
+/** Whether a method described by a host declares what it consumes, in a shape that fits (./vet.ts logs one that does not). */
+export function declaredUses(m: Pick<HostMethod, 'consumes' | 'params'>): boolean {
+  return m.consumes !== undefined && m.consumes !== null && (m.consumes as unknown[]).length > 0 && consumptionProblem(m.consumes, Object.keys((m.params?.properties as object | undefined) ?? {})) === null;
+}
 
 /**
  * A zod object that checks each argument against its JSON Schema property (types, enums, bounds, required,
@@ -89,6 +94,7 @@ function methodsOf(host: HostLink, methods: HostMethod[]) {
       description: m.description ?? '',
       params: zodFromJsonSchema(m.params),
       safety: declared(m.safety),
+      ...(declaredUses(m) ? { consumes: m.consumes } : {}),
       hidden: m.hidden ?? false,
       async run(h: RemoteHandle, args: Record<string, unknown>, ctx: CallContext) {
         try {

@@ -15,7 +15,7 @@
  *   all (Python's syntax), which nothing here ever tests.
  */
 import type { HostInstrument, HostMethod } from '../contracts/host.js';
-import type { JSONSchema, Safety } from '../contracts/index.js';
+import { consumptionProblem, type JSONSchema, type Safety } from '../contracts/index.js';
 import { compileLinear } from '../workflow/linear-regex.js';
 import type { AgentHello } from './agent-protocol.js';
 
@@ -122,6 +122,10 @@ export function identifierMethods<T extends { methods: HostMethod[] }>(described
       ? `the method name ${show(m.name)} is not an identifier`
       : Object.keys((m.params?.properties as Record<string, unknown> | undefined) ?? {}).filter((p) => !IDENTIFIER_RE.test(p)).map((p) => `the parameter name ${show(p)} of ${m.name} is not an identifier`)[0];
     if (problem) log(`[python] ${where}: ${problem} (letters, digits and _, at most 64): that method is left out`);
+    else if (m.consumes !== undefined && m.consumes !== null) {
+      const bad = consumptionProblem(m.consumes, Object.keys((m.params?.properties as Record<string, unknown> | undefined) ?? {}));
+      if (bad) log(`[python] ${where}.${m.name}: __labdeck_consumes__ does not fit (${bad}): it is not counted (the lab's consumption rules still are)`);
+    }
     return !problem;
   });
   return methods.length === described.methods.length ? described : { ...described, methods };

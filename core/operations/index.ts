@@ -34,6 +34,7 @@ export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type Run
 export { MAX_NAME } from '../deck/index.js';
 export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow, OutboxRow, ResourceRow, MoveRow } from '../store/types.js';
 export type { AttentionItem } from '../attention/index.js';
+export type { BrokenStep, BrokenWorkflow } from '../resources/broken.js';
 
 export function createOperations(lab: Lab) {
   const instruments = instrumentOperations(lab);

@@ -4,6 +4,7 @@
  */
 import { ownerOrAdmin } from '../accounts/index.js';
 import { LabError } from '../errors.js';
+import { brokenWorkflows, type BrokenStep } from '../resources/broken.js';
 import type { WorkflowRow } from '../store/types.js';
 import { validateWorkflow, type Workflow } from '../workflow/index.js';
 import { workflowFromPython } from '../workflow/python.js';
@@ -35,6 +36,14 @@ export function workflowOperations(lab: Lab) {
     /** Check a document against the lab's instruments (this deck's and other labdecks'). */
     validate(doc: unknown): Workflow {
       return validateWorkflow(doc, runner.catalogue);
+    },
+
+    /**
+     * The saved workflows the current deck breaks (issue 32), by name: each problem with its step, field, call
+     * and what changed in the deck (the newest deck version that changed that method).
+     */
+    async broken(): Promise<Map<string, BrokenStep[]>> {
+      return new Map((await brokenWorkflows(store, runner.catalogue)).map((b) => [b.workflow, b.problems]));
     },
 
     /** Save a new version as the caller (`expectNew`: 409 when the name exists). */

@@ -4,14 +4,15 @@
  * (core/store/resource-repos.ts counts them in the call record's transaction); the preflight of a task
  * (preflight.ts) and the deck versions (deck-versions.ts). Lab-wide: on PostgreSQL every host shares one stock.
  */
+import type { Consumption } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import type { Deck } from '../deck/index.js';
 import type { MoveRow, ResourceKind, ResourceRow, Store, UsePlanner } from '../store/types.js';
 import { RESOURCE_KINDS } from '../store/resource-types.js';
-import { parseRules, usesOf, type ConsumptionRule } from './rules.js';
+import { parseRules, rulesFor, usesOf, type ConsumptionRule } from './rules.js';
 import { parseCsv, toCsv } from './csv.js';
 
-export { parseRules, usesOf, UNKNOWN, type ConsumptionRule } from './rules.js';
+export { parseRules, rulesFor, usesOf, UNKNOWN, type ConsumptionRule } from './rules.js';
 
 const RULES_KEY = 'resources.consumption';
 /** How often a host re-reads the rules another host may have changed (ms). */
@@ -84,10 +85,19 @@ export class Resources {
     return this.opts.deck.has(instrument) ? this.opts.deck.schema(instrument).driver : undefined;
   }
 
+  /** What a method of an instrument of this deck declares it consumes (its driver's `consumes`), or undefined. */
+  declaredOf(instrument: string, method: string): Consumption[] | undefined {
+    if (!this.opts.deck.has(instrument)) return undefined;
+    return this.opts.deck.schema(instrument).methods.find((m) => m.name === method)?.consumes;
+  }
+
+  /** Every recorded call: the lab's rules for it, or its driver's declaration (rulesFor: the lab's rule wins). */
   readonly planner: UsePlanner = (call) => {
-    if (this.rulesCache.length === 0) return [];
+    const declared = this.declaredOf(call.instrument, call.method);
+    if (this.rulesCache.length === 0 && !declared?.length) return [];
     const args = (call.args ?? {}) as Record<string, unknown>;
-    return usesOf(this.rulesCache, { instrument: call.instrument, driver: this.driverOf(call.instrument), method: call.method }, (n) => args[n]).uses;
+    const shape = { instrument: call.instrument, driver: this.driverOf(call.instrument), method: call.method };
+    return usesOf(rulesFor(this.rulesCache, shape, declared), shape, (n) => args[n]).uses;
   };
 
   async rules(): Promise<ConsumptionRule[]> {

@@ -11,13 +11,14 @@ import { LabError, isLabError, type ErrorDetail } from '../errors.js';
 import type { Runner } from '../runner/index.js';
 import type { TaskPayload, WorkflowPayload } from '../runner/tasks.js';
 import type { Store } from '../store/types.js';
-import { validateWorkflow } from '../workflow/validate.js';
 import type { Step } from '../workflow/model.js';
 import type { CampaignPayload } from '../campaign/index.js';
+import { brokenWorkflows, type BrokenWorkflow } from './broken.js';
 import { changeText, diffDecks, snapshotOf, type DeckSnapshot, type MethodChange } from './deck-versions.js';
 import type { SafetyPreflight } from '../safety/upfront.js';
 import type { Resources } from './index.js';
-import { UNKNOWN, usesOf, type Known } from './rules.js';
+import { UNKNOWN, rulesFor, usesOf, type Known } from './rules.js';
+import type { Consumption } from '../contracts/index.js';
 
 export interface Band {
   p10: number;
@@ -169,18 +170,8 @@ export class Preflight {
    * The saved workflows the current deck breaks, each with the step and field and what changed: the
    * workflow checked against the lab's live instruments (the same check a queued run gets).
    */
-  async broken(): Promise<{ workflow: string; problems: ErrorDetail[] }[]> {
-    const out: { workflow: string; problems: ErrorDetail[] }[] = [];
-    for (const w of await this.opts.store.workflows.list()) {
-      const saved = await this.opts.store.workflows.get(w.name);
-      if (!saved) continue;
-      try {
-        validateWorkflow(saved.definition, this.opts.runner.catalogue);
-      } catch (e) {
-        if (isLabError(e) && e.details?.length) out.push({ workflow: w.name, problems: e.details.filter((d) => /\.args\b|instrument|method/.test(`${d.field ?? ''} ${d.message}`)) });
-      }
-    }
-    return out.filter((b) => b.problems.length > 0);
+  broken(): Promise<BrokenWorkflow[]> {
+    return brokenWorkflows(this.opts.store, this.opts.runner.catalogue);
   }
 
   /** The diff between two versions (or a version and the one before it). */
@@ -248,7 +239,7 @@ export class Preflight {
       { phase: 'cleanup', passes: 1 },
     ];
     const steps: PreflightStep[] = [];
-    const callSteps: { visit: Visit; out: PreflightStep; driver?: string; defaults: Record<string, unknown> }[] = [];
+    const callSteps: { visit: Visit; out: PreflightStep; driver?: string; defaults: Record<string, unknown>; declared?: Consumption[] }[] = [];
     for (const { phase, passes } of phases) {
       for (const v of visits(wf[phase] as Step[], phase, 1, [])) {
         const out: PreflightStep = { path: v.path, kind: v.step.kind, times: v.mult * passes, duration_s: null };
@@ -257,6 +248,7 @@ export class Preflight {
           out.method = v.step.method;
           let driver: string | undefined;
           let argDefaults: Record<string, unknown> = {};
+          let declared: Consumption[] | undefined;
           try {
             const schema = catalogue.schema(v.step.instrument);
             driver = schema.driver;
@@ -265,11 +257,12 @@ export class Preflight {
             const m = schema.methods.find((x) => x.name === (v.step as { method: string }).method);
             const props = ((m?.params as { properties?: Record<string, { default?: unknown }> } | undefined)?.properties ?? {}) as Record<string, { default?: unknown }>;
             argDefaults = Object.fromEntries(Object.entries(props).filter(([, s]) => s && 'default' in s).map(([k, s]) => [k, s.default]));
+            declared = m?.consumes;
           } catch {
             // prepare() checked the workflow against the same catalogue; an instrument gone since is its problem
             problems.push({ field: `${v.path}.instrument`, message: `no instrument "${v.step.instrument}" on the lab's hosts now` });
           }
-          callSteps.push({ visit: v, out, driver, defaults: argDefaults });
+          callSteps.push({ visit: v, out, driver, defaults: argDefaults, declared });
         } else if (v.step.kind === 'wait') {
           out.duration_s = { p10: v.step.seconds, p50: v.step.seconds, p90: v.step.seconds };
         } else if (v.step.kind === 'pause') {
@@ -279,30 +272,28 @@ export class Preflight {
       }
     }
 
-    // what the task uses: each call step's rules, over every row of its phase
-    if (rules.length) {
-      for (const c of callSteps) {
-        const step = c.visit.step as Extract<Step, { kind: 'call' }>;
-        const applicable = rules.filter((r) => r.method === step.method && (r.target === step.instrument || r.target === `class:${c.driver}`));
-        if (!applicable.length) continue;
-        const phase = c.visit.path.startsWith('main') ? 'main' : 'other';
-        const passes = phase === 'main' ? it.count : 1;
-        const argOf = (row: Record<string, unknown>) => (name: string): Known => {
-          const a = step.args?.[name];
-          if (a === undefined) return name in c.defaults ? c.defaults[name] : UNKNOWN;
-          if ('value' in a) return a.value;
-          if ('param' in a) return a.param in row ? row[a.param] : defaults[a.param];
-          return UNKNOWN;
-        };
-        // a workflow run's rows differ; a repeat or a prep step has one shape: count it once, multiply
-        const distinctRows = phase === 'main' && kind === 'workflow' && !(payload as WorkflowPayload).repeat ? passes : 1;
-        const factor = distinctRows === 1 ? passes * c.visit.mult : c.visit.mult;
-        for (let i = 0; i < distinctRows; i++) {
-          const row = phase === 'main' ? it.row(i) : defaults;
-          const { uses, unknown: u } = usesOf(applicable, { instrument: step.instrument, driver: c.driver, method: step.method }, argOf(row));
-          for (const x of u) unknown.add(`${c.visit.path}: ${x}`);
-          for (const use of uses) if (use.to === undefined && use.amount > 0) needs.set(use.resource, (needs.get(use.resource) ?? 0) + use.amount * factor);
-        }
+    // what the task uses: each call step's rules (the lab's, or its driver's declaration), over every row of its phase
+    for (const c of callSteps) {
+      const step = c.visit.step as Extract<Step, { kind: 'call' }>;
+      const applicable = rulesFor(rules, { instrument: step.instrument, driver: c.driver, method: step.method }, c.declared);
+      if (!applicable.length) continue;
+      const phase = c.visit.path.startsWith('main') ? 'main' : 'other';
+      const passes = phase === 'main' ? it.count : 1;
+      const argOf = (row: Record<string, unknown>) => (name: string): Known => {
+        const a = step.args?.[name];
+        if (a === undefined) return name in c.defaults ? c.defaults[name] : UNKNOWN;
+        if ('value' in a) return a.value;
+        if ('param' in a) return a.param in row ? row[a.param] : defaults[a.param];
+        return UNKNOWN;
+      };
+      // a workflow run's rows differ; a repeat or a prep step has one shape: count it once, multiply
+      const distinctRows = phase === 'main' && kind === 'workflow' && !(payload as WorkflowPayload).repeat ? passes : 1;
+      const factor = distinctRows === 1 ? passes * c.visit.mult : c.visit.mult;
+      for (let i = 0; i < distinctRows; i++) {
+        const row = phase === 'main' ? it.row(i) : defaults;
+        const { uses, unknown: u } = usesOf(applicable, { instrument: step.instrument, driver: c.driver, method: step.method }, argOf(row));
+        for (const x of u) unknown.add(`${c.visit.path}: ${x}`);
+        for (const use of uses) if (use.to === undefined && use.amount > 0) needs.set(use.resource, (needs.get(use.resource) ?? 0) + use.amount * factor);
       }
     }
     const stock = new Map((await this.opts.resources.list()).map((r) => [r.name, r]));
@@ -345,9 +336,24 @@ export class Preflight {
     return { ok: problems.length === 0, problems, resources, duration_s, ...(duration_reason ? { duration_reason } : {}), steps, iterations: it.count, deck_version: this.version, safety: null };
   }
 
+  /** Whether a call step of the task is to a method whose driver declares what it consumes. */
+  private declares(payload: TaskPayload): boolean {
+    const wf = payload.definition;
+    return (['prep', 'main', 'cleanup'] as const).some((phase) =>
+      visits(wf[phase] as Step[], phase, 1, []).some(({ step }) => {
+        if (step.kind !== 'call') return false;
+        try {
+          return !!this.opts.runner.catalogue.schema(step.instrument).methods.find((m) => m.name === step.method)?.consumes?.length;
+        } catch {
+          return false;
+        }
+      }),
+    );
+  }
+
   /** The check at queue time: a task that would run out of something is refused with the numbers. */
   private async refuseShort(kind: string, payload: TaskPayload): Promise<void> {
-    if ((await this.opts.resources.rules()).length === 0) return;
+    if ((await this.opts.resources.rules()).length === 0 && !this.declares(payload)) return;
     const r = await this.ofPayload(kind, payload);
     const short = r.resources.filter((x) => x.needed > x.available);
     if (!short.length) return;

@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { LabError } from '../errors.js';
+import type { Consumption } from '../contracts/index.js';
 import type { ResourceUse } from '../store/resource-types.js';
 
 const ArgRef = z.strictObject({ arg: z.string().min(1).describe('A parameter of the method: its value is taken') });
@@ -46,6 +47,18 @@ export interface CallShape {
 export function ruleApplies(rule: ConsumptionRule, call: CallShape): boolean {
   if (rule.method !== call.method) return false;
   return rule.target === call.instrument || (call.driver !== undefined && rule.target === `class:${call.driver}`);
+}
+
+/**
+ * The rules one call goes through: the lab's rules for it, or, when the lab's document has none for this
+ * method of this instrument (or of its driver class), what the driver declares (`consumes` in a TypeScript
+ * contract, `__labdeck_consumes__` on a Python method). The lab's rule wins: one rule of the lab for a method
+ * replaces the whole of its driver's declaration (an amount of 0 turns a declaration off).
+ */
+export function rulesFor(rules: readonly ConsumptionRule[], call: CallShape, declared: readonly Consumption[] | undefined): ConsumptionRule[] {
+  const lab = rules.filter((r) => ruleApplies(r, call));
+  if (lab.length || !declared?.length) return lab;
+  return declared.map((d) => ({ target: call.instrument, method: call.method, ...d }));
 }
 
 /**

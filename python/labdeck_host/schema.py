@@ -495,10 +495,12 @@ def lifecycle(name: str, members) -> bool:
 
 
 def _desc(name: str, description: str, params: dict, inferred: list, returns, *, kind: str, target: str,
-          is_async: bool = False, safety: str = "unknown", declared: bool = False) -> dict:
+          is_async: bool = False, safety: str = "unknown", declared: bool = False, consumes=None) -> dict:
     desc = {"name": name, "description": description, "params": params}
     if returns is not None:
         desc["returns"] = returns
+    if consumes is not None:
+        desc["consumes"] = consumes
     # `inferred` says labdeck guessed: false when the author declared it all (every parameter and the return
     # type-hinted, and a docstring), as a schema in TypeScript would
     desc.update({"safety": safety, "hidden": name == "disconnect", "order": 0, "inferred": not declared,
@@ -515,6 +517,24 @@ def safety_of(fn) -> str:
     it). Anything else, or nothing, is "unknown" (docs/safety.md)."""
     level = getattr(fn, "__labdeck_safety__", None)
     return level if level in SAFETY_LEVELS else "unknown"
+
+
+def consumes_of(fn):
+    """What a call of the method uses, makes or moves of the lab's resources, as its author declared it without
+    importing labdeck: the function attribute ``__labdeck_consumes__``, one dict or a list of them, each
+    ``{"resource": "tips" | {"arg": "source"}, "amount": 1 | {"arg": "volume_ml"}, "to": {"arg": "target"}}``
+    (docs/resources.md). Passed on as declared; labdeck checks it (one that does not fit is logged and not
+    counted). None when nothing is declared."""
+    declared = getattr(fn, "__labdeck_consumes__", None)
+    if declared is None:
+        return None
+    items = [declared] if isinstance(declared, dict) else declared
+    if not isinstance(items, (list, tuple)):
+        return [{"invalid": repr(declared)[:80]}]
+    try:
+        return json.loads(json.dumps(list(items)))
+    except (TypeError, ValueError):
+        return [{"invalid": repr(declared)[:80]}]
 
 
 def _declared(fn, doc, inferred: list) -> bool:
@@ -561,7 +581,7 @@ def _method_descs(cls) -> list:
         params, inferred, _ = _params_schema(fn, param_docs(doc), 0 if isinstance(raw, staticmethod) else 1)
         descs.append(_desc(name, summary(doc), params, inferred, _return_schema(fn), kind="method", target=name,
                            is_async=inspect.iscoroutinefunction(fn), declared=_declared(fn, doc, inferred),
-                           safety=safety_of(fn)))
+                           safety=safety_of(fn), consumes=consumes_of(fn)))
     for order, desc in enumerate(descs):
         desc["order"] = order
     return descs

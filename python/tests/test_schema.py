@@ -847,3 +847,29 @@ class SafetyLevels(unittest.TestCase):
 
         levels = {m["name"]: m["safety"] for m in schema.describe_instance(Pump())["methods"]}
         self.assertEqual(levels, {"dispense": "hazardous", "status": "readonly", "prime": "unknown", "odd": "unknown"})
+
+
+class ConsumptionDeclared(unittest.TestCase):
+    """What a method consumes, declared without importing labdeck (docs/resources.md)."""
+
+    def test_the_attribute_one_dict_or_a_list_is_passed_on_and_nothing_declared_is_absent(self):
+        def uses_tip(fn):
+            fn.__labdeck_consumes__ = {"resource": "tips"}
+            return fn
+
+        class Pipette:
+            @uses_tip
+            def pick_tip(self) -> None:
+                pass
+
+            def aspirate(self, source: str = "water", volume_ml: float = 1.0) -> float:
+                return volume_ml
+            aspirate.__labdeck_consumes__ = [{"resource": {"arg": "source"}, "amount": {"arg": "volume_ml"}}]
+
+            def status(self) -> str:
+                return "ok"
+
+        methods = {m["name"]: m for m in schema.describe_instance(Pipette())["methods"]}
+        self.assertEqual(methods["pick_tip"]["consumes"], [{"resource": "tips"}])
+        self.assertEqual(methods["aspirate"]["consumes"], [{"resource": {"arg": "source"}, "amount": {"arg": "volume_ml"}}])
+        self.assertNotIn("consumes", methods["status"])

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import type { InstrumentSchema } from '../../core/contracts/index.js';
 import { LabError, isLabError, type ErrorDetail } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { WorkflowRow } from '../../core/operations/index.js';
+import type { BrokenStep, WorkflowRow } from '../../core/operations/index.js';
 import { instrumentsOf } from '../../core/workflow/validate.js';
 import { outputName, type Workflow } from '../../core/workflow/model.js';
 import { workflowToPython } from '../../core/workflow/python.js';
@@ -196,7 +196,7 @@ export function workflowRoutes(runtime: Runtime): Router {
     workflow: row.definition as Workflow,
   });
 
-  const summary = (row: WorkflowRow, names: Map<number, string>): WorkflowSummary => {
+  const summary = (row: WorkflowRow, names: Map<number, string>, broken: Map<string, BrokenStep[]>): WorkflowSummary => {
     const wf = row.definition as Workflow;
     const { workflow: _doc, ...head } = asJson(row, names);
     return {
@@ -206,6 +206,7 @@ export function workflowRoutes(runtime: Runtime): Router {
       outputs: (wf.outputs ?? []).map(outputName),
       instruments: instrumentsOf({ prep: wf.prep ?? [], main: wf.main ?? [], cleanup: wf.cleanup ?? [] }),
       steps: { prep: wf.prep?.length ?? 0, main: wf.main?.length ?? 0, cleanup: wf.cleanup?.length ?? 0 },
+      broken: broken.get(row.name) ?? [],
     };
   };
 
@@ -247,8 +248,8 @@ export function workflowRoutes(runtime: Runtime): Router {
   });
 
   handle(r, WORKFLOW_ROUTES.list, async (req, res) => {
-    const [rows, names] = await Promise.all([workflows.list(), userNames()]);
-    const list = rows.map((row) => summary(row, names));
+    const [rows, names, broken] = await Promise.all([workflows.list(), userNames(), workflows.broken()]);
+    const list = rows.map((row) => summary(row, names, broken));
     if (wantsJson(req)) return res.json({ workflows: list });
     render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={list} />);
   });
@@ -294,8 +295,8 @@ export function workflowRoutes(runtime: Runtime): Router {
 
   const importForm = async (req: Request, res: Response, err: LabError) => {
     const { source, name } = (req.body ?? {}) as PythonImportForm;
-    const [rows, names] = await Promise.all([workflows.list(), userNames()]);
-    render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={rows.map((row) => summary(row, names))} importForm={{ source, name, error: err.message }} />, statusOf(err));
+    const [rows, names, broken] = await Promise.all([workflows.list(), userNames(), workflows.broken()]);
+    render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={rows.map((row) => summary(row, names, broken))} importForm={{ source, name, error: err.message }} />, statusOf(err));
   };
 
   const importPython = async (source: string, name: string | undefined) => {

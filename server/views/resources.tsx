@@ -209,7 +209,7 @@ export function DeckVersionsPage(props: {
   ctx: ViewCtx;
   current: number | null;
   versions: { id: number; host: string; reason: string; at: string; changes: unknown }[];
-  broken: { workflow: string; problems: ErrorDetail[] }[];
+  broken: { workflow: string; problems: (ErrorDetail & { change?: string; deck_version?: number })[] }[];
   diff?: { from: number | null; to: number; lines: string[] };
 }) {
   const { ctx } = props;
@@ -242,7 +242,7 @@ export function DeckVersionsPage(props: {
             {props.broken.map((b) => (
               <li key={b.workflow}>
                 <a href={u(`/workflows/${encodeURIComponent(b.workflow)}/builder`)}>{b.workflow}</a>:{' '}
-                {b.problems.map((p) => `${p.field ?? ''} ${p.message}`).join('; ')}
+                {b.problems.map((p) => `${p.field ?? ''} ${p.message}${p.change ? ` (version ${p.deck_version}: ${p.change})` : ''}`).join('; ')}
               </li>
             ))}
           </ul>

@@ -1,6 +1,7 @@
 /** Workflow pages: the list, one workflow (read-only), and the builder's skeleton (server/client/builder/ fills it). */
 import { outputName, type Parameter, type Step, type Workflow } from '../../core/workflow/model.js';
 import { PHASES, summary, type InstrumentInfo } from '../client/builder-model/index.js';
+import type { BrokenStep } from '../../core/operations/index.js';
 import { Breadcrumb, Layout, LocalTime, type ViewCtx } from './layout.js';
 
 export interface WorkflowJson {
@@ -20,6 +21,8 @@ export interface WorkflowSummary extends Omit<WorkflowJson, 'workflow'> {
   instruments: string[];
   /** Top-level steps per phase. */
   steps: { prep: number; main: number; cleanup: number };
+  /** What the current deck breaks in it, per step and field (empty: it fits the deck). */
+  broken: BrokenStep[];
 }
 
 /** What the builder page embeds as its data island (and GET …/builder answers as JSON). */
@@ -95,7 +98,7 @@ export function WorkflowsPage({ ctx, workflows, importForm }: { ctx: ViewCtx; wo
       ) : (
         <div className="list-group" data-testid="workflow-list">
           {workflows.map((w) => (
-            <div className="list-group-item" key={w.name}>
+            <div className={w.broken.length ? 'list-group-item list-group-item-warning' : 'list-group-item'} key={w.name} data-broken={w.broken.length ? 'true' : undefined}>
               <div className="d-flex flex-wrap align-items-baseline gap-2">
                 <a className="fw-semibold me-auto" href={wfUrl(ctx, w.name)}>
                   {w.name}
@@ -117,11 +120,35 @@ export function WorkflowsPage({ ctx, workflows, importForm }: { ctx: ViewCtx; wo
                 {w.outputs.length ? ` · outputs: ${w.outputs.join(', ')}` : ''}
                 {w.instruments.length ? ` · uses ${w.instruments.join(', ')}` : ''}
               </div>
+              {w.broken.length ? <BrokenBy ctx={ctx} problems={w.broken} /> : null}
             </div>
           ))}
         </div>
       )}
     </Layout>
+  );
+}
+
+/** What the current deck breaks in a workflow: each step and field, and the deck's change that did it. */
+function BrokenBy({ ctx, problems }: { ctx: ViewCtx; problems: BrokenStep[] }) {
+  return (
+    <div className="small mt-1" role="alert" aria-label="Broken by the current deck">
+      <span className="badge text-bg-warning me-1">broken by the deck</span>
+      <ul className="mb-0">
+        {problems.map((p, i) => (
+          <li key={i}>
+            <code>{p.field}</code>
+            {p.call ? <> ({p.call})</> : null}: {p.message}
+            {p.change ? (
+              <>
+                {' '}
+                — <a href={ctx.url(`/deck/versions/${p.deck_version}`)}>deck version {p.deck_version}</a>: {p.change}
+              </>
+            ) : null}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

@@ -178,7 +178,7 @@ describe('samples that follow moves, and deck versions', () => {
     const after = (await lab.admin.get('/app/deck/versions?format=json').expect(200)).body;
     expect(after.current).toBeGreaterThan(before.current);
     expect(after.versions[0].changes).toContainEqual({ instrument: 'mover', method: 'move_sample', change: 'argument renamed', argument: 'to', to: 'target' });
-    expect(after.broken).toEqual([{ workflow: 'move', problems: [expect.objectContaining({ field: 'main[0].args.to' })] }]);
+    expect(after.broken).toEqual([{ workflow: 'move', version: 1, problems: [expect.objectContaining({ field: 'main[0].args.to', step: 'main[0]', call: 'mover.move_sample', change: 'mover.move_sample: argument to renamed to target' })] }]);
     const diff = (await lab.admin.get(`/app/deck/versions/${after.current}?format=json`).expect(200)).body;
     expect(diff.lines).toContain('mover.move_sample: argument to renamed to target');
     const page = await lab.admin.get('/app/deck/versions').expect(200);

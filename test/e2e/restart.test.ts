@@ -3,7 +3,8 @@
  * killed with SIGKILL in the middle of that call and one more queued behind it; the server is started again
  * on the same data folder. Nothing may be lost: the queued task is still there, the cut-off run is marked
  * `interrupted` with its in-flight step in-doubt and every earlier step recorded, and the operator resumes it
- * through the HTTP API to completion.
+ * through the HTTP API to completion. Each slow call uses a tip (issue 32): the one killed mid-call leaves its
+ * tip in doubt (not counted, not forgotten) until a person settles it; the re-run call counts its own.
  */
 import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -86,6 +87,9 @@ describe('a server killed mid-run', () => {
     };
 
     for (const wf of [LONG, QUICK]) expect((await api('POST', '/workflows', wf)).status).toBe(201);
+    // each slow call uses a tip (issue 32): the call killed mid-way leaves its tip in doubt, for a person
+    expect((await api('PUT', '/resources/consumption', [{ target: 'slow', method: 'work', resource: 'tips', amount: 1 }])).status).toBe(200);
+    expect((await api('POST', '/resources', { name: 'tips', kind: 'consumable', quantity: 10 })).status).toBe(201);
 
     // watch the live events for the slow call of iteration 1, then queue the long task and one more
     const controller = new AbortController();
@@ -142,6 +146,13 @@ describe('a server killed mid-run', () => {
       [quickId, 'pending'],
     ]);
     expect(queue.queue_held).toBe(true);
+    // the tip of the call that was cut: neither counted nor forgotten, in doubt until a person settles it
+    const tips = (await api('GET', '/resources/tips')).body;
+    expect(tips.resource).toMatchObject({ quantity: 9, in_doubt: 1 });
+    const doubt = (await api('GET', '/resources?format=json')).body.in_doubt.filter((m: { resource: string }) => m.resource === 'tips');
+    expect(doubt).toEqual([expect.objectContaining({ resource: 'tips', status: 'in-doubt', run_id: runId, delta: -1 })]);
+    expect((await api('POST', `/resources/moves/${doubt[0].id}/settle`, { used: false })).status).toBe(200);
+    expect((await api('GET', '/resources/tips')).body.resource).toMatchObject({ quantity: 9, in_doubt: 0 });
 
     // the operator re-runs the in-doubt step; the run completes and the queue goes on
     expect((await api('POST', '/executions/retry')).status).toBe(200);
@@ -155,6 +166,8 @@ describe('a server killed mid-run', () => {
     expect((await api('GET', `/executions/queue/task/${longId}`)).body.status).toBe('done');
     expect((await api('GET', `/executions/queue/task/${quickId}`)).body.status).toBe('done');
     expect((await api('GET', '/executions/status')).body).toMatchObject({ busy: false, queue_held: false, interrupted: null });
+    // the re-run call used its own tip
+    expect((await api('GET', '/resources/tips')).body.resource).toMatchObject({ quantity: 8, in_doubt: 0 });
 
     // stop cleanly, then read every record
     server.proc.kill('SIGTERM');
