@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type WebSocket from 'ws';
 import type { HostErrorPayload, HostInstrument } from '../core/contracts/host.js';
-import { AGENT_NAME_RE, HOST_PROTOCOL_VERSION } from '../core/contracts/host.js';
+import { AGENT_NAME_RE, HOST_PROTOCOL_VERSION, LABWARE_VIEW } from '../core/contracts/host.js';
 import type { InstrumentSchema } from '../core/contracts/index.js';
 import type { Deck } from '../core/deck/index.js';
 import { errorText as errorMessage } from '../core/deck/util.js';
@@ -153,7 +153,9 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       if (msg.type !== 'call' || typeof msg.id !== 'number') return;
       const { id, instrument = '', method = '', args = {} } = msg;
       running.set(instrument, id);
-      deck.call(instrument, method, args, { userId: null }).then(
+      // the labware view (a worktable's grid, contents, tips) is read, not called: the same answer as on the server's own host
+      const answer = method === LABWARE_VIEW ? deck.labware(instrument).then((view) => ({ output: view as unknown })) : deck.call(instrument, method, args, { userId: null });
+      answer.then(
         (r) => socket.send(JSON.stringify({ type: 'result', id, value: r.output })),
         (e: unknown) => socket.send(JSON.stringify({ type: 'error', id, error: failure(e) })),
       ).finally(() => {

@@ -235,7 +235,7 @@ def view(obj):
     """What the instrument's page shows: each labware with its grid, what each position holds, tips left."""
     layout, problem = _read(obj, LAYOUT)
     if layout is None:
-        return {"worktable": False, "error": problem}
+        return {"worktable": False, **({"error": problem} if problem else {})}
     state, state_problem = _read(obj, STATE)
     held = (state or {}).get("labware") or {}
     items = []
