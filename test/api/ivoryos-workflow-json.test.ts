@@ -6,7 +6,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { startLab, until, type TestLab } from './helpers.js';
+import request from 'supertest';
+import { PASSWORD, startLab, until, type TestLab } from './helpers.js';
 
 const J = 'application/json';
 const read = async (path: string) => JSON.parse(await readFile(fileURLToPath(new URL(`../fixtures/${path}`, import.meta.url)), 'utf8'));
@@ -98,5 +99,20 @@ describe("Classic's script_dict", () => {
     expect(open.body.error.details[0].field).toBe('script[0]');
     const unknown = await importJson({ name: 'x', script: [step('deck.ghost', 'dose')] }).expect(400);
     expect(unknown.body.error.message).toMatch(/ghost/);
+  });
+
+  it('refuses what Classic compiles pro_code and a for loop into, through /draft/submit_python, naming the line', async () => {
+    const agent = request.agent(lab.app);
+    await agent.post('/ivoryos/auth/login').type('form').send({ username: 'ada', password: PASSWORD }).expect(302);
+    const cases: [string, RegExp][] = [
+      ["def coded():\n    deck.noop.ping()\n    import os\n    os.remove('data.csv')\n", /script line 3/],
+      ['def looped():\n    for v in [1, 2]:\n        deck.pump.dose(**{"volume_ml": v})\n', /script line 2/],
+    ];
+    for (const [script, line] of cases) {
+      const res = await agent.post('/ivoryos/draft/submit_python').set('Accept', '*/*').send({ workflow_name: 'refused_py', script }).expect(400);
+      expect(res.body).toMatchObject({ success: false, details: [expect.objectContaining({ field: 'script' })] });
+      expect(res.body.error).toMatch(line);
+    }
+    await lab.admin.get('/app/workflows/refused_py').set('Accept', J).expect(404);
   });
 });
