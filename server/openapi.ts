@@ -255,6 +255,29 @@ const RESPONSE = {
       host: HOST,
     })
     .describe('An instrument and its methods, with your order and hidden flags'),
+  LabwareView: z
+    .object({
+      worktable: z.boolean().describe('false: the instrument has no worktable (no __ivoryos_labware__), or it could not be read (error)'),
+      deck: z.object({ name: z.string().optional(), kind: z.string().optional(), label: z.string().optional() }).optional(),
+      labware: z
+        .array(
+          z.object({
+            name: z.string(),
+            label: z.string(),
+            category: z.string().nullable(),
+            site: z.string().nullable(),
+            grid: z.array(z.array(z.string())).describe('Position names, rows of columns'),
+            contents: z.record(z.string(), z.record(z.string(), z.unknown())).describe('What a position holds: { volume_ul, liquids }, or { tip } on a tip rack'),
+            tips_left: z.int().optional(),
+          }),
+        )
+        .optional(),
+      sites: z.array(z.string()).optional(),
+      editable: z.boolean().optional(),
+      catalog: z.boolean().optional(),
+      error: z.string().optional(),
+    })
+    .describe("An instrument's worktable (ivoryOS's worktable protocol): its labware, grids, contents and tips left"),
   CallResult: z.object({ task_id: z.int().describe('The record of this call: GET /app/instruments/task/{task_id}'), output: z.unknown().optional() }),
   HiddenResult: z.object({ instrument: z.string(), method: z.string(), hidden: z.boolean() }),
   Step,

@@ -13,6 +13,12 @@
  */
 import type { JSONSchema, MethodSchema } from './index.js';
 
+/**
+ * A `call` of this method answers the instrument's labware view (ivoryOS's worktable protocol, read by the
+ * Python host's worktable.py) instead of calling the driver: a dunder, so never one of its methods.
+ */
+export const LABWARE_VIEW = '__ivoryos_labware__';
+
 export const HOST_PROTOCOL_VERSION = 1 as const;
 
 /** A `lab agent`'s name: its PC's host name by default (letters, digits, `.`, `_`, `-`; at most 64). */

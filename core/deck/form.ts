@@ -101,6 +101,8 @@ function coerceOne(field: string, text: string, k: { kind: Kind; schema: JSONSch
       try {
         return JSON.parse(t);
       } catch {
+        // a wells field (ivoryOS's Wells marker) takes its text as written: assay_plate[A1:H1]
+        if (k.schema['x-wells'] !== undefined) return t;
         errors.push({ field, message: 'must be valid JSON (write text in "double quotes")' });
         return undefined;
       }

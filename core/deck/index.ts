@@ -17,7 +17,7 @@ import { isDeviceSpec, type CallContext, type InstrumentDriver, type InstrumentS
 import { LabError, isStoreFault } from '../errors.js';
 import type { NewStep } from '../store/types.js';
 import { findDrivers, loadModule } from '../plugins/loader.js';
-import { remoteInfo } from '../hosts/remote.js';
+import { LABWARE_VIEW, remoteInfo, type LabwareView, type RemoteHandle } from '../hosts/remote.js';
 import { inferredInfo, introspectObject, moduleSource, sourceOrder } from './introspect.js';
 import { Mutex } from './mutex.js';
 import { invalid, issueDetails } from './validate.js';
@@ -261,6 +261,26 @@ export class Deck extends EventEmitter {
     if (!dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) throw new Error(`${instrument} is busy`);
     try {
       return toJsonValue(await m.run(dev.instance, parsed, ctx));
+    } finally {
+      dev.mutex.release();
+    }
+  }
+
+  /**
+   * The labware view of an instrument whose driver has a worktable (ivoryOS's `__ivoryos_labware__` and
+   * `__ivoryos_labware_state__`, read by its Python host): each labware's grid, what each position holds, tips
+   * left. `{ worktable: false }` for any other instrument. Unrecorded and unguarded (it moves nothing), taken in
+   * turn with the instrument's calls.
+   */
+  async labware(instrument: string): Promise<LabwareView> {
+    const dev = this.device(instrument);
+    const handle = dev.instance as Partial<RemoteHandle> | null;
+    if (dev.failure || !remoteInfo(dev.entry.driver) || !handle?.host || typeof handle.name !== 'string') return { worktable: false };
+    this.checkOnline(dev);
+    if (!dev.mutex.tryAcquire() && !(await dev.mutex.acquire(this.busyTimeoutMs))) throw new LabError('busy', `${instrument} is busy: its labware can be read once its call is done.`);
+    try {
+      const view = toJsonValue(await handle.host.call(handle.name, LABWARE_VIEW, {}));
+      return view && typeof view === 'object' && !Array.isArray(view) ? (view as LabwareView) : { worktable: false };
     } finally {
       dev.mutex.release();
     }

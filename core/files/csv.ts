@@ -92,6 +92,15 @@ function problems(details: ErrorDetail[]): LabError {
 const tooManyRows = (max: number, line: number) =>
   invalid(`The CSV file has more than ${max.toLocaleString('en')} rows; split it into smaller files.`, [{ field: `line ${line}`, message: `row ${max + 1}: more than ${max} rows` }]);
 
+/**
+ * A header cell without the unit a run's data CSV writes after a name (`volume (mL)` → `volume`): a
+ * parameter's or output's name has no space or bracket, so a downloaded run reads back as it was.
+ */
+export function withoutUnit(cell: string): string {
+  const m = /^([A-Za-z_][A-Za-z0-9_.-]*) \([^()]{1,40}\)$/.exec(cell);
+  return m ? m[1]! : cell;
+}
+
 /** The head of a CSV: its columns and, when the file had one, its type row. */
 export interface CsvHead {
   columns: string[];
@@ -147,7 +156,7 @@ function reader(bytes: Buffer, options: ScanOptions) {
   const widthProblems: ErrorDetail[] = [];
 
   function header(cells: string[], line: number) {
-    const columns = cells.map((c) => c.trim());
+    const columns = cells.map((c) => withoutUnit(c.trim()));
     if (columns.length > maxColumns) {
       throw invalid(`The CSV file has ${columns.length} columns; at most ${maxColumns} are allowed.`, [{ field: `line ${line}`, message: `more than ${maxColumns} columns` }]);
     }
@@ -346,8 +355,8 @@ export function csvLine(values: readonly unknown[]): string {
 }
 
 /** A whole CSV text: the header, then one line per row (cells by column name; missing ones are empty). */
-export function toCsv(rows: readonly Record<string, unknown>[], columns: readonly string[]): string {
-  let out = csvLine(columns);
+export function toCsv(rows: readonly Record<string, unknown>[], columns: readonly string[], header: readonly string[] = columns): string {
+  let out = csvLine(header);
   for (const row of rows) out += csvLine(columns.map((c) => row[c]));
   return out;
 }

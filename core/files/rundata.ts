@@ -14,6 +14,8 @@
 import { LabError } from '../errors.js';
 import type { RunRow, Store } from '../store/types.js';
 import { plotData } from '../records/plot.js';
+import { columnUnits, withUnit } from '../workflow/units.js';
+import type { DeckSchemas } from '../workflow/validate.js';
 
 export interface RunData {
   run: RunRow;
@@ -21,6 +23,10 @@ export interface RunData {
   outputs: string[];
   /** the iteration and status columns, then parameters, then outputs */
   columns: string[];
+  /** the CSV's header: each column, with its unit when the deck declares one (`volume (mL)`) */
+  header: string[];
+  /** `{ column: unit }` of the columns with a unit (core/workflow/units.ts) */
+  units: Record<string, string>;
   rows: Record<string, unknown>[];
 }
 
@@ -43,12 +49,14 @@ export function runIdOfFileName(name: string): number | null {
 
 export const runDataFileName = (runId: number) => `run-${runId}.csv`;
 
-export async function runData(store: Store, runId: number): Promise<RunData> {
+export async function runData(store: Store, runId: number, deck?: DeckSchemas): Promise<RunData> {
   const run = await store.runs.get(runId);
   if (!run) throw new LabError('not_found', `No run record ${runId}.`, [{ field: 'run', message: 'unknown run' }]);
   // the same columns and iterations as the run's plot data: one row per iteration of main
   const plot = plotData(run, await store.phases.list(runId));
   const own = bookkeepingColumns([...plot.parameters, ...plot.outputs]);
   const rows = plot.iterations.map((it) => ({ [own.iteration]: it.iteration + 1, [own.status]: it.status, ...it.params, ...it.outputs }));
-  return { run, parameters: plot.parameters, outputs: plot.outputs, columns: [own.iteration, own.status, ...plot.parameters, ...plot.outputs], rows };
+  const columns = [own.iteration, own.status, ...plot.parameters, ...plot.outputs];
+  const units = deck ? columnUnits(run.workflow, deck, plot.outputs) : {};
+  return { run, parameters: plot.parameters, outputs: plot.outputs, columns, header: columns.map((c) => withUnit(c, units)), units, rows };
 }

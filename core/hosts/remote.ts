@@ -38,6 +38,32 @@ export interface RemoteHandle {
   name: string;
 }
 
+export { LABWARE_VIEW } from '../contracts/host.js';
+
+/** One labware of a worktable as its page shows it. */
+export interface LabwareItem {
+  name: string;
+  label: string;
+  category: string | null;
+  site: string | null;
+  /** position names, rows of columns */
+  grid: string[][];
+  /** what a position holds: `{ volume_ul, liquids }`, or `{ tip }` on a tip rack */
+  contents: Record<string, Record<string, unknown>>;
+  tips_left?: number;
+}
+
+/** An instrument's worktable: `worktable: false` when it has none (or it could not be read: `error`). */
+export interface LabwareView {
+  worktable: boolean;
+  deck?: { name?: string; kind?: string; label?: string };
+  labware?: LabwareItem[];
+  sites?: string[];
+  editable?: boolean;
+  catalog?: boolean;
+  error?: string;
+}
+
 const SAFETIES = new Set<Safety>(['readonly', 'idempotent', 'hazardous']);
 const declared = (s: unknown): DeclaredSafety | undefined => (SAFETIES.has(s as Safety) ? (s as DeclaredSafety) : undefined);
 

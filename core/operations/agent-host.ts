@@ -7,6 +7,7 @@
  * come, every call is refused (fail-closed).
  */
 import { resolve } from 'node:path';
+import { LABWARE_VIEW } from '../contracts/host.js';
 import type { InstrumentSchema } from '../contracts/index.js';
 import { Deck } from '../deck/index.js';
 import { LabError } from '../errors.js';
@@ -47,6 +48,8 @@ export async function openAgentHost(opts: { deck: string; python?: string; log: 
     list: () => deck.list(),
     async call(caller, input) {
       if (!isRelayed(caller)) throw new LabError('internal', "A lab agent's instruments are called through the lab server it serves (a relayed call).");
+      // the labware view (a worktable's grid, contents, tips) is read, not called: the same answer as on the server's own host
+      if (input.method === LABWARE_VIEW) return { output: (await deck.labware(input.instrument)) as unknown };
       const { output } = await deck.call(input.instrument, input.method, input.args, { userId: caller.userId });
       return { output };
     },

@@ -28,6 +28,7 @@ export { done, type Lab, type MaybeRequest } from './lab.js';
 export { CONTROL_ACTIONS, type Queued, type RunInput } from './runs.js';
 export type { CallInput, Called, Started } from './instruments.js';
 export type { LastRun } from './records.js';
+export type { LabwareItem, LabwareView } from '../hosts/remote.js';
 /** What the doors show of the runner and the queue (types and constants only: the runner itself stays behind the operations). */
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
 /** The longest instrument name the deck takes. */

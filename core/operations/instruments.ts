@@ -9,6 +9,8 @@ import { runConsole, type ConsoleResult } from '../console.js';
 import { LabError, isLabError } from '../errors.js';
 import type { MethodPrefs, NewStep, StepRow } from '../store/types.js';
 import type { DeckSchemas } from '../workflow/validate.js';
+import type { LabwareView } from '../hosts/remote.js';
+import { unitOf } from '../workflow/units.js';
 import { isAgent, isRelayed, type Caller } from './caller.js';
 import { agentOf, audit, type Lab, type MaybeRequest } from './lab.js';
 
@@ -191,6 +193,20 @@ export function instrumentOperations(lab: Lab) {
       const schema = await deck.retryInstrument(instrument);
       await audit(lab, caller, 'instrument.retry', { instrument });
       return schema;
+    },
+
+    /** The unit a method's result is in (ivoryOS's `Unit` marker on its return), if its schema says one. */
+    resultUnit(instrument: string, method: string): string | undefined {
+      try {
+        return unitOf(deck.schema(instrument).methods.find((m) => m.name === method)?.returns);
+      } catch {
+        return undefined; // an instrument the deck does not have now
+      }
+    },
+
+    /** The labware view of an instrument with a worktable (grid, contents, tips left); `{ worktable: false }` for others. */
+    labware(instrument: string): Promise<LabwareView> {
+      return deck.labware(instrument);
     },
 
     /** The caller's order and hidden flags of an instrument's methods. */

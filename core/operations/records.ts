@@ -5,6 +5,7 @@
 import { deleteRecord, getRun, listRecords, plotData, recordDetail, runTail, type ListQuery } from '../records/index.js';
 import { LabError } from '../errors.js';
 import { runData, type RunData } from '../files/rundata.js';
+import { columnUnits } from '../workflow/units.js';
 import type { LogRow, PhaseRow, RunRow, StepRow } from '../store/types.js';
 import type { Caller } from './caller.js';
 import { audit, userOf, type Lab } from './lab.js';
@@ -18,7 +19,7 @@ export interface LastRun {
 }
 
 export function recordOperations(lab: Lab) {
-  const { store, runner } = lab;
+  const { store, runner, deck } = lab;
   const ops = {
     /** A page of runs, newest first, `keyword` matching the run or workflow name. */
     list(q: ListQuery) {
@@ -49,13 +50,16 @@ export function recordOperations(lab: Lab) {
 
     /** A run's data as a history file has it: parameter columns then output columns, one row per iteration. */
     data(runId: number): Promise<RunData> {
-      return runData(store, runId);
+      return runData(store, runId, deck);
     },
 
     /** The parameters and outputs of each iteration of a run, for plotting. */
     async plot(id: number) {
       const run = await getRun(store, id);
-      return plotData(run, await store.phases.list(id));
+      const data = plotData(run, await store.phases.list(id));
+      // units (ivoryOS's Unit marker on the deck's schemas) for the axes
+      const units = columnUnits(run.workflow, deck, data.outputs);
+      return Object.keys(units).length ? { ...data, units } : data;
     },
 
     /** One run with its phases and steps (404 naming `field` when there is none). */

@@ -7,6 +7,7 @@ import { LabError } from '../errors.js';
 import { brokenWorkflows, type BrokenStep } from '../resources/broken.js';
 import type { WorkflowRow } from '../store/types.js';
 import { validateWorkflow, type Workflow } from '../workflow/index.js';
+import { fromIvoryosJson, toIvoryosJson } from '../workflow/ivoryos-json.js';
 import { workflowFromPython } from '../workflow/python.js';
 import type { Caller } from './caller.js';
 import { audit, type Lab } from './lab.js';
@@ -52,6 +53,16 @@ export function workflowOperations(lab: Lab) {
     },
 
     /** ivoryOS-style Python (a script, or its prep, script and cleanup parts) read into a checked workflow; nothing saved. */
+    /** An ivoryOS workflow JSON (the next generation's, or Classic's script_dict) as a workflow, validated against the deck. */
+    fromIvoryos(doc: unknown, name?: string): Workflow {
+      return validateWorkflow(fromIvoryosJson(doc, name), runner.catalogue);
+    },
+
+    /** A workflow as the next generation's workflow JSON. */
+    toIvoryos(workflow: Workflow): Record<string, unknown> {
+      return toIvoryosJson(workflow);
+    },
+
     fromPython(input: Parameters<typeof workflowFromPython>[1]): Promise<Workflow> {
       return workflowFromPython(lab.python.parser, input, runner.catalogue);
     },

@@ -26,7 +26,7 @@ import traceback
 import types
 from concurrent.futures import ThreadPoolExecutor
 
-from . import deck_file, handoff as handoff_mod, optimizer, schema, workflow_py
+from . import deck_file, handoff as handoff_mod, optimizer, schema, workflow_py, worktable
 
 PROTOCOL = 1
 MAX_EVENT_LINES = 2000  # per call; more is dropped with one notice
@@ -419,6 +419,7 @@ class Host:
     def instrument_desc(self, name):
         obj = self.instances[name]
         d = schema.describe_instance(obj)
+        worktable.fill_choices(obj, d["methods"])  # Labware/Site choices, Wells' labware (worktable.py)
         self.descs[name] = {m["name"]: m for m in d["methods"]}
         d["name"] = name
         return d
@@ -647,10 +648,15 @@ class Host:
             obj = self.instances.get(name)
             if obj is None:
                 raise HostError("not_found", "no instrument %s in this host" % name)
+            if method == worktable.LAYOUT:  # the labware view (no driver method: dunders are never methods)
+                sink.close()
+                self.reply(msg, worktable.view(obj))
+                return
             desc = self.descs.get(name, {}).get(method)
             if desc is None:
                 raise HostError("not_found", "%s has no method %s" % (name, method))
             fn, kwargs, is_async = schema.bind_call(obj, desc, msg.get("args") or {}, self.instances)
+            worktable.check_args(obj, desc, msg.get("args") or {})  # wells and labware against the worktable, before the driver
             if is_async:
                 value = asyncio.run_coroutine_threadsafe(self.with_sink(sink, fn(**kwargs)), self.event_loop()).result()
             else:

@@ -15,6 +15,8 @@ interface PlotData {
   series: Record<string, (number | null)[]>;
   /** A campaign's best so far of its first objective. */
   best?: { objective: string; minimize: boolean; values: (number | null)[] };
+  /** Units of the columns the deck declares one for (ivoryOS's Unit marker): shown on the axis. */
+  units?: Record<string, string>;
 }
 
 const COLORS = ['#0d6efd', '#d63384', '#198754', '#fd7e14', '#6f42c1', '#20c997', '#dc3545', '#0dcaf0'];
@@ -49,16 +51,18 @@ function draw(box: HTMLElement, data: PlotData) {
     container.append(div);
     // a campaign's objective gets its best so far beside it
     const best = data.best?.objective === name ? data.best : null;
+    const unit = data.units && Object.hasOwn(data.units, name) ? data.units[name] : undefined;
+    const axis = unit ? `${name} (${unit})` : name;
     const opts: uPlotType.Options = {
       title: best ? `${name} (best so far: dashed)` : name,
       width: chartWidth(container),
       height: HEIGHT,
       scales: { x: { time: false } },
       // iterations are whole numbers: no tick between two of them
-      axes: [{ label: 'iteration', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] }, { label: name }],
+      axes: [{ label: 'iteration', incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] }, { label: axis }],
       series: [
         { label: 'iteration' },
-        { label: name, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true, size: 6 }, spanGaps: false },
+        { label: axis, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true, size: 6 }, spanGaps: false },
         ...(best ? [{ label: `best ${name}`, stroke: '#6c757d', width: 2, dash: [6, 4], points: { show: false } }] : []),
       ],
     };

@@ -302,7 +302,7 @@ export function fileRoutes(runtime: Runtime): Router {
     const runId = runIdOfFileName(name);
     if (runId !== null) {
       const data = await runtime.ops.records.data(runId);
-      return sendCsv(res, runDataFileName(runId), toCsv(data.rows, data.columns));
+      return sendCsv(res, runDataFileName(runId), toCsv(data.rows, data.columns, data.header));
     }
     const { file, text } = await files.csvText(name);
     sendCsv(res, file.originalName, text);

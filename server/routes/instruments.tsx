@@ -5,12 +5,13 @@ import type { InstrumentSchema, JSONSchema, MethodSchema } from '../../core/cont
 import { coerceFormArgs } from '../../core/deck/form.js';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import { done, type MethodPrefs } from '../../core/operations/index.js';
+import { done, type LabwareView, type MethodPrefs } from '../../core/operations/index.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
 import { asLabError, clientGone, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
 import { handle, route, type FormAgain } from '../route.js';
+import { LabwarePanel } from '../views/labware.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
 
 /**
@@ -174,6 +175,22 @@ export const INSTRUMENT_ROUTES = {
       409: error('The instrument is loaded: nothing to retry'),
     },
   }),
+  labware: route({
+    method: 'GET',
+    path: '/instruments/{instrument}/labware',
+    section: SECTION,
+    summary: "An instrument's worktable: labware, grids, contents, tips left",
+    operationId: 'instrumentLabware',
+    description:
+      "Read from a driver that speaks ivoryOS's worktable protocol (`__ivoryos_labware__`, `__ivoryos_labware_state__`); `worktable: false` for any other instrument. Taken in turn with the instrument's calls, never recorded.",
+    params: ONE,
+    query: z.object({ format: FORMAT }),
+    responses: {
+      200: { description: 'The labware view: an HTML fragment (the panel of its page), or JSON', content: { 'text/html': HTML, 'application/json': { schema: ref('LabwareView') } } },
+      404: error('No such instrument'),
+      503: error('The instrument is offline'),
+    },
+  }),
   order: route({
     method: 'POST',
     path: '/instruments/{instrument}/actions/order',
@@ -318,10 +335,19 @@ export function instrumentRoutes(runtime: Runtime): Router {
   const RECENT = 10;
   const recent = (name: string) => ops.recent(name, RECENT);
 
+  /** The labware view beside an instrument's methods (none for an instrument without a worktable, or offline). */
+  const labware = (name: string) => ops.labware(name).catch((e: unknown) => ({ worktable: true, error: asLabError(e).message }) as LabwareView);
+
   handle(r, R.one, async (req, res, { params: { instrument } }) => {
     const inst = await personalised(req, instrument);
     if (wantsJson(req)) return res.json(inst);
-    render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={inst} recent={await recent(inst.name)} />);
+    render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={inst} recent={await recent(inst.name)} labware={inst.offline ? undefined : await labware(inst.name)} />);
+  });
+
+  handle(r, R.labware, async (req, res, { params }) => {
+    const view = await ops.labware(params.instrument);
+    if (wantsJson(req)) return res.json(view);
+    render(res, <LabwarePanel view={view} />);
   });
 
   /** The latest recorded calls of an instrument (the page refreshes this panel after each call). */
@@ -368,7 +394,8 @@ export function instrumentRoutes(runtime: Runtime): Router {
       // made here, or by the labdeck that drives the instrument (its answer comes back; it records the call)
       const { task_id: taskId, output } = done(await ops.call(callerOf(req, 'app'), { instrument: name, method: methodName, args }));
       if (wantsJson(req)) return res.json({ task_id: taskId, output });
-      outcome = { method: methodName, taskId, output };
+      const unit = ops.resultUnit(name, methodName);
+      outcome = { method: methodName, taskId, output, ...(unit ? { unit } : {}) };
       if (isHtmx(req)) {
         res.set('HX-Trigger', 'labdeck-called');
         return render(res, <CallResult ctx={await ctxOf(req)} outcome={outcome} />);

@@ -144,7 +144,15 @@ export function recordRoutes(runtime: Runtime): Router {
   handle(r, RECORD_ROUTES.one, async (req, res, { params: { workflow_id: id } }) => {
     if (wantsJson(req)) return res.json(await records.detail(id));
     const record = await records.detail(id, { stepLimit: PAGE_STEP_LIMIT });
-    render(res, <RecordPage ctx={await ctxOf(req)} record={record} canDelete={mayDelete({ userId: record.user_id }, req.user!)} />);
+    // each step's result unit, where the deck's schema declares one (ivoryOS's Unit marker)
+    const units: Record<string, string> = {};
+    for (const p of record.phases) {
+      for (const s of p.steps) {
+        const unit = runtime.ops.instruments.resultUnit(s.instrument, s.method);
+        if (unit) units[`${s.instrument}.${s.method}`] = unit;
+      }
+    }
+    render(res, <RecordPage ctx={await ctxOf(req)} record={record} canDelete={mayDelete({ userId: record.user_id }, req.user!)} units={units} />);
   });
 
   handle(r, RECORD_ROUTES.stepsCsv, async (req, res, { params: { workflow_id: id } }) => {

@@ -151,6 +151,43 @@ export const WORKFLOW_ROUTES = {
       409: error('A workflow of that name exists'),
     },
   }),
+  importIvoryos: route({
+    method: 'POST',
+    path: '/workflows/import/ivoryos',
+    section: SECTION,
+    summary: "Import an ivoryOS workflow JSON (the next generation's, or Classic's script_dict): 201 saved, 400 names the step",
+    operationId: 'importIvoryosWorkflow',
+    description:
+      "`workflow` is the workflow file of ivoryOS's next generation (`{ name, prep, script, cleanup }`, steps with `return` and `return_bindings`, " +
+      '`#name` arguments, `Flow_Control` steps), or Classic\'s `script_dict` (or its library row `{ name, script_dict }`). Read, never run; ' +
+      '`pro_code`, `for`/`endfor`, `while`, variables and batch steps are refused naming the step (`script[3]`). `?save=false` answers the workflow without saving it.',
+    body: {
+      name: 'IvoryosImportBody',
+      kinds: ['json'],
+      schema: z.object({
+        workflow: z.record(z.string(), z.unknown()).describe('The ivoryOS workflow JSON'),
+        name: z.string().optional().describe("The workflow's name (default: the file's, letters, digits, _ and - kept)"),
+      }),
+    },
+    query: z.object({ save: z.enum(['true', 'false']).optional().describe('false: answer the workflow without saving it') }),
+    responses: {
+      201: { ...json('Saved: the stored document', 'WorkflowSaved'), headers: { ...LOCATION } },
+      200: json('save=false: the workflow document, validated', 'Workflow'),
+      400: error('A step labdeck has no step for (named: script[3]), or a workflow that does not fit the deck (details name each step path)'),
+      409: error('A workflow of that name exists'),
+    },
+  }),
+  ivoryos: route({
+    method: 'GET',
+    path: '/workflows/{name}/ivoryos',
+    section: SECTION,
+    summary: "The workflow as ivoryOS's next-generation workflow JSON",
+    operationId: 'exportIvoryosWorkflow',
+    description: 'prep/script/cleanup with Flow_Control steps, `#name` arguments and return bindings; importing it back (POST /workflows/import/ivoryos) gives the same workflow.',
+    params: NAMED,
+    query: z.object({ version: ID.optional().describe('An older version (default: the latest)') }),
+    responses: { 200: { description: 'The workflow JSON', content: { 'application/json': { schema: { type: 'object' } } } }, 404: error('No such workflow, or no such version') },
+  }),
   python: route({
     method: 'GET',
     path: '/workflows/{name}/python',
@@ -325,6 +362,19 @@ export function workflowRoutes(runtime: Runtime): Router {
     },
     importForm,
   );
+
+  handle(r, WORKFLOW_ROUTES.importIvoryos, async (req, res, { body, query }) => {
+    const wf = workflows.fromIvoryos(body.workflow, body.name?.trim() || undefined);
+    if (wf.name === NEW_WORKFLOW) validate(wf, [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }]);
+    if (query.save === 'false') return res.json(wf);
+    const row = await workflows.save(callerOf(req, 'app'), wf, { expectNew: true });
+    res.status(201).location(url(req, `/workflows/${encodeURIComponent(row.name)}`)).json({ name: row.name, version: row.version, workflow: row.definition });
+  });
+
+  handle(r, WORKFLOW_ROUTES.ivoryos, async (_req, res, { params, query: { version } }) => {
+    const row = await find(params.name, version);
+    res.json(workflows.toIvoryos(row.definition as Workflow));
+  });
 
   handle(r, WORKFLOW_ROUTES.python, async (req, res, { params, query: { version } }) => {
     const row = await find(params.name, version);

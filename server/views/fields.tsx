@@ -1,5 +1,6 @@
 /** Form fields generated from a JSON Schema object: one typed input per property. */
 import type { JSONSchema } from '../../core/contracts/index.js';
+import type { ReactNode } from 'react';
 
 type Prop = {
   type?: string | string[];
@@ -11,7 +12,39 @@ type Prop = {
   exclusiveMinimum?: number;
   exclusiveMaximum?: number;
   title?: string;
+  /** ivoryOS's markers (Unit, Wells), kept by the Python host: a unit beside the field, the labware a wells value can name. */
+  'x-unit'?: string;
+  'x-wells'?: string[];
+  'x-wells-of'?: { name: string; rows: number; columns: number; first: string; last: string }[];
 };
+
+/** The unit beside a field (`Unit("mL")`), as an input group's suffix. */
+function withUnit(input: ReactNode, unit: string | undefined): ReactNode {
+  if (!unit) return input;
+  return (
+    <div className="input-group input-group-sm">
+      {input}
+      <span className="input-group-text field-unit">{unit}</span>
+    </div>
+  );
+}
+
+/** What a wells field may name: each labware of the worktable with its grid, and how to write it. */
+function wellsHint(of: NonNullable<Prop["x-wells-of"]>): ReactNode {
+  const example = of[0] ? `${of[0].name}[${of[0].first}:${of[0].last}]` : 'plate[A1:H1]';
+  return (
+    <div className="form-text mt-0 wells-hint">
+      Wells with their labware, e.g. <code>{example}</code>
+      {of.length ? ': ' : ''}
+      {of.map((l, i) => (
+        <span key={l.name}>
+          {i ? ', ' : ''}
+          <code>{l.name}</code> ({l.rows} × {l.columns}, {l.first} to {l.last})
+        </span>
+      ))}
+    </div>
+  );
+}
 
 const props = (schema: JSONSchema) => Object.entries((schema.properties ?? {}) as Record<string, Prop>);
 
@@ -38,9 +71,31 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
             {inferred.includes(name) ? <span className="badge text-bg-info inferred ms-1">inferred</span> : null}
           </label>
         );
-        const help = p.description ? <div className="form-text mt-0">{p.description}</div> : null;
+        const description = p.description ? <div className="form-text mt-0">{p.description}</div> : null;
+        const help = p['x-wells'] ? (
+          <>
+            {description}
+            {wellsHint(p['x-wells-of'] ?? [])}
+          </>
+        ) : (
+          description
+        );
         let input;
-        if (p.enum) {
+        if (p['x-wells']) {
+          const of = p['x-wells-of']?.[0];
+          input = (
+            <input
+              className="form-control form-control-sm font-monospace wells-field"
+              type="text"
+              id={id}
+              name={name}
+              placeholder={of ? `${of.name}[${of.first}:${of.last}]` : 'plate[A1:H1]'}
+              list={p['x-wells-of']?.length ? `${id}-labware` : undefined}
+              defaultValue={typeof p.default === 'string' ? p.default : undefined}
+              required={isReq}
+            />
+          );
+        } else if (p.enum) {
           input = (
             <select className="form-select form-select-sm" id={id} name={name} defaultValue={p.default === undefined ? undefined : String(p.default)} required={isReq}>
               {!isReq && p.default === undefined ? <option value="">—</option> : null}
@@ -95,7 +150,14 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
         return (
           <div className="mb-2" key={name}>
             {label}
-            {input}
+            {withUnit(input, p['x-unit'])}
+            {p['x-wells-of']?.length ? (
+              <datalist id={`${id}-labware`}>
+                {p['x-wells-of'].map((l) => (
+                  <option key={l.name} value={`${l.name}[${l.first}:${l.last}]`} />
+                ))}
+              </datalist>
+            ) : null}
             {help}
           </div>
         );

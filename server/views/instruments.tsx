@@ -4,9 +4,11 @@ import { SchemaFields } from './fields.js';
 import { Breadcrumb, ErrorList, Layout, LocalTime, type ViewCtx } from './layout.js';
 import { ValueView } from './value-view.js';
 import { sentence } from '../../core/text.js';
+import type { LabwareView } from '../../core/operations/index.js';
+import { LabwarePanel } from './labware.js';
 
 type Err = { message: string; details?: { field?: string; message: string }[]; task_id?: number };
-export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err };
+export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err; /** the result's unit (ivoryOS's Unit marker) */ unit?: string };
 
 const SAFETY_BADGE: Record<string, string> = { readonly: 'text-bg-success', idempotent: 'text-bg-secondary', hazardous: 'text-bg-danger' };
 
@@ -133,6 +135,7 @@ export function CallResult({ ctx, outcome }: { ctx: ViewCtx; outcome: CallOutcom
       ) : (
         <pre className="small output">{JSON.stringify(outcome.output, null, 2)}</pre>
       )}
+      {outcome.unit ? <div className="small output-unit">in {outcome.unit}</div> : null}
     </div>
   );
 }
@@ -219,7 +222,7 @@ export function RecentCalls({ ctx, steps }: { ctx: ViewCtx; steps: StepRow[] }) 
   );
 }
 
-export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: ViewCtx; instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] }; outcome?: CallOutcome; recent: StepRow[] }) {
+export function InstrumentPage({ ctx, instrument, outcome, recent, labware }: { ctx: ViewCtx; instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] }; outcome?: CallOutcome; recent: StepRow[]; labware?: LabwareView }) {
   const callsUrl = ctx.url(`/instruments/${encodeURIComponent(instrument.name)}/calls`);
   const shown = instrument.methods.filter((m) => !m.hidden);
   const hidden = instrument.methods.filter((m) => m.hidden);
@@ -261,6 +264,14 @@ export function InstrumentPage({ ctx, instrument, outcome, recent }: { ctx: View
           ))}
         </div>
         <aside className="col-lg-4 col-xl-6">
+          {labware?.worktable ? (
+            <>
+              <h2 className="h6">Labware</h2>
+              <div id="labware" hx-get={ctx.url(`/instruments/${encodeURIComponent(instrument.name)}/labware`)} hx-trigger="labdeck-called from:body" hx-swap="innerHTML">
+                <LabwarePanel view={labware} />
+              </div>
+            </>
+          ) : null}
           <h2 className="h6">Recent calls</h2>
           <div id="recent-calls" hx-get={callsUrl} hx-trigger="labdeck-called from:body" hx-swap="innerHTML">
             <RecentCalls ctx={ctx} steps={recent} />

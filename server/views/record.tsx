@@ -16,7 +16,7 @@ const PARAM_ROWS = 1000;
 
 const phaseTitle = (p: RecordPhase) => (p.iteration === null ? p.phase : `${p.phase} · iteration ${p.iteration + 1}`);
 
-function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
+function PhaseRows({ ctx, phase, units }: { ctx: ViewCtx; phase: RecordPhase; units?: Record<string, string> }) {
   const hasOutputs = phase.outputs && typeof phase.outputs === 'object' && Object.keys(phase.outputs).length > 0;
   return (
     <tbody className="phase" data-phase={phase.phase} data-iteration={phase.iteration ?? ''}>
@@ -59,7 +59,10 @@ function PhaseRows({ ctx, phase }: { ctx: ViewCtx; phase: RecordPhase }) {
             <td>
               <Json value={s.args} />
             </td>
-            <td>{s.status === 'ok' ? <Json value={s.output} /> : null}</td>
+            <td>
+              {s.status === 'ok' ? <Json value={s.output} /> : null}
+              {s.status === 'ok' && units && Object.hasOwn(units, `${s.instrument}.${s.method}`) ? <span className="small text-body-secondary step-unit"> {units[`${s.instrument}.${s.method}`]}</span> : null}
+            </td>
             <td>
               <StatusBadge status={s.status} />
             </td>
@@ -210,8 +213,8 @@ export function ParametersTable({ rows, repeat }: { rows: unknown; repeat: numbe
   );
 }
 
-export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelete: boolean }) {
-  const { ctx, record: r } = props;
+export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelete: boolean; /** `instrument.method` → its result's unit */ units?: Record<string, string> }) {
+  const { ctx, record: r, units } = props;
   const u = ctx.url;
   const phases = r.phases;
   const cut = phases.length > PHASES_HEAD + PHASES_TAIL;
@@ -358,7 +361,7 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
                 </tr>
               </thead>
               {head.map((p, i) => (
-                <PhaseRows key={`h${i}`} ctx={ctx} phase={p} />
+                <PhaseRows key={`h${i}`} ctx={ctx} phase={p} units={units} />
               ))}
               {cut ? (
                 <tbody>
@@ -370,7 +373,7 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
                 </tbody>
               ) : null}
               {tail.map((p, i) => (
-                <PhaseRows key={`t${i}`} ctx={ctx} phase={p} />
+                <PhaseRows key={`t${i}`} ctx={ctx} phase={p} units={units} />
               ))}
             </table>
           </div>
