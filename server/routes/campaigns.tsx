@@ -109,7 +109,6 @@ export const CAMPAIGN_ROUTES = {
       schema: z.object({
         workflow: z.string().min(1),
         repeat: count.optional().describe('How many experiments the campaign runs (required unless execution is manual)'),
-        execution: z.enum(['robot', 'manual']).optional().describe('manual: people carry the points out and enter the results (GET /executions/campaigns/{id}); robot (default): the workflow runs'),
         optimizer_type: z.string().min(1).describe('random, sobol, gp, or a plugin (POST /app/executions/optimizer_schema)'),
         parameters: z
           .union([
@@ -149,6 +148,7 @@ export const CAMPAIGN_ROUTES = {
         seed: count.optional().describe('Makes the suggestions repeatable'),
         config: z.union([z.record(z.string(), z.unknown()), z.string()]).optional().describe("The optimizer's options (its schema), as an object or JSON text"),
         name: z.string().max(200).optional().describe('The queued task\'s name'),
+        execution: z.enum(['robot', 'manual']).optional().describe('manual: people carry the points out and enter the results (GET /executions/campaigns/{id}); robot (default): the workflow runs'),
       }),
       extra: /^(param|objective|config)\./,
     },
