@@ -76,7 +76,7 @@ export function CampaignPointsPage({ ctx, campaign: c, error }: { ctx: ViewCtx; 
                     <>
                       <form method="post" action={u(`${base}/points/${p.n}`)} className="d-flex flex-wrap gap-1 point-results" data-n={p.n}>
                         {c.measures.map((m) => (
-                          <input key={m} className="form-control form-control-sm" style={{ width: '8em' }} type="number" step="any" name={`results.${m}`} placeholder={m} aria-label={`${m} of point ${p.n}`} required />
+                          <input key={m} className="form-control form-control-sm" type="number" step="any" name={`results.${m}`} placeholder={m} aria-label={`${m} of point ${p.n}`} required />
                         ))}
                         <button className="btn btn-sm btn-primary" type="submit">
                           Save
@@ -84,7 +84,7 @@ export function CampaignPointsPage({ ctx, campaign: c, error }: { ctx: ViewCtx; 
                       </form>
                       <form method="post" action={u(`${base}/points/${p.n}`)} className="d-flex gap-1 mt-1 point-discard" data-n={p.n}>
                         <input type="hidden" name="discarded" value="true" />
-                        <input className="form-control form-control-sm" style={{ width: '12em' }} name="reason" placeholder="why discard it" aria-label={`reason to discard point ${p.n}`} required />
+                        <input className="form-control form-control-sm" name="reason" placeholder="why discard it" aria-label={`reason to discard point ${p.n}`} required />
                         <button className="btn btn-sm btn-outline-secondary" type="submit">
                           Discard
                         </button>
@@ -108,7 +108,7 @@ export function CampaignPointsPage({ ctx, campaign: c, error }: { ctx: ViewCtx; 
         <div className="col-md-4">
           <h2 className="h6">More suggestions</h2>
           <form method="post" action={u(`${base}/suggest`)} className="d-flex gap-2" id="campaign-suggest">
-            <input className="form-control form-control-sm" style={{ width: '6em' }} type="number" name="n" min={1} max={20} defaultValue={c.batch_size} aria-label="how many" required />
+            <input className="form-control form-control-sm" type="number" name="n" min={1} max={20} defaultValue={c.batch_size} aria-label="how many" required />
             <button className="btn btn-sm btn-outline-primary" type="submit">
               Suggest
             </button>
