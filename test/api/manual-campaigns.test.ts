@@ -12,7 +12,7 @@ import request from 'supertest';
 import { createApp, type App } from '../../server/app.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
 import { testDbUrl } from '../helpers/db.js';
-import { PASSWORD, REACTOR, signupAndLogin } from './helpers.js';
+import { PASSWORD, REACTOR, signupAndLogin, startLab, until } from './helpers.js';
 
 const J = 'application/json';
 const START = { workflow: 'react', execution: 'manual', optimizer_type: 'gp', parameters: 'temperature: 20..120, time: 1..30', objectives: 'run.yield:max', batch_size: 4, seed: 7 };
@@ -132,4 +132,27 @@ describe('a manual gp campaign', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
+});
+
+describe('a robot campaign takes points measured by hand', () => {
+  it('has a campaign record; a staff point with its results is in latest_plot and the campaign, with who suggested and measured it', async () => {
+    const lab = await startLab();
+    try {
+      await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
+      const { task_id } = (await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...START, execution: undefined, optimizer_type: 'random', repeat: 2, batch_size: 1 }).expect(200)).body;
+      await until(async () => (await lab.admin.get(`/app/executions/queue/task/${task_id}`).set('Accept', J)).body.status === 'done');
+      const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+      const id = plot.campaign.campaign_id as number;
+      expect(id).toEqual(expect.any(Number));
+      expect(plot.points.map((p: { suggested_by: string; measured_by: string }) => [p.suggested_by, p.measured_by])).toEqual([0, 1].map(() => ['optimizer:random', expect.stringMatching(/^run:\d+$/)]));
+      await lab.admin.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 90, time: 20 }, results: { 'run.yield': 0.7 } }).expect(201);
+      const after = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
+      expect(after.points[2]).toMatchObject({ iteration: null, n: 1, params: { temperature: 90, time: 20 }, values: { 'run.yield': 0.7 }, suggested_by: 'person:ada', measured_by: 'person:ada' });
+      const c = (await lab.admin.get(`/app/executions/campaigns/${id}`).set('Accept', J).expect(200)).body;
+      expect(c).toMatchObject({ execution: 'robot', task_id, counts: { measured: 1 } });
+      expect(c.iterations).toHaveLength(2);
+    } finally {
+      await lab.close();
+    }
+  }, 60_000);
 });
