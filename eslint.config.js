@@ -17,6 +17,7 @@ const DOORS_ON_OPERATIONS = [
   'server/routes/instruments.tsx',
   'server/routes/approvals.tsx',
   'server/routes/campaigns.tsx',
+  'server/routes/campaign-points.tsx',
   'server/routes/records.tsx',
   'server/routes/users.tsx',
   'server/routes/workflows.tsx',

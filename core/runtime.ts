@@ -16,6 +16,7 @@ import { Agents } from './hosts/agent.js';
 import type { HostOptions } from './runner/hosts.js';
 import { Runner, type RunnerOptions } from './runner/index.js';
 import { Campaigns } from './campaign/index.js';
+import { CampaignPoints } from './campaign/manual.js';
 import { PythonModules } from './hosts/index.js';
 import { demoDeckPath, firstPartyPluginsDir, privateDir } from './paths.js';
 import { createOperations, type Operations } from './operations/index.js';
@@ -131,6 +132,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     // campaigns and the runner need each other: the runner runs campaign iterations, campaigns queue tasks
     let runnerRef: Runner | null = null;
     const campaigns = new Campaigns({ store, deck, files, runner: () => runnerRef!, optimizers: () => plugins.registry('optimizer') });
+    campaigns.points = new CampaignPoints({ store, campaigns });
     const runner = (runnerRef = new Runner({ store, deck, sources: { campaign: campaigns.source }, host: options.labHost, takes: options.takes, parallel: options.parallel }));
     const resources = new Resources({ store, deck });
     await resources.start();

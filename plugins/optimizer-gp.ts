@@ -154,13 +154,18 @@ class GpOptimizer {
     this.version++;
   }
 
+  restore(r: { pending: ParamValues[]; discarded: ParamValues[] }): void {
+    this.pending.restore(r);
+    this.version++;
+  }
+
   suggest(n: number): ParamValues[] {
     checkCount(n);
     const out: ParamValues[] = [];
-    const start = this.history.total + this.pending.list.length;
+    const start = this.history.total + this.pending.count;
     // initial design, and a fallback while fewer than two observations are usable; in a small discrete
     // space Sobol points can coincide, and repeats are skipped while the next points offer something new
-    const taken = new Set([...this.history.rows, ...this.pending.list.map((params) => ({ params }))].map((r) => this.codec.key(r.params)));
+    const taken = new Set([...this.history.rows, ...[...this.pending.list, ...this.pending.discarded].map((params) => ({ params }))].map((r) => this.codec.key(r.params)));
     let index = start;
     while (out.length < n && (start + out.length < this.nInit || this.history.rows.length < 2)) {
       let p = this.design.at(index++);

@@ -25,7 +25,7 @@ export const randomOptimizer = defineOptimizer({
     return {
       suggest(n) {
         checkCount(n);
-        const start = history.total + pending.list.length;
+        const start = history.total + pending.count;
         const out = Array.from({ length: n }, (_, j) => feasible.sample(createRng(seed, 'random', start + j)));
         pending.add(out);
         return out;
@@ -33,6 +33,7 @@ export const randomOptimizer = defineOptimizer({
       observe(rows) {
         pending.settle(history.add(rows));
       },
+      restore: (r) => pending.restore(r),
       snapshot: () => ({ optimizer: 'random', pending: pending.list.length, ...history.summary() }),
     };
   },

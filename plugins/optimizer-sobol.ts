@@ -34,7 +34,7 @@ export const sobolOptimizer = defineOptimizer({
     return {
       suggest(n) {
         checkCount(n);
-        const start = history.total + pending.list.length;
+        const start = history.total + pending.count;
         const out = Array.from({ length: n }, (_, j) => points.at(start + j));
         pending.add(out);
         return out;
@@ -42,6 +42,7 @@ export const sobolOptimizer = defineOptimizer({
       observe(rows) {
         pending.settle(history.add(rows));
       },
+      restore: (r) => pending.restore(r),
       snapshot: () => ({ optimizer: 'sobol', pending: pending.list.length, ...history.summary() }),
     };
   },

@@ -22,6 +22,7 @@ import { notificationRoutes } from './routes/notifications.js';
 import { safetyRoutes } from './routes/safety.js';
 import { accountRoutes, authRoutes } from './routes/auth.js';
 import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
+import { campaignPointRoutes } from './routes/campaign-points.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { executionRoutes } from './routes/executions.js';
 import { inputRoutes } from './routes/inputs.js';
@@ -138,6 +139,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(inputRoutes(runtime));
   router.use(attentionRoutes(runtime));
   router.use(campaignRoutes(runtime));
+  router.use(campaignPointRoutes(runtime));
   router.use(fileRoutes(runtime));
   router.use(recordRoutes(runtime));
   router.use(approvalRoutes(runtime));

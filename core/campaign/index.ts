@@ -31,6 +31,8 @@ import { outputName, sourceOf, type Workflow } from '../workflow/model.js';
 import { outputValue } from '../workflow/interpreter.js';
 import { acceptedTypes } from '../workflow/jsonschema.js';
 import { outputSchema, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
+import type { CampaignPoints } from './manual.js';
+import { freshSuggestions, pointKey } from './points.js';
 
 export interface CampaignPayload extends TaskPayload {
   optimizer: string;
@@ -183,15 +185,19 @@ export interface PlotPoint {
   iteration: number;
   params: Record<string, unknown>;
   values: Record<string, number | null>;
+  /** `optimizer:<name>` or `person:<username>` (issue 31); absent for warm-start rows. */
+  suggested_by?: string;
+  /** `run:<id>` (the campaign's workflow) or `person:<username>` (measured by hand). */
+  measured_by?: string;
 }
 
 export interface LatestPlot {
   /** `stopped_early`: the measurement that met stop_when, in words (the campaign ran no further), or null. */
-  campaign: { task_id: number; run_id: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number; stopped_early?: string | null };
+  campaign: { task_id: number; run_id: number | null; campaign_id?: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number; stopped_early?: string | null };
   parameters: ParameterSpec[];
   objectives: ObjectiveSpec[];
-  /** Measurements of this campaign, in order; warm-start rows come first with iteration null. */
-  points: (Omit<PlotPoint, 'iteration'> & { iteration: number | null })[];
+  /** Measurements of this campaign, in order; warm-start rows come first with iteration null, points measured by hand last (iteration null, `n`). */
+  points: (Omit<PlotPoint, 'iteration'> & { iteration: number | null; n?: number })[];
   /** Best value of the first objective after each measurement (the campaign's own iterations) that meets the outcome constraints. */
   best_so_far: { iteration: number; value: number }[];
   /** The optimizer's own view (model surface, Pareto front, …), when it is still in memory. */
@@ -294,6 +300,8 @@ function notNumeric(wf: Workflow, deck: DeckSchemas, output: string): string | n
 
 export class Campaigns {
   private live: Live | null = null;
+  /** Points people add to campaigns (set by the runtime): a robot campaign takes points measured by hand. */
+  points: CampaignPoints | null = null;
   /** Checks a campaign before it is queued, throwing to refuse it (the safety guard's search-space check; set by the runtime). */
   preflight: ((payload: CampaignPayload) => void) | null = null;
 
@@ -305,7 +313,8 @@ export class Campaigns {
     return out;
   }
 
-  private optimizer(name: unknown): Optimizer {
+  /** The optimizer plugin of that name (400 naming optimizer_type when none is given, 404 when unknown). */
+  optimizer(name: unknown): Optimizer {
     const all = this.optimizers();
     if (typeof name !== 'string' || !name) return bad('optimizer_type', `is required: one of ${[...all.keys()].join(', ')}`);
     const opt = all.get(name);
@@ -486,6 +495,8 @@ export class Campaigns {
   async enqueue(prepared: { name: string; kind: 'campaign'; payload: CampaignPayload }, userId: number | null): Promise<QueueTaskRow> {
     const task = await this.opts.runner().enqueue({ ...prepared, createdBy: userId });
     await this.opts.store.settings.set('campaign.latest', task.id);
+    // its campaign record, so people can add points to it and measure them by hand (issue 31)
+    await this.points?.forTask(task.id, prepared.name, prepared.payload, userId);
     return task;
   }
 
@@ -493,7 +504,7 @@ export class Campaigns {
   readonly source: SourceFactory = Object.assign(async ({ task, runId, payload, done, log }: Parameters<SourceFactory>[0]) => {
     const p = payload as CampaignPayload;
     const opt = this.optimizer(p.optimizer);
-    const instance = opt.create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed, constraints: p.constraints, outcomeConstraints: p.outcome_constraints });
+    let instance = opt.create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed, constraints: p.constraints, outcomeConstraints: p.outcome_constraints });
     const measured = done.map((ph) => this.observation(p, ph.params as Record<string, unknown>, ph.outputs as Record<string, unknown>)).filter((o): o is Observation => o !== null);
     const history = [...p.existing, ...measured];
     if (history.length) await instance.observe(history);
@@ -506,6 +517,22 @@ export class Campaigns {
     const before = done.filter((ph) => ph.phase === 'main' && ph.status === 'ok').find((ph) => met(ph.outputs as Record<string, unknown>));
     if (before) live.stopped = { iteration: (before.iteration ?? 0) + 1, reason: met(before.outputs as Record<string, unknown>)! };
     let buffer: Record<string, number | string>[] = [];
+    // points people added to this campaign (issue 31): once there are any, the optimizer is rebuilt with them
+    // (measured ones observed, pending ones told) whenever they change, and never repeats a pending one
+    const robotObs = [...measured];
+    const hand = { campaign: undefined as number | null | undefined, signature: '', taken: null as Set<string> | null };
+    const syncHand = async () => {
+      if (!this.points) return;
+      if (hand.campaign === undefined) hand.campaign = (await this.opts.store.campaigns.ofTask(task.id))?.id ?? null;
+      if (hand.campaign === null) return;
+      const points = await this.opts.store.campaigns.points(hand.campaign);
+      const signature = points.map((x) => `${x.n}:${x.state}`).join(',');
+      if (signature === hand.signature) return;
+      hand.signature = signature;
+      instance = await this.points.rebuild(p, points, robotObs);
+      live.instance = instance;
+      hand.taken = new Set(points.filter((x) => x.state === 'pending').map((x) => pointKey(p.space, x.parameters)));
+    };
     const source: IterationSource = {
       // the runner reads this before each iteration: stop_when ends the campaign early
       get total() {
@@ -513,13 +540,18 @@ export class Campaigns {
       },
       params: async (i, recorded) => {
         if (recorded) return recorded;
-        if (buffer.length === 0) buffer = [...(await instance.suggest(Math.min(p.batch_size, p.budget - i)))];
+        if (buffer.length === 0) {
+          await syncHand();
+          const k = Math.min(p.batch_size, p.budget - i);
+          buffer = hand.taken ? await freshSuggestions(instance, p, k, hand.taken) : [...(await instance.suggest(k))];
+        }
         const next = buffer.shift();
         if (!next) throw new LabError('internal', `The optimizer ${p.optimizer} suggested nothing.`);
         return { ...p.fixed, ...next };
       },
       measured: async (i, params, outputs) => {
         const obs = this.observation(p, params, outputs);
+        if (obs) robotObs.push(obs);
         if (obs) await instance.observe([obs]);
         else await log(`Iteration ${i + 1} gave no numeric ${this.measuredNames(p).join('/')}: not told to the optimizer.`);
         const reason = live.stopped ? null : met(outputs);
@@ -545,7 +577,7 @@ export class Campaigns {
   }, { runParameters: (payload: TaskPayload) => campaignRecord(payload as CampaignPayload) });
 
   /** The outputs an observation carries: the objectives, then the outputs with outcome constraints. */
-  private measuredNames(p: CampaignPayload): string[] {
+  measuredNames(p: CampaignPayload): string[] {
     const names = p.objectives.map((o) => o.name);
     for (const c of checkOutcomeConstraints(p.outcome_constraints ?? [], 'outcome_constraints')) if (!names.includes(c.name)) names.push(c.name);
     return names;
@@ -580,16 +612,22 @@ export class Campaigns {
       if (ph.status !== 'ok') continue;
       const outputs = (ph.outputs ?? {}) as Record<string, unknown>;
       const values = Object.fromEntries(this.measuredNames(p).map((name) => [name, typeof outputs[name] === 'number' ? (outputs[name] as number) : null]));
-      points.push({ iteration: ph.iteration ?? 0, params: Object.fromEntries(p.space.map((s) => [s.name, (ph.params as Record<string, unknown>)[s.name]])), values });
+      points.push({ iteration: ph.iteration ?? 0, params: Object.fromEntries(p.space.map((s) => [s.name, (ph.params as Record<string, unknown>)[s.name]])), values, suggested_by: `optimizer:${p.optimizer}`, measured_by: `run:${task.runId}` });
       const v = values[first.name];
       // a measurement that misses an outcome constraint is no candidate for the best, whatever its value
       if (typeof v === 'number' && meetsOutcomes(p, outputs) && (bestValue === null || (first.minimize ? v < bestValue : v > bestValue))) bestValue = v;
       if (bestValue !== null) best.push({ iteration: ph.iteration ?? 0, value: bestValue });
       stopped ??= limitMet(stopWhen, outputs);
     }
+    // points measured by hand (issue 31): after the campaign's own iterations, with who suggested and measured them
+    const record = await this.opts.store.campaigns.ofTask(task.id);
+    for (const x of record ? await this.opts.store.campaigns.points(record.id) : []) {
+      if (x.state !== 'measured' || !x.results) continue;
+      points.push({ iteration: null, n: x.n, params: x.parameters, values: Object.fromEntries(this.measuredNames(p).map((name) => [name, x.results![name] ?? null])), suggested_by: x.suggestedBy, measured_by: x.measuredBy ?? undefined });
+    }
     const live = this.live?.taskId === task.id ? this.live : null;
     return {
-      campaign: { task_id: task.id, run_id: task.runId, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size, stopped_early: stopped },
+      campaign: { task_id: task.id, run_id: task.runId, campaign_id: record?.id ?? null, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size, stopped_early: stopped },
       parameters: p.space,
       objectives: p.objectives,
       points,

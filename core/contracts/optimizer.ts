@@ -8,6 +8,9 @@
  *   suggest(n)     the next n parameter sets to measure (ask)
  *   observe(rows)  measured results, { params, values } (tell); suggestions not yet observed are pending
  *   snapshot()     a JSON summary for the campaign page (best so far, Pareto front, model surface ...)
+ *   restore(r)     optional: after a rebuild (observe() told the measurements), the points handed out before
+ *                  and not measured: `pending` (never to be suggested again; a model treats them as pending)
+ *                  and `discarded` (given up, with no result)
  *
  * The `create` of a defined optimizer checks its arguments first (space, objectives, config, seed) and throws
  * LabError('invalid_input') naming the offending field, so the campaign code can call it with user input.
@@ -97,11 +100,28 @@ export interface OptimizerCapabilities {
 /** Any JSON value (what snapshot() must return). */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
+/**
+ * What an optimizer rebuilt from the records is told after observe(): the points handed out earlier (by an
+ * instance before a restart, or added by a person) whose results are not in. `pending` points are being
+ * measured: suggest() must not return them again, and a model treats them as it treats its own pending
+ * suggestions. `discarded` points were given up without a result (an optimizer that counts its suggestions
+ * counts them too).
+ */
+export interface RestoreArgs {
+  pending: ParamValues[];
+  discarded: ParamValues[];
+}
+
 /** One optimizer state (one campaign). */
 export interface OptimizerInstance {
   suggest(n: number): ParamValues[] | Promise<ParamValues[]>;
   observe(rows: Observation[]): void | Promise<void>;
   snapshot(): { [k: string]: JsonValue };
+  /**
+   * Optional: the points handed out and not measured (RestoreArgs), told once after a rebuild. Without it the
+   * host drops a suggestion that repeats a pending point and asks again.
+   */
+  restore?(r: RestoreArgs): void | Promise<void>;
 }
 
 export interface OptimizerCreateArgs<C> {
@@ -229,6 +249,7 @@ export function defineOptimizer<C extends ZodObjectAny>(def: OptimizerDefinition
         },
         observe: (rows) => inst.observe(rows),
         snapshot: () => inst.snapshot(),
+        ...(inst.restore ? { restore: (r: RestoreArgs) => inst.restore!(r) } : {}),
       };
     },
   };

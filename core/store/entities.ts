@@ -13,6 +13,7 @@
 import { EntitySchema } from 'typeorm';
 import { notifyEntitySchemas } from './notify-entities.js';
 import { resourceEntities } from './entities-resources.js';
+import { campaignEntities } from './entities-campaigns.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -524,5 +525,5 @@ export function entitySchemas(dialect: Dialect): EntitySchema[] {
     ],
   });
 
-  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease, Approval, ...notifyEntitySchemas(dialect), ...resourceEntities(dialect)] as EntitySchema[];
+  return [User, Session, ApiToken, MethodPrefs, Step, Audit, Setting, Workflow, QueueTask, Run, Phase, RunLog, File, Host, InstrumentLease, Approval, ...notifyEntitySchemas(dialect), ...resourceEntities(dialect), ...campaignEntities(dialect)] as EntitySchema[];
 }

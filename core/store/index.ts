@@ -15,6 +15,7 @@ import { sqliteMigrations } from './migrations/sqlite/index.js';
 import { createApprovalRepository } from './approval-repos.js';
 import { createOutboxRepository } from './outbox-repos.js';
 import { createAttentionRepository } from './attention-repos.js';
+import { createCampaignRepository } from './campaign-repos.js';
 import { createRepositories } from './repos.js';
 import { createResourceRepository } from './resource-repos.js';
 import { createRunRepositories } from './run-repos.js';
@@ -218,6 +219,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       },
     },
     resources: stock.resources,
+    campaigns: createCampaignRepository(sql),
     approvals: createApprovalRepository(sql),
     outbox: createOutboxRepository(sql),
     transaction: (fn) =>

@@ -85,7 +85,7 @@ function tokenRow(r: DbRow): TokenRow {
 const userNotFound = (userId: number) => notFound('user', userId, 'userId');
 
 /** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
-export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | 'safety' | 'attention' | keyof RunStore> {
+export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | 'campaigns' | 'safety' | 'attention' | keyof RunStore> {
   const withLock = keyedLock();
 
   const users: Store['users'] = {

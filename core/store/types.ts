@@ -5,8 +5,10 @@
  */
 import type { OutboxStore } from './outbox-types.js';
 import type { ResourceStore } from './resource-types.js';
+import type { CampaignStore } from './campaign-types.js';
 
 export type * from './outbox-types.js';
+export type * from './campaign-types.js';
 
 export type Role = 'admin' | 'operator';
 
@@ -118,6 +120,8 @@ export interface Store extends RunStore {
   readonly dialect: 'sqlite' | 'postgres';
   /** The lab's stock, its ledger and the deck versions (issue 32; resource-types.ts). */
   resources: ResourceStore;
+  /** Campaigns people carry out, and robot campaigns' hand-measured points (issue 31; campaign-types.ts). */
+  campaigns: CampaignStore;
   users: {
     /** Every account ever made, deleted ones too (the first one is the admin). */
     count(): Promise<number>;

@@ -289,6 +289,8 @@ export class History {
 export class Pending {
   readonly codec: SpaceCodec;
   list: ParamValues[] = [];
+  /** Points handed out before a rebuild and given up without a result (they count as handed out). */
+  discarded: ParamValues[] = [];
 
   constructor(codec: SpaceCodec) {
     this.codec = codec;
@@ -296,6 +298,17 @@ export class Pending {
 
   add(points: ParamValues[]): void {
     this.list.push(...points.map((p) => ({ ...p })));
+  }
+
+  /** After a rebuild: the points handed out and not measured (the contract's restore). */
+  restore(r: { pending: ParamValues[]; discarded: ParamValues[] }): void {
+    this.add(r.pending ?? []);
+    this.discarded.push(...(r.discarded ?? []).map((p) => ({ ...p })));
+  }
+
+  /** How many points were handed out and are not observed: pending or discarded. */
+  get count(): number {
+    return this.list.length + this.discarded.length;
   }
 
   settle(observed: ParamValues[]): void {

@@ -108,7 +108,7 @@ export const CAMPAIGN_ROUTES = {
       name: 'CampaignBody',
       schema: z.object({
         workflow: z.string().min(1),
-        repeat: count.describe('How many experiments the campaign runs'),
+        repeat: count.optional().describe('How many experiments the campaign runs (required unless execution is manual)'),
         optimizer_type: z.string().min(1).describe('random, sobol, gp, or a plugin (POST /app/executions/optimizer_schema)'),
         parameters: z
           .union([
@@ -148,12 +148,13 @@ export const CAMPAIGN_ROUTES = {
         seed: count.optional().describe('Makes the suggestions repeatable'),
         config: z.union([z.record(z.string(), z.unknown()), z.string()]).optional().describe("The optimizer's options (its schema), as an object or JSON text"),
         name: z.string().max(200).optional().describe('The queued task\'s name'),
+        execution: z.enum(['robot', 'manual']).optional().describe('manual: people carry the points out and enter the results (GET /executions/campaigns/{id}); robot (default): the workflow runs'),
       }),
       extra: /^(param|objective|config)\./,
     },
     responses: {
       302: redirect('Queued: to the execution config page (forms)'),
-      200: json('Queued (JSON clients)', 'RunStarted'),
+      200: json('Queued (JSON clients): { task_id, status }; a manual campaign: { campaign_id }', 'CampaignStarted'),
       400: error('A bad or unknown field: details name it (parameters[0].bounds, objectives[0].name, line 3, column yield, …)'),
       404: error('No such workflow, optimizer or history file'),
       503: error('The history file is being read by too many others: try again after Retry-After seconds'),
@@ -222,6 +223,11 @@ export function campaignRoutes(runtime: Runtime): Router {
 
   handle(r, CAMPAIGN_ROUTES.start, async (req, res, { body }) => {
     try {
+      if (body.execution === 'manual') {
+        const view = await campaigns.startManual(callerOf(req, 'app'), campaignInput(body, configSchema));
+        if (wantsJson(req)) return res.json({ campaign_id: view.campaign_id });
+        return res.redirect(302, url(req, `/executions/campaigns/${view.campaign_id}`));
+      }
       const { task, status } = done(await campaigns.start(callerOf(req, 'app'), campaignInput(body, configSchema)));
       if (wantsJson(req)) return res.json({ task_id: task.id, status });
       res.redirect(302, url(req, `/executions/config?workflow=${encodeURIComponent(String(body.workflow))}`));

@@ -271,6 +271,14 @@ describe('the API document and the API page', () => {
     const token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'docs' }).expect(201)).body.token as string;
     const savedWorkflow = () => savedWorkflowIn(lab);
     const idle = () => idleIn(lab);
+    // a manual campaign (issue 31) over oa-camp, made once: its points 1 to 3 are suggested at its start
+    let manualId: number | null = null;
+    const manual = async () => {
+      if (manualId) return manualId;
+      await savedWorkflow();
+      const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', execution: 'manual', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max', batch_size: 4 });
+      return (manualId = res.body.campaign_id as number);
+    };
     // an AI agent's MCP token, and a request of its waiting in the approval inbox (a hazardous call)
     let made: { token: string; row: { id: number; name: string } } | null = null;
     const agentToken = async () => (made ??= await lab.runtime.accounts.createToken(1, 'docs-agent', 'mcp'));
@@ -475,6 +483,33 @@ describe('the API document and the API page', () => {
       ['POST /executions/campaign', 302, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').type('form').send({ workflow: 'oa-camp', repeat: '1', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' }))],
       ['POST /executions/campaign', 200, () => lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' })],
       ['GET /executions/latest_plot', 200, () => lab.admin.get('/app/executions/latest_plot').set('Accept', J)],
+      ['POST /executions/campaign', 200, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', execution: 'manual', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max', batch_size: 3 }))],
+      ['GET /executions/campaigns', 200, () => lab.admin.get('/app/executions/campaigns').set('Accept', J)],
+      ['GET /executions/campaigns/{id}', 200, async () => lab.admin.get(`/app/executions/campaigns/${await manual()}`)],
+      ['GET /executions/campaigns/{id}', 404, () => lab.admin.get('/app/executions/campaigns/999999').set('Accept', J)],
+      ['POST /executions/campaigns/{id}/suggest', 200, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/suggest`).set('Accept', J).send({ n: 1 })],
+      ['POST /executions/campaigns/{id}/suggest', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/suggest`).type('form').send({ n: '1' })],
+      ['POST /executions/campaigns/{id}/suggest', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/suggest`).set('Accept', J).send({ n: 0 })],
+      ['POST /executions/campaigns/{id}/suggest', 404, () => lab.admin.post('/app/executions/campaigns/999999/suggest').set('Accept', J).send({ n: 1 })],
+      ['PUT /executions/campaigns/{id}/points/{n}', 200, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/1`).set('Accept', J).send({ results: { y: 1 } })],
+      ['PUT /executions/campaigns/{id}/points/{n}', 409, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/1`).set('Accept', J).send({ results: { y: 1 } })],
+      ['PUT /executions/campaigns/{id}/points/{n}', 400, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/2`).set('Accept', J).send({ results: { y: 'abc' } })],
+      ['PUT /executions/campaigns/{id}/points/{n}', 404, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/999`).set('Accept', J).send({ results: { y: 1 } })],
+      ['POST /executions/campaigns/{id}/points/{n}', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/2`).type('form').send({ discarded: 'true', reason: 'spilt' })],
+      ['POST /executions/campaigns/{id}/points/{n}', 200, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/3`).set('Accept', J).send({ results: { y: 2 } })],
+      ['POST /executions/campaigns/{id}/points/{n}', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/4`).set('Accept', J).send({ discarded: true })],
+      ['POST /executions/campaigns/{id}/points/{n}', 404, () => lab.admin.post('/app/executions/campaigns/999999/points/1').set('Accept', J).send({ results: { y: 1 } })],
+      ['POST /executions/campaigns/{id}/points/{n}', 409, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/1`).set('Accept', J).send({ results: { y: 1 } })],
+      ['POST /executions/campaigns/{id}/points', 201, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points`).set('Accept', J).send({ parameters: { x: 0.5 } })],
+      ['POST /executions/campaigns/{id}/points', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points`).type('form').send({ 'parameters.x': '0.25' })],
+      ['POST /executions/campaigns/{id}/points', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points`).set('Accept', J).send({ parameters: { x: 5 } })],
+      ['POST /executions/campaigns/{id}/points', 404, () => lab.admin.post('/app/executions/campaigns/999999/points').set('Accept', J).send({ parameters: { x: 0.5 } })],
+      ['GET /executions/campaigns/{id}/points.csv', 200, async () => lab.admin.get(`/app/executions/campaigns/${await manual()}/points.csv`)],
+      ['GET /executions/campaigns/{id}/points.csv', 404, () => lab.admin.get('/app/executions/campaigns/999999/points.csv').set('Accept', J)],
+      ['POST /executions/campaigns/{id}/results', 200, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/results`).set('Accept', J).attach('file', Buffer.from('n,y\n4,3\n'), 'r.csv')],
+      ['POST /executions/campaigns/{id}/results', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/results`).attach('file', Buffer.from('n,y\n4,3\n'), 'r.csv')],
+      ['POST /executions/campaigns/{id}/results', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/results`).set('Accept', J).attach('file', Buffer.from('n,y\n5,abc\n'), 'r.csv')],
+      ['POST /executions/campaigns/{id}/results', 404, () => lab.admin.post('/app/executions/campaigns/999999/results').set('Accept', J).attach('file', Buffer.from('n,y\n1,1\n'), 'r.csv')],
       ['GET /executions/events', 200, () => sseStatus(lab, token)],
       ['GET /executions/records', 200, () => lab.admin.get('/app/executions/records?keyword=oa&page=1').set('Accept', J)],
       ['GET /executions/records', 400, () => lab.admin.get('/app/executions/records?page=0').set('Accept', J)],

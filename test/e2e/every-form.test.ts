@@ -104,6 +104,10 @@ describe('every form of every page, in Chromium', () => {
     const records = (await (await api.get(`${base}/executions/records`, { headers: J })).json()).records as { id: number }[];
     const approval = await pendingApproval();
     const versions = (await (await api.get(`${base}/deck/versions`, { headers: J })).json()).versions as { id: number }[];
+    // a campaign carried out by people (issue 31), its points pending: its page has a form per pending point
+    const manual = await api.post(`${base}/executions/campaign`, { data: { workflow: WORKFLOW.name, execution: 'manual', optimizer_type: 'sobol', parameters: 'volume: 0..2', objectives: 'mass:max', batch_size: 6 }, headers: J });
+    expect(manual.status()).toBe(200);
+    const { campaign_id: campaignId } = await manual.json();
     expect(versions.length).toBeGreaterThan(0); // the deck as it started is version 1
 
     /** A value for each path parameter of an HTML route: what this lab has. */
@@ -118,6 +122,7 @@ describe('every form of every page, in Chromium', () => {
       '/executions/records/{workflow_id}': `/executions/records/${records[0]!.id}`,
       '/approvals/{id}': `/approvals/${approval!.id}`,
       '/deck/versions/{id}': `/deck/versions/${versions[0]!.id}`,
+      '/executions/campaigns/{id}': `/executions/campaigns/${campaignId}`,
     };
 
     // The HTML pages the routes declare.
@@ -289,6 +294,13 @@ const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
  * history file, its outputs, with one row of numbers; otherwise a column of numbers.
  */
 async function csvFor(page: Page, form: FormInfo): Promise<string> {
+  // a campaign's results: its pending points as it hands them out, each result filled in
+  if (/\/executions\/campaigns\/\d+\/results$/.test(form.action)) {
+    const text = await (await page.request.get(new URL(form.action.replace(/results$/, 'points.csv?state=pending'), page.url()).href)).text();
+    const [head, ...rows] = text.split(/\r?\n/).filter(Boolean);
+    const at = head!.split(',').indexOf('discarded_reason') - 1; // the one output column, before discarded_reason
+    return [head, ...rows.map((r) => r.split(',').map((c, i) => (i === at ? '1' : c)).join(','))].join('\n') + '\n';
+  }
   const workflow = form.fields.find((f) => f.name === 'workflow')?.value;
   if (!workflow) return 'volume\n1\n';
   const res = await page.request.get(new URL(`../workflows/${encodeURIComponent(workflow)}`, new URL(form.action, page.url()).href.replace(/\/files\/.*$/, '/files/')).href, { headers: { Accept: 'application/json' } });

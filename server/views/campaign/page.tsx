@@ -180,6 +180,13 @@ export function CampaignPage(props: CampaignPageProps) {
                   placeholder={`${current?.name} · ${selectedOpt} × n`}
                   defaultValue={v('name')}
                 />
+                <label className="form-label small mb-0" htmlFor="campaign-execution">
+                  Carried out by
+                </label>
+                <select className="form-select form-select-sm mb-3" id="campaign-execution" name="execution" defaultValue={v('execution', 'robot')}>
+                  <option value="robot">the workflow (the robot runs each experiment)</option>
+                  <option value="manual">people (points to measure by hand, results entered later)</option>
+                </select>
                 <button className="btn btn-primary" type="submit" id="campaign-start" disabled={!optimizable} title={optimizable ? undefined : `${current?.name} needs parameters and an output to be optimized`}>
                   Start the campaign
                 </button>

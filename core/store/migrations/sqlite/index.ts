@@ -11,5 +11,6 @@ import { Approvals1733200000000 } from './1733200000000-approvals.js';
 import { Safety1733300000000 } from './1733300000000-safety.js';
 import { Notifications1733400000000 } from './1733400000000-notifications.js';
 import { Resources1733600000000 } from './1733600000000-resources.js';
+import { CampaignPoints1733700000000 } from './1733700000000-campaign-points.js';
 
-export const sqliteMigrations = [Init1732300000000, Runs1732400000000, StepLog1732500000000, RunSkipped1732700000000, UserState1732800000000, WorkflowDeleted1732900000000, Hosts1733000000000, LeaseSchema1733100000000, Approvals1733200000000, Safety1733300000000, Notifications1733400000000, Resources1733600000000];
+export const sqliteMigrations = [Init1732300000000, Runs1732400000000, StepLog1732500000000, RunSkipped1732700000000, UserState1732800000000, WorkflowDeleted1732900000000, Hosts1733000000000, LeaseSchema1733100000000, Approvals1733200000000, Safety1733300000000, Notifications1733400000000, Resources1733600000000, CampaignPoints1733700000000];
