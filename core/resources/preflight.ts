@@ -98,8 +98,12 @@ export class Preflight {
   private versionWrite: Promise<void> = Promise.resolve();
   private readonly onDeckChange = () => this.deckChanged('the deck changed');
   private readonly onRunEvent = (e: { type: string; status?: string; run_id?: number; host?: string }) => {
-    if (e.type === 'run' && e.status === 'running' && e.host === undefined && e.run_id !== undefined && this.version !== null) {
-      void this.opts.store.resources.deckVersions.stampRun(e.run_id, this.version).catch(() => undefined);
+    if (e.type === 'run' && e.status === 'running' && e.host === undefined && e.run_id !== undefined) {
+      const runId = e.run_id;
+      // a deck change still settling is numbered first: the run is stamped with the deck it runs on
+      void this.settled()
+        .then(() => (this.version === null ? undefined : this.opts.store.resources.deckVersions.stampRun(runId, this.version)))
+        .catch(() => undefined);
     }
   };
 
