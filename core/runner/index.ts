@@ -336,7 +336,7 @@ export class Runner extends EventEmitter {
       // one labdeck resumes it: the first to claim this interruption (its step, and the host that was cut off)
       const run = info.run_id ? await this.store.runs.get(info.run_id) : null;
       if (!(await this.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
-      await this.resumeInterrupted('retry');
+      await this.resumeInterrupted('retry', 'labdeck asked the waiting input again (nothing was in doubt)');
       this.emitQueue();
     } catch {
       // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
@@ -1128,7 +1128,8 @@ export class Runner extends EventEmitter {
     };
   }
 
-  private async resumeInterrupted(mode: 'retry' | 'skip' | 'iteration') {
+  /** `why`: the resolution's words (default: the operator's choice of `mode`). */
+  private async resumeInterrupted(mode: 'retry' | 'skip' | 'iteration', why?: string) {
     const info = this.interrupted!;
     const task = await this.task(info.task_id);
     const needs = await this.missing(task.id);
@@ -1139,7 +1140,7 @@ export class Runner extends EventEmitter {
     const run = task.runId ? await this.store.runs.get(task.runId) : null;
     this.interrupted = null;
     // deciding about the interrupted task lifts its hold (another task may still hold the queue)
-    const decided = `the operator chose to ${mode === 'retry' ? 're-run the in-doubt step' : 'go on after the in-doubt step'}`;
+    const decided = why ?? `the operator chose to ${mode === 'retry' ? 're-run the in-doubt step' : mode === 'iteration' ? 're-run the iteration' : 'go on after the in-doubt step'}`;
     const ops: AlertOp[] = [resolveAlert(alertKeys.queueHeld(task.id), decided), ...(task.runId ? [resolveAlert(alertKeys.interrupted(task.runId), decided)] : [])];
     await alerting(this.store, ops, (tx) => tx.queue.update(task.id, { holdsQueue: false }));
     this.heldVersion++;
