@@ -158,6 +158,9 @@ describe('input_waiting', () => {
       [true, 'resolved'],
     ]);
     expect(of('input_waiting')[3]!.resolution).toBe('the value was given by bo');
+    // the interruption the restart left is resolved by labdeck asking again, not by an operator's choice
+    await until(() => of('run_interrupted').some((b) => b.state === 'resolved'), 'the interruption resolved');
+    expect(of('run_interrupted').filter((b) => b.state === 'resolved').map((b) => b.resolution)).toEqual(['labdeck asked the waiting input again (nothing was in doubt)']);
     // nothing arrived twice
     const ids = sink.received.map((r) => String(r.headers['x-labdeck-delivery']));
     expect(new Set(ids).size).toBe(ids.length);
