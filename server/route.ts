@@ -66,6 +66,11 @@ export interface ClientSpec {
   query?: string[];
   /** Optional body fields Python also takes by position, after the required ones (`queue_run(w, rows)`). */
   positional?: string[];
+  /**
+   * Body fields the clients take as required although the route takes them optional (a campaign's `repeat`,
+   * optional only for a manual campaign): a script's call keeps its positions when a field becomes optional.
+   */
+  required?: string[];
 }
 
 export interface RouteSpec<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject> {

@@ -38,6 +38,9 @@ export interface Stmt {
   params: Param[];
 }
 
+/** The open SQLite transaction's gate per database file, for every store of this process (see Sql.gate). */
+const sqliteGates = new Map<string, Promise<void>>();
+
 export class Sql {
   /** SQL text per dialect, so the `?` → `$n` rewrite happens once per statement. */
   private readonly texts = new Map<string, string>();
@@ -52,8 +55,21 @@ export class Sql {
     private readonly inTx = false,
   ) {}
 
-  /** SQLite: while a `transaction` runs on the one connection, every other statement waits for it. */
-  private gate: Promise<void> | null = null;
+  /**
+   * SQLite: while a `transaction` runs, every other statement on that database file in this process waits for
+   * it: this connection's, and another store's on the same file (two labdecks in one process, as the tests run
+   * them). Outside the gate a statement would wait for the transaction's lock in better-sqlite3's synchronous
+   * busy wait, which stops the event loop the transaction needs to finish (a 5 s stall, missed heartbeats).
+   */
+  private get gate(): Promise<void> | null {
+    return this.conn.dialect === 'sqlite' ? (sqliteGates.get(this.conn.db.name) ?? null) : null;
+  }
+
+  private set gate(g: Promise<void> | null) {
+    if (this.conn.dialect !== 'sqlite') return;
+    if (g) sqliteGates.set(this.conn.db.name, g);
+    else sqliteGates.delete(this.conn.db.name);
+  }
 
   /**
    * Runs `fn`'s statements in one transaction: all of them commit, or none (an outbox event and the state

@@ -137,7 +137,7 @@ export function clientRoutes(): RouteMethod[] {
         path: r.path,
         doc: c.doc ?? [r.summary, r.description].filter(Boolean).join('. '),
         pathArgs: args.filter((a) => a.in === 'path'),
-        body: r.body ? args.filter((a) => a.in === 'body') : r.method === 'GET' ? null : [],
+        body: r.body ? args.filter((a) => a.in === 'body').map((a) => (c.required?.includes(a.wire) ? { ...a, required: true } : a)) : r.method === 'GET' ? null : [],
         bodyName: bodyName(r),
         positional: c.positional ?? [],
         query: args.filter((a) => a.in === 'query'),

@@ -140,9 +140,10 @@ export function campaignPointRoutes(runtime: Runtime): Router {
   };
   /** A page's form that does not fit: the page again with the message. */
   const formAgain = (req: Request, res: Response, err: LabError) => {
-    const id = Number(req.params.id);
-    if (!Number.isSafeInteger(id) || err.code === 'not_found') throw err;
-    return page(req, res, id, err);
+    // a path id that is no campaign id (out of range, not a number) is the error itself, not a page to show again
+    const id = ID.safeParse(req.params.id);
+    if (!id.success || err.code === 'not_found') throw err;
+    return page(req, res, id.data, err);
   };
   /** JSON clients get `answer`; a form goes back to the campaign page (a form that does not fit: the page with the message). */
   const answer = async (req: Request, res: Response, id: number, fn: () => Promise<unknown>, status = 200) => {

@@ -96,6 +96,7 @@ export const CAMPAIGN_ROUTES = {
     client: {
       name: 'start_campaign',
       positional: ['parameters', 'objectives'],
+      required: ['repeat'],
       doc:
         'Queue an optimization campaign over a saved workflow. parameters: [{ name: "t", type: "range", bounds: [20, 120] }, { name: "solvent", type: "choice", choices: ["water", "ethanol"] }] ' +
         '(type "int" for integers), or the short form "t: 20..120, solvent: water|ethanol"; objectives: [{ name: "yield", minimize: false }] or "yield:max". ' +
