@@ -19,7 +19,8 @@ it("no test npm test runs needs optuna; the full suite has them, and CI runs it"
   const self = 'test/unit/test-suites.test.ts'; // (its own pattern above is no need)
   expect([...files('test/unit'), ...files('test/api')].filter((f) => f !== self && needs(f))).toEqual([]);
   expect(files('test/full').filter(needs).sort()).toEqual(['test/full/python-optimizers.test.ts', 'test/full/python-optuna.test.ts']);
-  expect(readFileSync(join(projectRoot, '.ci/run'), 'utf8')).toContain('--config jest.full.config.js');
+  expect(readFileSync(join(projectRoot, '.ci/run'), 'utf8')).toContain('npm run test:full');
+  expect(JSON.parse(readFileSync(join(projectRoot, 'package.json'), 'utf8')).scripts['test:full']).toContain('--config jest.full.config.js');
 });
 
 it("the Python probe names each interpreter it tried and Python's reason", () => {
