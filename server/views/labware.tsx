@@ -33,7 +33,7 @@ function Labware({ item }: { item: LabwareItem }) {
         </span>
         {item.tips_left !== undefined ? <span className="ms-2 labware-tips-left">tips left: {item.tips_left}</span> : null}
       </div>
-      <table className="table table-bordered table-sm labware-grid mb-0" style={{ fontSize: '0.65rem', width: 'auto' }}>
+      <table className="table table-bordered table-sm labware-grid mb-0">
         <tbody>
           {item.grid.map((row, r) => (
             <tr key={r}>
