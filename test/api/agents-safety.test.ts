@@ -51,7 +51,7 @@ describe('a real lab server and agent', () => {
   const count = async (what: string) => ((await call('door', 'counts').expect(200)).body.output as Record<string, number>)[what] ?? 0;
 
   it('the agent gets the lab-wide file behind the welcome; a call past a limit is refused, its driver untouched', async () => {
-    await until(async () => lines.some((l) => /agent pc-safe: enforcing the lab's safety file \(.*safety\.json\): 1 limit\(s\)/.test(l)));
+    await until(async () => lines.some((l) => /agent pc-safe: enforcing the lab's safety file \((?:.*safety\.json|the database \(lab-wide safety file\))\): 1 limit\(s\)/.test(l)));
     const before = await count('heater.set_temperature');
     const res = await call('heater', 'set_temperature', { setpoint_c: 150 }).expect(409);
     expect(res.body.error).toMatchObject({ code: 'safety', details: [{ field: 'setpoint_c', value: 150, limit: { max: 120 } }] });

@@ -13,6 +13,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PASSWORD, startLab, until, type TestLab } from './helpers.js';
+import { usingPostgres } from '../helpers/db.js';
+
+/** Where the guard read its file: the data folder's safety.json, or on PostgreSQL the lab-wide copy in the database. */
+const fileSource = () => (usingPostgres() ? 'the database (lab-wide safety file)' : join(lab.dataDir, 'safety.json'));
 
 const J = 'application/json';
 const DECK = new URL('../fixtures/safety/deck.ts', import.meta.url).pathname;
@@ -257,7 +261,7 @@ describe('the preflight (POST /executions/preflight)', () => {
     const before = (await lab.runtime.store.queue.open()).length;
     const rows = (await preflight({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }, { t: 130 }] })).body;
     const over = (t: number, row: number) => ({ field: `config[${row - 1}].t`, step: 'main[0]', message: `row ${row}, t: heater.set_temperature: setpoint_c = ${t} is above the maximum of 120`, limit: { source: 'limits[0]', target: 'heater', min: 0, max: 120 }, value: t });
-    expect(rows).toMatchObject({ ok: false, safety: { allowed: false, error: null, problems: [over(150, 2), over(130, 3)], source: join(lab.dataDir, 'safety.json') } });
+    expect(rows).toMatchObject({ ok: false, safety: { allowed: false, error: null, problems: [over(150, 2), over(130, 3)], source: fileSource() } });
     expect(rows.problems.slice(0, 2)).toEqual([over(150, 2), over(130, 3)]);
     // the rest of the preflight is there all the same: each step, how many times
     expect(rows.steps.map((s: { path: string; times: number }) => [s.path, s.times])).toEqual([['main[0]', 3], ['main[1]', 3]]);
@@ -281,7 +285,7 @@ describe('the preflight (POST /executions/preflight)', () => {
 describe('the routes', () => {
   it('GET /app/safety: the file, its problems, the states; the page draws trays and rules', async () => {
     const res = await lab.admin.get('/app/safety').set('Accept', J).expect(200);
-    expect(res.body).toMatchObject({ source: join(lab.dataDir, 'safety.json'), error: null, problems: [], file: FILE, states: { door: { value: 'closed' } } });
+    expect(res.body).toMatchObject({ source: fileSource(), error: null, problems: [], file: FILE, states: { door: { value: 'closed' } } });
     const page = await lab.admin.get('/app/safety').expect(200);
     expect(page.text).toContain('Vial rack');
     expect(page.text).toContain('<s>B3</s>');
