@@ -114,6 +114,7 @@ describe('every form of every page, in Chromium', () => {
     const SAMPLES: Record<string, string> = {
       '/instruments/{instrument}': '/instruments/pump',
       '/instruments/{instrument}/calls': '/instruments/pump/calls',
+      '/instruments/{instrument}/labware': '/instruments/pump/labware',
       '/instruments/task/{task_id}': `/instruments/task/${call.task_id}`,
       '/instruments/new/{instrument}': '/instruments/new/sim-pump',
       '/workflows/{name}': `/workflows/${WORKFLOW.name}`,
