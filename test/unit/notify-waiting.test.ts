@@ -7,51 +7,12 @@
  */
 import { Deliverer } from '../../core/notify/deliverer.js';
 import { SETTINGS_KEY } from '../../core/notify/settings.js';
-import { Runner } from '../../core/runner/index.js';
-import type { Deck } from '../../core/deck/index.js';
 import type { QueueTaskRow, Store } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
-import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
-import { testStore, type TestStore } from '../helpers/db.js';
+import { runnerLabs, until, type RunnerLab as Lab } from '../helpers/runner-lab.js';
 import { startHttpSink, type HttpSink } from '../helpers/sinks.js';
 
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const c of closers.splice(0).reverse()) await c();
-});
-
-interface Lab {
-  db: TestStore;
-  store: Store;
-  deck: Deck;
-  state: DeckState;
-  runner: Runner;
-}
-
-async function lab(db?: TestStore): Promise<Lab> {
-  if (!db) {
-    db = await testStore();
-    const d = db;
-    closers.push(() => d.cleanup());
-  }
-  const { deck, state } = await runnerDeck((s) => db.store.steps.insert(s));
-  const runner = new Runner({ store: db.store, deck });
-  await runner.start();
-  closers.push(async () => {
-    while (state.waiting.length) state.release();
-    await runner.close();
-    await deck.close();
-  });
-  return { db, store: db.store, deck, state, runner };
-}
-
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const { closers, lab } = runnerLabs();
 
 const PH: WorkflowInput = {
   name: 'read-ph',
