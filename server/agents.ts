@@ -34,8 +34,11 @@ export function closeReason(text: string): string {
   return `${out}…`;
 }
 
-/** Accept agents on `server`'s upgrade requests for AGENT_PATHS; other upgrades are left alone. */
-export function attachAgents(server: Server, runtime: Runtime): void {
+/**
+ * Accept agents on `server`'s upgrade requests for AGENT_PATHS; other upgrades are left alone. `pingMs` is
+ * how often a connection is pinged (a test makes it short; `lab serve` keeps the default).
+ */
+export function attachAgents(server: Server, runtime: Runtime, { pingMs = PING_MS }: { pingMs?: number } = {}): void {
   // ws is loaded by the first agent that connects, not at start-up (issue 16 item 5)
   let wss: Promise<WebSocketServer> | null = null;
   const upgrader = () => (wss ??= import('ws').then(({ WebSocketServer }) => new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE })));
@@ -47,7 +50,7 @@ export function attachAgents(server: Server, runtime: Runtime): void {
     runtime.accounts.agentCaller(m[1]).then(
       (caller) => {
         if (!caller) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
-        return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, caller.user.username, m[1], caller.token)));
+        return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, caller.user.username, m[1], caller.token, pingMs)));
       },
       () => refuse(socket, 401, 'The token could not be checked.'),
     ).catch(() => socket.destroy()); // ws did not load or the upgrade failed: the agent connects again
@@ -60,7 +63,7 @@ export function attachAgents(server: Server, runtime: Runtime): void {
  * (core/hosts/agent-protocol.ts) and one that does not fit closes the connection with the reason; what the
  * runtime does with a message is wrapped too, so a fault of ours ends this connection, not the server.
  */
-function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, token: { id: number; name: string }) {
+function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, token: { id: number; name: string }, pingMs: number) {
   const close = (code: number, reason: string) => {
     if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, closeReason(reason));
   };
@@ -78,7 +81,7 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
       (user) => user || close(4401, 'The agent token was revoked.'),
       () => undefined,
     );
-  }, PING_MS);
+  }, pingMs);
   ws.on('pong', () => (alive = true));
   ws.on('message', (data, binary) => {
     try {

@@ -94,7 +94,7 @@ export default async function hardening() {
   // --- the schema-driven fuzzer of the suite, 30 times the cases from another seed
   const t = performance.now();
   const out = await new Promise((resolve) => {
-    const p = spawn(process.execPath, ['--experimental-vm-modules', '--no-warnings', 'node_modules/jest/bin/jest.js', 'test/api/fuzz.test.ts'], {
+    const p = spawn(process.execPath, ['--experimental-vm-modules', '--no-warnings', 'node_modules/jest/bin/jest.js', '--config', 'jest.full.config.js', 'test/full/fuzz.test.ts'], {
       cwd: new URL('../..', import.meta.url).pathname,
       env: { ...process.env, FUZZ_SCALE: '30', FUZZ_SEED: '7' },
     });

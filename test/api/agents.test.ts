@@ -31,7 +31,7 @@ beforeAll(async () => {
   lab = await startLab({ deck: false });
   server = lab.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
-  attachAgents(server, lab.runtime);
+  attachAgents(server, lab.runtime, { pingMs: 500 }); // a cut or a revocation is found within a ping
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/app`;
   userToken = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'me' }).expect(201)).body.token;
   const made = await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'pc-2', scope: 'agent' }).expect(201);

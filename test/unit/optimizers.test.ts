@@ -1,4 +1,4 @@
-import { CONSTRAINT_TOLERANCE, checkConstraints, checkSpace, constraintViolation, type ObjectiveSpec, type Optimizer, type ParamValues } from '../../core/contracts/index.js';
+import type { ParamValues } from '../../core/contracts/index.js';
 import { LabError } from '../../core/errors.js';
 import { gpOptimizer } from '../../plugins/optimizer-gp.js';
 import { randomOptimizer } from '../../plugins/optimizer-random.js';
@@ -6,43 +6,7 @@ import { sobolOptimizer } from '../../plugins/optimizer-sobol.js';
 import { SobolSequence } from '../../plugins/opt/sobol.js';
 import { REACTOR_OPTIMUM, reactorYield } from '../../plugins/sim-reactor.js';
 import { labError } from '../helpers/errors.js';
-
-const BRANIN_MIN = 0.397887;
-const branin = (p: ParamValues) => {
-  const x1 = p.x1 as number;
-  const x2 = p.x2 as number;
-  const b = 5.1 / (4 * Math.PI ** 2);
-  const c = 5 / Math.PI;
-  const t = 1 / (8 * Math.PI);
-  return (x2 - b * x1 * x1 + c * x1 - 6) ** 2 + 10 * (1 - t) * Math.cos(x1) + 10;
-};
-const BRANIN_SPACE = [
-  { name: 'x1', type: 'range', bounds: [-5, 10] },
-  { name: 'x2', type: 'range', bounds: [0, 15] },
-];
-const REACTOR_SPACE = [
-  { name: 'temperature', type: 'range', bounds: [20, 120] },
-  { name: 'time', type: 'range', bounds: [1, 60] },
-];
-const MIN_Y: ObjectiveSpec[] = [{ name: 'y', minimize: true }];
-const MAX_YIELD: ObjectiveSpec[] = [{ name: 'yield', minimize: false }];
-
-/** Run a campaign one point at a time; returns every suggestion and its value. */
-async function run(opt: Optimizer, space: unknown, objectives: ObjectiveSpec[], f: (p: ParamValues) => number, budget: number, seed: number, config = {}) {
-  const o = opt.create({ space, objectives, seed, config });
-  const rows: { params: ParamValues; value: number }[] = [];
-  for (let i = 0; i < budget; i++) {
-    const [p] = await o.suggest(1);
-    const value = f(p!);
-    rows.push({ params: p!, value });
-    await o.observe([{ params: p!, values: { [objectives[0]!.name]: value } }]);
-  }
-  return { o, rows };
-}
-/** Cheaper GP settings for tests about behaviour rather than quality (the jest VM runs numerics slower). */
-const FAST = { fit_restarts: 1, candidates: 256 };
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const yieldOf = (p: ParamValues) => reactorYield(p.temperature as number, p.time as number);
+import { BRANIN_SPACE, FAST, MAX_YIELD, MIN_Y, REACTOR_SPACE, branin, expectFeasible, median, run, yieldOf } from '../helpers/optimizer-bench.js';
 
 describe.each([
   ['random', randomOptimizer],
@@ -114,21 +78,6 @@ describe.each([
 });
 
 describe('gp', () => {
-  it('is far better than random search on Branin with the same seeds', async () => {
-    const seeds = [0, 1, 2, 3, 4];
-    const regret = async (opt: Optimizer, seed: number) => {
-      const { rows } = await run(opt, BRANIN_SPACE, MIN_Y, branin, 25, seed, opt === gpOptimizer ? { fit_restarts: 1 } : {});
-      return Math.min(...rows.map((r) => r.value)) - BRANIN_MIN;
-    };
-    const gp: number[] = [];
-    const rnd: number[] = [];
-    for (const s of seeds) {
-      gp.push(await regret(gpOptimizer, s));
-      rnd.push(await regret(randomOptimizer, s));
-    }
-    expect(median(gp)).toBeLessThan(0.05);
-    expect(median(gp)).toBeLessThan(median(rnd) / 10);
-  });
 
   it('starts with a quasi-random design, then models: snapshot with the fitted model and its surface', async () => {
     const { o, rows } = await run(gpOptimizer, REACTOR_SPACE, MAX_YIELD, yieldOf, 12, 4);
@@ -244,61 +193,6 @@ describe('gp recommends', () => {
   });
 });
 
-describe('gp with many observations', () => {
-  it('keeps its hyper-parameters while the fit subset holds and grows the model, reproducibly and inside the bounds', async () => {
-    const space = Array.from({ length: 4 }, (_, i) => ({ name: `x${i}`, type: 'range', bounds: [0, 1] }));
-    const f = (p: ParamValues) => Object.values(p).reduce((s: number, v) => s + ((v as number) - 0.3) ** 2, 0);
-    const steps = async () => {
-      const o = gpOptimizer.create({ space, objectives: MIN_Y, seed: 3, config: FAST });
-      const pts = new SobolSequence(4, { seed: 9 });
-      await o.observe(Array.from({ length: 150 }, () => {
-        const u = pts.next();
-        const params = Object.fromEntries(space.map((q, d) => [q.name, u[d]!]));
-        return { params, values: { y: f(params) } };
-      }));
-      const out: { p: ParamValues; ls: unknown }[] = [];
-      for (let k = 0; k < 6; k++) {
-        const [p] = await o.suggest(1);
-        await o.observe([{ params: p!, values: { y: f(p!) } }]);
-        out.push({ p: p!, ls: (o.snapshot().model as { lengthscales: unknown }).lengthscales });
-      }
-      return out;
-    };
-    const a = await steps();
-    expect(await steps()).toEqual(a);
-    for (const { p } of a) for (const q of space) expect([(p[q.name] as number) >= 0, (p[q.name] as number) <= 1]).toEqual([true, true]);
-    // fewer than 8 new rows in the fit subset: the length scales are the first step's throughout
-    for (const { ls } of a) expect(ls).toEqual(a[0]!.ls);
-    expect(Math.min(...a.map(({ p }) => f(p)))).toBeLessThan(0.01);
-  });
-});
-
-describe('gp basin restarts', () => {
-  // Hartmann-6: global minimum −3.32237; a local one at −3.20 (regret 0.12) that EI, once it has converged
-  // there, never leaves. Seed 2's initial design leads it to the local basin first.
-  const A = [[10, 3, 17, 3.5, 1.7, 8], [0.05, 10, 17, 0.1, 8, 14], [3, 3.5, 1.7, 10, 17, 8], [17, 8, 0.05, 10, 0.1, 14]];
-  const P = [[1312, 1696, 5569, 124, 8283, 5886], [2329, 4135, 8307, 3736, 1004, 9991], [2348, 1451, 3522, 2883, 3047, 6650], [4047, 8828, 8732, 5743, 1091, 381]];
-  const ALPHA = [1, 1.2, 3, 3.2];
-  const hartmann6 = (p: ParamValues) => -ALPHA.reduce((s, a, i) => s + a * Math.exp(-A[i]!.reduce((e, aij, j) => e + aij * ((p[`x${j + 1}`] as number) - P[i]![j]! * 1e-4) ** 2, 0)), 0);
-  const SPACE = Array.from({ length: 6 }, (_, i) => ({ name: `x${i + 1}`, type: 'range', bounds: [0, 1] }));
-  const regret = (rows: { value: number }[]) => Math.min(...rows.map((r) => r.value)) + 3.32237;
-
-  it('leave a converged local optimum for a deeper basin, reproducibly; without them EI stays in the local one', async () => {
-    const stuck = await run(gpOptimizer, SPACE, MIN_Y, hartmann6, 50, 6, { ...FAST, basin_restarts: false });
-    expect(regret(stuck.rows)).toBeGreaterThan(0.1);
-    const { rows } = await run(gpOptimizer, SPACE, MIN_Y, hartmann6, 50, 6, FAST);
-    expect(regret(rows)).toBeLessThan(0.01);
-    // the same steps until the first restart (both runs are in the local basin by then), and the same again
-    // with the same seed
-    expect(regret(rows.slice(0, 26))).toBeGreaterThan(0.1);
-    expect(rows.slice(0, 26)).toEqual(stuck.rows.slice(0, 26));
-    expect(rows[26]).not.toEqual(stuck.rows[26]);
-    const again = await run(gpOptimizer, SPACE, MIN_Y, hartmann6, 32, 6, FAST);
-    expect(again.rows).toEqual(rows.slice(0, 32));
-    for (const r of rows) for (const q of SPACE) expect([(r.params[q.name] as number) >= 0, (r.params[q.name] as number) <= 1]).toEqual([true, true]);
-  });
-});
-
 describe('optimizer state and input checks', () => {
   it('random and sobol rebuilt from their records continue where they were', async () => {
     for (const opt of [randomOptimizer, sobolOptimizer]) {
@@ -337,13 +231,6 @@ describe('optimizer state and input checks', () => {
     expect(() => o.suggest(0)).toThrow(LabError);
   });
 });
-
-/** Every suggestion within CONSTRAINT_TOLERANCE of every constraint (checked with the contract's own measure). */
-function expectFeasible(points: ParamValues[], constraints: string[], space: unknown) {
-  const s = checkSpace(space);
-  const cs = checkConstraints(constraints, s);
-  for (const p of points) for (const c of cs) expect({ point: p, constraint: c.text, ok: constraintViolation(c, p, s) <= CONSTRAINT_TOLERANCE }).toEqual({ point: p, constraint: c.text, ok: true });
-}
 
 const MIXTURE_SPACE = [
   { name: 'water', type: 'range', bounds: [0, 1] },
@@ -410,30 +297,6 @@ describe.each([
     expect(e.details).toEqual([{ field: 'parameter_constraints', message: 'no point within the bounds satisfies all of "x1 + x2 >= 20", "x1 - x2 >= 5" at once' }]);
     const eq = labError(() => opt.create({ space: MIXTURE_SPACE, objectives: MIN_Y, constraints: ['water + ethanol == 1', 'water + ethanol == 0.5'] }));
     expect(eq.details?.[0]?.message).toBe('"water + ethanol == 0.5" contradicts the equalities before it');
-  });
-});
-
-describe('gp under linear constraints', () => {
-  it('finds the best feasible point of Branin with x1 + x2 <= 8, and models inside the thin strip too', async () => {
-    const constraints = ['x1 + x2 <= 8'];
-    const o = gpOptimizer.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 0, constraints, config: { fit_restarts: 1 } });
-    const points: ParamValues[] = [];
-    for (let i = 0; i < 25; i++) {
-      const [p] = await o.suggest(1);
-      points.push(p!);
-      await o.observe([{ params: p!, values: { y: branin(p!) } }]);
-    }
-    expectFeasible(points, constraints, BRANIN_SPACE);
-    expect(Math.min(...points.map(branin)) - BRANIN_MIN).toBeLessThan(0.05); // (π, 2.275) is feasible
-    const strip = ['x1 - x2 <= 0.01', 'x2 - x1 <= 0.01'];
-    const s = gpOptimizer.create({ space: BRANIN_SPACE, objectives: MIN_Y, seed: 1, constraints: strip, config: FAST });
-    const seen: ParamValues[] = [];
-    for (let i = 0; i < 10; i++) {
-      const batch = await s.suggest(2);
-      seen.push(...batch);
-      await s.observe(batch.map((p) => ({ params: p, values: { y: branin(p) } })));
-    }
-    expectFeasible(seen, strip, BRANIN_SPACE);
   });
 });
 

@@ -39,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import type { Response, Test } from 'supertest';
 import { validateWorkflow } from '../../core/workflow/validate.js';
-import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
+import { signupAndLogin, startLab, PASSWORD, type TestLab } from '../api/helpers.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Knobs

@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { mulberry32 } from '../../plugins/sim/bench.js';
 import { AgentHelloSchema, AgentMessageSchema } from '../../core/hosts/agent-protocol.js';
 import { attachAgents } from '../../server/agents.js';
-import { startLab, type TestLab } from './helpers.js';
+import { startLab, type TestLab } from '../api/helpers.js';
 
 const knob = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);

@@ -20,7 +20,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { mulberry32 } from '../../plugins/sim/bench.js';
 import { IVORYOS_ROUTES } from '../../server/ivoryos/routes.js';
-import { REACTOR, startLab, type TestLab } from './helpers.js';
+import { REACTOR, startLab, type TestLab } from '../api/helpers.js';
 
 const SEED = 0x1ab_d005;
 const CASES_PER_TOOL = 6;
