@@ -12,7 +12,8 @@ import type { Observation, OptimizerInstance } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import { parseCsv, toCsv } from '../files/csv.js';
 import type { CampaignRow, PointRow, Store } from '../store/types.js';
-import { campaignOfRun, type CampaignInput, type CampaignPayload, type Campaigns } from './index.js';
+import type { Campaigns } from './index.js';
+import { campaignOfRun, type CampaignInput, type CampaignPayload } from './record.js';
 import { checkResults, checkStaffPoint, freshSuggestions, pointKey, spaceValues } from './points.js';
 
 /** Who acts: an account's id and name (`person:<name>` in the records). */
