@@ -151,6 +151,20 @@ describe('a robot campaign takes points measured by hand', () => {
       const c = (await lab.admin.get(`/app/executions/campaigns/${id}`).set('Accept', J).expect(200)).body;
       expect(c).toMatchObject({ execution: 'robot', task_id, counts: { measured: 1 } });
       expect(c.iterations).toHaveLength(2);
+
+      // the run's own data CSV says who suggested and measured each iteration, after its documented columns, as the campaign's does
+      const run = plot.campaign.run_id as number;
+      const lines = (await lab.admin.get(`/app/files/execution-data/run-${run}.csv`).expect(200)).text.split(/\r?\n/).filter(Boolean);
+      expect(lines[0]).toBe('iteration,status,temperature,time,run.yield,suggested_by,measured_by');
+      expect(lines.slice(1).map((l) => l.split(',').slice(-2).join(','))).toEqual([`optimizer:random,run:${run}`, `optimizer:random,run:${run}`]);
+      expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(['1', '2']);
+      const all = (await lab.admin.get(`/app/executions/campaigns/${id}/points.csv?state=all`).expect(200)).text.split(/\r?\n/);
+      expect(all[1]).toMatch(new RegExp(`^,measured,.*,optimizer:random,run:${run},`));
+      // and it is still a history file of its workflow: uploaded back, it warm-starts a campaign with its 2 rows
+      const hist = await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'react').attach('file', Buffer.from(lines.join('\n')), `run-${run}.csv`).expect(201);
+      const { execution: _robot, ...robot } = START;
+      const warm = await lab.runtime.campaigns.plan({ ...robot, optimizer_type: 'random', repeat: 1, existing_data: hist.body.filename });
+      expect(warm.existing).toHaveLength(2);
     } finally {
       await lab.close();
     }
