@@ -274,6 +274,15 @@ export const RESPONSE_SCHEMAS = {
   CampaignList: z.object({ campaigns: z.array(z.looseObject({ campaign_id: z.int(), name: z.string(), execution: z.string() })) }),
   ResultsUploaded: z.object({ measured: z.array(z.int()), discarded: z.array(z.int()), unchanged: z.array(z.int()) }),
   CampaignStarted: z.union([z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }), z.object({ campaign_id: z.int() }).describe('execution: manual')]),
+  CampaignPlot: z.looseObject({
+    campaign: z.looseObject({ campaign_id: z.int(), name: z.string(), execution: z.enum(['manual', 'robot']), optimizer: z.string() }),
+    objectives: z.array(z.object({ name: z.string(), minimize: z.boolean() })),
+    warm_start: z.array(z.looseObject({ params: z.record(z.string(), z.unknown()), values: z.record(z.string(), z.number()) })),
+    points: z
+      .array(z.looseObject({ x: z.int(), n: z.int(), params: z.record(z.string(), z.unknown()), values: z.record(z.string(), z.number().nullable()), suggested_by: z.string(), measured_by: z.string().nullable() }))
+      .describe("The measured points in the table's order; x: the row (a manual campaign: n)"),
+    best_so_far: z.array(z.object({ x: z.int(), n: z.int(), value: z.number() })),
+  }),
   LatestPlot: z.looseObject({
     campaign: z.looseObject({ task_id: z.int(), name: z.string(), optimizer: z.string(), status: z.string() }),
     objectives: z.array(z.object({ name: z.string(), minimize: z.boolean() })),

@@ -9,11 +9,12 @@ import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
-import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
+import { csvDownload, error, json, pageOrJson, redirect, ref } from '../api-doc.js';
 import { render, statusOf, url, wantsJson } from '../http.js';
 import { ID, handle, route } from '../route.js';
 import { multipart } from '../uploads.js';
 import { CampaignPointsPage, CampaignsPage } from '../views/campaign/points.js';
+import { campaignPlotSvg } from '../views/plot-svg.js';
 
 const SECTION = 'Workflow execution';
 const ONE = z.object({ id: ID.describe('The campaign (campaign_id)') });
@@ -89,6 +90,19 @@ export const CAMPAIGN_POINT_ROUTES = {
     body: { name: 'AddPointBody', schema: z.object({ parameters: NUMBERS.optional().describe('A value per parameter of the search space'), results: NUMBERS.optional().describe('What was measured, when it is in already') }), extra: FIELDS, extraKinds: ['form'] },
     responses: { 201: json('The point added', 'CampaignPoint'), 302: redirect('A form: back to the campaign page'), 400: error('A parameter missing, out of its bounds or unknown (details name parameters.<name>)'), 404: NO_CAMPAIGN },
   }),
+  plot: route({
+    method: 'GET',
+    path: '/executions/campaigns/{id}/plot',
+    section: SECTION,
+    summary: "A campaign's progress: its measured points (who suggested and measured each) and the best so far (JSON; ?format=svg for an image)",
+    operationId: 'campaignPlot',
+    params: ONE,
+    query: z.object({ format: z.enum(['svg', 'json']).optional().describe('svg for an image') }),
+    responses: {
+      200: { description: 'The progress as data, or an SVG image', content: { 'application/json': { schema: ref('CampaignPlot') }, 'image/svg+xml': { schema: { type: 'string' } } } },
+      404: NO_CAMPAIGN,
+    },
+  }),
   csv: route({
     method: 'GET',
     path: '/executions/campaigns/{id}/points.csv',
@@ -136,7 +150,8 @@ export function campaignPointRoutes(runtime: Runtime): Router {
   };
 
   const page = async (req: Request, res: Response, id: number, err?: LabError) => {
-    render(res, <CampaignPointsPage ctx={await ctxOf(req)} campaign={await campaigns.get(id)} error={err} />, err ? statusOf(err) : 200);
+    const [campaign, plot] = await Promise.all([campaigns.get(id), campaigns.plot(id)]);
+    render(res, <CampaignPointsPage ctx={await ctxOf(req)} campaign={campaign} plot={plot} error={err} />, err ? statusOf(err) : 200);
   };
   /** A page's form that does not fit: the page again with the message. */
   const formAgain = (req: Request, res: Response, err: LabError) => {
@@ -180,6 +195,12 @@ export function campaignPointRoutes(runtime: Runtime): Router {
     const given = results && Object.values(results).some((v) => v !== '' && v !== undefined) ? results : undefined;
     return answer(req, res, params.id, () => campaigns.addPoint(callerOf(req, 'app'), params.id, { parameters: fieldsOf(body, 'parameters'), results: given }), 201);
   }, formAgain);
+
+  handle(r, CAMPAIGN_POINT_ROUTES.plot, async (_req, res, { params, query }) => {
+    const plot = await campaigns.plot(params.id);
+    if (query.format === 'svg') return res.type('image/svg+xml').set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'").send(campaignPlotSvg(plot));
+    res.json(plot);
+  });
 
   handle(r, CAMPAIGN_POINT_ROUTES.csv, async (_req, res, { params, query }) => {
     const { name, text } = await campaigns.csv(params.id, query.state ?? 'pending');

@@ -11,9 +11,9 @@
  *   the header row of parameter names only: no defaults row, which would be read back as an iteration (a
  *   workflow without parameters gets an empty line: run it with a repeat count instead).
  * - `GET /files/execution-data/{filename}`: `run-<id>.csv` is the data of run `<id>` (parameter columns then
- *   output columns, one row per main iteration: core/files/rundata.ts); any other name must be an uploaded
- *   file's generated name. Every download is written out again from the parsed table, formulas neutralised
- *   (the type row of an upload is dropped).
+ *   output columns, one row per main iteration, a campaign's run then suggested_by and measured_by:
+ *   core/files/rundata.ts); any other name must be an uploaded file's generated name. Every download is
+ *   written out again from the parsed table, formulas neutralised (the type row of an upload is dropped).
  */
 import { Router, type Request, type Response } from 'express';
 import { multipart } from '../uploads.js';
@@ -189,7 +189,7 @@ export const FILE_ROUTES = {
     params: FILENAME,
     responses: {
       200: csvDownload(
-        "The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run's iteration, status, parameter and output columns, one row per main iteration",
+        "The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run's iteration, status, parameter and output columns, one row per main iteration (a campaign's run: then suggested_by and measured_by)",
       ),
       404: error('No uploaded file or run of that name'),
       503: BUSY_READING,
