@@ -14,18 +14,15 @@
  * Events (`on('event')`): status, step, log, queue, run. Nothing here knows about HTTP or terminals.
  */
 import { EventEmitter } from 'node:events';
-import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
+import type { PublicUser } from '../accounts/index.js';
 import { LabError, isLabError, isStoreFault } from '../errors.js';
 import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunStatus, StepRow, TaskStatus } from '../store/types.js';
-import { checkConfigRows, repeatRow, type RowOptions } from '../workflow/config.js';
+import type { RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
 import type { Phase, Step } from '../workflow/model.js';
-import { countSteps, instrumentsOf, validateWorkflow, type DeckSchemas } from '../workflow/validate.js';
-import type { InstrumentSchema } from '../contracts/index.js';
+import { countSteps, type DeckSchemas } from '../workflow/validate.js';
 import type { HostLease } from './hosts.js';
-import { placementProblem, type Drivers } from './placement.js';
-import { MESSAGE_LIMIT, type Peer } from './relay.js';
 import { Abort, Shutdown, TaskRun, waiter } from './execution.js';
 import { giveInput, isInputRecord, waitForInput, type GivenBy } from './input.js';
 import { runParameters, workflowIterations, type IterationSource, type TaskPayload, type WorkflowPayload } from './tasks.js';
@@ -43,7 +40,6 @@ import {
   SharedState,
   skippedSteps,
   type ControlBy,
-  type LiveTask,
   type Replay,
   type Resume,
   type RunControlName,
@@ -51,19 +47,17 @@ import {
   type RunnerOptions,
   type RunnerStatus,
 } from './state.js';
+import * as peers from './peers.js';
+import * as queue from './queue.js';
 import { elsewhereNote, emitStatus, emitStatusSoon, idleView, runningData, runningList, statusOf, viewOf } from './status.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
 export { checkParallel, RUN_CONTROLS, type ControlBy, type ElsewhereTask, type RelayedKind, type RunControlName, type RunnerEvent, type RunnerOptions, type RunnerStatus } from './state.js';
 export { repeatOfRun, runParameters, workflowIterations, type IterationSource, type SourceFactory, type TaskPayload, type WorkflowPayload } from './tasks.js';
 
-export type Direction = 'up' | 'down' | 'top' | 'bottom';
-export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
+export { DIRECTIONS, type Direction } from './queue.js';
 
-/** How long a control sent to the host that runs the task waits for its answer once that host has it. */
-const CONTROL_MS = 30_000;
-/** A direct call's output larger than this comes back from the host that made it through its record. */
-export const OUTPUT_INLINE = 4_000;
+export { OUTPUT_INLINE } from './peers.js';
 
 /** How long the loop waits before trying the store again after it failed (unless woken sooner). */
 const STORE_RETRY_MS = 2_000;
@@ -80,12 +74,18 @@ export class Runner extends EventEmitter {
    * control, call or input is the same operation as one asked here. Unset, the runner serves them itself.
    */
   readonly served: SharedState['served'];
+  /**
+   * The lab's instruments: this deck's and those other labdecks on the database drive (their `host` says
+   * where). Workflows are checked against it, so one queued here may use instruments another host drives:
+   * that host runs it.
+   */
+  readonly catalogue: DeckSchemas;
 
   constructor(opts: RunnerOptions) {
     super();
     const s: SharedState = new SharedState(opts, this, async ({ ended }) => {
       for (const id of ended) s.letGo(id);
-      await this.refreshHeld();
+      await queue.refreshHeld(this.s);
       await this.refreshInterrupted();
       s.tellOthers();
       s.emitQueue();
@@ -96,13 +96,9 @@ export class Runner extends EventEmitter {
     this.parallel = s.parallel;
     this.host = s.host;
     this.served = s.served;
+    this.catalogue = s.catalogue;
     // this labdeck's live events go to the others (its status as its own running tasks' state)
-    this.on('event', (e: RunnerEvent) => {
-      if (e.host !== undefined || e.type === 'queue') return;
-      if (e.type !== 'status') return this.s.relay.publish(e);
-      const running: (LiveTask & { task_id: number })[] = e.status.running.map((t) => ({ task_id: t.id, state: t.state, paused: t.paused, progress: t.progress, failed_step: t.failed_step, waiting: t.waiting, input: t.input }));
-      this.s.relay.publish({ type: 'status', running });
-    });
+    this.on('event', (e: RunnerEvent) => peers.publishLive(s, e));
     // what an instrument logs while it works for a run goes to that run's log
     this.s.deck.on('log', (e: { instrument: string; method: string; message: string }) => {
       const holder = this.s.deck.lockedBy(e.instrument);
@@ -145,19 +141,19 @@ export class Runner extends EventEmitter {
   async start(): Promise<void> {
     await this.host.register();
     await this.host.sweep(); // hosts gone since (a killed server on this computer is seen at once) free their instruments
-    await this.syncInstruments();
+    await peers.syncInstruments(this.s);
     await this.recover();
     this.s.deck.on('change', this.onDeckChange);
     // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments
     // served by the operations once they are wired (core/operations/relay.ts); the runner's own when run alone
     this.s.relay.handle('control', (body) => (this.served.control ?? ((b) => this.controlAsked(b)))(body));
-    this.s.relay.handle('call', (body) => (this.served.call ?? ((b) => this.callAsked(b)))(body));
+    this.s.relay.handle('call', (body) => (this.served.call ?? ((b) => peers.callAsked(this.s, b)))(body));
     this.s.relay.handle('input', (body) => (this.served.input ?? ((b) => this.inputAsked(b)))(body));
-    await this.s.relay.start((e, from) => this.heardLive(e, from));
+    await this.s.relay.start((e, from) => peers.heardLive(this.s, e, from));
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.s.store.signals.onQueueChange(() => {
       if (this.s.closed) return;
-      void Promise.all([this.refreshHeld(), this.refreshElsewhere().catch(() => undefined)]).then(() => {
+      void Promise.all([queue.refreshHeld(this.s), peers.refreshElsewhere(this.s).catch(() => undefined)]).then(() => {
         this.s.emitQueue();
         this.s.notify();
       });
@@ -176,7 +172,7 @@ export class Runner extends EventEmitter {
       await this.host.sweep();
       await this.s.faults.settle();
       await this.recover();
-      await this.syncInstruments();
+      await peers.syncInstruments(this.s);
       this.s.notify();
     });
     this.s.loopDone = this.loop();
@@ -206,11 +202,11 @@ export class Runner extends EventEmitter {
       if (await alerting(this.s.store, [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
     }
     const wasHeld = this.s.held;
-    await this.refreshHeld();
+    await queue.refreshHeld(this.s);
     if (changed || wasHeld !== this.s.held) this.s.emitQueue();
     await this.refreshInterrupted();
     await this.resumeWaitingInput();
-    await this.refreshElsewhere();
+    await peers.refreshElsewhere(this.s);
     if (changed) emitStatus(this.s);
   }
 
@@ -243,8 +239,7 @@ export class Runner extends EventEmitter {
       const there = this.s.elsewhere.filter((t) => (opts.taskId === undefined || t.task_id === opts.taskId) && this.s.liveElsewhere.get(this.s.elsewhereHost.get(t.task_id)!)?.get(t.task_id)?.input);
       if (there.length === 1 || (opts.taskId !== undefined && this.s.elsewhere.some((t) => t.task_id === opts.taskId))) {
         const t = there[0] ?? this.s.elsewhere.find((x) => x.task_id === opts.taskId)!;
-        const to = { id: this.s.elsewhereHost.get(t.task_id)!, name: t.host };
-        const answer = await this.s.relay.request<{ task_id: number; value: unknown; status: RunnerStatus }>(to, 'input', { task_id: t.task_id, value: raw, by: opts.by }, `input of task ${t.task_id}`, CONTROL_MS);
+        const answer = await peers.askInput(this.s, t, raw, opts.by);
         if (answer) return answer;
       }
       if (opts.taskId !== undefined) await this.named(opts.taskId); // 404 or 409 naming where it is
@@ -261,45 +256,7 @@ export class Runner extends EventEmitter {
     return this.input(m.value, { taskId: typeof m.task_id === 'number' ? m.task_id : undefined, by: m.by && typeof m.by.username === 'string' ? { id: typeof m.by.id === 'number' ? m.by.id : null, username: m.by.username } : null });
   }
 
-  private readonly onDeckChange = () => void this.syncInstruments().catch(() => undefined);
-
-  /**
-   * Lease the deck's instruments; the ones another live host drives go offline here, naming that host, and
-   * come back when it lets them go. Runs one at a time (the deck's change events call it too).
-   */
-  private syncInstruments(): Promise<void> {
-    const run = async () => {
-      const mine = this.s.deck.list().map(({ offline: _offline, ...schema }) => ({ name: schema.name, schema: { ...schema, host: schema.host ?? this.host.name } }));
-      const taken = await this.host.lease(mine);
-      const holds = new Map(taken.map((t) => [t.name, t.host.name]));
-      const freed = [...this.s.othersHold.keys()].filter((n) => !holds.has(n) && this.s.deck.has(n));
-      this.s.othersHold = holds;
-      for (const host of new Set(holds.values())) {
-        this.s.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database (not by this one, ${this.host.name})`);
-      }
-      if (freed.length) this.s.deck.setOffline(freed, null);
-      const others = (await this.s.store.hosts.catalogue()).filter((i) => i.hostId !== this.host.id);
-      this.s.drivers = new Map(others.map((i) => [i.name, { id: i.hostId, name: i.host }]));
-      this.s.remote = new Map(others.filter((i) => !this.s.deck.has(i.name)).map((i) => [i.name, { ...(i.schema as InstrumentSchema), host: (i.schema as InstrumentSchema).host ?? i.host }]));
-    };
-    this.s.syncing = this.s.syncing.then(run, run);
-    return this.s.syncing;
-  }
-
-  /**
-   * The lab's instruments: this deck's and those other labdecks on the database drive (their `host` says
-   * where). Workflows are checked against it, so one queued here may use instruments another host drives:
-   * that host runs it.
-   */
-  readonly catalogue: DeckSchemas = {
-    schema: (name) => (!this.s.deck.has(name) && this.s.remote.has(name) ? this.s.remote.get(name)! : this.s.deck.schema(name)),
-    list: () => [...this.s.deck.list(), ...this.s.remote.values()],
-  };
-
-  /** Instruments among `names` that another labdeck drives, with the host that does. */
-  heldElsewhere(names: string[]): { name: string; host: string }[] {
-    return names.filter((n) => this.s.othersHold.has(n)).map((n) => ({ name: n, host: this.s.othersHold.get(n)! }));
-  }
+  private readonly onDeckChange = () => void peers.syncInstruments(this.s).catch(() => undefined);
 
   /**
    * Stop taking tasks. A running phase is cut at its next step; the in-flight call gets `graceMs` to finish,
@@ -330,241 +287,48 @@ export class Runner extends EventEmitter {
 
   /* ------------------------------------------------------------------ status */
 
-  private async refreshElsewhere() {
-    const running = (await this.s.store.queue.open()).filter((t) => t.status === 'running' && t.hostId !== null && t.hostId !== this.host.id);
-    const names = running.length ? new Map((await this.s.store.hosts.live()).map((h) => [h.id, h.name])) : new Map<string, string>();
-    const elsewhere = running.map((t) => ({ task_id: t.id, name: t.name, run_id: t.runId, host: names.get(t.hostId!) ?? 'a labdeck that has stopped' }));
-    this.s.elsewhereHost = new Map(running.map((t) => [t.id, t.hostId!]));
-    // what stopped hosts relayed is let go (the others replace theirs with each status they send)
-    for (const id of this.s.liveElsewhere.keys()) if (names.size && !names.has(id)) this.s.liveElsewhere.delete(id);
-    if (JSON.stringify(elsewhere) === JSON.stringify(this.s.elsewhere)) return;
-    this.s.elsewhere = elsewhere;
-    emitStatus(this.s);
+  /* ------------------------------------------------------------------ the queue (queue.ts) */
+
+  /** Queue a workflow over config rows or a repeat count, checked against the live deck and its parameters now. */
+  submit(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; userId: number | null; rowLabel?: RowOptions['label'] }): Promise<QueueTaskRow> {
+    return queue.submit(this.s, input);
   }
 
-  /** Whether any task holds the queue (set by any host). */
-  private async refreshHeld() {
-    const version = this.s.heldVersion;
-    try {
-      const held = (await this.s.store.queue.holding()).length > 0;
-      if (version === this.s.heldVersion) this.s.held = held; // else this host changed it meanwhile: that is newer
-    } catch {
-      // the store is failing: the loop reports it
-    }
-  }
-
-  /** Hold the queue because of this task (aborted, or interrupted): a decision about it, not a lab-wide flag. */
-  private async hold(taskId: number) {
-    this.s.setHeld(true);
-    const ctx = { host: this.host.name, task_id: taskId, run_id: this.s.tasks.find((t) => t.id === taskId)?.run.id ?? null, message: `The queue is held after task ${taskId} was aborted: release it to let the next task start.` };
-    await alerting(this.s.store, [openAlert('queue_held', alertKeys.queueHeld(taskId), ctx)], (tx) => tx.queue.update(taskId, { holdsQueue: true }));
-    // a read of the database that began while this was being written may have found no hold: it is older
-    this.s.setHeld(true);
-  }
-
-  /* ------------------------------------------------------------------ the queue */
-
-  /**
-   * Queue a workflow over config rows or a repeat count. The workflow is validated against the live deck and
-   * the rows against its parameters now, so a task never starts with a problem that could be seen before.
-   */
-  async submit(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; userId: number | null; rowLabel?: RowOptions['label'] }): Promise<QueueTaskRow> {
-    return this.enqueue({ ...(await this.prepare(input)), createdBy: input.userId });
-  }
-
-  /**
-   * The task a run would queue: the saved workflow checked against the lab's instruments, its rows (or repeat)
-   * checked against its parameters, and named; nothing is queued (an approval shows it to a person first).
-   */
-  async prepare(
-    input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] },
-    opts: { upfront?: boolean } = {},
-  ): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
-    if (typeof input.workflow !== 'string' || !input.workflow) {
-      throw new LabError('invalid_input', 'Say which workflow to run: "workflow" is required.', [{ field: 'workflow', message: 'required' }]);
-    }
-    const saved = await this.s.store.workflows.get(input.workflow);
-    if (!saved) throw new LabError('not_found', `There is no workflow "${input.workflow}".`, [{ field: 'workflow', message: 'unknown workflow' }]);
-    const definition = validateWorkflow(saved.definition, this.catalogue);
-    const hasConfig = input.config !== undefined && input.config !== null && input.config !== '';
-    const hasRepeat = input.repeat !== undefined && input.repeat !== null && input.repeat !== '';
-    if (hasConfig === hasRepeat) {
-      throw new LabError('invalid_input', 'Give either "config" (a list of parameter rows) or "repeat" (a number of iterations).', [
-        { field: hasConfig ? 'repeat' : 'config', message: hasConfig ? 'give config or repeat, not both' : 'config or repeat is required' },
-      ]);
-    }
-    const times = hasConfig ? 0 : typeof input.repeat === 'string' ? Number(input.repeat) : (input.repeat as number);
-    const iterations: Pick<WorkflowPayload, 'rows' | 'repeat'> = hasConfig
-      ? { rows: checkConfigRows(definition, input.config, { label: input.rowLabel }) }
-      : { repeat: { times, row: repeatRow(definition, times) } };
-    if (input.name !== undefined && (typeof input.name !== 'string' || input.name.length > 200)) {
-      throw new LabError('invalid_input', 'name must be text of at most 200 characters.', [{ field: 'name', message: 'invalid' }]);
-    }
-    const count = iterations.rows?.length ?? times;
-    const name = (typeof input.name === 'string' && input.name.trim()) || `${definition.name} × ${count}`;
-    const payload: WorkflowPayload = { workflow: definition.name, version: saved.version, definition, ...iterations };
-    // the safety guard's up-front check (core/safety/upfront.ts); the preflight asks for its verdict instead
-    if (opts.upfront !== false) this.preflight?.(payload);
-    return { name, kind: 'workflow', payload };
+  /** The task a run would queue, checked and named; nothing is queued (an approval shows it to a person first). */
+  prepare(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] }, opts: { upfront?: boolean } = {}): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
+    return queue.prepare(this.s, input, opts);
   }
 
   /** Queue a checked task (submit does the checking for workflows; core/campaign for campaigns). */
-  async enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
-    await this.checkPlacement(t.name, t.payload);
-    if (this.beforeQueue) await this.beforeQueue(t);
-    const task = await this.s.store.queue.add(t);
-    if (this.s.takesOwnOnly) this.s.mine.add(task.id);
-    this.s.tellOthers();
-    this.s.emitQueue();
-    this.s.notify();
-    return task;
+  enqueue(t: { name: string; kind: QueueTaskRow['kind']; payload: TaskPayload; createdBy: number | null }): Promise<QueueTaskRow> {
+    return queue.enqueue(this.s, t);
   }
 
-  /** Refuse (409) a task no one labdeck on the database could start: core/runner/placement.ts. */
-  private async checkPlacement(name: string, payload: TaskPayload): Promise<void> {
-    let needs: string[];
-    try {
-      needs = instrumentsOf(payload.definition);
-    } catch {
-      return; // a payload that cannot be read: the host that takes it records why it failed
-    }
-    // who drives what, read now (a host that just started or stopped counts); this deck's unleased instruments are its own
-    const self = { id: this.host.id, name: this.host.name };
-    const drivers: Drivers = new Map((await this.s.store.hosts.catalogue()).map((i) => [i.name, { id: i.hostId, name: i.host }]));
-    for (const n of needs) if (!drivers.has(n) && this.s.deck.has(n)) drivers.set(n, self);
-    const problem = placementProblem(needs, drivers, { self, ownOnly: this.s.takesOwnOnly, task: `"${name}"` });
-    if (problem) throw problem;
-  }
-
-  /**
-   * Whether a queued task is running or starts at once: a free place (`parallel`), the queue not paused or
-   * held, and no pending task ahead of it that could start instead (one whose instruments are free).
-   */
-  async startsNow(id: number): Promise<boolean> {
-    if (this.s.tasks.some((t) => t.id === id)) return true;
-    if (this.s.paused || this.s.held || this.s.leases.size >= this.parallel) return false;
-    for (const t of (await this.s.store.queue.open()).filter((t) => t.status === 'pending')) {
-      // free here: this labdeck drives its instruments and none is in use (a task another labdeck runs is "queued" here)
-      const free = (await this.missing(t.id)).length === 0 && !this.clashes(await this.needsOf(t.id));
-      if (t.id === id) return free;
-      if (free) return false; // it would start first
-    }
-    return false;
+  /** Whether a queued task is running or starts at once. */
+  startsNow(id: number): Promise<boolean> {
+    return queue.startsNow(this.s, id);
   }
 
   /** Unfinished tasks in queue order, with the runner's flags; `running_task_ids`: the tasks this labdeck runs. */
-  async queue() {
-    const tasks = await this.s.store.queue.open();
-    return { tasks, paused: this.s.paused, queue_held: this.s.held, current_task_id: this.s.tasks[0]?.id ?? null, running_task_ids: this.s.tasks.map((t) => t.id) };
+  queue() {
+    return queue.queueView(this.s);
   }
 
-  async task(id: number): Promise<QueueTaskRow> {
-    const task = await this.s.store.queue.get(id);
-    if (!task) throw new LabError('not_found', `There is no queued task ${id}.`);
-    return task;
-  }
-
-  private checkOwner(task: QueueTaskRow, by: Pick<PublicUser, 'id' | 'role'> | undefined, what: string): void {
-    if (by && !ownerOrAdmin(task.createdBy, by)) {
-      throw new LabError('forbidden', `Task ${task.id} was queued by another user: only they or an admin may ${what} it.`, [{ field: 'id', message: 'not yours' }]);
-    }
-  }
-
-  /** A task that may still be changed: not_found, then forbidden (`by` is not its owner or an admin), then conflict. */
-  private async pendingTask(id: number, what: string, by?: Pick<PublicUser, 'id' | 'role'>): Promise<QueueTaskRow> {
-    const task = await this.task(id);
-    this.checkOwner(task, by, what === 'deleted' ? 'delete' : 'change');
-    if (task.status === 'running' || task.status === 'interrupted') {
-      throw new LabError('conflict', `Task ${id} is ${task.status === 'running' ? 'running' : 'interrupted'}: it cannot be ${what}. Abort it first.`, undefined, { state: statusOf(this.s).state });
-    }
-    if (task.status !== 'pending') throw new LabError('conflict', `Task ${id} has finished (${task.status}).`);
-    return task;
+  task(id: number): Promise<QueueTaskRow> {
+    return queue.getTask(this.s, id);
   }
 
   /** Delete a pending task; `by`: the user asking (its owner or an admin may), none for the lab itself. */
-  async deleteTask(id: number, by?: Pick<PublicUser, 'id' | 'role'>): Promise<void> {
-    await this.s.serial(async () => {
-      await this.pendingTask(id, 'deleted', by);
-      await this.s.store.queue.delete(id);
-    });
-    this.s.emitQueue();
+  deleteTask(id: number, by?: Pick<PublicUser, 'id' | 'role'>): Promise<void> {
+    return queue.deleteTask(this.s, id, by);
   }
 
-  /**
-   * The next pending task, marked running at once. Claims and deletes take turns (`serial`), so a task
-   * deleted just as the runner takes it is either gone first or already running (409), never both.
-   */
-  private async claim(): Promise<QueueTaskRow | null> {
-    if (this.host.lost) return null; // another host took this one for gone: it takes no more work
-    const pending = (await this.s.store.queue.pending()).filter((id) => !this.s.leases.has(id));
-    const candidates: number[] = [];
-    for (const id of pending) if (await this.canRun(id)) candidates.push(id);
-    const open = new Set(pending);
-    for (const id of this.s.needs.keys()) if (!open.has(id)) this.s.needs.delete(id);
-    const task = await this.s.store.queue.claim(this.host.id, candidates);
-    // leased at once: a task the database says runs here is this runner's from its claim (store-fault.ts)
-    if (task) this.s.leases.set(task.id, instrumentsOfTask(task));
-    return task;
+  moveTask(id: number, direction: unknown): Promise<void> {
+    return queue.moveTask(this.s, id, direction);
   }
 
-  /** The instruments of a task's workflow; null when its payload cannot be read. */
-  private async needsOf(id: number): Promise<string[] | null> {
-    if (!this.s.needs.has(id)) {
-      const task = await this.s.store.queue.get(id);
-      let needs: string[] | null = null;
-      try {
-        needs = instrumentsOf((task?.payload as TaskPayload).definition);
-      } catch {
-        // a payload that cannot be read: the host that takes it records why it failed
-      }
-      this.s.needs.set(id, needs);
-    }
-    return this.s.needs.get(id)!;
-  }
-
-  /**
-   * A task this host can run now: every instrument of its workflow is in this deck, driven by no other host,
-   * and leased by none of the tasks running here.
-   */
-  private async canRun(id: number): Promise<boolean> {
-    if (this.s.takesOwnOnly && !this.s.mine.has(id)) return false;
-    return (await this.missing(id)).length === 0 && !this.clashes(await this.needsOf(id));
-  }
-
-  /** The first running (or starting) task here that leases one of `instruments`, or null. */
-  private clashes(instruments: string[] | null, except?: number): { task: number; instrument: string } | null {
-    for (const [task, leased] of this.s.leases) {
-      if (task === except) continue;
-      const shared = (instruments ?? []).find((n) => leased.includes(n));
-      if (shared) return { task, instrument: shared };
-    }
-    return null;
-  }
-
-  /** The instruments a task needs that this host does not drive. */
-  private async missing(id: number): Promise<string[]> {
-    return ((await this.needsOf(id)) ?? []).filter((n) => !this.s.deck.has(n) || this.s.othersHold.has(n));
-  }
-
-  async moveTask(id: number, direction: unknown): Promise<void> {
-    if (!DIRECTIONS.includes(direction as Direction)) {
-      throw new LabError('invalid_input', `direction must be one of ${DIRECTIONS.join(', ')}, got ${JSON.stringify(direction)}.`, [{ field: 'direction', message: 'up, down, top or bottom' }]);
-    }
-    await this.pendingTask(id, 'moved');
-    await this.s.store.queue.move(id, direction as Direction);
-    this.s.emitQueue();
-  }
-
-  async renameTask(id: number, name: unknown, by?: Pick<PublicUser, 'id' | 'role'>): Promise<void> {
-    if (typeof name !== 'string' || !name.trim() || name.length > 200) {
-      throw new LabError('invalid_input', 'new_name must be 1-200 characters of text.', [{ field: 'new_name', message: 'required, at most 200 characters' }]);
-    }
-    this.checkOwner(await this.task(id), by, 'rename');
-    await this.s.store.queue.update(id, { name: name.trim() });
-    const running = this.s.tasks.find((t) => t.id === id);
-    if (running) running.task = { ...running.task, name: name.trim() };
-    this.s.emitQueue();
-    emitStatus(this.s);
+  renameTask(id: number, name: unknown, by?: Pick<PublicUser, 'id' | 'role'>): Promise<void> {
+    return queue.renameTask(this.s, id, name, by);
   }
 
   /* ------------------------------------------------------------------ operator controls */
@@ -613,19 +377,6 @@ export class Runner extends EventEmitter {
   private checkTask(control: Control, t: TaskRun | 'interrupted' | null): asserts t is TaskRun {
     this.check(control, t);
     if (!(t instanceof TaskRun)) throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: no task runs here.`, undefined, { state: 'idle' });
-  }
-
-  /**
-   * An interrupted task can go on (retry, skip) or end (abort) here: a free place among the `parallel`
-   * tasks, and none of its instruments leased by a running task.
-   */
-  private async checkPlaceFor(taskId: number): Promise<void> {
-    // a task the store cut off keeps its own place and instruments: they count for it, not against it
-    if ([...this.s.leases.keys()].filter((id) => id !== taskId).length >= this.parallel) {
-      throw new LabError('conflict', `This labdeck runs ${this.parallel === 1 ? 'one task at a time' : `${this.parallel} tasks at once`} and is running ${runningList(this.s)}: decide about task ${taskId} when one has ended.`, undefined, { state: statusOf(this.s).state, running: runningData(this.s) });
-    }
-    const clash = this.clashes(await this.needsOf(taskId), taskId);
-    if (clash) throw new LabError('conflict', `Task ${taskId} needs ${clash.instrument}, which task ${clash.task} is using: decide about it when that task has ended.`, [{ field: clash.instrument, message: `in use by task ${clash.task}` }], { state: statusOf(this.s).state });
   }
 
   /**
@@ -775,10 +526,10 @@ export class Runner extends EventEmitter {
     const t = taskId === undefined ? this.only('abort') : await this.named(taskId);
     if (t instanceof TaskRun) {
       t.abortRequest = 'task';
-      await this.hold(t.id);
+      await queue.hold(this.s, t.id);
       t.cut(new Abort('task'));
     } else if (this.s.interrupted) {
-      await this.checkPlaceFor(this.s.interrupted.task_id);
+      await queue.checkPlaceFor(this.s, this.s.interrupted.task_id);
       await this.endInterrupted();
     } else this.notApplicable('abort', null);
     emitStatus(this.s);
@@ -802,7 +553,7 @@ export class Runner extends EventEmitter {
         throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], { running: there });
       }
       if (there.length === 1) {
-        const answer = await this.ask(there[0], name, by);
+        const answer = await peers.askControl(this.s, there[0], name, by);
         if (answer) return answer;
       }
     }
@@ -820,13 +571,6 @@ export class Runner extends EventEmitter {
     return this.act(name, taskId, by);
   }
 
-  /** Send a control to the host running `task`; its answer, or undefined when the database carries no messages. */
-  private ask(task: RunnerStatus['elsewhere'][number], control: RunControlName, by: ControlBy): Promise<RunnerStatus | undefined> {
-    const to = { id: this.s.elsewhereHost.get(task.task_id)!, name: task.host };
-    // the task is named, so a labdeck running several acts on that one
-    return this.s.relay.request<RunnerStatus>(to, 'control', { control, task_id: task.task_id, by }, `${control} of task ${task.task_id}`, CONTROL_MS);
-  }
-
   /** A control another labdeck asks of this one (for a task this one runs): this one's status after it. */
   private controlAsked(body: unknown): Promise<RunnerStatus> {
     const m = body as { control?: unknown; task_id?: unknown; by?: unknown } | null;
@@ -835,48 +579,19 @@ export class Runner extends EventEmitter {
     return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined, m!.by === 'agent' ? 'agent' : 'person');
   }
 
-  /** Another labdeck's live event: its run's events go to this one's listeners marked with that host; its status updates `elsewhere`. */
-  private heardLive(e: Record<string, unknown>, from: Peer) {
-    if (this.s.closed) return;
-    if (e.type === 'status') {
-      const running = Array.isArray(e.running) ? (e.running as (LiveTask & { task_id: number })[]) : [];
-      if (running.length) this.s.liveElsewhere.set(from.id, new Map(running.map(({ task_id, ...t }) => [task_id, t])));
-      else this.s.liveElsewhere.delete(from.id);
-      if (this.s.elsewhere.length) emitStatusSoon(this.s);
-      return;
-    }
-    this.s.emit({ ...e, host: from.name } as RunnerEvent);
-  }
+  /* ------------------------------------------------------------------ the peers (peers.ts) */
 
-  /* ------------------------------------------------------------------ direct calls */
+  /** Instruments among `names` that another labdeck drives, with the host that does. */
+  heldElsewhere(names: string[]): { name: string; host: string }[] {
+    return peers.heldElsewhere(this.s, names);
+  }
 
   /**
-   * A direct call to one of the lab's instruments (the web app's and the API's): made here when this deck drives
-   * it; when another labdeck on the database drives it (PostgreSQL), asked of that labdeck, which makes and
-   * records it and whose answer comes back (the output and task_id, or its refusal as it gave it). On SQLite,
-   * or when nobody drives it, as a call to this deck (an instrument another labdeck drives is offline here).
+   * A direct call to one of the lab's instruments: made here when this deck drives it, asked of the labdeck on
+   * the database that drives it otherwise (PostgreSQL).
    */
-  async call(instrument: string, method: string, args: unknown, opts: { userId: number | null }): Promise<{ taskId: number; output: unknown; host?: string }> {
-    const there = this.s.drivers.get(instrument);
-    if (there) {
-      const answer = await this.s.relay.request<{ task_id: number; output?: unknown; in_record?: true }>(there, 'call', { instrument, method, args, user_id: opts.userId }, `${instrument}.${method}`);
-      if (answer) {
-        const output = answer.in_record ? ((await this.s.store.steps.get(answer.task_id))?.output ?? null) : answer.output;
-        return { taskId: answer.task_id, output, host: there.name };
-      }
-      if (!this.s.deck.has(instrument)) {
-        throw new LabError('unavailable', `${instrument} is driven by ${there.name}, another labdeck on this database: call it there.`, undefined, { instrument, host: there.name });
-      }
-    }
-    return this.s.deck.call(instrument, method, args, opts);
-  }
-
-  /** A call another labdeck asks this one to make on its deck: made and recorded here; a large output stays in its record. */
-  private async callAsked(body: unknown): Promise<{ task_id: number; output?: unknown; in_record?: true }> {
-    const m = (body ?? {}) as { instrument?: unknown; method?: unknown; args?: unknown; user_id?: unknown };
-    if (typeof m.instrument !== 'string' || typeof m.method !== 'string') throw new LabError('invalid_input', 'A call names its instrument and method.');
-    const { taskId, output } = await this.s.deck.call(m.instrument, m.method, m.args, { userId: typeof m.user_id === 'number' ? m.user_id : null });
-    return Buffer.byteLength(JSON.stringify(output) ?? '') > Math.min(OUTPUT_INLINE, MESSAGE_LIMIT) ? { task_id: taskId, in_record: true } : { task_id: taskId, output };
+  call(instrument: string, method: string, args: unknown, opts: { userId: number | null }): Promise<{ taskId: number; output: unknown; host?: string }> {
+    return peers.call(this.s, instrument, method, args, opts);
   }
 
   /* ------------------------------------------------------------------ interrupted runs */
@@ -900,12 +615,12 @@ export class Runner extends EventEmitter {
   /** `why`: the resolution's words (default: the operator's choice of `mode`). */
   private async resumeInterrupted(mode: 'retry' | 'skip' | 'iteration', why?: string) {
     const info = this.s.interrupted!;
-    const task = await this.task(info.task_id);
-    const needs = await this.missing(task.id);
+    const task = await queue.getTask(this.s, info.task_id);
+    const needs = await queue.missing(this.s, task.id);
     if (needs.length) {
       throw new LabError('conflict', `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`, needs.map((n) => ({ field: n, message: 'not driven here' })));
     }
-    await this.checkPlaceFor(task.id);
+    await queue.checkPlaceFor(this.s, task.id);
     const run = task.runId ? await this.s.store.runs.get(task.runId) : null;
     this.s.interrupted = null;
     // deciding about the interrupted task lifts its hold (another task may still hold the queue)
@@ -913,7 +628,7 @@ export class Runner extends EventEmitter {
     const ops: AlertOp[] = [resolveAlert(alertKeys.queueHeld(task.id), decided), ...(task.runId ? [resolveAlert(alertKeys.interrupted(task.runId), decided)] : [])];
     await alerting(this.s.store, ops, (tx) => tx.queue.update(task.id, { holdsQueue: false }));
     this.s.heldVersion++;
-    await this.refreshHeld();
+    await queue.refreshHeld(this.s);
     if (!run) {
       // it died before its run record was written: start it afresh
       await this.s.store.queue.update(task.id, { status: 'pending' });
@@ -928,7 +643,7 @@ export class Runner extends EventEmitter {
   /** End an interrupted run: its cleanup runs, it is recorded `aborted`, and the queue stays held. */
   private async endInterrupted() {
     const info = this.s.interrupted!;
-    const task = await this.task(info.task_id);
+    const task = await queue.getTask(this.s, info.task_id);
     const run = task.runId ? await this.s.store.runs.get(task.runId) : null;
     this.s.interrupted = null;
     if (!run) {
@@ -1001,10 +716,10 @@ export class Runner extends EventEmitter {
     if (this.s.pendingResume) {
       const { taskId, resume } = this.s.pendingResume;
       this.s.pendingResume = null;
-      return { task: await this.task(taskId), resume };
+      return { task: await queue.getTask(this.s, taskId), resume };
     }
     if (this.s.paused || this.s.held) return null;
-    const task = await this.s.serial(() => this.claim());
+    const task = await this.s.serial(() => queue.claim(this.s));
     return task ? { task } : null;
   }
 
@@ -1125,7 +840,7 @@ export class Runner extends EventEmitter {
       }
       await log('warn', `Cleanup ended early: ${message(e)}`);
     }
-    if (outcome === 'aborted') await this.hold(c.task.id);
+    if (outcome === 'aborted') await queue.hold(this.s, c.task.id);
     await this.finish(c, outcome, error);
   }
 

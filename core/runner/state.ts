@@ -14,7 +14,7 @@ import { LabError } from '../errors.js';
 import { alerting } from '../notify/events.js';
 import type { AlertOp, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TxStore } from '../store/types.js';
 import type { Phase, Step } from '../workflow/model.js';
-import { instrumentsOf } from '../workflow/validate.js';
+import { instrumentsOf, type DeckSchemas } from '../workflow/validate.js';
 import { waiter, type RunnerState, type RunningTask, type TaskRun, type Waiter } from './execution.js';
 import { HostLease, type HostOptions } from './hosts.js';
 import type { InputEvent, WaitingInput } from './input.js';
@@ -214,6 +214,11 @@ export class SharedState {
   drivers = new Map<string, Peer>();
   /** Instruments other labdecks on the database drive that this deck does not have (their schemas, as they sent them). */
   remote = new Map<string, InstrumentSchema>();
+  /** The lab's instruments: this deck's and those other labdecks on the database drive (Runner.catalogue). */
+  readonly catalogue: DeckSchemas = {
+    schema: (name) => (!this.deck.has(name) && this.remote.has(name) ? this.remote.get(name)! : this.deck.schema(name)),
+    list: () => [...this.deck.list(), ...this.remote.values()],
+  };
   /** Instrument leases run one at a time (the deck's change events ask for them too). */
   syncing: Promise<void> = Promise.resolve();
   /** Tasks other hosts are running now, read on each heartbeat and wake-up; and the host of each. */
