@@ -24,14 +24,14 @@ import type { Phase, Step } from '../workflow/model.js';
 import { countSteps, type DeckSchemas } from '../workflow/validate.js';
 import type { HostLease } from './hosts.js';
 import { Abort, Shutdown, TaskRun, waiter } from './execution.js';
-import { giveInput, isInputRecord, waitForInput, type GivenBy } from './input.js';
+import { giveInput, waitForInput, type GivenBy } from './input.js';
 import { runParameters, workflowIterations, type IterationSource, type TaskPayload, type WorkflowPayload } from './tasks.js';
 import { sentence } from '../text.js';
 import { bestText, campaignBest } from '../notify/campaign.js';
-import { alerting, alertingWhen, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
+import { alerting, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
 import type { AlertOp, TxStore } from '../store/types.js';
 import { savedProblem } from './saved.js';
-import { iterationDoubt, remadeSince, resumeLine } from './iteration.js';
+import { resumeLine } from './iteration.js';
 import {
   instrumentsOfTask,
   message,
@@ -49,6 +49,7 @@ import {
 } from './state.js';
 import * as peers from './peers.js';
 import * as queue from './queue.js';
+import * as recovery from './recovery.js';
 import { elsewhereNote, emitStatus, emitStatusSoon, idleView, runningData, runningList, statusOf, viewOf } from './status.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
@@ -86,7 +87,7 @@ export class Runner extends EventEmitter {
     const s: SharedState = new SharedState(opts, this, async ({ ended }) => {
       for (const id of ended) s.letGo(id);
       await queue.refreshHeld(this.s);
-      await this.refreshInterrupted();
+      await recovery.refreshInterrupted(this.s);
       s.tellOthers();
       s.emitQueue();
       emitStatus(s);
@@ -142,7 +143,7 @@ export class Runner extends EventEmitter {
     await this.host.register();
     await this.host.sweep(); // hosts gone since (a killed server on this computer is seen at once) free their instruments
     await peers.syncInstruments(this.s);
-    await this.recover();
+    await recovery.recover(this.s);
     this.s.deck.on('change', this.onDeckChange);
     // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments
     // served by the operations once they are wired (core/operations/relay.ts); the runner's own when run alone
@@ -171,61 +172,11 @@ export class Runner extends EventEmitter {
       }
       await this.host.sweep();
       await this.s.faults.settle();
-      await this.recover();
+      await recovery.recover(this.s);
       await peers.syncInstruments(this.s);
       this.s.notify();
     });
     this.s.loopDone = this.loop();
-  }
-
-  /**
-   * Runs and tasks whose host is gone: the run `interrupted` (its in-flight step in-doubt), the task
-   * `interrupted`, holding the queue until an operator decides. Each is claimed by one host only.
-   */
-  private async recover(): Promise<void> {
-    for (const run of await this.s.store.runs.orphaned()) {
-      const by = run.hostId ? await this.s.store.hosts.get(run.hostId) : null;
-      const message = `Interrupted: labdeck stopped during this run${by ? ` (${by.name})` : ''}. Its in-flight step is marked in-doubt.`;
-      // the run's interruption and its alert: one transaction (core/notify)
-      const interrupted = await alertingWhen(this.s.store, async (tx) => {
-        if (!(await tx.runs.interrupt(run.id, 'labdeck stopped while this run was going on'))) return { result: false, ops: [] };
-        await tx.runSteps.markInDoubt(run.id);
-        await tx.logs.add(run.id, 'warn', message);
-        const ctx = { host: by?.name ?? null, task_id: run.taskId, run_id: run.id, message: `${message} Re-run the step, go on after it, or end the run.` };
-        return { result: true, ops: [openAlert('run_interrupted', alertKeys.interrupted(run.id), ctx, { userId: run.userId })] };
-      });
-      if (!interrupted) continue;
-    }
-    let changed = false;
-    for (const task of await this.s.store.queue.orphaned()) {
-      const ctx = { host: this.host.name, task_id: task.id, run_id: task.runId, message: `The queue is held: task ${task.id} (${task.name}) was interrupted and waits for a decision.` };
-      if (await alerting(this.s.store, [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
-    }
-    const wasHeld = this.s.held;
-    await queue.refreshHeld(this.s);
-    if (changed || wasHeld !== this.s.held) this.s.emitQueue();
-    await this.refreshInterrupted();
-    await this.resumeWaitingInput();
-    await peers.refreshElsewhere(this.s);
-    if (changed) emitStatus(this.s);
-  }
-
-  /**
-   * A run interrupted while it waited for a person's input touched nothing in flight: it is resumed at once
-   * (its steps replayed from the records), and waits for the same input again (core/runner/input.ts).
-   */
-  private async resumeWaitingInput(): Promise<void> {
-    const info = this.s.interrupted;
-    if (!info?.step || !isInputRecord(info.step) || this.s.closed || this.s.takesOwnOnly) return;
-    try {
-      // one labdeck resumes it: the first to claim this interruption (its step, and the host that was cut off)
-      const run = info.run_id ? await this.s.store.runs.get(info.run_id) : null;
-      if (!(await this.s.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
-      await this.resumeInterrupted('retry', 'labdeck asked the waiting input again (nothing was in doubt)');
-      this.s.emitQueue();
-    } catch {
-      // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
-    }
   }
 
   /**
@@ -448,7 +399,7 @@ export class Runner extends EventEmitter {
       t.decide('skip');
     } else {
       if (!this.s.interrupted) this.check('skip', t);
-      await this.resumeInterrupted('skip');
+      await recovery.resumeInterrupted(this.s, 'skip');
     }
     emitStatus(this.s);
     return statusOf(this.s);
@@ -476,8 +427,8 @@ export class Runner extends EventEmitter {
   async retry(taskId?: number): Promise<RunnerStatus> {
     const t = taskId === undefined ? this.only('retry') : await this.named(taskId);
     if (t instanceof TaskRun && t.failed) t.decide('retry');
-    else if (t !== null && !(t instanceof TaskRun)) await this.resumeInterrupted(this.s.interrupted!.retry === 'iteration' ? 'iteration' : 'retry');
-    else if (t === null && this.s.interrupted) await this.resumeInterrupted(this.s.interrupted.retry === 'iteration' ? 'iteration' : 'retry');
+    else if (t !== null && !(t instanceof TaskRun)) await recovery.resumeInterrupted(this.s, this.s.interrupted!.retry === 'iteration' ? 'iteration' : 'retry');
+    else if (t === null && this.s.interrupted) await recovery.resumeInterrupted(this.s, this.s.interrupted.retry === 'iteration' ? 'iteration' : 'retry');
     else this.notApplicable('retry', t);
     emitStatus(this.s);
     return statusOf(this.s);
@@ -499,7 +450,7 @@ export class Runner extends EventEmitter {
       const detail = this.s.interrupted ? ' (no step of it was in doubt: Retry starts it again)' : '';
       throw new LabError('conflict', `Nothing to ${what}: no interrupted task waits with an in-doubt step${detail}.`, undefined, { state: t instanceof TaskRun ? t.state() : 'idle' });
     }
-    await this.resumeInterrupted(mode);
+    await recovery.resumeInterrupted(this.s, mode);
     emitStatus(this.s);
     return statusOf(this.s);
   }
@@ -530,7 +481,7 @@ export class Runner extends EventEmitter {
       t.cut(new Abort('task'));
     } else if (this.s.interrupted) {
       await queue.checkPlaceFor(this.s, this.s.interrupted.task_id);
-      await this.endInterrupted();
+      await recovery.endInterrupted(this.s);
     } else this.notApplicable('abort', null);
     emitStatus(this.s);
     return statusOf(this.s);
@@ -595,68 +546,6 @@ export class Runner extends EventEmitter {
   }
 
   /* ------------------------------------------------------------------ interrupted runs */
-
-  private async refreshInterrupted() {
-    const task = (await this.s.store.queue.open()).find((t) => t.status === 'interrupted');
-    if (!task) {
-      this.s.interrupted = null;
-      return;
-    }
-    const steps = task.runId ? await this.s.store.runSteps.list(task.runId) : [];
-    const doubt = latestSteps(steps).find((s) => s.status === 'in-doubt') ?? null;
-    this.s.interrupted = {
-      task_id: task.id,
-      run_id: task.runId,
-      step: doubt ? { id: doubt.id, phase: doubt.phase, iteration: doubt.iteration, index: doubt.stepIndex, instrument: doubt.instrument, method: doubt.method } : null,
-      ...iterationDoubt(task.kind, doubt ? remadeSince(steps, doubt, (n) => this.s.deck.madeAt(n)) : []),
-    };
-  }
-
-  /** `why`: the resolution's words (default: the operator's choice of `mode`). */
-  private async resumeInterrupted(mode: 'retry' | 'skip' | 'iteration', why?: string) {
-    const info = this.s.interrupted!;
-    const task = await queue.getTask(this.s, info.task_id);
-    const needs = await queue.missing(this.s, task.id);
-    if (needs.length) {
-      throw new LabError('conflict', `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`, needs.map((n) => ({ field: n, message: 'not driven here' })));
-    }
-    await queue.checkPlaceFor(this.s, task.id);
-    const run = task.runId ? await this.s.store.runs.get(task.runId) : null;
-    this.s.interrupted = null;
-    // deciding about the interrupted task lifts its hold (another task may still hold the queue)
-    const decided = why ?? `the operator chose to ${mode === 'retry' ? 're-run the in-doubt step' : mode === 'iteration' ? 're-run the iteration' : 'go on after the in-doubt step'}`;
-    const ops: AlertOp[] = [resolveAlert(alertKeys.queueHeld(task.id), decided), ...(task.runId ? [resolveAlert(alertKeys.interrupted(task.runId), decided)] : [])];
-    await alerting(this.s.store, ops, (tx) => tx.queue.update(task.id, { holdsQueue: false }));
-    this.s.heldVersion++;
-    await queue.refreshHeld(this.s);
-    if (!run) {
-      // it died before its run record was written: start it afresh
-      await this.s.store.queue.update(task.id, { status: 'pending' });
-      this.s.letGo(task.id);
-    } else {
-      this.s.leases.set(task.id, instrumentsOfTask(task)); // its place and instruments, from now on
-      this.s.pendingResume = { taskId: task.id, resume: { run, mode, steps: await this.s.store.runSteps.list(run.id), remade: info.remade } };
-    }
-    this.s.notify();
-  }
-
-  /** End an interrupted run: its cleanup runs, it is recorded `aborted`, and the queue stays held. */
-  private async endInterrupted() {
-    const info = this.s.interrupted!;
-    const task = await queue.getTask(this.s, info.task_id);
-    const run = task.runId ? await this.s.store.runs.get(task.runId) : null;
-    this.s.interrupted = null;
-    if (!run) {
-      await this.s.store.queue.update(task.id, { status: 'aborted', endedAt: now() });
-      this.s.letGo(task.id);
-      this.s.emitQueue();
-      return;
-    }
-    this.s.leases.set(task.id, instrumentsOfTask(task));
-    this.s.pendingResume = { taskId: task.id, resume: { run, mode: 'skip', steps: [], ending: true } };
-    this.s.notify();
-    // the loop runs it: cleanup only, then `aborted`; the queue stays held
-  }
 
   /* ------------------------------------------------------------------ the loop */
 
@@ -1108,13 +997,6 @@ export class Runner extends EventEmitter {
 
 /** Read through a function: the operator changes it while a phase awaits (TypeScript would narrow a field). */
 const stopAfterIteration = (c: TaskRun): boolean => c.abortRequest === 'iteration';
-
-/** The last record of each step position (phase, iteration, index): a retried or resumed step has several. */
-function latestSteps(steps: StepRow[]): StepRow[] {
-  const last = new Map<string, StepRow>();
-  for (const s of steps) last.set(`${s.phase}|${s.iteration}|${s.stepIndex}`, s);
-  return [...last.values()];
-}
 
 /** The in-doubt step of a resumed run, skipped by the operator's choice. */
 class SkipInDoubt extends Error {
