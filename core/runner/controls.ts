@@ -4,7 +4,7 @@
  * current in the browser from the live stream), and `lab run`'s keys. Pure: no Node, no DOM, types only from
  * the runner, so the browser bundle carries it too.
  */
-import type { RunnerStatus } from './index.js';
+import type { RunnerStatus } from './state.js';
 import { sentence } from '../text.js';
 
 /** The operator's controls, each doing one thing. */
