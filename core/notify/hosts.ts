@@ -1,7 +1,8 @@
 /**
  * host_lost: a labdeck whose lease expired is marked stopped by the first host that sees it (core/runner/
- * hosts.ts); with work in flight (a run it was executing), that stop and its alert are one transaction. The
- * same labdeck (machine and kind) registering again resolves it.
+ * hosts.ts); with work in flight (a run it was executing), that stop and its alert are one transaction, and so
+ * is the release of the deliveries its deliverer had claimed. The same labdeck (machine and kind) registering
+ * again resolves it.
  */
 import type { HostRow, Store } from '../store/types.js';
 import { alerting, alertingWhen, alertOnly, keys, open, resolve } from './events.js';
@@ -10,6 +11,8 @@ import { alerting, alertingWhen, alertOnly, keys, open, resolve } from './events
 export function hostLost(store: Store, h: HostRow, seenBy: string): Promise<boolean> {
   return alertingWhen(store, async (tx) => {
     if (!(await tx.hosts.stop(h.id))) return { result: false, ops: [] };
+    // what its deliverer had claimed and not marked goes out again now, not once the claims run out
+    await tx.outbox.release(h.id, new Date());
     const runs = (await tx.runs.orphaned()).filter((r) => r.hostId === h.id);
     if (runs.length === 0) return { result: true, ops: [] };
     const ids = runs.map((r) => r.id).join(', ');
