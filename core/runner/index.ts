@@ -29,7 +29,7 @@ import { placementProblem, type Drivers } from './placement.js';
 import { HostRelay, MESSAGE_LIMIT, type Peer } from './relay.js';
 import { Abort, Shutdown, TaskRun, waiter, type RunnerState, type RunningTask, type Waiter } from './execution.js';
 import { StoreFaults } from './store-fault.js';
-import { giveInput, isInputRecord, waitForInput, type GivenBy, type InputEvent, type WaitingInput } from './input.js';
+import { giveInput, isInputRecord, onlyInputInDoubt, waitForInput, type GivenBy, type InputEvent, type WaitingInput } from './input.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
 
@@ -40,6 +40,7 @@ import { runParameters, workflowIterations, type IterationSource, type SourceFac
 import { sentence } from '../text.js';
 import { bestText, campaignBest } from '../notify/campaign.js';
 import { alerting, alertingWhen, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
+import { inputNotAskedAgain } from '../notify/runs.js';
 import type { AlertOp, TxStore } from '../store/types.js';
 import { savedProblem } from './saved.js';
 import { iterationDoubt, remadeSince, resumeLine, type IterationDoubt } from './iteration.js';
@@ -307,14 +308,17 @@ export class Runner extends EventEmitter {
         await tx.runSteps.markInDoubt(run.id);
         await tx.logs.add(run.id, 'warn', message);
         const ctx = { host: by?.name ?? null, task_id: run.taskId, run_id: run.id, message: `${message} Re-run the step, go on after it, or end the run.` };
-        return { result: true, ops: [openAlert('run_interrupted', alertKeys.interrupted(run.id), ctx, { userId: run.userId })] };
+        // an input asked again by itself waits for no decision: no alert (resumeWaitingInput)
+        const quiet = !this.takesOwnOnly && (await onlyInputInDoubt(tx, run.id));
+        return { result: true, ops: quiet ? [] : [openAlert('run_interrupted', alertKeys.interrupted(run.id), ctx, { userId: run.userId })] };
       });
       if (!interrupted) continue;
     }
     let changed = false;
     for (const task of await this.store.queue.orphaned()) {
       const ctx = { host: this.host.name, task_id: task.id, run_id: task.runId, message: `The queue is held: task ${task.id} (${task.name}) was interrupted and waits for a decision.` };
-      if (await alerting(this.store, [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
+      const quiet = !this.takesOwnOnly && (await onlyInputInDoubt(this.store, task.runId));
+      if (await alerting(this.store, quiet ? [] : [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
     }
     const wasHeld = this.held;
     await this.refreshHeld();
@@ -338,8 +342,9 @@ export class Runner extends EventEmitter {
       if (!(await this.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, this.host.id))) return;
       await this.resumeInterrupted('retry', 'labdeck asked the waiting input again (nothing was in doubt)');
       this.emitQueue();
-    } catch {
-      // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
+    } catch (e) {
+      // no free place or instrument here: it stays interrupted, and waits for a person after all
+      await inputNotAskedAgain(this.store, info.task_id, this.host.name, message(e)).catch(() => undefined);
     }
   }
 
