@@ -12,7 +12,8 @@ import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
 import { gateRouters } from './dispatch.js';
-import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from './http.js';
+import { asLabError, logInternal, render, statusOf } from './http.js';
+import { jsonError, wantsJson } from './respond.js';
 import { ivoryosRouter } from './ivoryos/index.js';
 import { mcpRoutes } from './mcp/index.js';
 import { apiDocRoutes } from './routes/api-docs.js';
@@ -68,8 +69,9 @@ async function onError(e: unknown, req: Request, res: Response, _next: NextFunct
   const status = statusOf(err);
   logInternal(err);
   if (res.headersSent) return;
+  // (wantsJson kept here: this is the one place every error is answered, by the rule respond's helpers share)
+  if (wantsJson(req)) return jsonError(res, err);
   if (err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
-  if (wantsJson(req)) return res.status(status).json(errorBody(err));
   try {
     render(res, <ErrorPage ctx={await ctxOf(req)} status={status} error={err} />, status);
   } catch {
