@@ -15,6 +15,15 @@ import { LabError } from '../core/errors.js';
 import { errorBody } from './http.js';
 import { wantsJson } from './respond.js';
 
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
+
+/** A body limit as the app writes it (`1mb`, `100kb`, `512b`), in bytes. */
+export function limitBytes(limit: string): number {
+  const m = /^(\d+)(b|kb|mb)$/i.exec(limit.trim());
+  if (!m) throw new Error(`A body limit is a number of b, kb or mb (like 1mb), not "${limit}".`);
+  return Number(m[1]) * UNITS[m[2]!.toLowerCase()]!;
+}
+
 /** Room for a multipart body's boundaries, part headers and small fields, beyond its file. */
 export const MULTIPART_SLACK = 64 * 1024;
 
