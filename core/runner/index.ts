@@ -16,7 +16,6 @@
 import { EventEmitter } from 'node:events';
 import type { PublicUser } from '../accounts/index.js';
 import { LabError, isLabError, isStoreFault } from '../errors.js';
-import { availableControls, CONTROL_LABEL, SITUATION, situationOf, type Control } from './controls.js';
 import type { PhaseRow, QueueTaskRow, RunStatus, StepRow, TaskStatus } from '../store/types.js';
 import type { RowOptions } from '../workflow/config.js';
 import { outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../workflow/interpreter.js';
@@ -24,11 +23,11 @@ import type { Phase, Step } from '../workflow/model.js';
 import { countSteps, type DeckSchemas } from '../workflow/validate.js';
 import type { HostLease } from './hosts.js';
 import { Abort, Shutdown, TaskRun, waiter } from './execution.js';
-import { giveInput, waitForInput, type GivenBy } from './input.js';
+import { waitForInput, type GivenBy } from './input.js';
 import { runParameters, workflowIterations, type IterationSource, type TaskPayload, type WorkflowPayload } from './tasks.js';
 import { sentence } from '../text.js';
 import { bestText, campaignBest } from '../notify/campaign.js';
-import { alerting, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveEvent, resolveRun } from '../notify/events.js';
+import { alerting, alertOnly, keys as alertKeys, open as openAlert, resolve as resolveAlert, resolveRun } from '../notify/events.js';
 import type { AlertOp, TxStore } from '../store/types.js';
 import { savedProblem } from './saved.js';
 import { resumeLine } from './iteration.js';
@@ -36,7 +35,6 @@ import {
   instrumentsOfTask,
   message,
   now,
-  RUN_CONTROLS,
   SharedState,
   skippedSteps,
   type ControlBy,
@@ -47,10 +45,11 @@ import {
   type RunnerOptions,
   type RunnerStatus,
 } from './state.js';
+import * as operator from './operator.js';
 import * as peers from './peers.js';
 import * as queue from './queue.js';
 import * as recovery from './recovery.js';
-import { elsewhereNote, emitStatus, emitStatusSoon, idleView, runningData, runningList, statusOf, viewOf } from './status.js';
+import { emitStatus, emitStatusSoon, statusOf } from './status.js';
 
 export { type RunnerState, type RunningTask } from './execution.js';
 export { checkParallel, RUN_CONTROLS, type ControlBy, type ElsewhereTask, type RelayedKind, type RunControlName, type RunnerEvent, type RunnerOptions, type RunnerStatus } from './state.js';
@@ -147,9 +146,9 @@ export class Runner extends EventEmitter {
     this.s.deck.on('change', this.onDeckChange);
     // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments
     // served by the operations once they are wired (core/operations/relay.ts); the runner's own when run alone
-    this.s.relay.handle('control', (body) => (this.served.control ?? ((b) => this.controlAsked(b)))(body));
+    this.s.relay.handle('control', (body) => (this.served.control ?? ((b) => operator.controlAsked(this.s, b)))(body));
     this.s.relay.handle('call', (body) => (this.served.call ?? ((b) => peers.callAsked(this.s, b)))(body));
-    this.s.relay.handle('input', (body) => (this.served.input ?? ((b) => this.inputAsked(b)))(body));
+    this.s.relay.handle('input', (body) => (this.served.input ?? ((b) => operator.inputAsked(this.s, b)))(body));
     await this.s.relay.start((e, from) => peers.heardLive(this.s, e, from));
     // another host queued, ended or released something: look at once (PostgreSQL; else at the next heartbeat)
     await this.s.store.signals.onQueueChange(() => {
@@ -177,34 +176,6 @@ export class Runner extends EventEmitter {
       this.s.notify();
     });
     this.s.loopDone = this.loop();
-  }
-
-  /**
-   * Give the value an input step waits for (`taskId`: which task, while several wait). Done here, or by the
-   * labdeck on the database that runs the task. A value that does not fit is a 400 naming the field (the run
-   * keeps waiting); no input waiting is a 409. Resolves with the checked value and the status after.
-   */
-  async input(raw: unknown, opts: { taskId?: number; by: GivenBy | null }): Promise<{ task_id: number; value: unknown; status: RunnerStatus }> {
-    const here = opts.taskId === undefined ? this.s.tasks.some((t) => t.waitingInput) : this.s.tasks.some((t) => t.id === opts.taskId);
-    if (!here) {
-      const there = this.s.elsewhere.filter((t) => (opts.taskId === undefined || t.task_id === opts.taskId) && this.s.liveElsewhere.get(this.s.elsewhereHost.get(t.task_id)!)?.get(t.task_id)?.input);
-      if (there.length === 1 || (opts.taskId !== undefined && this.s.elsewhere.some((t) => t.task_id === opts.taskId))) {
-        const t = there[0] ?? this.s.elsewhere.find((x) => x.task_id === opts.taskId)!;
-        const answer = await peers.askInput(this.s, t, raw, opts.by);
-        if (answer) return answer;
-      }
-      if (opts.taskId !== undefined) await this.named(opts.taskId); // 404 or 409 naming where it is
-      throw new LabError('conflict', `No input is waiting${elsewhereNote(this.s)}.`, undefined, { state: statusOf(this.s).state });
-    }
-    const { task, value } = giveInput(this.s.tasks, raw, opts);
-    emitStatus(this.s);
-    return { task_id: task.id, value, status: statusOf(this.s) };
-  }
-
-  /** An input another labdeck passes on for a task this one runs. */
-  private inputAsked(body: unknown) {
-    const m = (body ?? {}) as { task_id?: unknown; value?: unknown; by?: GivenBy | null };
-    return this.input(m.value, { taskId: typeof m.task_id === 'number' ? m.task_id : undefined, by: m.by && typeof m.by.username === 'string' ? { id: typeof m.by.id === 'number' ? m.by.id : null, username: m.by.username } : null });
   }
 
   private readonly onDeckChange = () => void peers.syncInstruments(this.s).catch(() => undefined);
@@ -282,252 +253,86 @@ export class Runner extends EventEmitter {
     return queue.renameTask(this.s, id, name, by);
   }
 
-  /* ------------------------------------------------------------------ operator controls */
+  /* ------------------------------------------------------------------ operator controls (operator.ts) */
 
   /**
-   * What a control without a task_id acts on: the only running task; several → 409 listing them; none →
-   * null (the queue's flag, or the interrupted task waiting for a decision). Synchronous, so a control takes
-   * effect before anything else the caller does next (as it always did).
+   * The one pause button of the spec (POST /executions/pause-resume): skips a failed step, continues after a
+   * `pause` step, goes on after an interrupted task's in-doubt step, releases a held queue, or pauses or
+   * resumes. With several tasks running, `taskId` says which one (else 409 listing them).
    */
-  private only(what: string): TaskRun | null {
-    if (this.s.tasks.length > 1) {
-      throw new LabError('conflict', `${this.s.tasks.length} tasks are running (${runningList(this.s)}): say which one to ${what} with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], {
-        running: runningData(this.s),
-      });
-    }
-    return this.s.tasks[0] ?? null;
-  }
-
-  /**
-   * What a control with `taskId` acts on: that running task, or the interrupted task it names. An unknown
-   * task is a 404; one that is not running here a 409 (naming the host that runs it, if another does).
-   */
-  private async named(taskId: number): Promise<TaskRun | 'interrupted'> {
-    const run = this.s.tasks.find((t) => t.id === taskId);
-    if (run) return run;
-    if (this.s.interrupted?.task_id === taskId) return 'interrupted';
-    const task = await this.s.store.queue.get(taskId);
-    if (!task) throw new LabError('not_found', `There is no task ${taskId}.`, [{ field: 'task_id', message: 'no such task' }]);
-    const there = this.s.elsewhere.find((t) => t.task_id === taskId);
-    const here = this.s.tasks.length ? `; running here: ${runningList(this.s)}` : '';
-    throw new LabError('conflict', there ? `Task ${taskId} runs on ${there.host}: control it there.` : `Task ${taskId} is not running (it is ${task.status})${here}.`, [{ field: 'task_id', message: 'not running here' }], {
-      state: statusOf(this.s).state,
-      running: runningData(this.s),
-    });
-  }
-
-  /** A control that does nothing to its target (a running task, else the queue) now: a conflict naming where it is. */
-  private check(control: Control, t: TaskRun | 'interrupted' | null): void {
-    const s = t instanceof TaskRun ? viewOf(this.s, t) : idleView(this.s);
-    if (availableControls(s)[control]) return;
-    const who = t instanceof TaskRun && this.s.tasks.length > 1 ? `task ${t.id} is` : 'the runner is';
-    throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: ${who} ${SITUATION[situationOf(s)].label}${t instanceof TaskRun ? '' : elsewhereNote(this.s)}.`, undefined, { state: s.state });
-  }
-
-  /** `check` for the controls of a running task only (pause, resume, continue). */
-  private checkTask(control: Control, t: TaskRun | 'interrupted' | null): asserts t is TaskRun {
-    this.check(control, t);
-    if (!(t instanceof TaskRun)) throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: no task runs here.`, undefined, { state: 'idle' });
-  }
-
-  /**
-   * The one pause button of the spec (POST /executions/pause-resume): a failed step → skip it; a `pause` step
-   * → continue; an interrupted task → go on after its in-doubt step; a held queue → release it; otherwise
-   * pause or resume (idle, the flag holds the queue). The page and `lab run` use the controls below, which
-   * each do one thing or refuse: a button named "Pause" never skips a step that failed a moment before.
-   * With several tasks running, `taskId` says which one (else 409 listing them).
-   */
-  async pauseResume(taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('pause or resume') : await this.named(taskId);
-    if (t === 'interrupted' || (t === null && this.s.interrupted)) return this.skip(taskId);
-    if (t) {
-      if (t.failed) return this.skip(t.id);
-      if (t.waitingPause) return this.continuePauseStep(t.id);
-      return t.paused ? this.resume(t.id) : this.pause(t.id);
-    }
-    if (this.s.held) return this.release();
-    // idle: the flag alone holds the queue (DESIGN §5), and clearing it lets the queue go on
-    this.s.paused = !this.s.paused;
-    if (!this.s.paused) this.s.notify();
-    emitStatus(this.s);
-    return statusOf(this.s);
+  pauseResume(taskId?: number): Promise<RunnerStatus> {
+    return operator.pauseResume(this.s, taskId);
   }
 
   /** Set a running task's pause flag: no new step of it starts (a call in flight finishes). */
-  async pause(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('pause') : await this.named(taskId);
-    this.checkTask('pause', t);
-    t.paused = true;
-    if (t.pausedBy !== 'person') t.pausedBy = by;
-    // the run's log says when and why it stood still
-    await this.s.log(t.run.id, 'info', 'Paused by the operator: no new step starts (a call in flight finishes).');
-    emitStatus(this.s);
-    return statusOf(this.s);
+  pause(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    return operator.pause(this.s, taskId, by);
   }
 
   /** Clear a running task's pause flag (and the queue's): it goes on. */
-  async resume(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('resume') : await this.named(taskId);
-    this.checkTask('resume', t);
-    if (by === 'agent' && t.paused && t.pausedBy === 'person') {
-      throw new LabError('forbidden', `Task ${t.id} was paused by a person: only a person resumes it (an agent asks for it in the approval inbox).`, undefined, { task_id: t.id, paused_by: 'person' });
-    }
-    t.paused = false;
-    t.pausedBy = null;
-    this.s.paused = false;
-    t.resumeFlag?.resolve();
-    this.s.notify();
-    await this.s.log(t.run.id, 'info', 'Resumed by the operator.');
-    emitStatus(this.s);
-    return statusOf(this.s);
+  resume(taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    return operator.resume(this.s, taskId, by);
   }
 
   /** A `pause` step is done: go on with the next step. */
-  async continuePauseStep(taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('continue') : await this.named(taskId);
-    this.checkTask('continue', t);
-    t.waitingPause!.resolve();
-    emitStatus(this.s);
-    return statusOf(this.s);
+  continuePauseStep(taskId?: number): Promise<RunnerStatus> {
+    return operator.continuePauseStep(this.s, taskId);
   }
 
   /** Leave the failed step out and go on (or go on after an interrupted task's in-doubt step). */
-  async skip(taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('skip') : await this.named(taskId);
-    if (t instanceof TaskRun) {
-      this.check('skip', t);
-      t.decide('skip');
-    } else {
-      if (!this.s.interrupted) this.check('skip', t);
-      await recovery.resumeInterrupted(this.s, 'skip');
-    }
-    emitStatus(this.s);
-    return statusOf(this.s);
+  skip(taskId?: number): Promise<RunnerStatus> {
+    return operator.skip(this.s, taskId);
   }
 
-  /**
-   * Let a held queue (after abort next-task, or the pause flag set while idle) start tasks again. It is the
-   * queue's, not a task's: it takes no task_id. With several tasks at once it may be released while others
-   * run, though not while the task that holds it is still ending.
-   */
-  async release(): Promise<RunnerStatus> {
-    const stillEnding = this.s.tasks.some((t) => t.abortRequest === 'task');
-    const free = this.parallel > 1 && (this.s.held || this.s.paused) && !this.s.interrupted && !stillEnding;
-    if (!free) this.check('release', this.s.tasks.length ? this.s.tasks[0] : null);
-    await alerting(this.s.store, [resolveEvent('queue_held', 'the queue was released')], (tx) => tx.queue.release());
-    this.s.setHeld(false);
-    this.s.tellOthers();
-    this.s.paused = false;
-    this.s.notify();
-    emitStatus(this.s);
-    return statusOf(this.s);
+  /** Let a held queue (after abort next-task, or the pause flag set while idle) start tasks again. */
+  release(): Promise<RunnerStatus> {
+    return operator.release(this.s);
   }
 
   /** Re-run the failed step (or an interrupted task's in-doubt step). */
-  async retry(taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('retry') : await this.named(taskId);
-    if (t instanceof TaskRun && t.failed) t.decide('retry');
-    else if (t !== null && !(t instanceof TaskRun)) await recovery.resumeInterrupted(this.s, this.s.interrupted!.retry === 'iteration' ? 'iteration' : 'retry');
-    else if (t === null && this.s.interrupted) await recovery.resumeInterrupted(this.s, this.s.interrupted.retry === 'iteration' ? 'iteration' : 'retry');
-    else this.notApplicable('retry', t);
-    emitStatus(this.s);
-    return statusOf(this.s);
+  retry(taskId?: number): Promise<RunnerStatus> {
+    return operator.retry(this.s, taskId);
   }
 
   /** An interrupted task: run its in-doubt step's iteration again from its first step (core/runner/iteration.ts). */
   rerunIteration(taskId?: number): Promise<RunnerStatus> {
-    return this.decideInterrupted('iteration', 're-run the iteration of', taskId);
+    return operator.rerunIteration(this.s, taskId);
   }
 
   /** An interrupted task: re-run its in-doubt step only, even where a plain Retry would re-run the iteration. */
   retryStep(taskId?: number): Promise<RunnerStatus> {
-    return this.decideInterrupted('retry', 'retry the in-doubt step of', taskId);
-  }
-
-  private async decideInterrupted(mode: 'retry' | 'iteration', what: string, taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? (this.s.interrupted ? 'interrupted' : this.only(what)) : await this.named(taskId);
-    if (t !== 'interrupted' || !this.s.interrupted?.step) {
-      const detail = this.s.interrupted ? ' (no step of it was in doubt: Retry starts it again)' : '';
-      throw new LabError('conflict', `Nothing to ${what}: no interrupted task waits with an in-doubt step${detail}.`, undefined, { state: t instanceof TaskRun ? t.state() : 'idle' });
-    }
-    await recovery.resumeInterrupted(this.s, mode);
-    emitStatus(this.s);
-    return statusOf(this.s);
-  }
-
-  private notApplicable(what: string, t: TaskRun | null): never {
-    const state = t ? t.state() : 'idle';
-    const who = t && this.s.tasks.length > 1 ? `task ${t.id} is` : 'the runner is';
-    throw new LabError('conflict', `Nothing to ${what}: ${who} ${state}${this.s.held ? ' (queue held)' : ''}${t ? '' : elsewhereNote(this.s)}.`, undefined, { state });
+    return operator.retryStep(this.s, taskId);
   }
 
   /** Finish the current iteration, skip the rest, run cleanup, record `stopped`; the queue goes on. */
-  async abortNextIteration(taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('abort') : await this.named(taskId);
-    if (!(t instanceof TaskRun)) this.notApplicable('abort', null);
-    if (t.abortRequest !== 'task') t.abortRequest = 'iteration';
-    // a failed step ends its iteration at once: there is nothing more of it to finish
-    t.cut(new Abort('iteration'), false);
-    emitStatus(this.s);
-    return statusOf(this.s);
+  abortNextIteration(taskId?: number): Promise<RunnerStatus> {
+    return operator.abortNextIteration(this.s, taskId);
   }
 
   /** Finish the in-flight step, run no further step, run cleanup, record `aborted`; hold the queue. */
-  async abortNextTask(taskId?: number): Promise<RunnerStatus> {
-    const t = taskId === undefined ? this.only('abort') : await this.named(taskId);
-    if (t instanceof TaskRun) {
-      t.abortRequest = 'task';
-      await queue.hold(this.s, t.id);
-      t.cut(new Abort('task'));
-    } else if (this.s.interrupted) {
-      await queue.checkPlaceFor(this.s, this.s.interrupted.task_id);
-      await recovery.endInterrupted(this.s);
-    } else this.notApplicable('abort', null);
-    emitStatus(this.s);
-    return statusOf(this.s);
+  abortNextTask(taskId?: number): Promise<RunnerStatus> {
+    return operator.abortNextTask(this.s, taskId);
   }
 
   /**
-   * A control asked through the web app or the API, on the task `taskId` (needed while several run). Done
-   * here; or, when the task runs on another labdeck on the database (named, or the lab's only task while
-   * this labdeck runs nothing), sent to that labdeck (PostgreSQL), whose answer is returned: its status after
-   * the control, or its refusal. On SQLite (one PC) the refusal here names the host instead.
+   * A control asked through the web app or the API, on the task `taskId` (needed while several run): done here,
+   * or sent to the labdeck on the database that runs the task (PostgreSQL), whose answer is returned.
    */
-  async control(name: RunControlName, taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
-    if (this.s.faults.waiting.length) await this.s.faults.beforeControl(taskId, this.s.tasks.length);
-    if (name === 'release') return this.release();
-    const here = taskId === undefined ? this.s.tasks.length > 0 || this.s.interrupted !== null : this.s.tasks.some((t) => t.id === taskId) || this.s.interrupted?.task_id === taskId;
-    if (!here) {
-      const there = taskId === undefined ? this.s.elsewhere : this.s.elsewhere.filter((t) => t.task_id === taskId);
-      if (there.length > 1) {
-        const list = there.map((t) => `task ${t.task_id} on ${t.host}`).join(', ');
-        throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], { running: there });
-      }
-      if (there.length === 1) {
-        const answer = await peers.askControl(this.s, there[0], name, by);
-        if (answer) return answer;
-      }
-    }
-    return this.act(name, taskId, by);
-  }
-
-  /** Do control `name` here (release is the queue's: it takes no task). */
-  private act(name: RunControlName, taskId: number | undefined, by: ControlBy = 'person'): Promise<RunnerStatus> {
-    if (name === 'pause' || name === 'resume') return this[name](taskId, by);
-    return name === 'release' ? this.release() : this[name](taskId);
+  control(name: RunControlName, taskId?: number, by: ControlBy = 'person'): Promise<RunnerStatus> {
+    return operator.control(this.s, name, taskId, by);
   }
 
   /** Do control `name` on a task this labdeck runs, never sending it on (a control another labdeck relayed here). */
   controlHere(name: RunControlName, taskId: number | undefined, by: ControlBy = 'person'): Promise<RunnerStatus> {
-    return this.act(name, taskId, by);
+    return operator.controlHere(this.s, name, taskId, by);
   }
 
-  /** A control another labdeck asks of this one (for a task this one runs): this one's status after it. */
-  private controlAsked(body: unknown): Promise<RunnerStatus> {
-    const m = body as { control?: unknown; task_id?: unknown; by?: unknown } | null;
-    if (!RUN_CONTROLS.includes(m?.control as RunControlName)) throw new LabError('invalid_input', `No run control "${String(m?.control)}".`);
-    // an older labdeck sends no `by`: taken for an agent's only when it says so
-    return this.act(m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined, m!.by === 'agent' ? 'agent' : 'person');
+  /**
+   * Give the value an input step waits for (`taskId`: which task, while several wait), here or on the labdeck
+   * that runs the task. A value that does not fit is a 400 naming the field; no input waiting is a 409.
+   */
+  input(raw: unknown, opts: { taskId?: number; by: GivenBy | null }): Promise<{ task_id: number; value: unknown; status: RunnerStatus }> {
+    return operator.input(this.s, raw, opts);
   }
 
   /* ------------------------------------------------------------------ the peers (peers.ts) */

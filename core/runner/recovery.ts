@@ -77,7 +77,7 @@ export async function refreshInterrupted(s: SharedState) {
     return;
   }
   const steps = task.runId ? await s.store.runSteps.list(task.runId) : [];
-  const doubt = latestSteps(steps).find((s) => s.status === 'in-doubt') ?? null;
+  const doubt = latestSteps(steps).find((r) => r.status === 'in-doubt') ?? null;
   s.interrupted = {
     task_id: task.id,
     run_id: task.runId,
