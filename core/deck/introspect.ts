@@ -22,19 +22,17 @@ import {
   type Safety,
   type ZodObjectAny,
 } from '../contracts/index.js';
-import {
-  classDocs,
-  constructorParams,
-  functionParams,
-  type ClassDoc,
-  type Literal,
-  type MemberDoc,
-  type ParamInfo,
-} from './tokenize.js';
+import { classDocs, type ClassDoc, type MemberDoc } from './jsdoc.js';
+import type { Literal } from './literal.js';
+import { constructorParams, functionParams, type ParamInfo } from './params.js';
 import { isPlainObject } from './util.js';
 
-export { tokenize, functionParams, constructorParams, classDocs, parseJsDoc, parseLiteral } from './tokenize.js';
-export type { ParamInfo, MemberDoc, ClassDoc } from './tokenize.js';
+export { tokenize } from './tokenize.js';
+export { parseLiteral } from './literal.js';
+export { functionParams, constructorParams } from './params.js';
+export { classDocs, parseJsDoc } from './jsdoc.js';
+export type { ParamInfo } from './params.js';
+export type { MemberDoc, ClassDoc } from './jsdoc.js';
 
 /** Marks a driver built by introspection, with which fields were guessed. Read by the deck. */
 export const INFERRED = Symbol.for('labdeck.inferred');
