@@ -14,6 +14,7 @@ import { repeatOfRun, type RunnerStatus } from '../runner/index.js';
 import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';
 import { SHOWN_RESULT_CHARS } from '../result-limit.js';
+import { stepBounds } from './timing.js';
 
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 200;
@@ -146,6 +147,10 @@ export interface RecordStep {
   started_at: string;
   ended_at: string | null;
   duration_ms: number | null;
+  /** The watchdog's overdue bound for it when it started (core/records/timing.ts); null for an input step, or too few calls to learn from. */
+  bound_ms: number | null;
+  /** It ran longer than that bound. */
+  overdue: boolean;
 }
 
 export interface RecordPhase {
@@ -220,6 +225,7 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
     firstSteps(store, id, limit),
     userNames(store, [run.userId]),
   ]);
+  const bounds = await stepBounds(store, steps);
   const pathOf = stepPathResolver(run.workflow);
   const key = (phase: string | null, iteration: number | null) => `${phase}|${iteration}`;
   const out: RecordPhase[] = phases.map((p) => ({
@@ -256,6 +262,8 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
       started_at: s.startedAt.toISOString(),
       ended_at: iso(s.endedAt),
       duration_ms: duration(s.startedAt, s.endedAt),
+      bound_ms: bounds.get(s.id)?.bound_ms ?? null,
+      overdue: bounds.get(s.id)?.overdue ?? false,
     });
   }
   if (more && steps.length) {

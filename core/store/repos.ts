@@ -316,6 +316,15 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       const rows = await sql.rows(`SELECT ${boundedStepCols(sql.dialect, chars)} FROM "steps" WHERE "instrument" = ? ORDER BY "id" DESC LIMIT ?`, [instrument, limit]);
       return rows.map(stepRow);
     },
+    async timings(instrument, q) {
+      const rows = await sql.rows(`SELECT "id", "method", "status", "started_at", "ended_at" FROM "steps" WHERE "instrument" = ? AND "id" < ? AND "id" >= ? ORDER BY "id" DESC LIMIT ?`, [
+        instrument,
+        q.toId,
+        q.fromId ?? 0,
+        q.limit,
+      ]);
+      return rows.map((r) => ({ id: toInt(r.id), method: String(r.method), status: r.status as StepRow['status'], startedAt: toDate(r.started_at), endedAt: toDateOrNull(r.ended_at) }));
+    },
   };
 
   const audit: Store['audit'] = {

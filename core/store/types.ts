@@ -72,6 +72,9 @@ export interface TokenRow {
   lastUsedAt: Date | null;
 }
 
+/** When a call ran and how it ended: a step record without its args or output (`steps.timings`). */
+export type CallTiming = Pick<StepRow, 'id' | 'method' | 'status' | 'startedAt' | 'endedAt'>;
+
 /** A step record: one instrument call, direct (runId null) or inside a workflow run. */
 export interface StepRow {
   id: number;
@@ -179,6 +182,11 @@ export interface Store extends RunStore {
     get(id: number): Promise<StepRow | null>;
     /** The latest calls to one instrument, newest first; args and output read up to `chars` (default SHOWN_RESULT_CHARS). */
     recent(instrument: string, limit: number, chars?: number): Promise<StepRow[]>;
+    /**
+     * One instrument's calls with `fromId` ≤ id < `toId`, newest first, at most `limit`, without args or
+     * output: the history the watchdog learns its bounds from, read again for a record's timing.
+     */
+    timings(instrument: string, q: { toId: number; fromId?: number; limit: number }): Promise<CallTiming[]>;
   };
   /** What the attention list reads (core/attention): every labdeck's open steps, from the database. */
   attention: {

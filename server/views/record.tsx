@@ -6,6 +6,7 @@
 import { Fragment } from 'react';
 import type { RecordDetail, RecordPhase } from '../../core/records/index.js';
 import { Alert, Layout, type ViewCtx } from './layout.js';
+import { TimingList } from './record-timing.js';
 import { Json, RunStatusBadge, StatusBadge, Time, formatDuration, recordUrl } from './record-parts.js';
 
 /** Phases shown on the page: the first and last ones of a long run (the CSV and JSON have all). */
@@ -379,6 +380,8 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
           </div>
         )}
       </section>
+
+      <TimingList phases={[...head, ...tail]} />
 
       <section className="mb-4">
         <h2 className="h5">Log</h2>
