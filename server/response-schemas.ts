@@ -91,6 +91,8 @@ const RecordStep = z.looseObject({
   started_at: ISO_DATE,
   ended_at: ISO_DATE.nullable(),
   duration_ms: z.number().nullable(),
+  bound_ms: z.number().nullable().describe("The watchdog's overdue bound for the call when it started, learned from the earlier calls of its instrument and method (docs/notifications.md); null for an input step or before min_samples calls"),
+  overdue: z.boolean().describe('It ran longer than that bound'),
 });
 
 /** The runner as GET /executions/status (and the controls) answer it. */
