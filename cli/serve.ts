@@ -7,7 +7,8 @@ import { setFlagsFromString } from 'node:v8';
 import { attachAgents } from '../server/agents.js';
 import { createApp } from '../server/app.js';
 import type { ConnectionLimits } from '../server/connection-limits.js';
-import { createHttpServer } from '../server/http-server.js';
+import { createHttpServer } from '../server/fast/http-server.js';
+import { FAST_PATH_ENV, fastPath } from '../server/fast/switch.js';
 import { LabError } from '../core/errors.js';
 import { errorText } from '../core/deck/util.js';
 import { createRuntime, type RuntimeOptions } from '../core/runtime.js';
@@ -61,12 +62,13 @@ export const HEAP_GROWING_PERCENT = 50;
  */
 export async function serve(opts: ServeOptions, log: (line: string) => void = console.log) {
   const t0 = performance.now();
+  const fast = fastPath(); // a value it does not know stops start-up here, naming the variable
   setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
   const pluginDirs = await preparePluginDirs(opts.pluginDirs ?? ['lab-plugins']);
   const runtime = await createRuntime({ ...opts, pluginDirs: pluginDirs.map((p) => p.dir) });
-  const app = await createApp(runtime, { listen: opts.host, allowedHosts: opts.allowedHosts });
+  const app = await createApp(runtime, { listen: opts.host, allowedHosts: opts.allowedHosts, fastPath: fast });
   const server: Server = await new Promise((resolve, reject) => {
-    const s = createHttpServer(app, opts.limits).listen(opts.port, opts.host, () => resolve(s));
+    const s = createHttpServer(app, opts.limits, fast).listen(opts.port, opts.host, () => resolve(s));
     s.once('error', reject);
   });
   server.keepAliveTimeout = 65_000;
@@ -96,6 +98,7 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   const guard = runtime.safety.status();
   if (guard.error) log(`safety: ${guard.error}`);
   else if (guard.file !== null) log(`safety: ${guard.config.limits.length} limit(s), ${guard.config.rules.length} rule(s) from ${guard.source}${guard.config.enabled ? '' : ' (enabled: false: not enforced)'}`);
+  if (!fast) log(`fast path off (${FAST_PATH_ENV}=${process.env[FAST_PATH_ENV]}): plain Express answers every request, the same answers, slower`);
   log(`labdeck ready in ${Math.round(performance.now() - t0)} ms: http://${host}:${port}/app (deck: ${runtime.deckFile ?? 'none'}, data: ${runtime.dataDir}, plugins: ${plugins})`);
 
   let closing = false;

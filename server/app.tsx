@@ -11,8 +11,8 @@ import { LOGO_MAX_BYTES } from '../core/branding.js';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
 import { ctxOf } from './context.js';
-import { gateRouters } from './dispatch.js';
-import { asLabError, errorBody, logInternal, render, statusOf, wantsJson } from './http.js';
+import { asLabError, logInternal, render, statusOf } from './http.js';
+import { jsonError, wantsJson } from './respond.js';
 import { ivoryosRouter } from './ivoryos/index.js';
 import { mcpRoutes } from './mcp/index.js';
 import { apiDocRoutes } from './routes/api-docs.js';
@@ -30,9 +30,11 @@ import { attentionRoutes } from './routes/attention.js';
 import { fileRoutes } from './routes/files.js';
 import { homeRoutes, publicRoutes } from './routes/home.js';
 import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
-import { directLane, fixedHeaders } from './lane.js';
-import { jsonBody, limitBytes } from './json-body.js';
-import { MULTIPART_SLACK, bodyCap } from './body-cap.js';
+import { gateRouters } from './fast/dispatch.js';
+import { jsonBody } from './fast/json-body.js';
+import { directLane, fixedHeaders } from './fast/lane.js';
+import { fastPath } from './fast/switch.js';
+import { MULTIPART_SLACK, bodyCap, limitBytes } from './body-cap.js';
 import { recordRoutes } from './routes/records.js';
 import { userRoutes } from './routes/users.js';
 import { workflowRoutes } from './routes/workflows.js';
@@ -48,6 +50,8 @@ export interface AppOptions {
   listen?: string;
   /** More host names the lab reaches labdeck by (`--allowed-hosts`); `.example.org` allows its sub-names. */
   allowedHosts?: string[];
+  /** The fast path (server/fast/switch.ts; default: LABDECK_FAST_PATH); off, plain Express answers, the same. */
+  fastPath?: boolean;
 }
 
 /** The session secret: made on first run, kept in the data directory, readable by its owner only. */
@@ -68,8 +72,9 @@ async function onError(e: unknown, req: Request, res: Response, _next: NextFunct
   const status = statusOf(err);
   logInternal(err);
   if (res.headersSent) return;
+  // (wantsJson kept here: this is the one place every error is answered, by the rule respond's helpers share)
+  if (wantsJson(req)) return jsonError(res, err);
   if (err.data?.retry_after) res.set('Retry-After', String(err.data.retry_after));
-  if (wantsJson(req)) return res.status(status).json(errorBody(err));
   try {
     render(res, <ErrorPage ctx={await ctxOf(req)} status={status} error={err} />, status);
   } catch {
@@ -78,6 +83,7 @@ async function onError(e: unknown, req: Request, res: Response, _next: NextFunct
 }
 
 export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
+  const fast = opts.fastPath ?? fastPath();
   const app = express();
   app.locals.runtime = runtime;
   // the instrument routes own these path segments: no device may be named like them
@@ -91,8 +97,10 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   app.locals.sessionStore = sessionStore;
   const sessionMw = sessions({ name: 'labdeck.sid', secret, store: sessionStore, maxAgeMs: 7 * 24 * 3600_000 });
 
+  // helmet's headers are the same on every response: set in one step on the fast path
+  const headers = (mw: express.RequestHandler) => (fast ? fixedHeaders(mw) : mw);
   app.use(
-    fixedHeaders(helmet({
+    headers(helmet({
       contentSecurityPolicy: {
         useDefaults: false,
         directives: {
@@ -121,7 +129,7 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   // an over-limit body is refused before it is read (the parsers read it off whole first)
   router.use(bodyCap({ parsed: limitBytes(limit), multipart: Math.max(runtime.files.limitBytes, LOGO_MAX_BYTES) + MULTIPART_SLACK }));
   router.use(publicRoutes(runtime, { identify: identify(runtime, sessionMw) }));
-  router.use(jsonBody(express.json({ limit }), limit));
+  router.use(fast ? jsonBody(express.json({ limit }), limit) : express.json({ limit }));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   router.use(express.text({ type: 'text/plain', limit }));
   router.use(authenticate(runtime, sessionMw, { mcp: true }));
@@ -150,10 +158,11 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
 
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
   router.use(onError);
-  gateRouters(router); // a request skips the areas' routers that cannot answer it
-
-  // a call to an instrument goes straight to its route (server/lane.ts)
-  app.use(directLane(router, INSTRUMENT_ROUTES.call, ['/app', ''], onError));
+  if (fast) {
+    gateRouters(router); // a request skips the areas' routers that cannot answer it
+    // a call to an instrument goes straight to its route (server/fast/lane.ts)
+    app.use(directLane(router, INSTRUMENT_ROUTES.call, ['/app', ''], onError));
+  }
   // ivoryOS's routes for its clients (docs/ivoryos.md), before `/`, which would take them otherwise
   app.use('/ivoryos', ivoryosRouter(runtime, { session: sessionMw, listen: opts.listen, allowedHosts: opts.allowedHosts, bodyLimit: limit }));
   app.use('/app', router);

@@ -12,7 +12,17 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 import { LabError } from '../core/errors.js';
-import { errorBody, wantsJson } from './http.js';
+import { errorBody } from './http.js';
+import { wantsJson } from './respond.js';
+
+const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
+
+/** A body limit as the app writes it (`1mb`, `100kb`, `512b`), in bytes. */
+export function limitBytes(limit: string): number {
+  const m = /^(\d+)(b|kb|mb)$/i.exec(limit.trim());
+  if (!m) throw new Error(`A body limit is a number of b, kb or mb (like 1mb), not "${limit}".`);
+  return Number(m[1]) * UNITS[m[2]!.toLowerCase()]!;
+}
 
 /** Room for a multipart body's boundaries, part headers and small fields, beyond its file. */
 export const MULTIPART_SLACK = 64 * 1024;
@@ -24,6 +34,7 @@ const tooLarge = (max: number) =>
 function refuse(req: Request, res: Response, max: number) {
   if (res.headersSent) return req.socket?.destroy();
   const err = tooLarge(max);
+  // (wantsJson kept: this answer is written raw, with Connection: close, while the parsers still wait for the body)
   const json = wantsJson(req);
   const body = Buffer.from(json ? JSON.stringify(errorBody(err)) : err.message);
   res.writeHead(413, { Connection: 'close', 'Content-Type': json ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8', 'Content-Length': body.length });

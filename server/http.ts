@@ -1,5 +1,6 @@
 /**
- * Small HTTP helpers shared by every route: content negotiation, the one URL helper, error mapping.
+ * Small HTTP helpers shared by every route: the one URL helper, rendering, error mapping (content negotiation,
+ * one answer as HTML or JSON, is server/respond.ts).
  * Datasette's rule: one view answers HTML and JSON, and every link is built from the mount the request came
  * in on, so `/app` never appears in route code.
  */
@@ -29,20 +30,6 @@ declare module './session.js' {
   }
 }
 
-/** JSON when asked for with `?format=json` or an Accept header that prefers JSON; pages otherwise. */
-export function wantsJson(req: Request): boolean {
-  if (req.url.includes('?')) {
-    // (without a query string there is no format: the query is not parsed for nothing)
-    if (req.query.format === 'json') return true;
-    if (req.query.format === 'html') return false;
-  }
-  const accept = req.headers.accept;
-  if (accept === 'application/json') return true; // what scripts send: req.accepts would say json
-  if (req.accepts(['html', 'json']) === 'json') return true;
-  // No preference stated (curl, fetch, scripts): a JSON body means a script wants JSON back.
-  return (!accept || accept === '*/*') && isJson(req);
-}
-
 /**
  * Whether the request carries a JSON body: `req.is('application/json')`, answered without parsing the header
  * when it is exactly that (as scripts send it), with type-is's test for a body.
@@ -61,26 +48,6 @@ export function url(req: Request, path: string): string {
 
 export function render(res: Response, element: ReactElement, status = 200) {
   res.status(status).type('html').send(`<!doctype html>${renderToStaticMarkup(element)}`);
-}
-
-/**
- * One view, HTML or JSON from the same data (DESIGN.md §10, Datasette's way): a script (wantsJson) gets the
- * data as JSON (or `json(data)`, its wire shape), a browser the page `page(data)` renders. The route's
- * handler reads the data once and says both answers, instead of a hand-written `wantsJson` branch.
- */
-export async function respond<T>(
-  req: Request,
-  res: Response,
-  data: T,
-  page: (data: T) => ReactElement | Promise<ReactElement>,
-  opts: { json?: (data: T) => unknown; pageStatus?: number } = {},
-): Promise<void> {
-  // JSON is the data (200); a page may say a form's error with its status (`pageStatus`)
-  if (wantsJson(req)) {
-    res.json(opts.json ? opts.json(data) : data);
-    return;
-  }
-  render(res, await page(data), opts.pageStatus ?? 200);
 }
 
 export function statusOf(err: LabError): number {

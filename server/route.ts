@@ -15,7 +15,8 @@ import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { LabError, type ErrorDetail } from '../core/errors.js';
 import { issueMessage } from '../core/deck/validate.js';
-import { isJson, wantsJson } from './http.js';
+import { isJson } from './http.js';
+import { failed } from './respond.js';
 import { requireLogin } from './security.js';
 import type { ParameterObject, ResponseObject } from './api-doc.js';
 
@@ -160,7 +161,8 @@ export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyOb
       await receive?.(req, res);
       input = parseInput(r, req);
     } catch (e) {
-      if (formAgain && e instanceof LabError && !wantsJson(req)) return formAgain(req, res, e);
+      // a form's own input error: the form again (JSON clients get the error); anything else, the error handler's
+      if (formAgain && e instanceof LabError) return failed(req, res, e, (err) => formAgain(req, res, err));
       throw e;
     }
     await fn(req, res, input);

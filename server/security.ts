@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { tokenScope } from '../core/accounts/index.js';
 import { LabError } from '../core/errors.js';
 import type { Runtime } from '../core/runtime.js';
-import { url, wantsJson } from './http.js';
+import { url } from './http.js';
+import { wantsJson } from './respond.js';
 
 const SAFE = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** The MCP endpoint under the mount (server/mcp): the one path an MCP token opens. */
@@ -193,6 +194,7 @@ export function hostGuard(opts: { listen?: string; allowed?: string[] } = {}): R
 /** Everything after this needs a logged-in user. */
 export function requireLogin(req: Request, res: Response, next: NextFunction) {
   if (req.user) return next();
+  // (wantsJson kept: the login gate answers a script with the error handler's 401, a page with a redirect carrying `next`)
   if (wantsJson(req)) {
     return next(new LabError('unauthenticated', 'Log in first, or send "Authorization: Bearer <token>".'));
   }

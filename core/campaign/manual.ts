@@ -12,8 +12,10 @@ import type { Observation, OptimizerInstance } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import { parseCsv, toCsv } from '../files/csv.js';
 import type { CampaignRow, PointRow, Store } from '../store/types.js';
-import { campaignOfRun, type CampaignInput, type CampaignPayload, type Campaigns } from './index.js';
+import type { Campaigns } from './index.js';
+import { campaignOfRun, type CampaignInput, type CampaignPayload } from './record.js';
 import { checkResults, checkStaffPoint, freshSuggestions, pointKey, spaceValues } from './points.js';
+import { campaignPlot, type CampaignPlot } from './progress.js';
 
 /** Who acts: an account's id and name (`person:<name>` in the records). */
 export interface Who {
@@ -134,6 +136,12 @@ export class CampaignPoints {
       created_by: creator ? `person:${creator.username}` : null,
       created_at: c.createdAt.toISOString(),
     };
+  }
+
+  /** The campaign's progress plot: its measured points (who suggested and measured each) and the best so far. */
+  async plot(id: number): Promise<CampaignPlot> {
+    const c = await this.campaign(id);
+    return campaignPlot(c.payload, await this.view(id));
   }
 
   /** A robot campaign's finished iterations, as points its workflow measured. */

@@ -5,7 +5,7 @@
  */
 import { checkConstraints, constraintViolation, CONSTRAINT_TOLERANCE, type OptimizerInstance, type ParamValues, type ParameterSpec } from '../contracts/index.js';
 import { LabError, type ErrorDetail } from '../errors.js';
-import type { CampaignPayload } from './index.js';
+import type { CampaignPayload } from './record.js';
 
 const isObj = (x: unknown): x is Record<string, unknown> => !!x && typeof x === 'object' && !Array.isArray(x);
 

@@ -9,8 +9,13 @@
  * so its outputs are not data —, `error`, `stopped`, `running`); they are named `run_iteration` and
  * `run_status` instead when the workflow has a parameter or output called `iteration` or `status`. Then
  * come the workflow snapshot's parameters and outputs, plus any key a phase recorded that the snapshot does
- * not name (kept in the order first seen). Read back as a history file, only `ok` rows are observations.
+ * not name (kept in the order first seen). A campaign's run (issue 31) has two more columns at the end, as
+ * the campaign's own data CSV has: `suggested_by` (`optimizer:<name>`: its optimizer chose every iteration)
+ * and `measured_by` (`run:<id>`: its workflow measured it), `run_suggested_by` and `run_measured_by` when
+ * the workflow has a name of theirs. Read back as a history file, only `ok` rows are observations, and these
+ * columns are left out.
  */
+import { campaignOfRun } from '../campaign/record.js';
 import { LabError } from '../errors.js';
 import type { RunRow, Store } from '../store/types.js';
 import { plotData } from '../records/plot.js';
@@ -21,7 +26,7 @@ export interface RunData {
   run: RunRow;
   parameters: string[];
   outputs: string[];
-  /** the iteration and status columns, then parameters, then outputs */
+  /** the iteration and status columns, then parameters, then outputs (a campaign's run: then suggested_by and measured_by) */
   columns: string[];
   /** the CSV's header: each column, with its unit when the deck declares one (`volume (mL)`) */
   header: string[];
@@ -30,14 +35,14 @@ export interface RunData {
   rows: Record<string, unknown>[];
 }
 
-/** The data CSV's own columns, clear of the workflow's names: `iteration` and `status`, else `run_…`. */
-export function bookkeepingColumns(names: readonly string[]): { iteration: string; status: string } {
+/** The data CSV's own columns, clear of the workflow's names: `iteration`, `status`, `suggested_by` and `measured_by`, else `run_…`. */
+export function bookkeepingColumns(names: readonly string[]): { iteration: string; status: string; suggestedBy: string; measuredBy: string } {
   const pick = (n: string) => (names.includes(n) ? `run_${n}` : n);
-  return { iteration: pick('iteration'), status: pick('status') };
+  return { iteration: pick('iteration'), status: pick('status'), suggestedBy: pick('suggested_by'), measuredBy: pick('measured_by') };
 }
 
 /** Column names a history file may carry besides parameters and outputs: a data CSV's own. */
-export const BOOKKEEPING_NAMES: ReadonlySet<string> = new Set(['iteration', 'status', 'run_iteration', 'run_status']);
+export const BOOKKEEPING_NAMES: ReadonlySet<string> = new Set(['iteration', 'status', 'suggested_by', 'measured_by'].flatMap((n) => [n, `run_${n}`]));
 
 /** `run-12.csv` → 12; anything else → null. */
 export function runIdOfFileName(name: string): number | null {
@@ -55,8 +60,11 @@ export async function runData(store: Store, runId: number, deck?: DeckSchemas): 
   // the same columns and iterations as the run's plot data: one row per iteration of main
   const plot = plotData(run, await store.phases.list(runId));
   const own = bookkeepingColumns([...plot.parameters, ...plot.outputs]);
-  const rows = plot.iterations.map((it) => ({ [own.iteration]: it.iteration + 1, [own.status]: it.status, ...it.params, ...it.outputs }));
-  const columns = [own.iteration, own.status, ...plot.parameters, ...plot.outputs];
+  // a campaign's run: who suggested and who measured each iteration, after the documented columns
+  const campaign = campaignOfRun(run.parameters);
+  const who = campaign ? { [own.suggestedBy]: `optimizer:${campaign.optimizer}`, [own.measuredBy]: `run:${run.id}` } : {};
+  const rows = plot.iterations.map((it) => ({ [own.iteration]: it.iteration + 1, [own.status]: it.status, ...it.params, ...it.outputs, ...who }));
+  const columns = [own.iteration, own.status, ...plot.parameters, ...plot.outputs, ...Object.keys(who)];
   const units = deck ? columnUnits(run.workflow, deck, plot.outputs) : {};
   return { run, parameters: plot.parameters, outputs: plot.outputs, columns, header: columns.map((c) => withUnit(c, units)), units, rows };
 }

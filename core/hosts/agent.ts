@@ -244,7 +244,7 @@ export class Agents {
   disconnected(link: AgentLink, socket: AgentSocket, reason: string): void {
     if (link.socket !== socket) return; // an old connection closing after a new one took over
     // with work in flight, a person is told (core/notify): no state of the database changes here
-    if (link.inFlight > 0) void agentLost(this.opts.store, link.name, link.inFlight, reason).catch(() => undefined);
+    if (link.inFlight > 0) void agentLost(this.opts.store, link.name, link.instruments.map((i) => i.name), link.inFlight, reason).catch(() => undefined);
     link.lost(reason);
     this.deck.setOffline(
       link.instruments.map((i) => i.name),

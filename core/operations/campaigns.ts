@@ -41,6 +41,11 @@ export function campaignOperations(lab: Lab) {
       return points().view(id);
     },
 
+    /** Its progress plot: the measured points with who suggested and measured each, and the best so far. */
+    plot(id: number) {
+      return points().plot(id);
+    },
+
     /** n more suggestions (pending points), audited `campaign.suggest`. */
     async suggest(caller: Caller, id: number, n: unknown): Promise<PointView[]> {
       const added = await points().suggest(id, n);

@@ -11,7 +11,7 @@
  * parameter is not also an output. An output whose value is a dict (a driver's dict result) is spread into
  * one output per field, `cell.current_ma`, `cell.power_mw`, in its place.
  */
-import { campaignOfRun } from '../campaign/index.js';
+import { campaignOfRun } from '../campaign/record.js';
 import type { PhaseRow, RunRow } from '../store/types.js';
 
 export interface PlotIteration {

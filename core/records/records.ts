@@ -9,7 +9,7 @@
  */
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import { LabError } from '../errors.js';
-import { campaignOfRun, type CampaignRecord } from '../campaign/index.js';
+import { campaignOfRun, type CampaignRecord } from '../campaign/record.js';
 import { repeatOfRun, type RunnerStatus } from '../runner/index.js';
 import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';

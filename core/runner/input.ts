@@ -170,3 +170,16 @@ export function giveInput(tasks: readonly TaskRun[], raw: unknown, opts: { taskI
 
 /** Whether a recorded step is an input step's. */
 export const isInputRecord = (s: Pick<StepRow, 'instrument'>) => s.instrument === INPUT_INSTRUMENT;
+
+/**
+ * Whether a cut-off run's only in-doubt step is an input's wait (the last record of each step position):
+ * nothing was in flight, asking again is safe, and the runner does so by itself, so its interruption waits
+ * for no decision and raises no alert (core/notify/runs.ts `inputNotAskedAgain` when it cannot ask).
+ */
+export async function onlyInputInDoubt(store: Pick<TxStore, 'runSteps'>, runId: number | null): Promise<boolean> {
+  if (runId === null) return false;
+  const last = new Map<string, StepRow>();
+  for (const s of await store.runSteps.list(runId, 1)) last.set(`${s.phase}|${s.iteration}|${s.stepIndex}`, s);
+  const doubt = [...last.values()].filter((s) => s.status === 'in-doubt');
+  return doubt.length > 0 && doubt.every(isInputRecord);
+}

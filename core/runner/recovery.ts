@@ -8,11 +8,12 @@
 import { LabError } from '../errors.js';
 import { alerting, alertingWhen, keys as alertKeys, open as openAlert, resolve as resolveAlert } from '../notify/events.js';
 import type { AlertOp, StepRow } from '../store/types.js';
-import { isInputRecord } from './input.js';
+import { inputNotAskedAgain } from '../notify/runs.js';
+import { isInputRecord, onlyInputInDoubt } from './input.js';
 import { iterationDoubt, remadeSince } from './iteration.js';
 import { refreshElsewhere } from './peers.js';
 import { checkPlaceFor, getTask, missing, refreshHeld } from './queue.js';
-import { instrumentsOfTask, now, type SharedState } from './state.js';
+import { instrumentsOfTask, message, now, type SharedState } from './state.js';
 import { emitStatus } from './status.js';
 
 /**
@@ -29,14 +30,17 @@ export async function recover(s: SharedState): Promise<void> {
       await tx.runSteps.markInDoubt(run.id);
       await tx.logs.add(run.id, 'warn', message);
       const ctx = { host: by?.name ?? null, task_id: run.taskId, run_id: run.id, message: `${message} Re-run the step, go on after it, or end the run.` };
-      return { result: true, ops: [openAlert('run_interrupted', alertKeys.interrupted(run.id), ctx, { userId: run.userId })] };
+      // an input asked again by itself waits for no decision: no alert (resumeWaitingInput)
+      const quiet = !s.takesOwnOnly && (await onlyInputInDoubt(tx, run.id));
+      return { result: true, ops: quiet ? [] : [openAlert('run_interrupted', alertKeys.interrupted(run.id), ctx, { userId: run.userId })] };
     });
     if (!interrupted) continue;
   }
   let changed = false;
   for (const task of await s.store.queue.orphaned()) {
     const ctx = { host: s.host.name, task_id: task.id, run_id: task.runId, message: `The queue is held: task ${task.id} (${task.name}) was interrupted and waits for a decision.` };
-    if (await alerting(s.store, [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
+    const quiet = !s.takesOwnOnly && (await onlyInputInDoubt(s.store, task.runId));
+    if (await alerting(s.store, quiet ? [] : [openAlert('queue_held', alertKeys.queueHeld(task.id), ctx, { userId: task.createdBy })], (tx) => tx.queue.interrupt(task.id))) changed = true;
   }
   const wasHeld = s.held;
   await refreshHeld(s);
@@ -60,8 +64,9 @@ async function resumeWaitingInput(s: SharedState): Promise<void> {
     if (!(await s.store.settings.claim(`input.resume.${info.step.id}.${run?.hostId ?? 'none'}`, s.host.id))) return;
     await resumeInterrupted(s, 'retry', 'labdeck asked the waiting input again (nothing was in doubt)');
     s.emitQueue();
-  } catch {
-    // no free place or instrument here now: it stays interrupted (the next heartbeat looks again)
+  } catch (e) {
+    // no free place or instrument here: it stays interrupted, and waits for a person after all
+    await inputNotAskedAgain(s.store, info.task_id, s.host.name, message(e)).catch(() => undefined);
   }
 }
 

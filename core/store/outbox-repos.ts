@@ -114,6 +114,9 @@ export function createOutboxRepository(sql: Sql): OutboxStore {
         [now, host, ...ids],
       );
     },
+    release(host, now) {
+      return sql.run(`UPDATE "notify_deliveries" SET "status" = 'pending', "claimed_until" = NULL, "next_at" = ? WHERE "claimed_by" = ? AND "status" = 'sending'`, [now, host]);
+    },
     async retry(id, host, error, nextAt) {
       await sql.run(`UPDATE "notify_deliveries" SET "status" = 'pending', "claimed_until" = NULL, "last_error" = ?, "next_at" = ? WHERE "id" = ? AND "claimed_by" = ? AND "status" = 'sending'`, [
         error.slice(0, 2000),

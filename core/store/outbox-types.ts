@@ -69,6 +69,11 @@ export interface OutboxStore {
   claim(host: string, now: Date, until: Date, limit: number, skipChannels?: string[]): Promise<DeliveryRow[]>;
   /** Mark deliveries sent (only while this host's claim holds). */
   delivered(ids: number[], host: string, now: Date): Promise<void>;
+  /**
+   * Give back every delivery `host` has claimed and not marked (it was found gone: killed mid-delivery), due
+   * at `now`, instead of waiting for the claims to run out; how many.
+   */
+  release(host: string, now: Date): Promise<number>;
   /** Put a delivery back for a retry at `nextAt`, with why it failed. */
   retry(id: number, host: string, error: string, nextAt: Date): Promise<void>;
   /** Per channel: what waits, what fails, when it last delivered. */

@@ -1,6 +1,6 @@
 /**
- * The repositories of RunStore (types.ts): saved workflows, the durable queue, run records (runs, their
- * phases, log lines and steps) and uploaded files. Same portable SQL and row mapping as repos.ts.
+ * The repositories of RunStore (types.ts): saved workflows, run records (runs, their
+ * phases, log lines and steps) and uploaded files; the durable queue is in queue-repos.ts. Same portable SQL and row mapping as repos.ts.
  *
  * Records list: `ix_runs_search (id, name, workflow_name)` covers both the keyword filter and the
  * newest-first order, so a page is found by scanning that small index (never the rows with their workflow
@@ -8,12 +8,13 @@
  */
 import { LabError } from '../errors.js';
 import { createHostRepository } from './host-repos.js';
-import { STEP_COLS, boundedStepCols, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
+import { createQueueRepository } from './queue-repos.js';
+import { ORPHANED, repoKit, type Ref } from './repo-kit.js';
+import { STEP_COLS, boundedStepCols, oneOf, same, stepRow, type Encoders } from './codec.js';
 import {
   Sql,
   decodeJson,
   encodeJson,
-  isForeignKeyViolation,
   isUniqueViolation,
   toDate,
   toDateOrNull,
@@ -27,21 +28,12 @@ import type {
   FileRow,
   LogRow,
   PhaseRow,
-  QueueTaskRow,
   RunRow,
   RunStatus,
   RunStore,
-  TaskKind,
-  TaskStatus,
   WorkflowRow,
 } from './types.js';
 
-const TASK_KINDS: readonly TaskKind[] = ['workflow', 'campaign'];
-const TASK_STATUSES: readonly TaskStatus[] = ['pending', 'running', 'interrupted', 'done', 'failed', 'stopped', 'aborted'];
-/** Tasks still in the queue (the runner has not finished them). */
-const OPEN_STATUSES: readonly TaskStatus[] = ['pending', 'running', 'interrupted'];
-const OPEN_IN = `(${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
-const MOVES = ['up', 'down', 'top', 'bottom'] as const;
 const RUN_STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'stopped', 'aborted', 'interrupted'];
 const PHASES: readonly PhaseRow['phase'][] = ['prep', 'main', 'cleanup'];
 const PHASE_STATUSES: readonly PhaseRow['status'][] = ['running', 'ok', 'error', 'skipped', 'stopped'];
@@ -54,19 +46,13 @@ const MAX_BATCH = 10_000;
 const DEFAULT_BATCH = 500;
 
 const WORKFLOW_COLS = `"id", "name", "version", "definition", "created_by", "created_at", "deleted_at"`;
-const TASK_COLS =
-  `"id", "name", "kind", "payload", "status", "position", "run_id", "created_by", "created_at", "started_at", "ended_at", "host_id", "holds_queue"`;
 const RUN_COLS =
   `"id", "task_id", "name", "workflow_name", "workflow_version", "workflow", "parameters", "status", "error", ` +
   `"user_id", "started_at", "ended_at", "skipped", "host_id"`;
-/** A running row's host has stopped (or it has none: written before hosts existed): nobody will finish it. */
-const ORPHANED = `("host_id" IS NULL OR "host_id" IN (SELECT "id" FROM "hosts" WHERE "stopped_at" IS NOT NULL))`;
 const PHASE_COLS = `"id", "run_id", "phase", "iteration", "params", "outputs", "status", "started_at", "ended_at"`;
 const FILE_COLS =
   `"id", "kind", "stored_name", "original_name", "workflow", "rows", "columns", "size", "created_by", "created_at"`;
 
-/** A row another row points at: [field in the input, table, id, what it is called in messages]. */
-type Ref = [field: string, table: 'users' | 'runs' | 'queue_tasks', id: number | null | undefined, what: string];
 
 /** Case-insensitive substring pattern for LIKE/ILIKE, with `!` escaping the wildcards. */
 function containsPattern(keyword: string): string {
@@ -87,24 +73,6 @@ function workflowRow(r: DbRow): WorkflowRow {
     createdBy: toIntOrNull(r.created_by),
     createdAt: toDate(r.created_at),
     deletedAt: toDateOrNull(r.deleted_at),
-  };
-}
-
-function taskRow(r: DbRow): QueueTaskRow {
-  return {
-    id: toInt(r.id),
-    name: String(r.name),
-    kind: r.kind as TaskKind,
-    payload: decodeJson(r.payload),
-    status: r.status as TaskStatus,
-    position: toInt(r.position),
-    runId: toIntOrNull(r.run_id),
-    createdBy: toIntOrNull(r.created_by),
-    createdAt: toDate(r.created_at),
-    startedAt: toDateOrNull(r.started_at),
-    endedAt: toDateOrNull(r.ended_at),
-    hostId: (r.host_id as string | null) ?? null,
-    holdsQueue: Boolean(r.holds_queue),
   };
 }
 
@@ -162,44 +130,8 @@ function byName(a: { name: string }, b: { name: string }): number {
 }
 
 export function createRunRepositories(sql: Sql): RunStore {
-  const withLock = keyedLock();
-  // Case-insensitive substring match of a keyword pattern. SQLite's LIKE ignores (ASCII) case already. On
-  // PostgreSQL, `lower(col) LIKE lower(?)` is what ILIKE does internally for UTF-8 text (same result),
-  // measured 2.5× faster than ILIKE over 100k rows.
-  const matches = (col: string) =>
-    sql.dialect === 'postgres' ? `lower("${col}") LIKE lower(?) ESCAPE '!'` : `"${col}" LIKE ? ESCAPE '!'`;
-
-  /** Runs fn; a foreign key violation becomes not_found naming the input field whose row is missing. */
-  async function withRefs<T>(refs: Ref[], fn: () => Promise<T>): Promise<T> {
-    try {
-      return await fn();
-    } catch (e) {
-      if (isForeignKeyViolation(e)) {
-        for (const [field, table, id, what] of refs) {
-          if (id === null || id === undefined) continue;
-          if (!(await sql.one(`SELECT 1 AS "x" FROM "${table}" WHERE "id" = ?`, [id]))) throw notFound(what, id, field);
-        }
-      }
-      throw e;
-    }
-  }
-
-  /** UPDATE by id; not_found when the row does not exist (also for an empty patch). */
-  async function updateById<P extends object>(
-    table: string,
-    what: string,
-    id: number,
-    patch: P,
-    fields: Encoders<P>,
-    refs: Ref[] = [],
-  ): Promise<void> {
-    const { sets, params } = setClause(patch, fields);
-    const n =
-      sets.length === 0
-        ? (await sql.rows(`SELECT 1 AS "x" FROM "${table}" WHERE "id" = ?`, [id])).length
-        : await withRefs(refs, () => sql.run(`UPDATE "${table}" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]));
-    if (n === 0) throw notFound(what, id);
-  }
+  const kit = repoKit(sql);
+  const { matches, withRefs, updateById } = kit;
 
   const workflows: RunStore['workflows'] = {
     async list() {
@@ -249,122 +181,13 @@ export function createRunRepositories(sql: Sql): RunStore {
         } catch (e) {
           if (!isUniqueViolation(e)) throw e;
           if (opts.expectNew) throw taken();
-          if (attempt >= 4) throw e;
+          // each lost race is another save's win: N savers of one name at once all land within N − 1 retries
+          if (attempt >= 31) throw e;
         }
       }
     },
     async delete(name) {
       return (await sql.run(`UPDATE "workflows" SET "deleted_at" = ? WHERE "name" = ? AND "deleted_at" IS NULL`, [new Date(), name])) > 0;
-    },
-  };
-
-  const TASK_FIELDS: Encoders<Parameters<RunStore['queue']['update']>[1]> = {
-    name: ['name', same],
-    status: ['status', (v) => oneOf(v, TASK_STATUSES, 'status')],
-    runId: ['run_id', same],
-    startedAt: ['started_at', same],
-    endedAt: ['ended_at', same],
-    position: ['position', same],
-    hostId: ['host_id', same],
-    holdsQueue: ['holds_queue', (v) => (sql.dialect === 'postgres' ? (v as unknown as Param) : v ? 1 : 0)],
-  };
-  const TRUE = sql.dialect === 'postgres' ? 'TRUE' : '1';
-
-  const queue: RunStore['queue'] = {
-    async add(t) {
-      const r = await withRefs([['createdBy', 'users', t.createdBy, 'user']], () =>
-        sql.one(
-          `INSERT INTO "queue_tasks" ("name", "kind", "payload", "status", "position", "created_by", "created_at") ` +
-            `VALUES (?, ?, ?, 'pending', ` +
-            `(SELECT COALESCE(MAX("position"), 0) + 1 FROM "queue_tasks" WHERE "status" IN ${OPEN_IN}), ?, ?) ` +
-            `RETURNING ${TASK_COLS}`,
-          [t.name, oneOf(t.kind, TASK_KINDS, 'kind'), encodeJson(t.payload, 'payload') ?? 'null', t.createdBy, new Date()],
-        ),
-      );
-      return taskRow(r!);
-    },
-    async get(id) {
-      const r = await sql.one(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "id" = ?`, [id]);
-      return r ? taskRow(r) : null;
-    },
-    async open() {
-      const rows = await sql.rows(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "status" IN ${OPEN_IN} ORDER BY "position", "id"`);
-      return rows.map(taskRow);
-    },
-    async update(id, patch) {
-      await updateById('queue_tasks', 'queue task', id, patch, TASK_FIELDS, [['runId', 'runs', patch.runId, 'run']]);
-    },
-    async delete(id) {
-      return (await sql.run(`DELETE FROM "queue_tasks" WHERE "id" = ?`, [id])) > 0;
-    },
-    async claim(hostId, candidates) {
-      const ids = candidates.filter(Number.isSafeInteger);
-      if (!ids.length) return null;
-      // One statement: the first pending candidate, marked running by this host. PostgreSQL skips rows another
-      // host is claiming right now (FOR UPDATE SKIP LOCKED) instead of waiting; SQLite has one writer at a time.
-      const among = `"status" = 'pending' AND "id" IN (${ids.join(', ')})`;
-      for (;;) {
-        const r = await sql.one(
-          `UPDATE "queue_tasks" SET "status" = 'running', "host_id" = ? WHERE "status" = 'pending' AND "id" = (SELECT "id" FROM "queue_tasks" ` +
-            `WHERE ${among} ORDER BY "position", "id" LIMIT 1${sql.dialect === 'postgres' ? ' FOR UPDATE SKIP LOCKED' : ''}) RETURNING ${TASK_COLS}`,
-          [hostId],
-        );
-        if (r) return taskRow(r);
-        // PostgreSQL: the row this statement picked was taken by another host as it looked; look again while any is left
-        if (!(await sql.one(`SELECT "id" FROM "queue_tasks" WHERE ${among} LIMIT 1`))) return null;
-      }
-    },
-    async pending() {
-      return (await sql.rows(`SELECT "id" FROM "queue_tasks" WHERE "status" = 'pending' ORDER BY "position", "id"`)).map((r) => toInt(r.id));
-    },
-    async holding() {
-      return (await sql.rows(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "holds_queue" = ${TRUE} ORDER BY "id"`)).map(taskRow);
-    },
-    async orphaned() {
-      return (await sql.rows(`SELECT ${TASK_COLS} FROM "queue_tasks" WHERE "status" = 'running' AND ${ORPHANED} ORDER BY "id"`)).map(taskRow);
-    },
-    async interrupt(id) {
-      return (await sql.run(`UPDATE "queue_tasks" SET "status" = 'interrupted', "holds_queue" = ${TRUE} WHERE "id" = ? AND "status" = 'running'`, [id])) === 1;
-    },
-    async release() {
-      await sql.run(`UPDATE "queue_tasks" SET "holds_queue" = ${TRUE === '1' ? '0' : 'FALSE'} WHERE "holds_queue" = ${TRUE}`);
-    },
-    async move(id, direction) {
-      oneOf(direction, MOVES, 'direction');
-      // Read-modify-write of positions, serialised within this process.
-      await withLock('queue', async () => {
-        const task = await queue.get(id);
-        if (!task) throw notFound('queue task', id);
-        if (!OPEN_STATUSES.includes(task.status)) {
-          throw new LabError('conflict', `Queue task ${id} has finished (${task.status}); only waiting tasks can move.`, [
-            { field: 'id', message: `task is ${task.status}` },
-          ]);
-        }
-        const list = await queue.open();
-        const i = list.findIndex((t) => t.id === id);
-        const last = list.length - 1;
-        const setPos = (t: QueueTaskRow, position: number) =>
-          sql.run(`UPDATE "queue_tasks" SET "position" = ? WHERE "id" = ?`, [position, t.id]);
-        // Moving the first up or the last down changes nothing.
-        if (direction === 'top') {
-          if (i > 0) await setPos(task, list[0]!.position - 1);
-        } else if (direction === 'bottom') {
-          if (i < last) await setPos(task, list[last]!.position + 1);
-        } else {
-          const j = direction === 'up' ? i - 1 : i + 1;
-          if (j < 0 || j > last) return;
-          const other = list[j]!;
-          if (other.position !== task.position) {
-            await setPos(task, other.position);
-            await setPos(other, task.position);
-          } else {
-            // Equal positions (two adds raced on PostgreSQL): renumber the whole queue in the new order.
-            [list[i], list[j]] = [other, task];
-            const base = list[0]!.position;
-            for (let k = 0; k < list.length; k++) if (list[k]!.position !== base + k) await setPos(list[k]!, base + k);
-          }
-        }
-      });
     },
   };
 
@@ -581,5 +404,6 @@ export function createRunRepositories(sql: Sql): RunStore {
     },
   };
 
+  const queue = createQueueRepository(sql, kit);
   return { workflows, queue, runs, phases, logs, runSteps, files, hosts: createHostRepository(sql) };
 }

@@ -121,7 +121,7 @@ export default async function foundation() {
       line('  with a session cookie, against a token', `${vsToken.toFixed(2)}`, `>= 0.9 (cookie: ${median(rates.cookie).toFixed(0)}/s)`, vsToken >= 0.9);
       const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
       const perCpu = (a, b) => cpu[b].map((x, i) => x / cpu[a][i]); // calls per CPU-second of a, against b's
-      if (vsBare > 1) console.log("  (labdeck's HTTP server makes requests and responses with the fields Express adds already declared, server/http-server.ts; a bare Express server's gain them one by one, which slows every request it answers)");
+      if (vsBare > 1) console.log("  (labdeck's HTTP server makes requests and responses with the fields Express adds already declared, server/fast/http-server.ts; a bare Express server's gain them one by one, which slows every request it answers)");
       console.log(`  (each of ${ROUNDS} rounds, calls/s: against bare Express ${range(rates.token.map((t, i) => t / rates.bare[i]))}, cookie against token ${range(rates.cookie.map((c, i) => c / rates.token[i]))})`);
       line('  calls per CPU-second, against bare Express', `${median(perCpu('token', 'bare')).toFixed(2)}`, `>= 0.9 (rounds ${range(perCpu('token', 'bare'))}; ${median(cpu.token).toFixed(3)} vs ${median(cpu.bare).toFixed(3)} ms)`, median(perCpu('token', 'bare')) >= 0.9);
       line('  calls per CPU-second, cookie against token', `${median(perCpu('cookie', 'token')).toFixed(2)}`, `>= 0.9 (rounds ${range(perCpu('cookie', 'token'))})`, median(perCpu('cookie', 'token')) >= 0.9);

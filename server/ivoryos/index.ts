@@ -19,7 +19,7 @@ import { done, type Caller, type QueuedTask, type RunControlName } from '../../c
 import { callerOf } from '../caller.js';
 import { asLabError, clientGone, logInternal, statusOf, url } from '../http.js';
 import { bodyCap } from '../body-cap.js';
-import { limitBytes } from '../json-body.js';
+import { limitBytes } from '../body-cap.js';
 import { handle } from '../route.js';
 import { NEW_WORKFLOW } from '../routes/workflows.js';
 import { authenticate, csrfGuard, crossSiteGet, hostGuard } from '../security.js';

@@ -8,7 +8,7 @@ import { z } from 'zod';
 import type { Runtime } from '../../core/runtime.js';
 import { HTML } from '../api-doc.js';
 import { ctxOf } from '../context.js';
-import { render, wantsJson } from '../http.js';
+import { respond } from '../respond.js';
 import { handle, route } from '../route.js';
 
 const SECTION = 'API';
@@ -58,9 +58,13 @@ export function apiDocRoutes(runtime: Runtime): Router {
 
   handle(r, API_DOC_ROUTES.page, async (req, res) => {
     const doc = await docFor(req);
-    if (wantsJson(req)) return res.json(doc);
-    const { ApiPage } = await apiPage();
-    render(res, <ApiPage ctx={await ctxOf(req)} doc={doc} live={!!req.user} />);
+    await respond(req, res, {
+      json: doc,
+      html: async () => {
+        const { ApiPage } = await apiPage();
+        return <ApiPage ctx={await ctxOf(req)} doc={doc} live={!!req.user} />;
+      },
+    });
   });
 
   return r;

@@ -12,7 +12,8 @@ import type { ApprovalRow } from '../../core/operations/index.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { ApprovalsPage } from '../views/approvals.js';
 
@@ -127,38 +128,43 @@ export function approvalRoutes(runtime: Runtime): Router {
     outcome: a.outcome,
   });
 
-  const inbox = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; focus?: number } = {}, status = 200) => {
-    // each user sees their own account's requests (an admin every one): arguments, plans and token names are theirs
+  type Extra = { error?: LabError; notice?: string; focus?: number };
+  /** What the inbox shows, as JSON: the requests the user may see (each account its own, an admin every one), the policy. */
+  const listsOf = async (req: Request) => {
     const caller = callerOf(req, 'app');
     const [pending, done, policy] = await Promise.all([approvals.list(caller, 'pending', 100), approvals.list(caller, 'done', 50), approvals.policy()]);
-    if (wantsJson(req)) return res.json({ pending: await Promise.all(pending.map(approvalJson)), done: await Promise.all(done.map(approvalJson)), policy });
-    render(
-      res,
-      <ApprovalsPage
-        ctx={await ctxOf(req)}
-        pending={await Promise.all(pending.map(approvalJson))}
-        done={await Promise.all(done.map(approvalJson))}
-        policy={policy}
-        instruments={instruments.list().map((i) => ({ name: i.name, safeties: [...new Set(i.methods.map((m) => m.safety))] }))}
-        error={extra.error}
-        notice={extra.notice}
-        focus={extra.focus}
-      />,
-      status,
-    );
+    return { pending: await Promise.all(pending.map(approvalJson)), done: await Promise.all(done.map(approvalJson)), policy };
+  };
+  const inboxPage = async (req: Request, extra: Extra, lists: Awaited<ReturnType<typeof listsOf>>) => (
+    <ApprovalsPage
+      ctx={await ctxOf(req)}
+      pending={lists.pending}
+      done={lists.done}
+      policy={lists.policy}
+      instruments={instruments.list().map((i) => ({ name: i.name, safeties: [...new Set(i.methods.map((m) => m.safety))] }))}
+      error={extra.error}
+      notice={extra.notice}
+      focus={extra.focus}
+    />
+  );
+  /** The inbox, JSON or the page; `extra` is the page's only (a function: read for the page only). */
+  const inbox = async (req: Request, res: Response, extra: Extra | (() => Promise<Extra>) = {}, status = 200) => {
+    const lists = await listsOf(req);
+    await respond(req, res, { json: lists, html: async () => inboxPage(req, typeof extra === 'function' ? await extra() : extra, lists), htmlStatus: status });
   };
 
   handle(r, R.inbox, async (req, res, { query }) => {
-    const decided = query.decided && !wantsJson(req) ? await approvals.get(callerOf(req, 'app'), query.decided).catch(() => null) : null;
-    const notice = decided ? `Request ${decided.id} is ${stateOf(decided)}: ${decided.summary}` : query.saved !== undefined ? 'The approval policy is saved.' : undefined;
-    await inbox(req, res, { notice, focus: decided?.id });
+    await inbox(req, res, async () => {
+      const decided = query.decided ? await approvals.get(callerOf(req, 'app'), query.decided).catch(() => null) : null;
+      const notice = decided ? `Request ${decided.id} is ${stateOf(decided)}: ${decided.summary}` : query.saved !== undefined ? 'The approval policy is saved.' : undefined;
+      return { notice, focus: decided?.id };
+    });
   });
 
   handle(r, R.one, async (req, res, { params, query }) => {
     // 404 unless it is this user's account's, or they are an admin
     const row = await approvals.get(callerOf(req, 'app'), params.id, query.wait ? query.wait * 1000 : undefined);
-    if (wantsJson(req)) return res.json(await approvalJson(row));
-    await inbox(req, res, { focus: row.id });
+    await respond(req, res, { json: () => approvalJson(row), html: async () => inboxPage(req, { focus: row.id }, await listsOf(req)) });
   });
 
   /** Approve or reject: JSON gets the request as decided, a form goes back to the inbox with what happened. */
@@ -166,12 +172,9 @@ export function approvalRoutes(runtime: Runtime): Router {
     try {
       // a person decides, in the browser: no token (a script's, or an agent's) approves what an agent asked
       const row = await approvals.decide(callerOf(req, 'app'), params.id, decision, body.reason);
-      if (wantsJson(req)) return res.json(await approvalJson(row));
-      res.redirect(302, url(req, `/approvals?decided=${row.id}`));
+      await redirectTo(req, res, url(req, `/approvals?decided=${row.id}`), () => approvalJson(row));
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await inbox(req, res, { error: err, focus: params.id }, statusOf(err));
+      await failed(req, res, e, (err) => inbox(req, res, { error: err, focus: params.id }, statusOf(err)));
     }
   };
   handle(r, R.approve, decide('approve'));
@@ -185,13 +188,9 @@ export function approvalRoutes(runtime: Runtime): Router {
     const same = (a: string[]) => a.length === policy.default.length && a.every((l) => policy.default.includes(l as Safety));
     for (const [name, ls] of Object.entries(policy.instruments)) if (same(ls)) delete policy.instruments[name];
     try {
-      const stored = await approvals.setPolicy(callerOf(req, 'app'), policy);
-      if (wantsJson(req)) return res.json(stored);
-      res.redirect(302, url(req, '/approvals?saved'));
+      await redirectTo(req, res, url(req, '/approvals?saved'), await approvals.setPolicy(callerOf(req, 'app'), policy));
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await inbox(req, res, { error: err }, statusOf(err));
+      await failed(req, res, e, (err) => inbox(req, res, { error: err }, statusOf(err)));
     }
   });
 

@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Runtime } from '../../core/runtime.js';
 import { pageOrJson } from '../api-doc.js';
 import { ctxOf } from '../context.js';
-import { respond, url } from '../http.js';
+import { url } from '../http.js';
+import { respond } from '../respond.js';
 import { handle, route } from '../route.js';
 import { AttentionPage } from '../views/attention.js';
 
@@ -24,8 +25,10 @@ export const ATTENTION_ROUTES = {
 export function attentionRoutes(runtime: Runtime): Router {
   const r = Router();
   handle(r, ATTENTION_ROUTES.list, async (req, res) => {
-    await respond(req, res, await runtime.ops.attention.list(), async (items) => <AttentionPage ctx={{ ...(await ctxOf(req)), attention: items.length }} items={items} />, {
-      json: (items) => ({ items: items.map((i) => ({ ...i, url: url(req, i.link) })), count: items.length }),
+    const items = await runtime.ops.attention.list();
+    await respond(req, res, {
+      json: () => ({ items: items.map((i) => ({ ...i, url: url(req, i.link) })), count: items.length }),
+      html: async () => <AttentionPage ctx={{ ...(await ctxOf(req)), attention: items.length }} items={items} />,
     });
   });
   return r;

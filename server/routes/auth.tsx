@@ -13,7 +13,8 @@ import { callerOf } from '../caller.js';
 import { MIN_PASSWORD, USERNAME_RE, tokenScope } from '../../core/accounts/index.js';
 import { AGENT_NAME_RE } from '../../core/contracts/host.js';
 import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { deviceOf, rememberDevice } from '../remembered-device.js';
 import { crossSiteGet } from '../security.js';
@@ -271,8 +272,7 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
       } catch (e) {
         const err = asLabError(e);
         if (err.code === 'too_many_requests') res.set('Retry-After', String(err.data?.retry_after ?? 60));
-        if (wantsJson(req)) throw err;
-        await loginAgain(req, res, err, query.next, username);
+        await failed(req, res, err, (again) => loginAgain(req, res, again, query.next, username));
       }
     },
     (req, res, err) => loginAgain(req, res, err, textOf(req.query.next), (req.body as Record<string, unknown> | undefined)?.username),
@@ -297,9 +297,7 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
         // the spec's answer: the login form, here with the new name filled in (the password is typed once more)
         res.redirect(302, `${url(req, '/auth/login')}?signed_up=1&username=${encodeURIComponent(user.username)}`);
       } catch (e) {
-        const err = asLabError(e);
-        if (wantsJson(req)) throw err;
-        await signupAgain(req, res, err, username);
+        await failed(req, res, e, (err) => signupAgain(req, res, err, username));
       }
     },
     (req, res, err) => signupAgain(req, res, err, (req.body as Record<string, unknown> | undefined)?.username),
@@ -341,9 +339,7 @@ export function accountRoutes(runtime: Runtime): Router {
         await runtime.ops.accounts.changePassword(callerOf(req, 'app'), { old: body.old_password, new: body.new_password, confirm: body.confirm_password }, req.sessionID);
         res.redirect(302, `${url(req, '/')}?password_changed=1`);
       } catch (e) {
-        const err = asLabError(e);
-        if (wantsJson(req)) throw err;
-        await changeAgain(req, res, err);
+        await failed(req, res, e, (err) => changeAgain(req, res, err));
       }
     },
     changeAgain,
@@ -357,11 +353,10 @@ export function accountRoutes(runtime: Runtime): Router {
       signup_open: await accounts.signupOpen(),
       users: user.role === 'admin' ? await accounts.users() : undefined,
     };
-    if (wantsJson(req)) {
-      const tokens = data.tokens.map((t) => ({ id: t.id, name: t.name, prefix: t.prefix, scope: tokenScope(t.prefix), created_at: t.createdAt, last_used_at: t.lastUsedAt }));
-      return res.json({ ...data, tokens });
-    }
-    render(res, <AccountPage ctx={await ctxOf(req)} {...data} />);
+    await respond(req, res, {
+      json: { ...data, tokens: data.tokens.map((t) => ({ id: t.id, name: t.name, prefix: t.prefix, scope: tokenScope(t.prefix), created_at: t.createdAt, last_used_at: t.lastUsedAt })) },
+      html: async () => <AccountPage ctx={await ctxOf(req)} {...data} />,
+    });
   });
 
   handle(r, AUTH_ROUTES.createToken, async (req, res, { body }) => {
@@ -374,33 +369,32 @@ export function accountRoutes(runtime: Runtime): Router {
     }
     const { token, row } = await accounts.createToken(req.user!.id, body.name ?? '', scope);
     if (agentName) await runtime.agents.bindName(agentName, { id: row.id, name: row.name }, req.user!.id);
-    if (wantsJson(req)) return res.status(201).json({ token, id: row.id, name: row.name, scope, ...(agentName ? { agent_name: agentName } : {}) });
     const user = req.user!;
-    render(
-      res,
-      <AccountPage
-        ctx={await ctxOf(req)}
-        user={user}
-        tokens={await accounts.tokens(user.id)}
-        signup_open={await accounts.signupOpen()}
-        users={user.role === 'admin' ? await accounts.users() : undefined}
-        newToken={token}
-      />,
-      201,
-    );
+    await respond(req, res, {
+      json: { token, id: row.id, name: row.name, scope, ...(agentName ? { agent_name: agentName } : {}) },
+      html: async () => (
+        <AccountPage
+          ctx={await ctxOf(req)}
+          user={user}
+          tokens={await accounts.tokens(user.id)}
+          signup_open={await accounts.signupOpen()}
+          users={user.role === 'admin' ? await accounts.users() : undefined}
+          newToken={token}
+        />
+      ),
+      status: 201,
+    });
   });
 
   handle(r, AUTH_ROUTES.revokeToken, async (req, res, { params }) => {
     await runtime.ops.accounts.revokeToken(callerOf(req, 'app'), params.id); // what it asked for can never run now
-    if (wantsJson(req)) return res.status(204).end();
-    res.redirect(302, url(req, '/account'));
+    await redirectTo(req, res, url(req, '/account'), undefined, { status: 204 });
   });
 
   handle(r, AUTH_ROUTES.setSignupOpen, async (req, res, { body: { open: v } }) => {
     const open = v === true || v === 'true' || v === 'on' || v === '1';
     await runtime.ops.accounts.setSignupOpen(callerOf(req, 'app'), open);
-    if (wantsJson(req)) return res.json({ signup_open: open });
-    res.redirect(302, url(req, '/account'));
+    await redirectTo(req, res, url(req, '/account'), { signup_open: open });
   });
 
   return r;

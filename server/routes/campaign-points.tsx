@@ -9,11 +9,13 @@ import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
-import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
-import { render, statusOf, url, wantsJson } from '../http.js';
+import { csvDownload, error, json, pageOrJson, redirect, ref } from '../api-doc.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { multipart } from '../uploads.js';
 import { CampaignPointsPage, CampaignsPage } from '../views/campaign/points.js';
+import { campaignPlotSvg } from '../views/plot-svg.js';
 
 const SECTION = 'Workflow execution';
 const ONE = z.object({ id: ID.describe('The campaign (campaign_id)') });
@@ -89,6 +91,19 @@ export const CAMPAIGN_POINT_ROUTES = {
     body: { name: 'AddPointBody', schema: z.object({ parameters: NUMBERS.optional().describe('A value per parameter of the search space'), results: NUMBERS.optional().describe('What was measured, when it is in already') }), extra: FIELDS, extraKinds: ['form'] },
     responses: { 201: json('The point added', 'CampaignPoint'), 302: redirect('A form: back to the campaign page'), 400: error('A parameter missing, out of its bounds or unknown (details name parameters.<name>)'), 404: NO_CAMPAIGN },
   }),
+  plot: route({
+    method: 'GET',
+    path: '/executions/campaigns/{id}/plot',
+    section: SECTION,
+    summary: "A campaign's progress: its measured points (who suggested and measured each) and the best so far (JSON; ?format=svg for an image)",
+    operationId: 'campaignPlot',
+    params: ONE,
+    query: z.object({ format: z.enum(['svg', 'json']).optional().describe('svg for an image') }),
+    responses: {
+      200: { description: 'The progress as data, or an SVG image', content: { 'application/json': { schema: ref('CampaignPlot') }, 'image/svg+xml': { schema: { type: 'string' } } } },
+      404: NO_CAMPAIGN,
+    },
+  }),
   csv: route({
     method: 'GET',
     path: '/executions/campaigns/{id}/points.csv',
@@ -135,9 +150,11 @@ export function campaignPointRoutes(runtime: Runtime): Router {
     return Object.fromEntries(keys.map((k) => [k.slice(prefix.length + 1), body[k]]));
   };
 
-  const page = async (req: Request, res: Response, id: number, err?: LabError) => {
-    render(res, <CampaignPointsPage ctx={await ctxOf(req)} campaign={await campaigns.get(id)} error={err} />, err ? statusOf(err) : 200);
+  const pageOf = async (req: Request, id: number, err?: LabError) => {
+    const [campaign, plot] = await Promise.all([campaigns.get(id), campaigns.plot(id)]);
+    return <CampaignPointsPage ctx={await ctxOf(req)} campaign={campaign} plot={plot} error={err} />;
   };
+  const page = async (req: Request, res: Response, id: number, err?: LabError) => render(res, await pageOf(req, id, err), err ? statusOf(err) : 200);
   /** A page's form that does not fit: the page again with the message. */
   const formAgain = (req: Request, res: Response, err: LabError) => {
     // a path id that is no campaign id (out of range, not a number) is the error itself, not a page to show again
@@ -147,25 +164,23 @@ export function campaignPointRoutes(runtime: Runtime): Router {
   };
   /** JSON clients get `answer`; a form goes back to the campaign page (a form that does not fit: the page with the message). */
   const answer = async (req: Request, res: Response, id: number, fn: () => Promise<unknown>, status = 200) => {
-    if (wantsJson(req)) return res.status(status).json(await fn());
+    let out: unknown;
     try {
-      await fn();
+      out = await fn();
     } catch (e) {
-      if (e instanceof LabError && e.code !== 'not_found') return page(req, res, id, e);
+      if (e instanceof LabError && e.code !== 'not_found') return failed(req, res, e, (err) => page(req, res, id, err));
       throw e;
     }
-    res.redirect(302, url(req, `/executions/campaigns/${id}`));
+    await redirectTo(req, res, url(req, `/executions/campaigns/${id}`), out, { status });
   };
 
   handle(r, CAMPAIGN_POINT_ROUTES.list, async (req, res) => {
     const list = await campaigns.list();
-    if (wantsJson(req)) return res.json({ campaigns: list });
-    render(res, <CampaignsPage ctx={await ctxOf(req)} campaigns={list} />);
+    await respond(req, res, { json: { campaigns: list }, html: async () => <CampaignsPage ctx={await ctxOf(req)} campaigns={list} /> });
   });
 
   handle(r, CAMPAIGN_POINT_ROUTES.one, async (req, res, { params }) => {
-    if (wantsJson(req)) return res.json(await campaigns.get(params.id));
-    await page(req, res, params.id);
+    await respond(req, res, { json: () => campaigns.get(params.id), html: () => pageOf(req, params.id) });
   });
 
   handle(r, CAMPAIGN_POINT_ROUTES.suggest, (req, res, { params, body }) => answer(req, res, params.id, async () => ({ points: await campaigns.suggest(callerOf(req, 'app'), params.id, body.n) })), formAgain);
@@ -180,6 +195,12 @@ export function campaignPointRoutes(runtime: Runtime): Router {
     const given = results && Object.values(results).some((v) => v !== '' && v !== undefined) ? results : undefined;
     return answer(req, res, params.id, () => campaigns.addPoint(callerOf(req, 'app'), params.id, { parameters: fieldsOf(body, 'parameters'), results: given }), 201);
   }, formAgain);
+
+  handle(r, CAMPAIGN_POINT_ROUTES.plot, async (_req, res, { params, query }) => {
+    const plot = await campaigns.plot(params.id);
+    if (query.format === 'svg') return res.type('image/svg+xml').set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'").send(campaignPlotSvg(plot));
+    res.json(plot);
+  });
 
   handle(r, CAMPAIGN_POINT_ROUTES.csv, async (_req, res, { params, query }) => {
     const { name, text } = await campaigns.csv(params.id, query.state ?? 'pending');

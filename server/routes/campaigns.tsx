@@ -11,7 +11,8 @@ import { outputKind } from '../../core/workflow/outputs.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
 import { error, json, page as pageAnswer, redirect, ref } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, redirectTo } from '../respond.js';
 import { handle, route } from '../route.js';
 import { CampaignPage } from '../views/campaign/page.js';
 import { plotSvg } from '../views/plot-svg.js';
@@ -226,16 +227,12 @@ export function campaignRoutes(runtime: Runtime): Router {
     try {
       if (body.execution === 'manual') {
         const view = await campaigns.startManual(callerOf(req, 'app'), campaignInput(body, configSchema));
-        if (wantsJson(req)) return res.json({ campaign_id: view.campaign_id });
-        return res.redirect(302, url(req, `/executions/campaigns/${view.campaign_id}`));
+        return await redirectTo(req, res, url(req, `/executions/campaigns/${view.campaign_id}`), { campaign_id: view.campaign_id });
       }
       const { task, status } = done(await campaigns.start(callerOf(req, 'app'), campaignInput(body, configSchema)));
-      if (wantsJson(req)) return res.json({ task_id: task.id, status });
-      res.redirect(302, url(req, `/executions/config?workflow=${encodeURIComponent(String(body.workflow))}`));
+      await redirectTo(req, res, url(req, `/executions/config?workflow=${encodeURIComponent(String(body.workflow))}`), { task_id: task.id, status });
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await formAgain(req, res, err);
+      await failed(req, res, e, (err) => formAgain(req, res, err));
     }
   }, formAgain);
 

@@ -7,7 +7,8 @@ import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
 import { ConnectPage, NewDevicePage } from '../views/devices.js';
 import { PARAMETER_FIELD, formArgs } from './instruments.js';
@@ -134,9 +135,14 @@ export function deviceRoutes(runtime: Runtime): Router {
   };
 
   handle(r, R.drivers, async (req, res, { query }) => {
-    if (wantsJson(req)) return res.json({ drivers: devices.drivers() });
-    const imported = query.imported ? { file: query.imported, ...devices.addedBy(query.imported) } : undefined;
-    render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={devices.drivers()} imported={imported} />);
+    const drivers = devices.drivers();
+    await respond(req, res, {
+      json: { drivers },
+      html: async () => {
+        const imported = query.imported ? { file: query.imported, ...devices.addedBy(query.imported) } : undefined;
+        return <NewDevicePage ctx={await ctxOf(req)} drivers={drivers} imported={imported} />;
+      },
+    });
   });
 
   /** The import forms' page again, with the message. */
@@ -149,16 +155,12 @@ export function deviceRoutes(runtime: Runtime): Router {
     try {
       // audited, imported or refused (`import.<kind>.failed` with the message)
       const added = await devices.import(callerOf(req, 'app'), kind, body.filepath);
-      const { file } = added;
-      if (wantsJson(req)) return res.json(added);
       // the Connect page says what the import added; another page the deck form was sent from gets its page back
       const connect = url(req, '/instruments/new/');
       const to = kind === 'module' ? connect : back(req, connect);
-      res.redirect(302, to === connect ? `${connect}?imported=${encodeURIComponent(file)}` : to);
+      await redirectTo(req, res, to === connect ? `${connect}?imported=${encodeURIComponent(added.file)}` : to, added);
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await importAgain(req, res, err, filepath);
+      await failed(req, res, e, (err) => importAgain(req, res, err, filepath));
     }
   };
   handle(r, R.importModule, importRoute('module'), importFormAgain);
@@ -166,8 +168,7 @@ export function deviceRoutes(runtime: Runtime): Router {
 
   handle(r, R.driver, async (req, res, { params }) => {
     const d = driver(params.instrument);
-    if (wantsJson(req)) return res.json(d);
-    render(res, <ConnectPage ctx={await ctxOf(req)} driver={d} />);
+    await respond(req, res, { json: d, html: async () => <ConnectPage ctx={await ctxOf(req)} driver={d} /> });
   });
 
   /** The connect form again, with the message and the name typed. */
@@ -197,9 +198,7 @@ export function deviceRoutes(runtime: Runtime): Router {
         await devices.connect(callerOf(req, 'app'), d.name, deviceName, options);
         res.redirect(302, url(req, `/instruments/${encodeURIComponent(deviceName)}`));
       } catch (e) {
-        const err = asLabError(e);
-        if (wantsJson(req)) throw err;
-        await connectAgain(req, res, err);
+        await failed(req, res, e, (err) => connectAgain(req, res, err));
       }
     },
     connectAgain,

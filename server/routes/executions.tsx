@@ -7,7 +7,8 @@ import { DIRECTIONS, done, type Direction, type QueuedTask, type RunControlName 
 import { MAX_REPEAT } from '../../core/workflow/config.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson } from '../api-doc.js';
-import { asLabError, render, statusOf, wantsJson } from '../http.js';
+import { render, statusOf } from '../http.js';
+import { failed, respond } from '../respond.js';
 import { callerOf } from '../caller.js';
 import { ID, handle, route, type RouteSpec } from '../route.js';
 import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
@@ -331,13 +332,13 @@ export function executionRoutes(runtime: Runtime): Router {
   /** The watchdog's view (core/notify): each running step's expected end, each run's ETA. */
   const timingOf = (status: ReturnType<typeof runs.status>) => runtime.ops.notifications.timing(status.running.map((t) => t.run_id).filter((id): id is number => id !== null));
 
-  const page = async (req: Request, res: Response, extra: { error?: LabError; started?: StartedTask; rows?: Record<string, unknown>[] } = {}, status = 200) => {
+  type Extra = { error?: LabError; started?: StartedTask; rows?: Record<string, unknown>[] };
+  const pageOf = async (req: Request, extra: Extra = {}) => {
     const [saved, queue, last] = await Promise.all([workflows.list(), runs.queue(), lastRun()]);
     const selected = typeof req.query.workflow === 'string' ? req.query.workflow : typeof req.body?.workflow === 'string' ? req.body.workflow : req.session?.workflow;
     const uploaded = typeof req.query.uploaded === 'string' ? await files.find(req.query.uploaded) : null;
     const now = runs.status();
-    render(
-      res,
+    return (
       <ExecutionPage
         ctx={await ctxOf(req)}
         workflows={saved.map((w) => ({ name: w.name, version: w.version, definition: w.definition }))}
@@ -352,17 +353,19 @@ export function executionRoutes(runtime: Runtime): Router {
         uploaded={uploaded && uploaded.kind === 'config' ? { name: uploaded.storedName, original: uploaded.originalName, rows: uploaded.rows, workflow: uploaded.workflow } : undefined}
         uploadLimit={files.limitBytes}
         campaign={await records.campaignRan()}
-      />,
-      status,
+      />
     );
   };
+  const page = async (req: Request, res: Response, extra: Extra = {}, status = 200) => render(res, await pageOf(req, extra), status);
 
   handle(r, R.page, async (req, res) => {
-    if (wantsJson(req)) {
-      const saved = await workflows.list();
-      return res.json({ workflows: saved.map((w) => ({ name: w.name, version: w.version })), status: runs.status() });
-    }
-    await page(req, res);
+    await respond(req, res, {
+      json: async () => {
+        const saved = await workflows.list();
+        return { workflows: saved.map((w) => ({ name: w.name, version: w.version })), status: runs.status() };
+      },
+      html: () => pageOf(req),
+    });
   });
 
   /** The page's form that does not fit comes back with the message, its typed rows kept. */
@@ -384,14 +387,16 @@ export function executionRoutes(runtime: Runtime): Router {
         const { task, status } = done(
           await runs.submit(callerOf(req, 'app'), { workflow: body.workflow, config, repeat, configFile: body.config_file || undefined, name: body.name === '' ? undefined : body.name }),
         );
-        if (wantsJson(req)) return res.json({ task_id: task.id, status });
-        // as it is now (a short run may have ended already); the page follows it from here
-        const now = await runs.task(task.id);
-        await page(req, res, { started: { id: now.id, name: now.name, status: now.status, run_id: now.runId } });
+        await respond(req, res, {
+          json: { task_id: task.id, status },
+          html: async () => {
+            // as it is now (a short run may have ended already); the page follows it from here
+            const now = await runs.task(task.id);
+            return pageOf(req, { started: { id: now.id, name: now.name, status: now.status, run_id: now.runId } });
+          },
+        });
       } catch (e) {
-        const err = asLabError(e);
-        if (wantsJson(req)) throw err;
-        await formAgain(req, res, err);
+        await failed(req, res, e, (err) => formAgain(req, res, err));
       }
     },
     formAgain,

@@ -11,9 +11,9 @@
  *   the header row of parameter names only: no defaults row, which would be read back as an iteration (a
  *   workflow without parameters gets an empty line: run it with a repeat count instead).
  * - `GET /files/execution-data/{filename}`: `run-<id>.csv` is the data of run `<id>` (parameter columns then
- *   output columns, one row per main iteration: core/files/rundata.ts); any other name must be an uploaded
- *   file's generated name. Every download is written out again from the parsed table, formulas neutralised
- *   (the type row of an upload is dropped).
+ *   output columns, one row per main iteration, a campaign's run then suggested_by and measured_by:
+ *   core/files/rundata.ts); any other name must be an uploaded file's generated name. Every download is
+ *   written out again from the parsed table, formulas neutralised (the type row of an upload is dropped).
  */
 import { Router, type Request, type Response } from 'express';
 import { multipart } from '../uploads.js';
@@ -25,7 +25,8 @@ import type { FileKind } from '../../core/operations/index.js';
 import { Workflow } from '../../core/workflow/model.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, HTML, LOCATION, redirect, type ResponseObject } from '../api-doc.js';
-import { asLabError, errorBody, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, url } from '../http.js';
+import { failed, redirectTo, respond, type Prefer } from '../respond.js';
 import { handle, route } from '../route.js';
 import { callerOf } from '../caller.js';
 import { FilePreviewPage, sizeText } from '../views/files.js';
@@ -42,10 +43,7 @@ declare module '../session.js' {
 export const PREVIEW_ROWS = 200;
 
 /** A script (anything that does not ask for HTML) gets JSON from an upload; a browser form gets a redirect. */
-function jsonClient(req: Request): boolean {
-  if (req.query.format === 'html') return false;
-  return wantsJson(req) || !/text\/html/.test(req.get('accept') ?? '');
-}
+const UPLOAD: Prefer = 'unless-html';
 
 /** Back where the form was (the Referer, when it is this app), with `uploaded=<name>` added. */
 function backTo(req: Request, fallback: string, uploaded: string): string {
@@ -189,7 +187,7 @@ export const FILE_ROUTES = {
     params: FILENAME,
     responses: {
       200: csvDownload(
-        "The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run's iteration, status, parameter and output columns, one row per main iteration",
+        "The uploaded file (as parsed: the type row dropped), or for run-<id>.csv the run's iteration, status, parameter and output columns, one row per main iteration (a campaign's run: then suggested_by and measured_by)",
       ),
       404: error('No uploaded file or run of that name'),
       503: BUSY_READING,
@@ -247,10 +245,7 @@ export function fileRoutes(runtime: Runtime): Router {
   });
 
   /** A script (anything that does not ask for HTML) gets its error as JSON; a browser form, the error page. */
-  const failed = (req: Request, res: Response, err: LabError) => {
-    if (!jsonClient(req)) throw err;
-    res.status(statusOf(err)).json(errorBody(err));
-  };
+  const uploadFailed = (req: Request, res: Response, err: unknown) => failed(req, res, err, undefined, UPLOAD);
 
   const uploadRoute = (kind: FileKind) => async (req: Request, res: Response, { body }: { body: { file: Express.Multer.File; workflow?: string } }) => {
     try {
@@ -258,32 +253,29 @@ export function fileRoutes(runtime: Runtime): Router {
       const workflow = name ? await workflowNamed(name) : null;
       const { file, table } = await files.upload(callerOf(req, 'app'), kind, body.file.buffer, body.file.originalname, workflow);
       if (name && req.session) req.session.workflow = name;
-      if (!jsonClient(req)) return res.redirect(302, backTo(req, url(req, '/executions/config'), file.storedName));
-      res
-        .status(201)
-        .location(url(req, `/files/preview/${file.storedName}`))
-        .json({
-          filename: file.storedName,
-          rows: file.rows,
-          columns: file.columns,
-          kind: file.kind,
-          original_name: file.originalName,
-          workflow: file.workflow,
-          ...(table.types ? { types: table.types } : {}),
-        });
+      const made = {
+        filename: file.storedName,
+        rows: file.rows,
+        columns: file.columns,
+        kind: file.kind,
+        original_name: file.originalName,
+        workflow: file.workflow,
+        ...(table.types ? { types: table.types } : {}),
+      };
+      await redirectTo(req, res, backTo(req, url(req, '/executions/config'), file.storedName), made, { status: 201, location: url(req, `/files/preview/${file.storedName}`), prefer: UPLOAD });
     } catch (e) {
-      failed(req, res, asLabError(e));
+      await uploadFailed(req, res, e);
     }
   };
   // multer reads the multipart body once the role is known; a body or field that does not fit answers like the route's own errors
-  handle(r, FILE_ROUTES.uploadConfig, uploadRoute('config'), { receive, formAgain: failed });
-  handle(r, FILE_ROUTES.uploadHistory, uploadRoute('history'), { receive, formAgain: failed });
+  handle(r, FILE_ROUTES.uploadConfig, uploadRoute('config'), { receive, formAgain: uploadFailed });
+  handle(r, FILE_ROUTES.uploadHistory, uploadRoute('history'), { receive, formAgain: uploadFailed });
 
   handle(r, FILE_ROUTES.preview, async (req, res, { params }) => {
     // only the rows shown are read; the total was counted when the file was uploaded
     const { file, head, rows } = await files.preview(params.filename, PREVIEW_ROWS);
-    if (wantsJson(req)) {
-      return res.json({
+    await respond(req, res, {
+      json: {
         filename: file.storedName,
         original_name: file.originalName,
         kind: file.kind,
@@ -293,9 +285,9 @@ export function fileRoutes(runtime: Runtime): Router {
         rows,
         total: file.rows,
         uploaded_at: file.createdAt.toISOString(),
-      });
-    }
-    render(res, <FilePreviewPage ctx={await ctxOf(req)} file={file} columns={head.columns} types={head.types} rows={rows} total={file.rows} />);
+      },
+      html: async () => <FilePreviewPage ctx={await ctxOf(req)} file={file} columns={head.columns} types={head.types} rows={rows} total={file.rows} />,
+    });
   });
 
   handle(r, FILE_ROUTES.download, async (_req, res, { params: { filename: name } }) => {

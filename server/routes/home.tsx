@@ -12,7 +12,8 @@ import { projectRoot } from '../../core/paths.js';
 import type { Runtime } from '../../core/runtime.js';
 import { ctxOf } from '../context.js';
 import { empty, error, json, page, pageOrJson, redirect, type ResponseObject } from '../api-doc.js';
-import { asLabError, render, url, wantsJson } from '../http.js';
+import { asLabError, render, url } from '../http.js';
+import { respond } from '../respond.js';
 import { handle, route } from '../route.js';
 import { HelpPage, LabHome, type LabHomeData } from '../views/home.js';
 import { callerOf } from '../caller.js';
@@ -225,24 +226,27 @@ export function homeRoutes(runtime: Runtime): Router {
 
   handle(r, HOME_ROUTES.home, async (req, res, { query }) => {
     const { routes } = await catalogue();
-    if (wantsJson(req)) {
-      return res.json({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) });
-    }
-    const notice = query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
-    const { runs, records, workflows: saved, instruments } = runtime.ops;
-    const [queue, list, workflows] = await Promise.all([runs.queue(), records.list({ keyword: '', page: 1, perPage: 5 }), saved.list()]);
-    const status = runs.status();
-    const waiting = queue.tasks.filter((t) => t.status !== 'running');
-    const data: LabHomeData = {
-      status,
-      queue: waiting.slice(0, 5).map((t) => ({ id: t.id, name: t.name, label: queueStatusLabel(t, status) })),
-      waiting: waiting.length,
-      recent: list.records,
-      workflows: workflows.length,
-      instruments: instruments.list(), // the Instruments page's list: this deck's and other labdecks'
-      deckChanged: runtime.deckWatch?.changed,
-    };
-    render(res, <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />);
+    await respond(req, res, {
+      json: () => ({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) }),
+      // the lab's home page: what runs and waits, the latest records, and every route
+      html: async () => {
+        const notice = query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
+        const { runs, records, workflows: saved, instruments } = runtime.ops;
+        const [queue, list, workflows] = await Promise.all([runs.queue(), records.list({ keyword: '', page: 1, perPage: 5 }), saved.list()]);
+        const status = runs.status();
+        const waiting = queue.tasks.filter((t) => t.status !== 'running');
+        const data: LabHomeData = {
+          status,
+          queue: waiting.slice(0, 5).map((t) => ({ id: t.id, name: t.name, label: queueStatusLabel(t, status) })),
+          waiting: waiting.length,
+          recent: list.records,
+          workflows: workflows.length,
+          instruments: instruments.list(), // the Instruments page's list: this deck's and other labdecks'
+          deckChanged: runtime.deckWatch?.changed,
+        };
+        return <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />;
+      },
+    });
   });
 
   handle(

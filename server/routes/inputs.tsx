@@ -11,7 +11,8 @@ import { MAX_INPUT_FILE_BYTES } from '../../core/workflow/input.js';
 import { callerOf } from '../caller.js';
 import { multipart } from '../uploads.js';
 import { error, json, redirect } from '../api-doc.js';
-import { url, wantsJson } from '../http.js';
+import { url } from '../http.js';
+import { redirectTo } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 
 const SECTION = 'Workflow execution';
@@ -72,8 +73,7 @@ export function inputRoutes(runtime: Runtime): Router {
     const given = body.file
       ? await runtime.ops.runs.inputFile(caller, { data: body.file.buffer, name: body.file.originalname, type: body.file.mimetype }, body.task_id)
       : await runtime.ops.runs.input(caller, body.value, body.task_id);
-    if (wantsJson(req)) return res.json(given);
-    res.redirect(302, url(req, '/executions/config'));
+    await redirectTo(req, res, url(req, '/executions/config'), given);
   }, { receive });
   return r;
 }

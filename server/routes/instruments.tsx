@@ -9,7 +9,8 @@ import { done, type LabwareView, type MethodPrefs } from '../../core/operations/
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObject } from '../api-doc.js';
-import { asLabError, clientGone, errorBody, isJson, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, clientGone, isJson, render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route, type FormAgain } from '../route.js';
 import { LabwarePanel } from '../views/labware.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
@@ -303,12 +304,12 @@ export function instrumentRoutes(runtime: Runtime): Router {
 
   handle(r, R.list, async (req, res) => {
     const instruments = labList();
-    if (wantsJson(req)) {
-      return res.json({
+    await respond(req, res, {
+      json: () => ({
         instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.failure ? { failure: i.failure } : {}), ...(i.host ? { host: i.host } : {}) })),
-      });
-    }
-    render(res, <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.deckWatch?.changed} />);
+      }),
+      html: async () => <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.deckWatch?.changed} />,
+    });
   });
 
   handle(r, R.proxy, async (req, res, { query: { lang } }) => {
@@ -320,9 +321,8 @@ export function instrumentRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.task, async (req, res, { params: { task_id: id } }) => {
-    const json = stepJson(await ops.record(id));
-    if (wantsJson(req)) return res.json(json);
-    render(res, <TaskPage ctx={await ctxOf(req)} step={json} />);
+    const step = stepJson(await ops.record(id));
+    await respond(req, res, { json: step, html: async () => <TaskPage ctx={await ctxOf(req)} step={step} /> });
   });
 
   handle(r, R.console, async (req, res, { body: { code, language = consoleLanguage(runtime) } }) => {
@@ -340,22 +340,22 @@ export function instrumentRoutes(runtime: Runtime): Router {
 
   handle(r, R.one, async (req, res, { params: { instrument } }) => {
     const inst = await personalised(req, instrument);
-    if (wantsJson(req)) return res.json(inst);
-    render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={inst} recent={await recent(inst.name)} labware={inst.offline ? undefined : await labware(inst.name)} />);
+    await respond(req, res, {
+      json: inst,
+      html: async () => <InstrumentPage ctx={await ctxOf(req)} instrument={inst} recent={await recent(inst.name)} labware={inst.offline ? undefined : await labware(inst.name)} />,
+    });
   });
 
   handle(r, R.labware, async (req, res, { params }) => {
     const view = await ops.labware(params.instrument);
-    if (wantsJson(req)) return res.json(view);
-    render(res, <LabwarePanel view={view} />);
+    await respond(req, res, { json: view, html: () => <LabwarePanel view={view} /> });
   });
 
   /** The latest recorded calls of an instrument (the page refreshes this panel after each call). */
   handle(r, R.calls, async (req, res, { params }) => {
     const inst = ops.schema(params.instrument);
     const steps = await recent(inst.name);
-    if (wantsJson(req)) return res.json({ calls: steps.map(stepJson) });
-    render(res, <RecentCalls ctx={await ctxOf(req)} steps={steps} />);
+    await respond(req, res, { json: () => ({ calls: steps.map(stepJson) }), html: async () => <RecentCalls ctx={await ctxOf(req)} steps={steps} /> });
   });
 
   /** A call that failed, for a page: the instrument's page (an htmx fragment) with the message. */
@@ -393,18 +393,20 @@ export function instrumentRoutes(runtime: Runtime): Router {
       if (clientGone(req, res)) return;
       // made here, or by the labdeck that drives the instrument (its answer comes back; it records the call)
       const { task_id: taskId, output } = done(await ops.call(callerOf(req, 'app'), { instrument: name, method: methodName, args }));
-      if (wantsJson(req)) return res.json({ task_id: taskId, output });
-      const unit = ops.resultUnit(name, methodName);
-      outcome = { method: methodName, taskId, output, ...(unit ? { unit } : {}) };
-      if (isHtmx(req)) {
-        res.set('HX-Trigger', 'labdeck-called');
-        return render(res, <CallResult ctx={await ctxOf(req)} outcome={outcome} />);
-      }
-      return render(res, <InstrumentPage ctx={await ctxOf(req)} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />);
+      await respond(req, res, {
+        json: { task_id: taskId, output },
+        html: async () => {
+          const unit = ops.resultUnit(name, methodName);
+          outcome = { method: methodName, taskId, output, ...(unit ? { unit } : {}) };
+          if (isHtmx(req)) {
+            res.set('HX-Trigger', 'labdeck-called');
+            return <CallResult ctx={await ctxOf(req)} outcome={outcome} />;
+          }
+          return <InstrumentPage ctx={await ctxOf(req)} instrument={await personalised(req, name)} outcome={outcome} recent={await recent(name)} />;
+        },
+      });
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) return res.status(statusOf(err)).json(errorBody(err));
-      return callFailed(req, res, name, outcome, err);
+      await failed(req, res, e, (err) => callFailed(req, res, name, outcome, err));
     }
   };
   handle(r, R.callNamed, (req, res, { body }) => call(req, res, body.instrument, body, ['instrument', 'method']), callAgain((req) => req.body?.instrument));
@@ -415,11 +417,10 @@ export function instrumentRoutes(runtime: Runtime): Router {
     try {
       schema = await ops.retry(callerOf(req, 'app'), params.instrument);
     } catch (e) {
-      if (wantsJson(req) || !ops.has(params.instrument)) throw e;
-      return res.redirect(302, url(req, `/instruments/${encodeURIComponent(params.instrument)}`)); // the page shows the new stage and error
+      if (!ops.has(params.instrument)) throw e;
+      return failed(req, res, e, () => res.redirect(302, url(req, `/instruments/${encodeURIComponent(params.instrument)}`))); // the page shows the new stage and error
     }
-    if (wantsJson(req)) return res.json(schema);
-    res.redirect(302, url(req, `/instruments/${encodeURIComponent(params.instrument)}`));
+    await redirectTo(req, res, url(req, `/instruments/${encodeURIComponent(params.instrument)}`), schema);
   });
 
   handle(r, R.order, async (req, res, { params, body: { order } }) => {

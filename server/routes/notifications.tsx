@@ -12,7 +12,8 @@ import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, respond, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
 import { NotificationsPage, SubscriptionPage } from '../views/notifications.js';
 
@@ -124,7 +125,8 @@ export function notificationRoutes(runtime: Runtime): Router {
   });
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; draft?: string } = {}, status = 200) => {
-    await respond(req, res, await overview(), async (o) => <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, { pageStatus: status });
+    const o = await overview();
+    await respond(req, res, { json: o, html: async () => <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, htmlStatus: status });
   };
 
   handle(r, R.page, async (req, res, { query }) => {
@@ -148,20 +150,19 @@ export function notificationRoutes(runtime: Runtime): Router {
 
   handle(r, R.test, async (req, res, { body }) => {
     try {
-      const out = await n.test(caller(req), body.channel);
-      if (wantsJson(req)) return res.json(out);
-      res.redirect(302, url(req, `/notifications?tested=${encodeURIComponent(body.channel)}`));
+      await redirectTo(req, res, url(req, `/notifications?tested=${encodeURIComponent(body.channel)}`), await n.test(caller(req), body.channel));
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await page(req, res, { error: err }, statusOf(err));
+      await failed(req, res, e, (err) => page(req, res, { error: err }, statusOf(err)));
     }
   });
 
   const mine = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => {
-    await respond(req, res, { subscription: await n.subscription(caller(req)), events: EVENTS }, async ({ subscription }) => (
-      <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />
-    ), { pageStatus: status });
+    const subscription = await n.subscription(caller(req));
+    await respond(req, res, {
+      json: { subscription, events: EVENTS },
+      html: async () => <SubscriptionPage ctx={await ctxOf(req)} subscription={subscription} events={[...EVENTS]} error={extra.error} notice={extra.notice} />,
+      htmlStatus: status,
+    });
   };
 
   handle(r, R.me, async (req, res, { query }) => mine(req, res, { notice: query.saved !== undefined ? 'Your subscription is saved.' : undefined }));

@@ -19,7 +19,8 @@ import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, HX_REQUEST, json, pageOrJson } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { asLabError, render, statusOf, url } from '../http.js';
+import { respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { ErrorList } from '../views/layout.js';
 import { RecordPage, RecordsPage } from '../views/records.js';
@@ -136,23 +137,30 @@ export function recordRoutes(runtime: Runtime): Router {
   handle(r, RECORD_ROUTES.list, async (req, res, { query }) => {
     const q = parseListQuery(query);
     const list = await records.list(q);
-    if (wantsJson(req)) return res.json(list);
     const deleted = typeof query.deleted === 'string' && /^\d+$/.test(query.deleted) ? query.deleted : undefined;
-    render(res, <RecordsPage ctx={await ctxOf(req)} list={list} keyword={q.keyword} defaultPerPage={DEFAULT_PER_PAGE} notice={deleted ? `Record ${deleted} was deleted.` : undefined} />);
+    await respond(req, res, {
+      json: list,
+      html: async () => <RecordsPage ctx={await ctxOf(req)} list={list} keyword={q.keyword} defaultPerPage={DEFAULT_PER_PAGE} notice={deleted ? `Record ${deleted} was deleted.` : undefined} />,
+    });
   });
 
   handle(r, RECORD_ROUTES.one, async (req, res, { params: { workflow_id: id } }) => {
-    if (wantsJson(req)) return res.json(await records.detail(id));
-    const record = await records.detail(id, { stepLimit: PAGE_STEP_LIMIT });
-    // each step's result unit, where the deck's schema declares one (ivoryOS's Unit marker)
-    const units: Record<string, string> = {};
-    for (const p of record.phases) {
-      for (const s of p.steps) {
-        const unit = runtime.ops.instruments.resultUnit(s.instrument, s.method);
-        if (unit) units[`${s.instrument}.${s.method}`] = unit;
-      }
-    }
-    render(res, <RecordPage ctx={await ctxOf(req)} record={record} canDelete={mayDelete({ userId: record.user_id }, req.user!)} units={units} />);
+    // JSON: the whole record; the page: its first PAGE_STEP_LIMIT steps
+    await respond(req, res, {
+      json: () => records.detail(id),
+      html: async () => {
+        const record = await records.detail(id, { stepLimit: PAGE_STEP_LIMIT });
+        // each step's result unit, where the deck's schema declares one (ivoryOS's Unit marker)
+        const units: Record<string, string> = {};
+        for (const p of record.phases) {
+          for (const s of p.steps) {
+            const unit = runtime.ops.instruments.resultUnit(s.instrument, s.method);
+            if (unit) units[`${s.instrument}.${s.method}`] = unit;
+          }
+        }
+        return <RecordPage ctx={await ctxOf(req)} record={record} canDelete={mayDelete({ userId: record.user_id }, req.user!)} units={units} />;
+      },
+    });
   });
 
   handle(r, RECORD_ROUTES.stepsCsv, async (req, res, { params: { workflow_id: id } }) => {

@@ -11,7 +11,8 @@ import type { MoveRow, ResourceRow } from '../../core/operations/index.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, respond, statusOf, url, wantsJson } from '../http.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { ResourcesPage, DeckVersionsPage, PreflightPage } from '../views/resources.js';
 import { formRows } from './executions.js';
@@ -209,29 +210,31 @@ export function resourceRoutes(runtime: Runtime): Router {
   const resources = runtime.ops.resources;
   const R = RESOURCE_ROUTES;
 
-  const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => {
+  const pageOf = async (req: Request, extra: { error?: LabError; notice?: string } = {}) => {
     const [list, doubt, rules] = await Promise.all([resources.list(), resources.inDoubt(), resources.rules()]);
-    render(res, <ResourcesPage ctx={await ctxOf(req)} resources={list.map(resourceJson)} inDoubt={doubt.map(moveJson)} rules={rules} error={extra.error} notice={extra.notice} />, status);
+    return <ResourcesPage ctx={await ctxOf(req)} resources={list.map(resourceJson)} inDoubt={doubt.map(moveJson)} rules={rules} error={extra.error} notice={extra.notice} />;
   };
+  const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => render(res, await pageOf(req, extra), status);
   /** A form that does not fit comes back to the page with the message; JSON gets the error. */
   const formOr = <I,>(fn: (req: Request, res: Response, input: I) => Promise<unknown>) => async (req: Request, res: Response, input: I) => {
     try {
       await fn(req, res, input);
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req) || !req.is('application/x-www-form-urlencoded')) throw err;
-      await page(req, res, { error: err }, statusOf(err));
+      // only the page's own forms are shown again; any other body gets the error (JSON, or the error page)
+      await failed(req, res, e, req.is('application/x-www-form-urlencoded') ? (err) => page(req, res, { error: err }, statusOf(err)) : undefined);
     }
   };
   const back = (req: Request, res: Response, what: string) => res.redirect(302, url(req, `/resources?saved=${encodeURIComponent(what)}`));
   const who = (req: Request) => callerOf(req, 'app');
 
   handle(r, R.list, async (req, res, { query }) => {
-    if (wantsJson(req)) {
-      const [list, doubt] = await Promise.all([resources.list(), resources.inDoubt()]);
-      return res.json({ resources: list.map(resourceJson), in_doubt: doubt.map(moveJson) });
-    }
-    await page(req, res, { notice: query.saved ? `Saved: ${query.saved}.` : undefined });
+    await respond(req, res, {
+      json: async () => {
+        const [list, doubt] = await Promise.all([resources.list(), resources.inDoubt()]);
+        return { resources: list.map(resourceJson), in_doubt: doubt.map(moveJson) };
+      },
+      html: () => pageOf(req, { notice: query.saved ? `Saved: ${query.saved}.` : undefined }),
+    });
   });
 
   handle(
@@ -330,17 +333,24 @@ export function resourceRoutes(runtime: Runtime): Router {
       delete input.repeat;
     }
     const result = await resources.preflight(who(req), campaign ? (campaignInput(input, configSchema) as Record<string, unknown>) : input, { configFile });
-    if (!form || wantsJson(req)) return res.json(result);
-    const fields = Object.entries(body).filter(([, v]) => typeof v === 'string' && v !== '') as [string, string][];
-    render(res, <PreflightPage ctx={await ctxOf(req)} workflow={body.workflow} result={result} fields={fields} />);
+    if (!form) return res.json(result); // a JSON body is a script's: JSON whatever it accepts
+    await respond(req, res, {
+      json: result,
+      html: async () => {
+        const fields = Object.entries(body).filter(([, v]) => typeof v === 'string' && v !== '') as [string, string][];
+        return <PreflightPage ctx={await ctxOf(req)} workflow={body.workflow} result={result} fields={fields} />;
+      },
+    });
   });
 
   handle(r, R.deckVersions, async (req, res) => {
-    await respond(req, res, await resources.deckVersions(), async (out) => <DeckVersionsPage ctx={await ctxOf(req)} {...out} />);
+    const out = await resources.deckVersions();
+    await respond(req, res, { json: out, html: async () => <DeckVersionsPage ctx={await ctxOf(req)} {...out} /> });
   });
 
   handle(r, R.deckVersion, async (req, res, { params, query }) => {
-    await respond(req, res, await resources.deckDiff(params.id, query.against), async (d) => <DeckVersionsPage ctx={await ctxOf(req)} current={resources.deckVersion()} versions={[]} broken={[]} diff={d} />);
+    const d = await resources.deckDiff(params.id, query.against);
+    await respond(req, res, { json: d, html: async () => <DeckVersionsPage ctx={await ctxOf(req)} current={resources.deckVersion()} versions={[]} broken={[]} diff={d} /> });
   });
 
   return r;

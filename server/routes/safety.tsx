@@ -9,7 +9,8 @@ import { LabError } from '../../core/errors.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, render, respond, statusOf, url, wantsJson } from '../http.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
 import { SafetyPage } from '../views/safety.js';
 
@@ -86,9 +87,11 @@ export function safetyRoutes(runtime: Runtime): Router {
     render(res, <SafetyPage ctx={await ctxOf(req)} status={safety.current()} {...extra} />, status);
 
   handle(r, R.show, async (req, res, { query }) => {
-    await respond(req, res, await safety.status(), async (status) => (
-      <SafetyPage ctx={await ctxOf(req)} status={status} notice={query.saved !== undefined ? 'The safety file is saved.' : undefined} />
-    ));
+    const status = await safety.status();
+    await respond(req, res, {
+      json: status,
+      html: async () => <SafetyPage ctx={await ctxOf(req)} status={status} notice={query.saved !== undefined ? 'The safety file is saved.' : undefined} />,
+    });
   });
 
   handle(r, R.replace, async (req, res) => {
@@ -97,13 +100,9 @@ export function safetyRoutes(runtime: Runtime): Router {
 
   handle(r, R.save, async (req, res, { body }) => {
     try {
-      const status = await safety.replaceText(caller(req), body.text);
-      if (wantsJson(req)) return res.json(status);
-      res.redirect(302, url(req, '/safety?saved'));
+      await redirectTo(req, res, url(req, '/safety?saved'), await safety.replaceText(caller(req), body.text));
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await page(req, res, { error: err, text: body.text }, statusOf(err));
+      await failed(req, res, e, (err) => page(req, res, { error: err, text: body.text }, statusOf(err)));
     }
   });
 
@@ -114,12 +113,9 @@ export function safetyRoutes(runtime: Runtime): Router {
   handle(r, R.state, async (req, res, { params, body }) => {
     try {
       const entry = await safety.setState(caller(req), params.name, body.value);
-      if (wantsJson(req)) return res.json({ state: params.name, ...entry });
-      res.redirect(302, url(req, '/safety'));
+      await redirectTo(req, res, url(req, '/safety'), { state: params.name, ...entry });
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await page(req, res, { error: err }, statusOf(err));
+      await failed(req, res, e, (err) => page(req, res, { error: err }, statusOf(err)));
     }
   });
 

@@ -13,7 +13,8 @@ import type { Caller, Role } from '../../core/operations/index.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect, type ResponseObject } from '../api-doc.js';
-import { asLabError, render, statusOf, url, wantsJson } from '../http.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { UsersPage, type UserAction } from '../views/users.js';
 import { CONFIRM_PASSWORD, NEW_PASSWORD, NO_FIELDS } from './auth.js';
@@ -119,19 +120,22 @@ export function userRoutes(runtime: Runtime): Router {
   const ops = runtime.ops.accounts;
 
   /** The page, with the notice of an action just done (`?done=<action>&user=<id>`) or an error. */
-  const page = async (req: Request, res: Response, extra: { error?: LabError; done?: UserAction; id?: number } = {}) => {
+  const pageOf = async (req: Request, users: ManagedUser[], extra: { error?: LabError; done?: UserAction; id?: number } = {}) => {
     const { error: err, done, id } = extra;
-    const users = await accounts.managedUsers(req.user!);
     const user = id === undefined ? undefined : users.find((u) => u.id === id);
     // a deleted account is no longer listed: its name is looked up for the notice
     const username = done && id !== undefined ? (user?.username ?? (await accounts.userName(id))) : null;
     const notice = done && username ? { action: done, username, role: user?.role } : undefined;
-    render(res, <UsersPage ctx={await ctxOf(req)} users={users} me={req.user!} done={notice} error={err} />, err ? statusOf(err) : 200);
+    return <UsersPage ctx={await ctxOf(req)} users={users} me={req.user!} done={notice} error={err} />;
+  };
+  const page = async (req: Request, res: Response, extra: { error?: LabError } = {}) => {
+    const err = extra.error;
+    render(res, await pageOf(req, await accounts.managedUsers(req.user!), extra), err ? statusOf(err) : 200);
   };
 
   handle(r, USER_ROUTES.list, async (req, res, { query }) => {
-    if (wantsJson(req)) return res.json({ users: await accounts.managedUsers(req.user!) });
-    await page(req, res, { done: query.done, id: query.user });
+    const users = await accounts.managedUsers(req.user!);
+    await respond(req, res, { json: { users }, html: () => pageOf(req, users, { done: query.done, id: query.user }) });
   });
 
   /** An action whose input does not fit: the users page with the message (JSON clients get the error). */
@@ -144,14 +148,11 @@ export function userRoutes(runtime: Runtime): Router {
   const act = async (req: Request, res: Response, name: UserAction, run: (caller: Caller) => Promise<ManagedUser>) => {
     try {
       const user = await run(callerOf(req, 'app'));
-      if (wantsJson(req)) return res.json({ user });
       // an admin who made themselves an operator may no longer see the users page
       const back = user.id === req.user!.id && user.role !== 'admin' ? url(req, '/account') : `${url(req, '/account/users')}?done=${name}&user=${user.id}`;
-      res.redirect(302, back);
+      await redirectTo(req, res, back, { user });
     } catch (e) {
-      const err = asLabError(e);
-      if (wantsJson(req)) throw err;
-      await page(req, res, { error: err });
+      await failed(req, res, e, (err) => page(req, res, { error: err }));
     }
   };
 

@@ -21,7 +21,8 @@ import { workflowToPython } from '../../core/workflow/python.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, LOCATION, pageOrJson } from '../api-doc.js';
-import { render, statusOf, url, wantsJson } from '../http.js';
+import { render, statusOf, url } from '../http.js';
+import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
 import { BuilderPage, WorkflowPage, WorkflowsPage, type BuilderData, type PythonImportForm, type WorkflowJson, type WorkflowSummary } from '../views/workflows.js';
 
@@ -287,8 +288,7 @@ export function workflowRoutes(runtime: Runtime): Router {
   handle(r, WORKFLOW_ROUTES.list, async (req, res) => {
     const [rows, names, broken] = await Promise.all([workflows.list(), userNames(), workflows.broken()]);
     const list = rows.map((row) => summary(row, names, broken));
-    if (wantsJson(req)) return res.json({ workflows: list });
-    render(res, <WorkflowsPage ctx={await ctxOf(req)} workflows={list} />);
+    await respond(req, res, { json: { workflows: list }, html: async () => <WorkflowsPage ctx={await ctxOf(req)} workflows={list} /> });
   });
 
   handle(r, WORKFLOW_ROUTES.create, async (req, res, { body: doc }) => {
@@ -301,16 +301,19 @@ export function workflowRoutes(runtime: Runtime): Router {
   // Before /workflows/:name: the builder for a new workflow.
   handle(r, WORKFLOW_ROUTES.builderNew, async (req, res) => {
     const data = builderData(req, { name: '', description: '', parameters: [], outputs: [], prep: [], main: [], cleanup: [] }, null);
-    if (wantsJson(req)) return res.json(data);
-    render(res, <BuilderPage ctx={await ctxOf(req)} data={data} />);
+    await respond(req, res, { json: data, html: async () => <BuilderPage ctx={await ctxOf(req)} data={data} /> });
   });
 
   handle(r, WORKFLOW_ROUTES.one, async (req, res, { params, query: { version } }) => {
     const [row, names] = await Promise.all([find(params.name, version), userNames()]);
     const json = asJson(row, names);
-    if (wantsJson(req)) return res.json(json);
-    const latest = version === undefined ? row.version : ((await workflows.get(row.name))?.version ?? null);
-    render(res, <WorkflowPage ctx={await ctxOf(req)} wf={json} latest={latest} />);
+    await respond(req, res, {
+      json,
+      html: async () => {
+        const latest = version === undefined ? row.version : ((await workflows.get(row.name))?.version ?? null);
+        return <WorkflowPage ctx={await ctxOf(req)} wf={json} latest={latest} />;
+      },
+    });
   });
 
   handle(r, WORKFLOW_ROUTES.update, async (req, res, { params: { name }, body: doc }) => {
@@ -347,17 +350,19 @@ export function workflowRoutes(runtime: Runtime): Router {
     WORKFLOW_ROUTES.importPython,
     async (req, res, { body, query }) => {
       const name = body.name?.trim() || query.name || undefined;
-      const fromForm = !wantsJson(req) && req.is('application/x-www-form-urlencoded');
+      // the workflows page's form is sent on to the new workflow (or shown again with the message); a JSON body gets JSON
+      const form = !!req.is('application/x-www-form-urlencoded');
       try {
         const wf = await importPython(body.source, name);
         if (query.save === 'false') return res.json(wf);
         const row = await workflows.save(callerOf(req, 'app'), wf, { expectNew: true });
         const location = url(req, `/workflows/${encodeURIComponent(row.name)}`);
-        if (fromForm) return res.redirect(303, location);
-        res.status(201).location(location).json({ name: row.name, version: row.version, workflow: row.definition });
+        const made = { name: row.name, version: row.version, workflow: row.definition };
+        if (!form) return res.status(201).location(location).json(made);
+        await redirectTo(req, res, location, made, { redirect: 303, status: 201, location });
       } catch (e) {
-        if (!fromForm || !isLabError(e)) throw e;
-        await importForm(req, res, e);
+        if (!form || !isLabError(e)) throw e;
+        await failed(req, res, e, (err) => importForm(req, res, err));
       }
     },
     importForm,
@@ -386,8 +391,7 @@ export function workflowRoutes(runtime: Runtime): Router {
   handle(r, WORKFLOW_ROUTES.builder, async (req, res, { params }) => {
     const row = await find(params.name);
     const data = builderData(req, row.definition, row);
-    if (wantsJson(req)) return res.json(data);
-    render(res, <BuilderPage ctx={await ctxOf(req)} data={data} />);
+    await respond(req, res, { json: data, html: async () => <BuilderPage ctx={await ctxOf(req)} data={data} /> });
   });
 
   return r;

@@ -6,7 +6,7 @@
 import { request as httpRequest } from 'node:http';
 import { connect, type AddressInfo, type Socket } from 'node:net';
 import { connectionLimits } from '../../server/connection-limits.js';
-import { createHttpServer } from '../../server/http-server.js';
+import { createHttpServer } from '../../server/fast/http-server.js';
 import { startLab, type TestLab } from './helpers.js';
 
 let lab: TestLab;

@@ -6,7 +6,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
-import { createApp, type App } from '../../server/app.js';
+import { createApp, type App, type AppOptions } from '../../server/app.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../core/runtime.js';
 import { testDbUrl } from '../helpers/db.js';
 
@@ -28,11 +28,12 @@ export async function signupAndLogin(app: App, username: string, password = PASS
   return agent;
 }
 
-export async function startLab(opts: RuntimeOptions = {}): Promise<TestLab> {
+/** A lab on a fresh database; `appOpts` are createApp's (the fast path: LABDECK_FAST_PATH unless given). */
+export async function startLab(opts: RuntimeOptions = {}, appOpts: AppOptions = {}): Promise<TestLab> {
   const dataDir = await mkdtemp(join(tmpdir(), 'labdeck-api-'));
   const db = await testDbUrl();
   const runtime = await createRuntime({ dataDir, db: db.url, watch: false, pluginDirs: [], ...opts });
-  const app = await createApp(runtime);
+  const app = await createApp(runtime, appOpts);
   const admin = await signupAndLogin(app, 'ada');
   return {
     app,

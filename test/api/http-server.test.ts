@@ -1,5 +1,6 @@
 /**
- * The HTTP server `lab serve` answers on (server/http-server.ts): its requests and responses are made with
+ * The HTTP server `lab serve` answers on (server/fast/http-server.ts), with the fast path on whatever
+ * LABDECK_FAST_PATH says (it is the fast path's own rule that is tested): its requests and responses are made with
  * every field that answering adds to them already there, so V8 keeps one shape for them (issue 16). Here
  * every request of the busy paths (calls with a token and with a session, pages, API reads, errors, and
  * ivoryOS's call and status) is watched, and any field it gains while being answered is named: declare it
@@ -7,7 +8,7 @@
  */
 import { Socket, type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createHttpServer, LabRequest, LabResponse } from '../../server/http-server.js';
+import { createHttpServer, LabRequest, LabResponse } from '../../server/fast/http-server.js';
 import { PASSWORD, startLab, type TestLab } from './helpers.js';
 
 let lab: TestLab;
@@ -20,8 +21,8 @@ let seen = 0;
 let read = 0;
 
 beforeAll(async () => {
-  lab = await startLab();
-  server = createHttpServer(lab.app);
+  lab = await startLab({}, { fastPath: true });
+  server = createHttpServer(lab.app, {}, true);
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     seen++;
     const before = { req: new Set(Reflect.ownKeys(req)), res: new Set(Reflect.ownKeys(res)) };

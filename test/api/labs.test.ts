@@ -34,8 +34,9 @@ beforeAll(async () => {
   a = await createRuntime({ ...common, deck: false, labHost: { kind: 'serve', name: 'lab serve on pc-a', leaseMs: 2000 } });
   app = await createApp(a);
   admin = await signupAndLogin(app, 'ada');
-  await until(async () => a.runner.catalogue.list!().some((i) => i.name === 'pump'));
-}, 30_000);
+  // A learns B's instruments from the database: on a loaded machine the first heartbeats take their time
+  await until(async () => a.runner.catalogue.list!().some((i) => i.name === 'pump'), 50_000);
+}, 60_000);
 afterAll(async () => {
   (app.locals.sessionStore as { close(): void }).close();
   await a.close();

@@ -151,6 +151,79 @@ describe('a robot campaign takes points measured by hand', () => {
       const c = (await lab.admin.get(`/app/executions/campaigns/${id}`).set('Accept', J).expect(200)).body;
       expect(c).toMatchObject({ execution: 'robot', task_id, counts: { measured: 1 } });
       expect(c.iterations).toHaveLength(2);
+
+      // the run's own data CSV says who suggested and measured each iteration, after its documented columns, as the campaign's does
+      const run = plot.campaign.run_id as number;
+      const lines = (await lab.admin.get(`/app/files/execution-data/run-${run}.csv`).expect(200)).text.split(/\r?\n/).filter(Boolean);
+      expect(lines[0]).toBe('iteration,status,temperature,time,run.yield,suggested_by,measured_by');
+      expect(lines.slice(1).map((l) => l.split(',').slice(-2).join(','))).toEqual([`optimizer:random,run:${run}`, `optimizer:random,run:${run}`]);
+      expect(lines.slice(1).map((l) => l.split(',')[0])).toEqual(['1', '2']);
+      const all = (await lab.admin.get(`/app/executions/campaigns/${id}/points.csv?state=all`).expect(200)).text.split(/\r?\n/);
+      expect(all[1]).toMatch(new RegExp(`^,measured,.*,optimizer:random,run:${run},`));
+      // and it is still a history file of its workflow: uploaded back, it warm-starts a campaign with its 2 rows
+      const hist = await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'react').attach('file', Buffer.from(lines.join('\n')), `run-${run}.csv`).expect(201);
+      const { execution: _robot, ...robot } = START;
+      const warm = await lab.runtime.campaigns.plan({ ...robot, optimizer_type: 'random', repeat: 1, existing_data: hist.body.filename });
+      expect(warm.existing).toHaveLength(2);
+    } finally {
+      await lab.close();
+    }
+  }, 60_000);
+});
+
+describe("a manual campaign's progress plot", () => {
+  it('draws the measured points at their n with who chose each, and the best so far; it changes as results are entered', async () => {
+    const lab = await startLab();
+    try {
+      await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
+      const { campaign_id: id } = (await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...START, optimizer_type: 'random', batch_size: 3 }).expect(200)).body;
+      const plot = async () => (await lab.admin.get(`/app/executions/campaigns/${id}/plot`).expect(200)).body;
+      const page = async () => (await lab.admin.get(`/app/executions/campaigns/${id}`).expect(200)).text;
+      await lab.admin.get('/app/executions/campaigns/999999/plot').expect(404);
+
+      let p = await plot();
+      expect(p).toMatchObject({ campaign: { campaign_id: id, execution: 'manual', optimizer: 'random', counts: { pending: 3, measured: 0 } }, objectives: [{ name: 'run.yield', minimize: false }], points: [], best_so_far: [] });
+      let html = await page();
+      expect(html).toContain('id="campaign-plot"');
+      expect(html).toContain('No measurement of run.yield yet');
+
+      await lab.admin.put(`/app/executions/campaigns/${id}/points/2`).set('Accept', J).send({ results: { 'run.yield': 0.4 } }).expect(200);
+      p = await plot();
+      expect(p.points).toEqual([expect.objectContaining({ x: 2, n: 2, values: { 'run.yield': 0.4 }, suggested_by: 'optimizer:random', measured_by: 'person:ada' })]);
+      expect(p.best_so_far).toEqual([{ x: 2, n: 2, value: 0.4 }]);
+      html = await page();
+      expect(html).not.toContain('No measurement of run.yield yet');
+      expect(html.match(/<circle class="point"/g)).toHaveLength(1);
+      expect(html).not.toContain('<path class="person"');
+
+      // a person's own point, measured at once: a diamond, and the new best
+      await lab.admin.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 90, time: 20 }, results: { 'run.yield': 0.7 } }).expect(201);
+      await lab.admin.put(`/app/executions/campaigns/${id}/points/3`).set('Accept', J).send({ discarded: true, reason: 'spilt' }).expect(200);
+      p = await plot();
+      expect(p.points.map((x: { n: number; suggested_by: string }) => [x.n, x.suggested_by])).toEqual([
+        [2, 'optimizer:random'],
+        [4, 'person:ada'],
+      ]);
+      expect(p.best_so_far).toEqual([
+        { x: 2, n: 2, value: 0.4 },
+        { x: 4, n: 4, value: 0.7 },
+      ]);
+      html = await page();
+      expect(html.match(/<circle class="point"/g)).toHaveLength(1);
+      expect(html.match(/<path class="person"/g)).toHaveLength(1);
+      expect(html).toContain('point 4: run.yield = 0.7 (temperature = 90, time = 20) · suggested by person:ada, measured by person:ada');
+      expect(html).toContain('chosen by a person');
+
+      // point 1 entered last is best from its n on
+      await lab.admin.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ results: { 'run.yield': 0.9 } }).expect(200);
+      p = await plot();
+      expect(p.points.map((x: { x: number }) => x.x)).toEqual([1, 2, 4]);
+      expect(p.best_so_far.map((b: { value: number }) => b.value)).toEqual([0.9, 0.9, 0.9]);
+      const svg = await lab.admin.get(`/app/executions/campaigns/${id}/plot?format=svg`).expect(200);
+      expect(svg.headers['content-type']).toMatch(/^image\/svg\+xml/);
+      const image = String(svg.text ?? svg.body);
+      expect(image).toContain('>point n<');
+      expect(image.match(/<circle class="point"/g)).toHaveLength(2);
     } finally {
       await lab.close();
     }

@@ -12,6 +12,8 @@ export interface Received {
   headers: IncomingMessage['headers'];
   body: string;
   json: unknown;
+  /** The status it was answered with; unset while it is held. */
+  answered?: number;
 }
 
 export interface HttpSink {
@@ -58,12 +60,16 @@ export async function startHttpSink(): Promise<HttpSink> {
       } catch {
         // not JSON: kept as text
       }
-      sink.received.push({ path: req.url ?? '/', headers: req.headers, body, json });
+      const rec: Received = { path: req.url ?? '/', headers: req.headers, body, json };
+      sink.received.push(rec);
       for (const w of waiting.filter((x) => sink.received.length >= x.n)) {
         waiting.splice(waiting.indexOf(w), 1);
         w.resolve();
       }
-      const answer = () => res.writeHead(sink.status, { 'content-type': 'text/plain' }).end('ok');
+      const answer = () => {
+        rec.answered = sink.status;
+        res.writeHead(sink.status, { 'content-type': 'text/plain' }).end('ok');
+      };
       if (sink.hold || sink.received.length >= sink.holdFrom) held.push(answer);
       else answer();
     });

@@ -1,7 +1,7 @@
 /** Requests skip the routers that cannot answer them (server/dispatch.ts), and the same routes answer. */
 import express, { Router } from 'express';
 import request from 'supertest';
-import { firstSegment, gateRouters, requestSegment } from '../../server/dispatch.js';
+import { firstSegment, gateRouters, requestSegment } from '../../server/fast/dispatch.js';
 
 it('reads the first word of a route pattern, or null when the pattern does not start with a plain word', () => {
   expect(firstSegment('/instruments/:instrument')).toBe('instruments');

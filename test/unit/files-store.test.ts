@@ -146,7 +146,7 @@ describe('FileStore.open and read', () => {
   });
 
   it('reads at most two files at once, lets eight wait, and refuses the rest with 503 and a time to retry', async () => {
-    const { file } = await files.save('config', Buffer.from(`volume,solvent,count\n${'1.25,water,3\n'.repeat(50_000)}`), 'big.csv');
+    const { file } = await files.save('config', Buffer.from(`volume,solvent,count\n${'1.25,water,3\n'.repeat(20_000)}`), 'big.csv');
     const reads = Array.from({ length: 12 }, () => files.csvText(file.storedName).then(() => 'ok', (e: unknown) => e));
     const results = await Promise.all(reads);
     const refused = results.filter((r) => r !== 'ok') as { code?: string; data?: { retry_after?: number } }[];
@@ -154,8 +154,8 @@ describe('FileStore.open and read', () => {
     expect(refused).toHaveLength(2);
     expect(refused[0]).toMatchObject({ code: 'unavailable', data: { retry_after: 2 } });
     // the turns were all given back
-    expect(await files.csvText(file.storedName)).toMatchObject({ file: { rows: 50_000 } });
-  });
+    expect(await files.csvText(file.storedName)).toMatchObject({ file: { rows: 20_000 } });
+  }, 60_000); // ten reads of the file: a loaded machine takes its time (no bound on speed here)
 
   it('says not_found when a recorded file is gone from disk', async () => {
     const { file } = await files.save('history', Buffer.from('volume\n1\n'), 'h.csv');

@@ -2,7 +2,8 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import request from 'supertest';
 import { gzipSync } from 'node:zlib';
-import { jsonBody, limitBytes } from '../../server/json-body.js';
+import { limitBytes } from '../../server/body-cap.js';
+import { jsonBody } from '../../server/fast/json-body.js';
 
 const app = (parser: RequestHandler) => {
   const a = express();

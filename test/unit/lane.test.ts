@@ -2,7 +2,7 @@
 import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler } from 'express';
 import helmet from 'helmet';
 import request from 'supertest';
-import { directLane, fixedHeaders } from '../../server/lane.js';
+import { directLane, fixedHeaders } from '../../server/fast/lane.js';
 
 const CALL = { method: 'POST', expressPath: '/things/:name' };
 

@@ -9,6 +9,9 @@ import { Deliverer } from '../../core/notify/deliverer.js';
 import { SETTINGS_KEY } from '../../core/notify/settings.js';
 import type { QueueTaskRow, Store } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
+import { Deck } from '../../core/deck/index.js';
+import { Runner } from '../../core/runner/index.js';
+import { newDeckState, runnerDrivers } from '../fixtures/runner/instruments.js';
 import { runnerLabs, until, type RunnerLab as Lab } from '../helpers/runner-lab.js';
 import { startHttpSink, type HttpSink } from '../helpers/sinks.js';
 
@@ -119,11 +122,46 @@ describe('input_waiting', () => {
       [true, 'resolved'],
     ]);
     expect(of('input_waiting')[3]!.resolution).toBe('the value was given by bo');
-    // the interruption the restart left is resolved by labdeck asking again, not by an operator's choice
-    await until(() => of('run_interrupted').some((b) => b.state === 'resolved'), 'the interruption resolved');
-    expect(of('run_interrupted').filter((b) => b.state === 'resolved').map((b) => b.resolution)).toEqual(['labdeck asked the waiting input again (nothing was in doubt)']);
+    // an input simply asked again waits for no decision: the restart raised no run_interrupted nor queue_held
+    // (before, both were opened and at once resolved, as if an operator had chosen)
+    const rows = await l.store.outbox.recent(100);
+    expect(rows.filter((r) => r.event === 'run_interrupted' || r.event === 'queue_held')).toEqual([]);
+    expect(bodies().filter((b) => b.event === 'run_interrupted' || b.event === 'queue_held')).toEqual([]);
     // nothing arrived twice
     const ids = sink.received.map((r) => String(r.headers['x-labdeck-delivery']));
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it('a restarted labdeck that cannot ask the input again (an instrument of the task is not here): the interruption and the held queue are told, and the operator decides', async () => {
+    const l = await lab();
+    const d1 = await deliver(l.store, 'first');
+    const task = await submit(l, PH);
+    await until(() => l.runner.status().state === 'waiting_input', 'the input');
+    l.runner.host.halt();
+    await d1.stop();
+    await l.store.hosts.stop(l.runner.host.id);
+    // the next labdeck drives everything but the counter the workflow calls
+    const state = newDeckState();
+    const deck = new Deck({ recordStep: (x) => l.store.steps.insert(x), busyTimeoutMs: 200 });
+    const drivers = runnerDrivers(state).filter((d) => d.name !== 'counter');
+    deck.setFileDrivers('/virtual/runner-deck.ts', 'imported', drivers);
+    for (const d of drivers) await deck.connect(d.name, d.name, {});
+    const runner = new Runner({ store: l.store, deck });
+    await runner.start();
+    closers.push(async () => {
+      await runner.close();
+      await deck.close();
+    });
+    await deliver(l.store, 'second');
+    await until(() => of('run_interrupted').length === 1 && of('queue_held').length === 1, 'run_interrupted and queue_held at the webhook');
+    expect(of('run_interrupted')[0]).toMatchObject({ state: 'open', task_id: task.id, message: expect.stringContaining('could not ask it again') });
+    expect(of('run_interrupted')[0]!.message).not.toMatch(/operator/);
+    expect(runner.status().interrupted).toMatchObject({ task_id: task.id });
+    // the operator ends the run (which resolves its interruption), then releases the queue it holds
+    await runner.abortNextTask();
+    await until(() => of('run_interrupted').length === 2, 'the interruption resolved');
+    expect(of('run_interrupted')[1]).toMatchObject({ state: 'resolved', resolution: expect.stringContaining('aborted') });
+    await runner.release();
+    await until(() => of('queue_held').length === 2, 'the held queue resolved');
   });
 });

@@ -120,6 +120,21 @@ describe('host_lost', () => {
     await hostBack(l.store, { id: 'new-host', name: 'lab serve again', kind: row.kind, machine: row.machine, pid: 1 });
     expect((await l.store.outbox.open()).some((r) => r.event === 'host_lost')).toBe(false);
   });
+
+  it("a host found gone gives back the deliveries its deliverer had claimed: due now, not when the claims run out", async () => {
+    const l = await lab();
+    await l.store.settings.set(SETTINGS_KEY, { channels: [{ name: 'hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook' }] });
+    await l.store.outbox.write([{ op: 'open', event: 'step_failed', key: 'claimed:1', payload: { message: 'x' } }]);
+    const [ev] = await l.store.outbox.unfanned(1);
+    expect(await l.store.outbox.fanOut(ev!.id, ['hook'], new Date())).toBe(true);
+    // the gone host claimed it for a minute, and died before it could mark it
+    const now = new Date();
+    expect(await l.store.outbox.claim(l.runner.host.id, now, new Date(now.getTime() + 60_000), 10)).toHaveLength(1);
+    expect(await l.store.outbox.claim('other', now, new Date(now.getTime() + 60_000), 10)).toHaveLength(0);
+    l.runner.host.halt();
+    expect(await hostLost(l.store, (await l.store.hosts.get(l.runner.host.id))!, 'another labdeck')).toBe(true);
+    expect(await l.store.outbox.claim('other', new Date(), new Date(Date.now() + 60_000), 10)).toHaveLength(1);
+  });
 });
 
 describe('delivery to real receivers', () => {

@@ -1,5 +1,5 @@
 import type { LatestPlot } from '../../core/campaign/index.js';
-import { niceTicks, plotSvg, xmlEscape } from '../../server/views/plot-svg.js';
+import { campaignPlotSvg, niceTicks, plotSvg, xmlEscape } from '../../server/views/plot-svg.js';
 
 const ENTITY = /&(?:amp|lt|gt|quot|apos|#\d+|#x[0-9a-fA-F]+);/g;
 
@@ -148,5 +148,57 @@ describe('niceTicks', () => {
     expect(t.step).toBeCloseTo(0.2);
     expect(t.ticks).toEqual([0.4, 0.6, 0.8]);
     expect(niceTicks(-3, 3, 6).ticks).toEqual([-3, -2, -1, 0, 1, 2, 3]);
+  });
+});
+
+describe('people in the plots (issue 31)', () => {
+  it("latest_plot: a point measured by hand is drawn after the iterations, a person's as a diamond, not as a warm start", () => {
+    const base = plot();
+    const svg = plotSvg(
+      plot({
+        points: [
+          ...base.points,
+          { iteration: null, n: 1, params: { temperature: 60, time: 5 }, values: { yield: 0.9 }, suggested_by: 'person:ada', measured_by: 'person:ada' },
+          { iteration: null, n: 2, params: { temperature: 61, time: 6 }, values: { yield: 0.6 }, suggested_by: 'optimizer:gp', measured_by: 'person:bea' },
+        ],
+      }),
+    );
+    checkXml(svg);
+    expect(count(svg, /<circle class="warm"/g)).toBe(1); // only the warm-start row
+    expect(count(svg, /<path class="person"/g)).toBe(1);
+    expect(count(svg, /<circle class="point"/g)).toBe(4); // 3 iterations and the optimizer's point measured by hand
+    const dots = [...svg.matchAll(/<circle class="point" cx="([\d.]+)"/g)].map((m) => Number(m[1]));
+    const diamond = Number(/<path class="person" d="M([\d.]+) /.exec(svg)![1]);
+    expect(diamond).toBeGreaterThan(Math.max(...dots.slice(0, 3))); // after the campaign's own iterations
+    expect(svg).toContain('suggested by person:ada, measured by person:ada');
+    expect(svg).toContain('chosen by a person');
+    expect(svg).toContain('2 by hand');
+  });
+
+  it("a campaign's own plot: each point at its x, the optimizer's as dots, a person's as diamonds, the best so far through them", () => {
+    const svg = campaignPlotSvg({
+      campaign: { campaign_id: 4, name: 'by hand', execution: 'manual', workflow: 'react', optimizer: 'gp', counts: { pending: 1, measured: 3, discarded: 1 } },
+      parameters: [{ name: 't', type: 'range', bounds: [0, 1] }],
+      objectives: [{ name: 'y', minimize: true }],
+      warm_start: [],
+      points: [
+        { x: 1, n: 1, params: { t: 0.1 }, values: { y: 3 }, suggested_by: 'optimizer:gp', measured_by: 'person:ada', measured_at: null },
+        { x: 3, n: 3, params: { t: 0.3 }, values: { y: 1 }, suggested_by: 'person:bea', measured_by: 'person:bea', measured_at: null },
+        { x: 4, n: 4, params: { t: 0.4 }, values: { y: 2 }, suggested_by: 'optimizer:gp', measured_by: 'person:ada', measured_at: null },
+      ],
+      best_so_far: [
+        { x: 1, n: 1, value: 3 },
+        { x: 3, n: 3, value: 1 },
+        { x: 4, n: 4, value: 1 },
+      ],
+    });
+    checkXml(svg);
+    expect(count(svg, /<circle class="point"/g)).toBe(2);
+    expect(count(svg, /<path class="person"/g)).toBe(1);
+    expect(/<polyline class="best" points="([^"]+)"/.exec(svg)![1].split(' ')).toHaveLength(5);
+    expect(svg).toContain('>point n<');
+    expect(svg).toContain('y (minimize)');
+    expect(svg).toContain('point 3: y = 1 (t = 0.3) · suggested by person:bea, measured by person:bea');
+    expect(svg).not.toContain('NaN');
   });
 });

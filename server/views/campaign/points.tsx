@@ -1,10 +1,13 @@
 /**
  * Campaigns people carry out (issue 31): the list, and a campaign's page: its points table (who suggested and
- * who measured each), a form per pending point (its results, or discard it with a reason), more suggestions,
- * a person's own point, and the pending table as CSV down and back up.
+ * who measured each), its progress plot (every point entered, drawn by who chose it, and the best so far), a
+ * form per pending point (its results, or discard it with a reason), more suggestions, a person's own point,
+ * and the pending table as CSV down and back up.
  */
 import type { CampaignView, PointView } from '../../../core/campaign/manual.js';
+import type { CampaignPlot } from '../../../core/campaign/progress.js';
 import { ErrorList, Layout, type ViewCtx } from '../layout.js';
+import { campaignPlotSvg } from '../plot-svg.js';
 
 type ListItem = { campaign_id: number; name: string; execution: string; workflow: string; optimizer: string; task_id: number | null; created_at: string };
 
@@ -36,7 +39,7 @@ export function CampaignsPage({ ctx, campaigns }: { ctx: ViewCtx; campaigns: Lis
 
 const value = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'number' ? String(Number(v.toPrecision(6))) : String(v));
 
-export function CampaignPointsPage({ ctx, campaign: c, error }: { ctx: ViewCtx; campaign: CampaignView; error?: { message: string; details?: { field?: string; message: string }[] } }) {
+export function CampaignPointsPage({ ctx, campaign: c, plot, error }: { ctx: ViewCtx; campaign: CampaignView; plot: CampaignPlot; error?: { message: string; details?: { field?: string; message: string }[] } }) {
   const u = ctx.url;
   const base = `/executions/campaigns/${c.campaign_id}`;
   const names = c.parameters.map((p) => p.name);
@@ -49,6 +52,14 @@ export function CampaignPointsPage({ ctx, campaign: c, error }: { ctx: ViewCtx; 
         {c.counts.discarded} discarded
       </p>
       <ErrorList error={error} />
+      <figure className="campaign-plot mb-3" id="campaign-plot" data-points={plot.points.length}>
+        {/* the SVG is written by plotSvg, every text in it escaped; no script, no style attribute */}
+        <div dangerouslySetInnerHTML={{ __html: campaignPlotSvg(plot) }} />
+        <figcaption className="small text-body-secondary">
+          Best so far of {plot.objectives[0]?.name ?? 'the objective'}; a dot is a point the optimizer suggested, a diamond one a person chose. <a href={u(`${base}/plot?format=svg`)}>SVG</a> ·{' '}
+          <a href={u(`${base}/plot`)}>JSON</a>
+        </figcaption>
+      </figure>
       <div className="table-responsive">
         <table className="table table-sm align-middle" id="campaign-points">
           <thead>

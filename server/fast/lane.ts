@@ -11,7 +11,8 @@
  * mount) that no route before it owns (`/instruments/new` is the new-device form's). Anything else (another
  * segment, a query, an escape) goes on to the router untouched. A router the lane cannot read with certainty
  * (middleware inside a sub-router, a route pattern that could take the same paths) stops the app from
- * being made, so a change there is caught by any test.
+ * being made, so a change there is caught by any test. Part of the fast path (./switch.ts): off, the app
+ * mounts no lane and the router finds the call's route as it finds every other.
  */
 import type { ErrorRequestHandler, NextFunction, Request, RequestHandler, Response, Router } from 'express';
 import { firstSegment } from './dispatch.js';

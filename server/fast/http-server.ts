@@ -11,12 +11,14 @@
  * hidden class each. A no-op instrument call under 32 clients went from about 0.18 to 0.065 ms of CPU
  * (`npm run bench foundation`); the router's symbol alone was a third of that. A field added elsewhere still
  * works, only slower again: test/api/http-server.test.ts names any that the calls, pages and errors add.
+ * Part of the fast path (./switch.ts): off, the server makes Node's own request and response objects.
  */
 import { IncomingMessage, ServerResponse, createServer, type RequestListener, type Server } from 'node:http';
 // the router keeps the matched pattern under a symbol of its own (for tracing): the copy Express uses, which
 // is labdeck's too (package.json: a build that cannot find it fails, and the test names a symbol it misses)
 import { matchedRoute } from 'router/lib/symbols.js';
-import { capConnections, connectionLimits, serverTimeouts, type ConnectionLimits } from './connection-limits.js';
+import { capConnections, connectionLimits, serverTimeouts, type ConnectionLimits } from '../connection-limits.js';
+import { fastPath } from './switch.js';
 
 /** The router's record of the errors it has reported to tracing, on a request that met one (a registered symbol). */
 const publishedErrors: unique symbol = Symbol.for('router.tracing.publishedErrors');
@@ -54,11 +56,13 @@ export class LabResponse<Req extends IncomingMessage = IncomingMessage> extends 
 }
 
 /**
- * An HTTP server for `app` (an Express app) whose requests and responses are the classes above, holding at
- * most `limits`' connections and waiting at most its times for a request (server/connection-limits.ts).
+ * An HTTP server for `app` (an Express app) whose requests and responses are the classes above (with the
+ * fast path off, Node's own), holding at most `limits`' connections and waiting at most its times for a
+ * request (server/connection-limits.ts), whichever way the switch is.
  */
-export function createHttpServer(app: RequestListener, limits: ConnectionLimits = {}): Server & { connections: ReturnType<typeof capConnections> } {
+export function createHttpServer(app: RequestListener, limits: ConnectionLimits = {}, fast = fastPath()): Server & { connections: ReturnType<typeof capConnections> } {
   const l = connectionLimits(limits);
-  const server = createServer({ IncomingMessage: LabRequest, ServerResponse: LabResponse, ...serverTimeouts(l) }, app);
+  const classes = fast ? { IncomingMessage: LabRequest, ServerResponse: LabResponse } : {};
+  const server = createServer({ ...classes, ...serverTimeouts(l) }, app);
   return Object.assign(server, { connections: capConnections(server, l) });
 }

@@ -4,19 +4,13 @@
  * case (what scripts and labdeck's own clients send: `Content-Type: application/json`, a Content-Length
  * within the limit, no Content-Encoding) is read here directly. Anything else goes to body-parser as
  * before, and so does a plain body that does not parse: body-parser reads the same bytes again, so every
- * error (its status, type and message) is exactly its own.
+ * error (its status, type and message) is exactly its own. Part of the fast path (./switch.ts): off, the app
+ * uses express.json alone.
  */
 import type { RequestHandler } from 'express';
 import { Readable } from 'node:stream';
+import { limitBytes } from '../body-cap.js';
 
-const UNITS: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2 };
-
-/** A body limit as the app writes it (`1mb`, `100kb`, `512b`), in bytes. */
-export function limitBytes(limit: string): number {
-  const m = /^(\d+)(b|kb|mb)$/i.exec(limit.trim());
-  if (!m) throw new Error(`A body limit is a number of b, kb or mb (like 1mb), not "${limit}".`);
-  return Number(m[1]) * UNITS[m[2]!.toLowerCase()]!;
-}
 
 /** The body's first character other than JSON's white space. */
 function firstChar(text: string): string {
