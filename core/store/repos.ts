@@ -306,6 +306,9 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
       if (n === 0) throw new LabError('not_found', `No step with id ${id}.`);
     },
+    async delete(id) {
+      return (await sql.run(`DELETE FROM "steps" WHERE "id" = ?`, [id])) > 0;
+    },
     // a record is read up to the result bound (a value stored before the bound existed comes back cut)
     async get(id) {
       const r = await sql.one(`SELECT ${boundedStepCols(sql.dialect, maxResultBytes())} FROM "steps" WHERE "id" = ?`, [id]);
