@@ -210,6 +210,10 @@ export class SharedState {
   /* the peers (peers.ts) */
   /** Instruments of this deck that another live host drives: instrument → that host's name. */
   othersHold = new Map<string, string>();
+  /** Instruments of this deck this labdeck drives, as the last sync found them (peers.ts: a direct call left in doubt). */
+  drivenHere = new Set<string>();
+  /** When this runner was made: no direct call of this labdeck's began before. */
+  readonly since = new Date();
   /** The instruments other live hosts drive (this deck's or not): instrument → that host. */
   drivers = new Map<string, Peer>();
   /** Instruments other labdecks on the database drive that this deck does not have (their schemas, as they sent them). */

@@ -309,6 +309,12 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
     async delete(id) {
       return (await sql.run(`DELETE FROM "steps" WHERE "id" = ?`, [id])) > 0;
     },
+    async markInDoubt(instruments, error, before) {
+      if (!instruments.length) return 0;
+      const marks = instruments.map(() => '?').join(', ');
+      const when = before ? ` AND "started_at" < ?` : '';
+      return sql.run(`UPDATE "steps" SET "status" = 'in-doubt', "error" = ? WHERE "run_id" IS NULL AND "status" = 'running' AND "instrument" IN (${marks})${when}`, [error, ...instruments, ...(before ? [before] : [])]);
+    },
     // a record is read up to the result bound (a value stored before the bound existed comes back cut)
     async get(id) {
       const r = await sql.one(`SELECT ${boundedStepCols(sql.dialect, maxResultBytes())} FROM "steps" WHERE "id" = ?`, [id]);

@@ -374,6 +374,28 @@ describe(`steps (${dialect})`, () => {
     expect(got?.endedAt).toEqual(endedAt);
   });
 
+  it('deletes one record (a call refused before anything acted on it), saying whether there was one', async () => {
+    const id = await store.steps.insert(step({ status: 'running', endedAt: null }));
+    expect(await store.steps.delete(id)).toBe(true);
+    expect(await store.steps.get(id)).toBeNull();
+    expect(await store.steps.delete(id)).toBe(false);
+  });
+
+  it("marks direct calls left running in-doubt: only those instruments', not a run's, not a later one, not an ended one", async () => {
+    const instrument = `doubt-${dialect}`;
+    const at = new Date('2025-01-01T10:00:00.000Z');
+    const later = new Date('2025-01-01T12:00:00.000Z');
+    const mine = await store.steps.insert(step({ instrument, status: 'running', startedAt: at, endedAt: null }));
+    const fresh = await store.steps.insert(step({ instrument, status: 'running', startedAt: later, endedAt: null }));
+    const ended = await store.steps.insert(step({ instrument, status: 'ok', startedAt: at }));
+    const other = await store.steps.insert(step({ instrument: `${instrument}-other`, status: 'running', startedAt: at, endedAt: null }));
+    expect(await store.steps.markInDoubt([instrument], 'stopped during it', new Date('2025-01-01T11:00:00.000Z'))).toBe(1);
+    expect(await store.steps.get(mine)).toMatchObject({ status: 'in-doubt', error: 'stopped during it', endedAt: null });
+    for (const [id, status] of [[fresh, 'running'], [ended, 'ok'], [other, 'running']] as const) expect((await store.steps.get(id))?.status).toBe(status);
+    expect(await store.steps.markInDoubt([instrument], 'stopped during it')).toBe(1); // no bound: any left running
+    expect(await store.steps.markInDoubt([], 'none')).toBe(0);
+  });
+
   it('records a thousand calls at once, each with its own id and output (the hot path; its speed is in npm run bench)', async () => {
     const ids = await Promise.all(Array.from({ length: 1000 }, (_, i) => store.steps.insert(step({ stepIndex: i, output: { i } }))));
     expect(new Set(ids).size).toBe(1000);
