@@ -24,6 +24,7 @@ import type { Step } from '../workflow/model.js';
 import { isStoreFault } from '../errors.js';
 import { CallRecorder } from '../deck/recorder.js';
 import { Shutdown, waiter, type TaskRun, type Waiter } from './execution.js';
+import type { WaitingInput } from './status-schema.js';
 
 /** The `instrument` of an input step's record: a name no instrument can have. */
 export const INPUT_INSTRUMENT = '(input)';
@@ -33,19 +34,8 @@ export type InputStep = Extract<Step, { kind: 'input' }>;
 /** Who gave a value. */
 export type GivenBy = { id: PublicUser['id'] | null; username: string };
 
-/** An input a run waits for, as the status shows it. */
-export interface WaitingInput {
-  task_id: number;
-  run_id: number;
-  path: string;
-  prompt: string;
-  save_as: string;
-  schema: InputSchema;
-  /** The schema in words: `a number from 0 to 14 (pH)`. */
-  expects: string;
-  step_id: number;
-  since: string;
-}
+/** An input a run waits for, as the status shows it (declared once, as zod: status-schema.ts). */
+export type { WaitingInput } from './status-schema.js';
 
 /** A waiting input in a TaskRun: resolved with the value a person gave. */
 export type InputWaiter = Waiter<{ value: unknown; by: GivenBy | null }> & { view: WaitingInput; step: InputStep };

@@ -14,7 +14,10 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { defineInstrument, z } from '../../core/contracts/index.js';
 import { systemCaller } from '../../core/operations/caller.js';
 import { createRuntime, type Runtime } from '../../core/runtime.js';
+import { CallRecordSchema } from '../../core/records/call-record.js';
+import { RunnerStatusSchema } from '../../core/runner/status-schema.js';
 import { testDbUrl } from '../helpers/db.js';
+import { exactly } from '../helpers/schemas.js';
 import { startLab, until, type TestLab } from './helpers.js';
 
 const J = 'application/json';
@@ -65,6 +68,21 @@ describe('call records', () => {
     expect(res.body).toEqual({ task_id: running.task_id, output: 7 });
     // the same record, completed: one call, one row
     expect(await calls()).toEqual([expect.objectContaining({ task_id: running.task_id, status: 'ok', output: 7, ended_at: expect.any(String) })]);
+  });
+
+  it('answers a call record and the runner status exactly as their zod in core declares them', async () => {
+    const [last] = await calls();
+    const one = (await lab.admin.get(`/app/instruments/task/${last.task_id}`).set('Accept', J).expect(200)).body;
+    expect(exactly(CallRecordSchema, one)).toEqual(one);
+    const answer = lab.admin.post('/app/instruments/gate').set('Accept', J).send({ method: 'hold', args: { ml: 1 } }).then((r) => r);
+    await until(async () => held.length === 1);
+    const [running] = await calls();
+    expect(exactly(CallRecordSchema, running)).toEqual(running);
+    held.shift()!.res(null);
+    await answer;
+    // the status route adds the watchdog's timing to the runner's status
+    const status = (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
+    expect(exactly(RunnerStatusSchema.extend({ timing: z.unknown() }), status)).toEqual(status);
   });
 
   it('a call that hangs and then fails: its one record says so, in place', async () => {
