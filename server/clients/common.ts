@@ -119,9 +119,15 @@ function answerType(r: Route): string {
   return TS_ANSWER[name] ?? (tsDeclared().has(name) ? name : 'Record<string, unknown>');
 }
 
+/**
+ * The answer types the TypeScript client writes from the API document the server serves: the client's name →
+ * the document's component (server/clients/typescript.ts), with the parts named from them.
+ */
+export const TS_FROM_DOCUMENT: Record<string, string> = { RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step' };
+
 let declaredTypes: Set<string> | null = null;
-/** The type names TS_RUNTIME declares. */
-const tsDeclared = () => (declaredTypes ??= new Set([...tsRuntime().matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!)));
+/** The type names the TypeScript client declares: TS_RUNTIME's, and those written from the document. */
+const tsDeclared = () => (declaredTypes ??= new Set([...[...tsRuntime().matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!), ...Object.keys(TS_FROM_DOCUMENT)]));
 
 let routeMethods: RouteMethod[] | null = null;
 /** The declared client routes, read once (every route module is loaded by the time a client is generated). */

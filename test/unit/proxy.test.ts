@@ -10,6 +10,7 @@ import { transform } from 'esbuild';
 import ts from 'typescript';
 import { z, type InstrumentSchema, type JSONSchema, type MethodSchema } from '../../core/contracts/index.js';
 import { allRoutes } from '../../server/catalogue.js';
+import { buildOpenApi } from '../../server/openapi.js';
 import { generateProxy } from '../../server/proxy.js';
 import { methodSchema } from '../helpers/schemas.js';
 
@@ -407,6 +408,17 @@ describe('generateProxy: the runner follows the route declarations', () => {
       expect(typescript).toMatch(new RegExp(`\\n  ${camel(name)}\\(`));
       expect(typescript).toContain(`    ${camel(name)}: (`);
     }
+  });
+
+  it('writes its answer types from the API document the server serves: every field of each component, required as there', () => {
+    const schemas = buildOpenApi({ instruments: [], serverUrl: 'http://x', public: true }).components.schemas as Record<string, JSONSchema>;
+    for (const [name, component] of Object.entries({ RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step' })) {
+      const block = typescript.slice(typescript.indexOf(`export type ${name} = {`)).split('\n};')[0];
+      expect(block).toMatch(new RegExp(`^export type ${name} = \\{`));
+      const required = new Set((schemas[component].required ?? []) as string[]);
+      for (const field of Object.keys(schemas[component].properties as object)) expect(block).toContain(`\n  ${field}${required.has(field) ? '' : '?'}: `);
+    }
+    expect(typescript).toContain("export type RunningTask = RunnerStatus['running'][number];");
   });
 
   it("takes every field of a route's body, typed and described from its schema", () => {
