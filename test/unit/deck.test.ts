@@ -93,6 +93,16 @@ describe('Deck.call', () => {
     await deck.close();
   });
 
+  it('does not touch the driver when the call\'s record cannot be begun (a full disk), and says so', async () => {
+    const records = { ...memoryRecords(), insert: async () => Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: the disk is full.')) };
+    const deck = new Deck({ records });
+    deck.setFileDrivers('/virtual/test-pump.ts', 'imported', [testPump]);
+    await deck.connect('test-pump', 'pump', {});
+    await expect(deck.call('pump', 'hold', { ml: 1 }, { userId: null })).rejects.toMatchObject({ code: 'insufficient_storage', message: expect.stringMatching(/^pump\.hold was not called: its record could not be written\. The record could not be stored/) });
+    expect(held).toEqual([]);
+    await deck.close();
+  });
+
   it('keeps no record of a call refused before anything acted on it (the PC that drives it refused the arguments)', async () => {
     const { deck, rows } = await deckWith(['pump']);
     await expect(deck.call('pump', 'refuse', {}, { userId: null })).rejects.toMatchObject({ code: 'invalid_input' });
