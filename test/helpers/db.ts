@@ -49,9 +49,12 @@ const urlOf = (name: string): string => {
 let template: Promise<string> | undefined;
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const dir = path.join(path.dirname(new URL(import.meta.url).pathname), '../../core/store/migrations/postgres');
+    const store = path.join(path.dirname(new URL(import.meta.url).pathname), '../../core/store');
     const hash = crypto.createHash('sha256');
-    for (const f of fs.readdirSync(dir).sort()) hash.update(f).update(fs.readFileSync(path.join(dir, f)));
+    // the migrations and the words they are written in
+    for (const f of [...fs.readdirSync(path.join(store, 'migrations')).sort().map((f) => `migrations/${f}`), 'columns.ts']) {
+      hash.update(f).update(fs.readFileSync(path.join(store, f)));
+    }
     const name = `labdeck_tpl_${hash.digest('hex').slice(0, 12)}`;
     const ds = new DataSource({ type: 'postgres', url: ADMIN_URL, poolSize: 1 });
     await ds.initialize();

@@ -16,7 +16,7 @@ export async function schemaSnapshot(store: Store): Promise<string> {
 }
 
 function sqliteSnapshot(store: Store): string {
-  const db = dataSourceOf(store).driver.databaseConnection as Database.Database;
+  const db = (dataSourceOf(store).driver as unknown as { databaseConnection: Database.Database }).databaseConnection;
   const all = (sql: string) => db.prepare(sql).all() as Row[];
   const out: string[] = [];
   const tables = all(`SELECT "name", "sql" FROM sqlite_master WHERE "type" = 'table' AND "name" NOT LIKE 'sqlite_%' ORDER BY "name"`);
