@@ -8,8 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LabError } from '../../core/errors.js';
-import { postgresMigrations } from '../../core/store/migrations/postgres/index.js';
-import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
+import { migrations } from '../../core/store/migrations/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
 import { Sql } from '../../core/store/sql.js';
 import { migrateSqlite, openSqlite } from '../../core/store/sqlite.js';
@@ -17,8 +16,8 @@ import type { NewStep, Store } from '../../core/store/types.js';
 import { postgresTestDb, testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 
-/** Every migration, by name, in order: the same list for both dialects. */
-const MIGRATIONS = sqliteMigrations.map((M) => new M().name);
+/** Every migration, by name, in order (one list for both dialects). */
+const MIGRATIONS = migrations.map((M) => new M().name);
 
 const dialect = usingPostgres() ? 'postgres' : 'sqlite';
 
@@ -477,7 +476,7 @@ describe('two labdecks opening one new PostgreSQL database at once (whatever LAB
       expect(opened.map((o) => (o.status === 'rejected' ? String(o.reason) : 'opened'))).toEqual(['opened', 'opened']);
       const ran = (await dataSourceOf((opened[0] as PromiseFulfilledResult<Store>).value).query('SELECT "name" FROM "migrations"')) as { name: string }[];
       expect(ran.map((r) => r.name).sort()).toEqual([...new Set(ran.map((r) => r.name))].sort()); // each once
-      expect(ran).toHaveLength(postgresMigrations.length);
+      expect(ran).toHaveLength(migrations.length);
     } finally {
       for (const o of opened) if (o.status === 'fulfilled') await o.value.close();
       await db.drop();

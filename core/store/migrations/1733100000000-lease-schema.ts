@@ -1,4 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { ddl } from './ddl.js';
 
 /**
  * instrument_leases.schema: the interface schema (JSON) of each leased instrument, so every labdeck on the
@@ -9,10 +10,10 @@ export class LeaseSchema1733100000000 implements MigrationInterface {
   name = 'LeaseSchema1733100000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "instrument_leases" ADD COLUMN "schema" text`);
+    await ddl(q, (t) => t.addColumn('instrument_leases', 'schema', 'text?'));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "instrument_leases" DROP COLUMN "schema"`);
+    await ddl(q, (t) => t.dropColumn('instrument_leases', 'schema'));
   }
 }

@@ -1,14 +1,15 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
+import { ddl } from './ddl.js';
 
-/** PostgreSQL: steps.log keeps what an instrument printed or logged during a call (Python drivers). */
+/** steps.log keeps what an instrument printed or logged during a call (Python drivers). */
 export class StepLog1732500000000 implements MigrationInterface {
   name = 'StepLog1732500000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "steps" ADD COLUMN "log" text`);
+    await ddl(q, (t) => t.addColumn('steps', 'log', 'text?'));
   }
 
   async down(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE "steps" DROP COLUMN "log"`);
+    await ddl(q, (t) => t.dropColumn('steps', 'log'));
   }
 }

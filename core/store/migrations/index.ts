@@ -1,4 +1,8 @@
-/** SQLite migrations, in order. Append new ones; never edit one that has shipped. */
+/**
+ * The migrations, in order, one set for SQLite and PostgreSQL (each writes its DDL once through ddl.ts).
+ * Append new ones; never edit one that has shipped: a database records each by its name (the class's, ending
+ * with its timestamp) and never runs it again.
+ */
 import { Init1732300000000 } from './1732300000000-init.js';
 import { Runs1732400000000 } from './1732400000000-runs.js';
 import { StepLog1732500000000 } from './1732500000000-step-log.js';
@@ -13,4 +17,8 @@ import { Notifications1733400000000 } from './1733400000000-notifications.js';
 import { Resources1733600000000 } from './1733600000000-resources.js';
 import { CampaignPoints1733700000000 } from './1733700000000-campaign-points.js';
 
-export const sqliteMigrations = [Init1732300000000, Runs1732400000000, StepLog1732500000000, RunSkipped1732700000000, UserState1732800000000, WorkflowDeleted1732900000000, Hosts1733000000000, LeaseSchema1733100000000, Approvals1733200000000, Safety1733300000000, Notifications1733400000000, Resources1733600000000, CampaignPoints1733700000000];
+export const migrations = [
+  Init1732300000000, Runs1732400000000, StepLog1732500000000, RunSkipped1732700000000, UserState1732800000000, WorkflowDeleted1732900000000,
+  Hosts1733000000000, LeaseSchema1733100000000, Approvals1733200000000, Safety1733300000000, Notifications1733400000000, Resources1733600000000,
+  CampaignPoints1733700000000,
+];
