@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of labdeck's HTTP API, generated: it holds no route of its own.
  * - Each route is declared once, beside its handler (server/route.ts, DESIGN.md §14): method, path, section
  *   (tag), summary, who may call it, its path, query and body schemas (zod, turned into JSON Schema with
- *   `z.toJSONSchema`) and the statuses it answers. server/catalogue.ts lists them in order.
+ *   `z.toJSONSchema`) and the statuses it answers. server/catalogue.ts lists them in order, from the route groups the app mounts, and passes them in.
  * - This file adds what every route of a kind answers (401 and 302 without login, 403 for admins only or a
  *   cross-site request, 400 for a malformed body, 413), the component schemas the declared answers refer to
  *   by name (`RunnerStatus`, `Record`, the workflow document, …), and the live deck: one direct-call body per
@@ -20,7 +20,6 @@ import { RESPONSE_SCHEMAS } from './response-schemas.js';
 import { SAFETY_SCHEMAS, safetyFileSchema } from './safety-schemas.js';
 import { projectRoot } from '../core/paths.js';
 import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
-import { allRoutes } from './catalogue.js';
 import { bodyName, type BodyKind, type Route } from './route.js';
 import { INSTRUMENT_ROUTES } from './routes/instruments.js';
 import {
@@ -43,6 +42,8 @@ export * from './api-doc.js';
 export const MOUNT = '/app';
 
 export interface BuildOptions {
+  /** The routes to document: the app's catalogue (server/catalogue.ts), in its order. */
+  routes: readonly Route[];
   /** The live deck (`runtime.deck.list()`); one direct-call body per instrument is generated from it. */
   instruments: InstrumentSchema[];
   /** Where the server is reached, without the mount: `http://127.0.0.1:8000`. */
@@ -361,7 +362,7 @@ function description(opts: BuildOptions): string {
 
 /** The OpenAPI 3.1 document for every declared route, plus the live deck unless `public`. */
 export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
-  const ROUTES = allRoutes();
+  const ROUTES = opts.routes;
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
     info: { title: 'labdeck HTTP API', version: version(), description: description(opts) },

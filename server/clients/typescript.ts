@@ -5,7 +5,7 @@
  * instrument method.
  */
 import type { InstrumentSchema, JSONSchema } from '../../core/contracts/index.js';
-import { camel, clientRoutes, described, header, paramsOf, schemaTypes, unique, type Arg, type ProxyOptions } from './common.js';
+import { camel, clientRoutes, described, header, paramsOf, schemaTypes, unique, type Arg, type ProxyOptions, type RouteMethod } from './common.js';
 import { tsRuntime } from './runtimes.js';
 
 const TS_IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -61,13 +61,13 @@ function jsDoc(lines: string[], indent: string): string[] {
 }
 
 /** The body and query types of the route methods, RunnerRoutes, and runnerRoutes(send) (TypeScript). */
-function tsRouteMethods(): string[] {
+function tsRouteMethods(methods: RouteMethod[]): string[] {
   const types: string[] = [];
   const members: string[] = [];
   const values: string[] = [];
   const fields = (args: Arg[], indent: string) =>
     args.flatMap((a) => [...(described(a) ? jsDoc([described(a)], indent) : []), `${indent}${tsKey(a.wire)}${a.required ? '' : '?'}: ${tsType(a.schema)};`]);
-  for (const m of clientRoutes()) {
+  for (const m of methods) {
     const params = m.pathArgs.map((a) => `${camel(a.name)}: ${tsType(a.schema)}`);
     const path = m.pathArgs.reduce((p, a) => p.replace(`{${a.wire}}`, `\${encodeURIComponent(String(${camel(a.name)}))}`), m.path);
     let body = '';
@@ -102,20 +102,21 @@ function tsRouteMethods(): string[] {
   ];
 }
 /** The Runner methods on the Lab object: an instrument with one of these names is `lab.<name>_`. */
-const tsLabNames = () => ['waitForRun', ...clientRoutes().map((m) => camel(m.name))];
+const tsLabNames = (methods: RouteMethod[]) => ['waitForRun', ...methods.map((m) => camel(m.name))];
 /** Type names the runtime declares. */
 const tsTypeNames = () => [...tsRuntime().matchAll(/^(?:export )?(?:class|interface|type) ([A-Za-z]+)/gm)].map((m) => m[1]);
 
 export function typescript(instruments: InstrumentSchema[], opts: ProxyOptions): string {
+  const methods = clientRoutes(opts.routes);
   const out: string[] = [
     ...header('typescript', instruments, opts),
     '',
     `export const DEFAULT_BASE_URL = ${JSON.stringify(opts.defaultBaseUrl)};`,
     tsRuntime(),
-    ...tsRouteMethods(),
+    ...tsRouteMethods(methods),
   ];
-  const typeNames = new Set(['Lab', 'RunnerRoutes', ...tsTypeNames(), ...clientRoutes().map((m) => m.bodyName)]);
-  const keys = new Set(tsLabNames());
+  const typeNames = new Set(['Lab', 'RunnerRoutes', ...tsTypeNames(), ...methods.map((m) => m.bodyName)]);
+  const keys = new Set(tsLabNames(methods));
   const labType: string[] = [];
   const labValue: string[] = [];
   const renamed: string[] = [];
