@@ -11,15 +11,16 @@
  * status's component. A mismatch is logged and answered as a 500 naming the route, the status and each
  * field that does not fit, so the test that made the request fails.
  */
-import type { Request, Response } from 'express';
+import type { Express, Request, Response } from 'express';
 import type { z } from 'zod';
 import { Workflow } from '../core/workflow/model.js';
 import type { ResponseObject } from './api-doc.js';
 import { RESPONSE_SCHEMAS } from './response-schemas.js';
 import { SAFETY_SCHEMAS } from './safety-schemas.js';
+import { WORKFLOW_SCHEMAS } from './workflow-schemas.js';
 
 /** Every component an answer may name, as zod. */
-const ANSWER_SCHEMAS: Record<string, z.ZodType> = { ...RESPONSE_SCHEMAS, ...SAFETY_SCHEMAS, Workflow };
+const ANSWER_SCHEMAS: Record<string, z.ZodType> = { ...RESPONSE_SCHEMAS, ...SAFETY_SCHEMAS, ...WORKFLOW_SCHEMAS, Workflow };
 
 /** The component names answers refer to that have no zod schema (written as JSON Schema in server/openapi.ts). */
 export const unchecked = new Set<string>();
@@ -63,20 +64,29 @@ export function answerProblem(route: Checked, status: number, body: unknown): st
   return `${route.key} answered ${s} with JSON that does not fit its declared schema: ${issues.join('; ')}${r.error.issues.length > 5 ? ` (and ${r.error.issues.length - 5} more)` : ''}`;
 }
 
+/** The declaration of each express route `handle` registered (express's `req.route` is the key). */
+const declarations = new WeakMap<object, Checked>();
+
+/** Remember that the express route `expressRoute` serves `route` (called by `handle`). */
+export function remember(expressRoute: object, route: Checked): void {
+  declarations.set(expressRoute, route);
+}
+
 /**
- * Check every JSON answer of this request against `route`'s declaration, when the app checks answers and
- * the route is one of its document's (`app.locals.checkAnswers`: the catalogue's routes; the ivoryOS mount's
- * routes answer in ivoryOS's shapes, described in docs/ivoryos.md, and are not checked).
+ * Check every JSON answer `app` sends for one of `routes` against that route's declaration. The check sits on
+ * the app's response prototype and finds the declaration from the matched express route (`req.route`), so
+ * no request or response gains a field (the fast path's objects keep their shape). The ivoryOS mount's routes
+ * answer in ivoryOS's shapes, described in docs/ivoryos.md, and are not in `routes`.
  */
-export function checkAnswers(route: Checked, req: Request, res: Response): void {
-  const checked = req.app?.locals.checkAnswers as Set<unknown> | null | undefined;
-  if (!checked?.has(route)) return;
-  const send = res.json.bind(res);
-  res.json = (body: unknown) => {
-    const problem = answerProblem(route, res.statusCode, body);
-    if (!problem) return send(body);
+export function checkAnswers(app: Express, routes: ReadonlySet<object>): void {
+  const proto = app.response as Response;
+  const send = proto.json;
+  proto.json = function json(this: Response, body: unknown) {
+    const route = declarations.get((this.req as Request | undefined)?.route as object);
+    const problem = route && routes.has(route) ? answerProblem(route, this.statusCode, body) : null;
+    if (!problem) return send.call(this, body);
     console.error(`labdeck: an answer does not fit the API document: ${problem}`);
-    res.status(500);
-    return send({ error: { code: 'internal', message: `The answer does not fit the API document: ${problem}` } });
+    this.status(500);
+    return send.call(this, { error: { code: 'internal', message: `The answer does not fit the API document: ${problem}` } });
   };
 }

@@ -38,6 +38,7 @@ import { MULTIPART_SLACK, bodyCap, limitBytes } from './body-cap.js';
 import { RECORDS_GROUP } from './routes/records.js';
 import { USERS_GROUP } from './routes/users.js';
 import { WORKFLOWS_GROUP } from './routes/workflows.js';
+import { checkAnswers } from './answer-check.js';
 import { catalogueOf, checkGroup, groupRouters, type MountContext, type RouteGroup } from './catalogue.js';
 import { authenticate, csrfGuard, hostGuard, identify, requireLogin } from './security.js';
 import { sessions } from './session.js';
@@ -163,8 +164,8 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(bodyCap({ parsed: limitBytes(limit), multipart: Math.max(runtime.files.limitBytes, LOGO_MAX_BYTES) + MULTIPART_SLACK }));
   const catalogue = catalogueOf(ROUTE_GROUPS);
   app.locals.catalogue = catalogue;
-  // the routes whose JSON answers are checked against their declarations (server/answer-check.ts)
-  app.locals.checkAnswers = (opts.checkAnswers ?? process.env.NODE_ENV === 'test') ? new Set(catalogue.routes) : null;
+  // under test, every JSON answer of a route is checked against its declaration (server/answer-check.ts)
+  if (opts.checkAnswers ?? process.env.NODE_ENV === 'test') checkAnswers(app, new Set(catalogue.routes));
   const ctx: MountContext = { secret, identify: identify(runtime, sessionMw), catalogue };
   const bare = ROUTE_GROUPS.map((g) => groupRouters(g, 'bare', runtime, ctx));
   const mounted = ROUTE_GROUPS.map((g) => groupRouters(g, 'mount', runtime, ctx));

@@ -21,7 +21,7 @@ import { issueMessage } from '../core/deck/validate.js';
 import { isJson } from './http.js';
 import { failed } from './respond.js';
 import { requireLogin } from './security.js';
-import { answersOf, checkAnswers, type Answers } from './answer-check.js';
+import { answersOf, remember, type Answers } from './answer-check.js';
 import type { ParameterObject, ResponseObject } from './api-doc.js';
 
 export type Access = 'public' | 'login' | 'admin';
@@ -158,7 +158,6 @@ export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyOb
   const { formAgain, receive } = typeof options === 'function' ? { formAgain: options, receive: undefined } : options;
   const method = r.method.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
   router[method](r.expressPath, async (req: Request, res: Response) => {
-    checkAnswers(r, req, res);
     if (r.access !== 'public' && !req.user) {
       // not logged in: pages to the login form (with `next`), JSON 401, as the login gate answers
       let refused: unknown;
@@ -178,6 +177,10 @@ export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyOb
     }
     await fn(req, res, input);
   });
+  // the express route just made serves `r`: its JSON answers are checked against `r` (server/answer-check.ts)
+  const stack = (router as unknown as { stack: { route?: object }[] }).stack;
+  const made = stack[stack.length - 1]?.route;
+  if (made) remember(made, r);
 }
 
 // ---------------------------------------------------------------------------------------------------------
