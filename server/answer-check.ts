@@ -22,21 +22,22 @@ import { WORKFLOW_SCHEMAS } from './workflow-schemas.js';
 /** Every component an answer may name, as zod. */
 const ANSWER_SCHEMAS: Record<string, z.ZodType> = { ...RESPONSE_SCHEMAS, ...SAFETY_SCHEMAS, ...WORKFLOW_SCHEMAS, Workflow };
 
-/** The component names answers refer to that have no zod schema (written as JSON Schema in server/openapi.ts). */
-export const unchecked = new Set<string>();
-
 /** What a route declares it answers in JSON, per status: the zod schema, or null (JSON not described by a zod component). */
 export type Answers = Record<string, z.ZodType | null>;
 
-/** The JSON answers of a route's declared responses (a status without a JSON body is left out). */
-export function answersOf(responses: Record<string, ResponseObject>): Answers {
+/**
+ * The JSON answers of a route's declared responses (a status without a JSON body is left out); `own`: the
+ * route's own components (its body, when an answer is what was sent: the policy as stored).
+ */
+export function answersOf(responses: Record<string, ResponseObject>, own: Record<string, z.ZodType> = {}): Answers {
+  const known = { ...ANSWER_SCHEMAS, ...own };
   const out: Answers = {};
   for (const [status, resp] of Object.entries(responses)) {
     const media = resp.content?.['application/json'];
     if (!media) continue;
     const ref = typeof media.schema.$ref === 'string' ? media.schema.$ref.split('/').pop()! : null;
-    if (ref && !Object.hasOwn(ANSWER_SCHEMAS, ref)) unchecked.add(ref);
-    out[status] = ref && Object.hasOwn(ANSWER_SCHEMAS, ref) ? ANSWER_SCHEMAS[ref]! : null;
+    // a component with no zod schema (ivoryOS's, described in docs/ivoryos.md) or an inline schema: not checked
+    out[status] = ref && Object.hasOwn(known, ref) ? known[ref]! : null;
   }
   return out;
 }

@@ -123,7 +123,7 @@ export interface Route<P extends AnyObject = AnyObject, Q extends AnyObject = An
 
 /** Declare a route. */
 export function route<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject>(spec: RouteSpec<P, Q, B>): Route<P, Q, B> {
-  const answers = answersOf(spec.responses);
+  const answers = answersOf(spec.responses, spec.body && !spec.body.document ? { [bodyName(spec as RouteSpec)]: spec.body.schema } : {});
   const declared = Object.keys(spec.responses).filter((s) => !(s in answers));
   return { ...spec, access: spec.access ?? 'login', key: `${spec.method} ${spec.path}`, expressPath: spec.path.replace(/\{(\w+)\}/g, ':$1'), answers, declared };
 }

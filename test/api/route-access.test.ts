@@ -12,6 +12,7 @@ import type { Catalogue } from '../../server/catalogue.js';
 import { handle, route, type Route } from '../../server/route.js';
 import { json } from '../../server/api-doc.js';
 import { answerProblem } from '../../server/answer-check.js';
+import { CATALOGUE } from '../helpers/catalogue.js';
 import { signupAndLogin, startLab, type TestLab } from './helpers.js';
 
 const J = 'application/json';
@@ -89,6 +90,16 @@ describe('a route checks its own access, on any router', () => {
 });
 
 describe('a JSON answer fits its route declaration', () => {
+  it('has a zod schema for every component a JSON answer of a route names', () => {
+    const named = CATALOGUE.routes.flatMap((r) =>
+      Object.entries(r.responses)
+        .filter(([, resp]) => typeof resp.content?.['application/json']?.schema.$ref === 'string')
+        .map(([status]) => ({ route: `${r.key} ${status}`, zod: !!r.answers[status] })),
+    );
+    expect(named.length).toBeGreaterThan(80);
+    expect(named.filter((x) => !x.zod)).toEqual([]);
+  });
+
   it('names the field that does not fit, a status the route does not declare, and an error that is not an Error', () => {
     const health = route({ method: 'GET', path: '/h', section: 'Home', summary: 'H', operationId: 'h', responses: { 200: json('Ready', 'Health'), 302: { description: 'Elsewhere' } } });
     expect(answerProblem(health, 200, { ok: true, instruments: 2 })).toBeNull();
