@@ -73,6 +73,9 @@ export function remember(expressRoute: object, route: Checked): void {
   declarations.set(expressRoute, route);
 }
 
+/** The declaration an express route was registered for by `handle`, if it was. */
+export const declarationOf = (expressRoute: object): unknown => declarations.get(expressRoute);
+
 /**
  * Check every JSON answer `app` sends for one of `routes` against that route's declaration. The check sits on
  * the app's response prototype and finds the declaration from the matched express route (`req.route`), so

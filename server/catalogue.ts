@@ -14,6 +14,7 @@
 import type { RequestHandler, Router } from 'express';
 import type { Runtime } from '../core/runtime.js';
 import type { Route } from './route.js';
+import { declarationOf } from './answer-check.js';
 
 export interface RouteInfo {
   method: string;
@@ -103,14 +104,15 @@ interface Layer {
   handle: { stack?: Layer[] };
 }
 
-/** The `METHOD /express/path` of every route a router registers (in sub-routers too). */
-function registered(router: Router): string[] {
-  const out: string[] = [];
+/** Every route a router registers (in sub-routers too): `METHOD /express/path`, and the declaration `handle` registered it for. */
+function registered(router: Router): { key: string; declaration: unknown }[] {
+  const out: { key: string; declaration: unknown }[] = [];
   const walk = (stack: Layer[]) => {
     for (const layer of stack) {
       if (layer.route) {
+        const declaration = declarationOf(layer.route);
         for (const p of ([] as unknown[]).concat(layer.route.path)) {
-          for (const [m, on] of Object.entries(layer.route.methods)) if (on && m !== '_all') out.push(`${m.toUpperCase()} ${String(p)}`);
+          for (const [m, on] of Object.entries(layer.route.methods)) if (on && m !== '_all') out.push({ key: `${m.toUpperCase()} ${String(p)}`, declaration });
         }
       } else if (layer.handle.stack) walk(layer.handle.stack);
     }
@@ -130,13 +132,19 @@ export function groupRouters(group: RouteGroup, stage: 'bare' | 'mount', runtime
   return Array.isArray(made) ? made : [made];
 }
 
-/** Every route `routers` register is declared by `group`, and every route it declares is registered. */
+/**
+ * Every route `routers` register is declared by `group` and was registered by `handle` for that declaration
+ * (so its access is checked as declared), and every route the group declares is registered.
+ */
 export function checkGroup(group: RouteGroup, routers: Router[]): void {
   const declared = new Map(group.routes.map((r) => [`${r.method} ${r.expressPath}`, r]));
   const served = new Set((group.servedByMiddleware ?? []).map((r) => `${r.method} ${r.expressPath}`));
-  const have = new Set(routers.flatMap(registered));
-  const stray = [...have].filter((k) => !declared.has(k));
+  const found = routers.flatMap(registered);
+  const stray = found.filter((f) => !declared.has(f.key)).map((f) => f.key);
   if (stray.length) throw new Error(`The route group ${group.name} registers routes it does not declare: ${stray.join(', ')} (declare them in its routes)`);
+  const bypass = found.filter((f) => f.declaration !== declared.get(f.key)).map((f) => f.key);
+  if (bypass.length) throw new Error(`The route group ${group.name} registers ${bypass.join(', ')} without handle(router, ROUTE, fn): its access would not be checked`);
+  const have = new Set(found.map((f) => f.key));
   const missing = [...declared.keys()].filter((k) => !have.has(k) && !served.has(k));
   if (missing.length) throw new Error(`The route group ${group.name} declares routes it does not mount: ${missing.join(', ')} (handle them in its routers)`);
 }

@@ -8,7 +8,7 @@
 import { jest } from '@jest/globals';
 import express, { Router } from 'express';
 import request from 'supertest';
-import type { Catalogue } from '../../server/catalogue.js';
+import { checkGroup, routeGroup, type Catalogue } from '../../server/catalogue.js';
 import { handle, route, type Route } from '../../server/route.js';
 import { json } from '../../server/api-doc.js';
 import { answerProblem } from '../../server/answer-check.js';
@@ -86,6 +86,34 @@ describe('a route checks its own access, on any router', () => {
     expect((await request(app).get('/mine')).headers.location).toBe('/auth/login?next=%2Fmine');
     expect((await request(app).get('/mine').set('x-who', 'operator')).status).toBe(200);
     expect((await request(app).get('/admins').set('x-who', 'operator').set('Accept', J)).status).toBe(403);
+  });
+});
+
+describe('a group declares what it mounts and mounts what it declares', () => {
+  const one = route({ method: 'GET', path: '/one/{id}', section: 'Home', summary: 'One', operationId: 'one', responses: { 200: json('One', 'Health') } });
+  const two = route({ method: 'POST', path: '/two', section: 'Home', summary: 'Two', operationId: 'two', responses: { 200: json('Two', 'Health') } });
+  const ok = (_req: unknown, res: express.Response) => void res.json({ ok: true, instruments: 0 });
+
+  it('takes a group whose routers register exactly its routes, with handle', () => {
+    const r = Router();
+    handle(r, one, ok);
+    handle(r, two, ok);
+    expect(() => checkGroup(routeGroup({ name: 'things', routes: { one, two } }), [r])).not.toThrow();
+  });
+
+  it('refuses a route it does not declare, one registered without handle, and one it declares but does not mount', () => {
+    const stray = Router();
+    handle(stray, one, ok);
+    handle(stray, two, ok);
+    expect(() => checkGroup(routeGroup({ name: 'things', routes: [one] }), [stray])).toThrow('The route group things registers routes it does not declare: POST /two');
+    const raw = Router();
+    handle(raw, one, ok);
+    raw.post('/two', ok);
+    expect(() => checkGroup(routeGroup({ name: 'things', routes: [one, two] }), [raw])).toThrow('The route group things registers POST /two without handle(router, ROUTE, fn)');
+    const short = Router();
+    handle(short, one, ok);
+    expect(() => checkGroup(routeGroup({ name: 'things', routes: [one, two] }), [short])).toThrow('The route group things declares routes it does not mount: POST /two');
+    expect(() => checkGroup(routeGroup({ name: 'things', routes: [one, two], servedByMiddleware: [two] }), [short])).not.toThrow();
   });
 });
 
