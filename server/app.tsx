@@ -64,7 +64,8 @@ export interface AppOptions {
 /**
  * Every route group, in the order they are mounted (a group's routes before the next group's: the device
  * routes' `/instruments/new` before the instruments' `/instruments/{instrument}`). The catalogue (the home
- * page's list, the API document, the clients) is made from this same list.
+ * page's list, the API document, the clients) is made from this same list: in a section, its routes are in
+ * this order.
  */
 export const ROUTE_GROUPS: readonly RouteGroup[] = [
   HOME_GROUP,
@@ -75,17 +76,17 @@ export const ROUTE_GROUPS: readonly RouteGroup[] = [
   INSTRUMENTS_GROUP,
   WORKFLOWS_GROUP,
   EXECUTIONS_GROUP,
-  INPUTS_GROUP,
-  ATTENTION_GROUP,
   CAMPAIGNS_GROUP,
   CAMPAIGN_POINTS_GROUP,
   FILES_GROUP,
   RECORDS_GROUP,
   APPROVALS_GROUP,
   NOTIFICATIONS_GROUP,
-  RESOURCES_GROUP,
   SAFETY_GROUP,
   MCP_GROUP,
+  RESOURCES_GROUP,
+  INPUTS_GROUP,
+  ATTENTION_GROUP,
 ];
 
 /** The session secret: made on first run, kept in the data directory, readable by its owner only. */
