@@ -178,6 +178,9 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(express.text({ type: 'text/plain', limit }));
   router.use(authenticate(runtime, sessionMw, { mcp: true }));
   router.use(csrfGuard());
+  // express answers OPTIONS itself with the methods of the routes on the path: to nobody logged in only on a
+  // public route's path (elsewhere the login form or 401, as for any other request)
+  router.use((req, res, next) => (req.method === 'OPTIONS' && !req.user && !catalogue.publicPath(req.path) ? requireLogin(req, res, next) : next()));
   // every route checks its own access as declared (server/route.ts `handle`), wherever it is mounted
   for (const r of mounted.flat()) router.use(r);
   // a path no route declares: the login form (or 401) for a visitor, `not_found` for a user

@@ -74,7 +74,13 @@ export interface Catalogue {
   readonly routes: readonly Route[];
   /** The same, as the home page's list (and its JSON) shows it. */
   readonly info: readonly RouteInfo[];
+  /** Whether a path (under the mount) is served by a public route: express answers OPTIONS on it to anyone. */
+  publicPath(path: string): boolean;
 }
+
+/** A route's express path as a pattern of whole paths (`:name`: one segment; a trailing slash allowed, any case). */
+const pathPattern = (expressPath: string): RegExp =>
+  new RegExp(`^${expressPath.split(/(:\w+)/).map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')}/?$`, 'i');
 
 /** The catalogue of `groups`: each route once (a route declared twice stops the app from being made). */
 export function catalogueOf(groups: readonly RouteGroup[]): Catalogue {
@@ -93,7 +99,8 @@ export function catalogueOf(groups: readonly RouteGroup[]): Catalogue {
     .map((r, i) => ({ r, i }))
     .sort((a, b) => order(a.r.section) - order(b.r.section) || a.i - b.i)
     .map(({ r }) => r);
-  return { routes, info: routes.map(routeInfo) };
+  const open = routes.filter((r) => r.access === 'public').map((r) => pathPattern(r.expressPath));
+  return { routes, info: routes.map(routeInfo), publicPath: (path) => open.some((p) => p.test(path)) };
 }
 
 // ---------------------------------------------------------------------------------------------------------

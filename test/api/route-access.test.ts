@@ -65,6 +65,13 @@ describe('access is the route declaration, on every route', () => {
   it('keeps a public route public and answers a health check to nobody logged in', async () => {
     await request(lab.app).get('/app/healthz').expect(200);
   });
+
+  it("answers OPTIONS (express's list of a path's methods) to nobody logged in on public paths only, as before", async () => {
+    await request(lab.app).options('/app/auth/login').expect(200).expect('Allow', 'GET, HEAD, POST');
+    await request(lab.app).options('/app/workflows').expect(302).expect('Location', '/app/auth/login');
+    await request(lab.app).options('/app/instruments/pump').set('Accept', J).expect(401);
+    await operator.options('/app/workflows').expect(200).expect('Allow', 'GET, HEAD, POST');
+  });
 });
 
 describe('a route checks its own access, on any router', () => {
