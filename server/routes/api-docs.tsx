@@ -73,8 +73,4 @@ export function apiDocRoutes(runtime: Runtime, { catalogue }: Pick<MountContext,
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const API_DOCS_GROUP = routeGroup({
-  name: 'api-docs',
-  routes: API_DOC_ROUTES,
-  mount: apiDocRoutes,
-});
+export const API_DOCS_GROUP = routeGroup({ name: 'api-docs', routes: API_DOC_ROUTES, mount: apiDocRoutes });

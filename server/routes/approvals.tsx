@@ -199,8 +199,4 @@ export function approvalRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const APPROVALS_GROUP = routeGroup({
-  name: 'approvals',
-  routes: APPROVAL_ROUTES,
-  mount: approvalRoutes,
-});
+export const APPROVALS_GROUP = routeGroup({ name: 'approvals', routes: APPROVAL_ROUTES, mount: approvalRoutes });

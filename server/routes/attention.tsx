@@ -36,8 +36,4 @@ export function attentionRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const ATTENTION_GROUP = routeGroup({
-  name: 'attention',
-  routes: ATTENTION_ROUTES,
-  mount: attentionRoutes,
-});
+export const ATTENTION_GROUP = routeGroup({ name: 'attention', routes: ATTENTION_ROUTES, mount: attentionRoutes });

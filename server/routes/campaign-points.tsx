@@ -215,8 +215,4 @@ export function campaignPointRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const CAMPAIGN_POINTS_GROUP = routeGroup({
-  name: 'campaign-points',
-  routes: CAMPAIGN_POINT_ROUTES,
-  mount: campaignPointRoutes,
-});
+export const CAMPAIGN_POINTS_GROUP = routeGroup({ name: 'campaign-points', routes: CAMPAIGN_POINT_ROUTES, mount: campaignPointRoutes });

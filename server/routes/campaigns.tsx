@@ -247,8 +247,4 @@ export function campaignRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const CAMPAIGNS_GROUP = routeGroup({
-  name: 'campaigns',
-  routes: CAMPAIGN_ROUTES,
-  mount: campaignRoutes,
-});
+export const CAMPAIGNS_GROUP = routeGroup({ name: 'campaigns', routes: CAMPAIGN_ROUTES, mount: campaignRoutes });

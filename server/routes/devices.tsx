@@ -208,8 +208,4 @@ export function deviceRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const DEVICES_GROUP = routeGroup({
-  name: 'devices',
-  routes: DEVICE_ROUTES,
-  mount: deviceRoutes,
-});
+export const DEVICES_GROUP = routeGroup({ name: 'devices', routes: DEVICE_ROUTES, mount: deviceRoutes });

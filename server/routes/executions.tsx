@@ -497,8 +497,4 @@ export function executionRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const EXECUTIONS_GROUP = routeGroup({
-  name: 'executions',
-  routes: EXECUTION_ROUTES,
-  mount: executionRoutes,
-});
+export const EXECUTIONS_GROUP = routeGroup({ name: 'executions', routes: EXECUTION_ROUTES, mount: executionRoutes });

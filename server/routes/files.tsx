@@ -305,8 +305,4 @@ export function fileRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const FILES_GROUP = routeGroup({
-  name: 'files',
-  routes: FILE_ROUTES,
-  mount: fileRoutes,
-});
+export const FILES_GROUP = routeGroup({ name: 'files', routes: FILE_ROUTES, mount: fileRoutes });

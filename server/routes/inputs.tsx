@@ -80,8 +80,4 @@ export function inputRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const INPUTS_GROUP = routeGroup({
-  name: 'inputs',
-  routes: INPUT_ROUTES,
-  mount: inputRoutes,
-});
+export const INPUTS_GROUP = routeGroup({ name: 'inputs', routes: INPUT_ROUTES, mount: inputRoutes });

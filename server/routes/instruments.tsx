@@ -437,8 +437,4 @@ export function instrumentRoutes(runtime: Runtime, { catalogue }: Pick<MountCont
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const INSTRUMENTS_GROUP = routeGroup({
-  name: 'instruments',
-  routes: INSTRUMENT_ROUTES,
-  mount: instrumentRoutes,
-});
+export const INSTRUMENTS_GROUP = routeGroup({ name: 'instruments', routes: INSTRUMENT_ROUTES, mount: instrumentRoutes });

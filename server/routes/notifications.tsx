@@ -184,8 +184,4 @@ export function notificationRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const NOTIFICATIONS_GROUP = routeGroup({
-  name: 'notifications',
-  routes: NOTIFICATION_ROUTES,
-  mount: notificationRoutes,
-});
+export const NOTIFICATIONS_GROUP = routeGroup({ name: 'notifications', routes: NOTIFICATION_ROUTES, mount: notificationRoutes });

@@ -206,8 +206,4 @@ export function recordRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const RECORDS_GROUP = routeGroup({
-  name: 'records',
-  routes: RECORD_ROUTES,
-  mount: recordRoutes,
-});
+export const RECORDS_GROUP = routeGroup({ name: 'records', routes: RECORD_ROUTES, mount: recordRoutes });

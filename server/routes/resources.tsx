@@ -358,8 +358,4 @@ export function resourceRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const RESOURCES_GROUP = routeGroup({
-  name: 'resources',
-  routes: RESOURCE_ROUTES,
-  mount: resourceRoutes,
-});
+export const RESOURCES_GROUP = routeGroup({ name: 'resources', routes: RESOURCE_ROUTES, mount: resourceRoutes });

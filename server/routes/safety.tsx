@@ -124,8 +124,4 @@ export function safetyRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const SAFETY_GROUP = routeGroup({
-  name: 'safety',
-  routes: SAFETY_ROUTES,
-  mount: safetyRoutes,
-});
+export const SAFETY_GROUP = routeGroup({ name: 'safety', routes: SAFETY_ROUTES, mount: safetyRoutes });

@@ -191,8 +191,4 @@ export function userRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const USERS_GROUP = routeGroup({
-  name: 'users',
-  routes: USER_ROUTES,
-  mount: userRoutes,
-});
+export const USERS_GROUP = routeGroup({ name: 'users', routes: USER_ROUTES, mount: userRoutes });

@@ -399,8 +399,4 @@ export function workflowRoutes(runtime: Runtime): Router {
 }
 
 /** The group: these routes, declared and mounted (server/catalogue.ts). */
-export const WORKFLOWS_GROUP = routeGroup({
-  name: 'workflows',
-  routes: WORKFLOW_ROUTES,
-  mount: workflowRoutes,
-});
+export const WORKFLOWS_GROUP = routeGroup({ name: 'workflows', routes: WORKFLOW_ROUTES, mount: workflowRoutes });
