@@ -29,7 +29,7 @@ const ManagedUser = User.extend({
 const MethodSchemaZ = z.looseObject({
   name: z.string(),
   description: z.string(),
-  safety: z.enum(['readonly', 'idempotent', 'hazardous']),
+  safety: z.enum(['readonly', 'idempotent', 'hazardous', 'unknown']).describe('unknown: the driver declares none (a call by an agent then waits for a person under the default approval policy)'),
   hidden: z.boolean().describe('Hidden for you (collapsed on the page; still callable)'),
   order: z.int().describe("Position in the driver's declaration order"),
   params: z.record(z.string(), z.unknown()).describe('JSON Schema of the args object'),
@@ -92,12 +92,12 @@ export const RESPONSE_SCHEMAS = {
   Account: z.object({
     user: User,
     tokens: z.array(
-      z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
+      z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent', 'mcp']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
     ),
     signup_open: z.boolean(),
     users: z.array(User).optional().describe('Every account (admins only)'),
   }),
-  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'), id: z.int(), name: z.string(), scope: z.enum(['user', 'agent']) }),
+  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'), id: z.int(), name: z.string(), agent_name: z.string().optional().describe('An agent token: the name its lab agent serves under'), scope: z.enum(['user', 'agent', 'mcp']) }),
   SignupState: z.object({ signup_open: z.boolean() }),
   ManagedUser,
   UserList: z.object({ users: z.array(ManagedUser).describe('Every account that is not deleted, oldest first') }),

@@ -5,8 +5,9 @@
  * instrument method.
  */
 import type { InstrumentSchema, JSONSchema } from '../../core/contracts/index.js';
+import type { Route } from '../route.js';
 import { buildOpenApi } from '../openapi.js';
-import { camel, clientRoutes, described, header, paramsOf, schemaTypes, unique, TS_FROM_DOCUMENT, type Arg, type ProxyOptions } from './common.js';
+import { camel, clientRoutes, described, header, paramsOf, schemaTypes, unique, TS_FROM_DOCUMENT, type Arg, type ProxyOptions, type RouteMethod } from './common.js';
 import { tsRuntime } from './runtimes.js';
 
 const TS_IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -85,11 +86,12 @@ function docType(s: JSONSchema, schemas: Record<string, JSONSchema>, indent: str
   return ['{', ...lines, ...(open ? [`${inner}[field: string]: unknown;`] : []), `${indent}}`].join('\n');
 }
 
-let documentCache: string[] | null = null;
+const documentCache = new WeakMap<readonly Route[], string[]>();
 /** The answer types written from the API document the server serves (TS_FROM_DOCUMENT), and their parts. */
-function documentTypes(): string[] {
-  if (documentCache) return documentCache;
-  const schemas = buildOpenApi({ instruments: [], serverUrl: 'http://labdeck', public: true }).components.schemas as Record<string, JSONSchema>;
+function documentTypes(routes: readonly Route[]): string[] {
+  const known = documentCache.get(routes);
+  if (known) return known;
+  const schemas = buildOpenApi({ routes, instruments: [], serverUrl: 'http://labdeck', public: true }).components.schemas as Record<string, JSONSchema>;
   const out: string[] = ['', '// ---- the answer types, from the API document the server serves (its components) ----'];
   for (const [name, component] of Object.entries(TS_FROM_DOCUMENT)) {
     const s = schemas[component];
@@ -106,7 +108,8 @@ function documentTypes(): string[] {
     '/** A run record as the list shows it: GET /executions/records. */',
     "export type RunSummary = RecordList['records'][number];",
   );
-  return (documentCache = out);
+  documentCache.set(routes, out);
+  return out;
 }
 
 function jsDoc(lines: string[], indent: string): string[] {
@@ -115,13 +118,13 @@ function jsDoc(lines: string[], indent: string): string[] {
 }
 
 /** The body and query types of the route methods, RunnerRoutes, and runnerRoutes(send) (TypeScript). */
-function tsRouteMethods(): string[] {
+function tsRouteMethods(methods: RouteMethod[]): string[] {
   const types: string[] = [];
   const members: string[] = [];
   const values: string[] = [];
   const fields = (args: Arg[], indent: string) =>
     args.flatMap((a) => [...(described(a) ? jsDoc([described(a)], indent) : []), `${indent}${tsKey(a.wire)}${a.required ? '' : '?'}: ${tsType(a.schema)};`]);
-  for (const m of clientRoutes()) {
+  for (const m of methods) {
     const params = m.pathArgs.map((a) => `${camel(a.name)}: ${tsType(a.schema)}`);
     const path = m.pathArgs.reduce((p, a) => p.replace(`{${a.wire}}`, `\${encodeURIComponent(String(${camel(a.name)}))}`), m.path);
     let body = '';
@@ -156,21 +159,22 @@ function tsRouteMethods(): string[] {
   ];
 }
 /** The Runner methods on the Lab object: an instrument with one of these names is `lab.<name>_`. */
-const tsLabNames = () => ['waitForRun', ...clientRoutes().map((m) => camel(m.name))];
+const tsLabNames = (methods: RouteMethod[]) => ['waitForRun', ...methods.map((m) => camel(m.name))];
 /** Type names the runtime declares. */
 const tsTypeNames = () => [...tsRuntime().matchAll(/^(?:export )?(?:class|interface|type) ([A-Za-z]+)/gm)].map((m) => m[1]);
 
 export function typescript(instruments: InstrumentSchema[], opts: ProxyOptions): string {
+  const methods = clientRoutes(opts.routes);
   const out: string[] = [
     ...header('typescript', instruments, opts),
     '',
     `export const DEFAULT_BASE_URL = ${JSON.stringify(opts.defaultBaseUrl)};`,
     tsRuntime(),
-    ...documentTypes(),
-    ...tsRouteMethods(),
+    ...documentTypes(opts.routes),
+    ...tsRouteMethods(methods),
   ];
-  const typeNames = new Set(['Lab', 'RunnerRoutes', 'RunningTask', 'FailedStep', 'RunSummary', ...Object.keys(TS_FROM_DOCUMENT), ...tsTypeNames(), ...clientRoutes().map((m) => m.bodyName)]);
-  const keys = new Set(tsLabNames());
+  const typeNames = new Set(['Lab', 'RunnerRoutes', 'RunningTask', 'FailedStep', 'RunSummary', ...Object.keys(TS_FROM_DOCUMENT), ...tsTypeNames(), ...methods.map((m) => m.bodyName)]);
+  const keys = new Set(tsLabNames(methods));
   const labType: string[] = [];
   const labValue: string[] = [];
   const renamed: string[] = [];
