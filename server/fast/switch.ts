@@ -13,7 +13,8 @@
  * difference shows up as a failing test rather than as a rule someone forgot.
  *
  * `LABDECK_FAST_PATH`: unset, `1` or `on`: on; `0`, `off`, `false` or `no`: off; anything else stops
- * start-up with an error naming the variable. Read once, at the first `fastPath()`.
+ * start-up with an error naming the variable. Read where an app or its HTTP server is made (`lab serve` reads it
+ * once and passes it to both).
  */
 import { LabError } from '../../core/errors.js';
 
@@ -35,9 +36,7 @@ export function parseFastPath(value: string | undefined): boolean {
   );
 }
 
-let read: boolean | undefined;
-
-/** Whether the fast path is on in this process: LABDECK_FAST_PATH, read on the first call. */
+/** Whether the fast path is on: LABDECK_FAST_PATH as it is now. */
 export function fastPath(): boolean {
-  return (read ??= parseFastPath(process.env[FAST_PATH_ENV]));
+  return parseFastPath(process.env[FAST_PATH_ENV]);
 }

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { IncomingMessage, Server } from 'node:http';
 import { createHttpServer, LabRequest } from '../../server/fast/http-server.js';
 import { FAST_PATH_ENV, parseFastPath } from '../../server/fast/switch.js';
+import { serve as labServe } from '../../cli/serve.js';
 import { isLabError } from '../../core/errors.js';
 import { startLab, type TestLab } from './helpers.js';
 import { testDbUrl } from '../helpers/db.js';
@@ -130,19 +131,16 @@ describe('the value of LABDECK_FAST_PATH', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'labdeck-fast-off-'));
     const db = await testDbUrl();
     try {
-      await jest.isolateModulesAsync(async () => {
-        const { serve } = await import('../../cli/serve.js');
-        const lines: string[] = [];
-        const s = await serve({ host: '127.0.0.1', port: 0, dataDir, db: db.url, watch: false, pluginDirs: [] }, (l) => lines.push(l));
-        try {
-          expect(lines.filter((l) => l.includes('fast path'))).toEqual(['fast path off (LABDECK_FAST_PATH=off): plain Express answers every request, the same answers, slower']);
-          expect(lines.findIndex((l) => l.startsWith('fast path off'))).toBeLessThan(lines.findIndex((l) => l.startsWith('labdeck ready')));
-          const health = await fetch(`http://127.0.0.1:${s.port}/app/healthz`);
-          expect(health.status).toBe(200);
-        } finally {
-          await s.close();
-        }
-      });
+      const lines: string[] = [];
+      const s = await labServe({ host: '127.0.0.1', port: 0, dataDir, db: db.url, watch: false, pluginDirs: [] }, (l) => lines.push(l));
+      try {
+        expect(lines.filter((l) => l.includes('fast path'))).toEqual(['fast path off (LABDECK_FAST_PATH=off): plain Express answers every request, the same answers, slower']);
+        expect(lines.findIndex((l) => l.startsWith('fast path off'))).toBeLessThan(lines.findIndex((l) => l.startsWith('labdeck ready')));
+        const health = await fetch(`http://127.0.0.1:${s.port}/app/healthz`);
+        expect(health.status).toBe(200);
+      } finally {
+        await s.close();
+      }
     } finally {
       if (before === undefined) delete process.env[FAST_PATH_ENV];
       else process.env[FAST_PATH_ENV] = before;
@@ -155,13 +153,9 @@ describe('the value of LABDECK_FAST_PATH', () => {
     const before = process.env[FAST_PATH_ENV];
     process.env[FAST_PATH_ENV] = 'maybe';
     try {
-      await jest.isolateModulesAsync(async () => {
-        // a fresh copy of the switch (it reads the variable once per process)
-        const { serve } = await import('../../cli/serve.js');
-        const log = jest.fn();
-        await expect(serve({ host: '127.0.0.1', port: 0, dataDir: '/nonexistent/labdeck-fast-path', pluginDirs: [] }, log)).rejects.toThrow(/LABDECK_FAST_PATH must be .* not "maybe"/);
-        expect(log).not.toHaveBeenCalled();
-      });
+      const log = jest.fn();
+      await expect(labServe({ host: '127.0.0.1', port: 0, dataDir: '/nonexistent/labdeck-fast-path', pluginDirs: [] }, log)).rejects.toThrow(/LABDECK_FAST_PATH must be .* not "maybe"/);
+      expect(log).not.toHaveBeenCalled();
     } finally {
       if (before === undefined) delete process.env[FAST_PATH_ENV];
       else process.env[FAST_PATH_ENV] = before;
