@@ -28,7 +28,9 @@ const DOORS_ON_OPERATIONS = [
   'server/routes/inputs.tsx',
   'server/routes/attention.tsx',
   'server/ivoryos/index.ts',
+  'server/ivoryos/shapes.ts',
   'server/mcp/index.ts',
+  'server/context.ts',
   'cli/user.ts',
   'cli/agent.ts',
 ];
@@ -37,7 +39,15 @@ const DOORS_ON_OPERATIONS = [
  * step before the runtime exists (`lab run` checks the data folder's queue before any runner starts).
  */
 const DOORS_ON_OPERATIONS_AT_RUN_TIME = ['cli/run.ts'];
-const INNER = 'store|runner|deck|audit|approvals|campaigns|files|python|safety|notifications|resources|preflight|attention';
+/*
+ * Not a door: cli/serve.ts makes the runtime (createRuntime) and the server on it, and owns them for their
+ * lifetime: it gives the notifications the server's address, logs the plugins' and the deck's events as they
+ * come (their emitters), the safety file's state at start, and closes the runtime. Assembling the lab is not
+ * reaching into it; what it serves goes through the doors above. server/app.tsx and server/security.ts are
+ * the same kind (the session store on the database, the login gate reading tokens and sessions).
+ */
+/** The runtime's parts a door may not touch: everything but `ops` (and `dataDir`, `consoleTimeoutMs`, plain values). */
+const INNER = 'store|runner|deck|audit|approvals|campaigns|files|python|safety|notifications|resources|preflight|attention|accounts|agents|branding|plugins|deckFile|deckWatch';
 const OPERATIONS_ONLY = 'doors reach the lab through core/operations (runtime.ops): see docs/architecture.md';
 
 /** What a door may not reach through the runtime object, call or write. */

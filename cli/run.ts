@@ -226,7 +226,7 @@ export async function runWorkflow(target: string, opts: RunOptions, io: CliIO = 
       labHost: { kind: 'run' },
       takes: 'own',
     });
-    for (const e of runtime.plugins.errors()) println(io.stderr, `plugin error: ${e.file}: ${e.message}`);
+    for (const e of runtime.ops.settings.pluginErrors()) println(io.stderr, `plugin error: ${e.file}: ${e.message}`);
     const loaded = await loadWorkflow(runtime, target, inputs);
     refuseInstrumentsDrivenElsewhere(runtime, loaded.definition);
     const rows = iterationsOf(loaded.definition, inputs, opts.config);

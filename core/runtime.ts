@@ -150,13 +150,14 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
     const branding = new BrandingService(store, join(dataDir, 'uploads'));
     const accounts = new Accounts(store, options.accounts);
     const attention = new Attention({ store, runner });
+    const agents = new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs, safety });
     const runtime: Runtime = {
       dataDir,
       deckFile,
       consoleTimeoutMs,
       store,
       deck,
-      agents: new Agents({ deck, store, audit, callTimeoutMs: options.agentCallTimeoutMs, safety }),
+      agents,
       plugins,
       python,
       runner,
@@ -170,7 +171,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
       preflight,
       safety,
       deckWatch,
-      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts, safety, notifications, resources, preflight, attention, dataDir }),
+      ops: createOperations({ store, deck, runner, campaigns, approvals, files, python, consoleTimeoutMs, branding, accounts, safety, notifications, resources, preflight, attention, agents, plugins, deckFile, deckWatch, dataDir }),
       notifications,
       audit,
       async close() {

@@ -7,7 +7,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { WebSocket, WebSocketServer } from 'ws';
-import { systemCaller } from '../core/operations/index.js';
+import { systemCaller, type AgentLink } from '../core/operations/index.js';
 import type { Runtime } from '../core/runtime.js';
 
 export const AGENT_PATHS = ['/app/agent', '/agent'];
@@ -47,7 +47,7 @@ export function attachAgents(server: Server, runtime: Runtime, { pingMs = PING_M
     if (!AGENT_PATHS.includes(path)) return;
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m) return refuse(socket, 401, 'An agent connects with "Authorization: Bearer <agent token>" (lab agent --token).');
-    runtime.accounts.agentCaller(m[1]).then(
+    runtime.ops.accounts.agentCaller(m[1]).then(
       (caller) => {
         if (!caller) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
         return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, caller.user.username, m[1], caller.token, pingMs)));
@@ -68,7 +68,7 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
     if (ws.readyState === ws.OPEN || ws.readyState === ws.CONNECTING) ws.close(code, closeReason(reason));
   };
   const socket = { send: (text: string) => ws.send(text), close };
-  let link: Awaited<ReturnType<Runtime['agents']['connect']>> = null;
+  let link: AgentLink | null = null;
   let helloSeen = false;
   let alive = true;
   const hello = setTimeout(() => close(4408, 'No hello within 10 s.'), HELLO_MS);
@@ -77,7 +77,7 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
     alive = false;
     ws.ping();
     // a token revoked (or its admin disabled) since: the agent is let go, and its reconnections get 401
-    void runtime.accounts.agentTokenUser(secret).then(
+    void runtime.ops.accounts.agentTokenUser(secret).then(
       (user) => user || close(4401, 'The agent token was revoked.'),
       () => undefined,
     );
@@ -88,7 +88,7 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
       if (binary) return close(4400, 'Messages are JSON text.');
       const text = data.toString();
       if (link) {
-        const wrong = runtime.agents.message(link, text);
+        const wrong = runtime.ops.agents.message(link, text);
         if (wrong) close(4400, wrong);
         return;
       }
@@ -96,10 +96,10 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
       if (helloSeen) return close(4400, 'Wait for the welcome before sending more than the hello.');
       helloSeen = true;
       clearTimeout(hello);
-      runtime.agents.connect(socket, text, token).then(
+      runtime.ops.agents.connect(socket, text, token).then(
         (l) => {
           if (!l) return;
-          if (ws.readyState !== ws.OPEN) return runtime.agents.disconnected(l, socket, 'it went away while connecting');
+          if (ws.readyState !== ws.OPEN) return runtime.ops.agents.disconnected(l, socket, 'it went away while connecting');
           link = l;
           void runtime.ops.agents.connected(systemCaller('relay', l.name), { name: l.name, instruments: l.instruments.map((i) => i.name) }, { id: token.id, of: by }).catch(() => undefined);
         },
@@ -112,7 +112,7 @@ function accept(ws: WebSocket, runtime: Runtime, by: string, secret: string, tok
   ws.on('close', (code) => {
     clearTimeout(hello);
     clearInterval(ping);
-    if (link) runtime.agents.disconnected(link, socket, code === 1000 ? 'it stopped' : `connection lost, code ${code}`);
+    if (link) runtime.ops.agents.disconnected(link, socket, code === 1000 ? 'it stopped' : `connection lost, code ${code}`);
   });
   ws.on('error', () => ws.terminate());
 }

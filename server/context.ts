@@ -6,7 +6,7 @@ import type { ViewCtx } from './views/layout.js';
 /** The view context of a request: URL helper, user, display mode and logo. */
 export async function ctxOf(req: Request): Promise<ViewCtx> {
   const runtime = req.app.locals.runtime as Runtime;
-  const branding = await runtime.branding.get();
+  const branding = await runtime.ops.settings.branding();
   return {
     url: (p) => url(req, p),
     user: req.user,

@@ -6,11 +6,11 @@
  * labdeck that owns the task or instrument, the store, the audit line and the event.
  */
 import { accountOperations } from './accounts.js';
+import { agentOperations } from './agents.js';
 import { attentionOperations } from './attention.js';
 import { approvalOperations } from './approvals.js';
-import { audit, type Lab } from './lab.js';
+import type { Lab } from './lab.js';
 import { campaignOperations } from './campaigns.js';
-import type { Caller } from './caller.js';
 import { deviceOperations } from './devices.js';
 import { fileOperations } from './files.js';
 import { notificationOperations } from './notifications.js';
@@ -25,6 +25,7 @@ import { workflowOperations } from './workflows.js';
 
 export * from './caller.js';
 export { done, type Lab, type MaybeRequest } from './lab.js';
+export type { AgentLink } from './agents.js';
 export { CONTROL_ACTIONS, type Queued, type RunInput } from './runs.js';
 export type { CallInput, Called, Started } from './instruments.js';
 export type { LastRun } from './records.js';
@@ -33,7 +34,7 @@ export type { LabwareItem, LabwareView } from '../hosts/remote.js';
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
 /** The longest instrument name the deck takes. */
 export { MAX_NAME } from '../deck/index.js';
-export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, ApprovalRow, WorkflowRow, RunRow, OutboxRow, ResourceRow, MoveRow } from '../store/types.js';
+export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, PhaseRow, ApprovalRow, WorkflowRow, RunRow, OutboxRow, ResourceRow, MoveRow } from '../store/types.js';
 export type { AttentionItem } from '../attention/index.js';
 export type { BrokenStep, BrokenWorkflow } from '../resources/broken.js';
 
@@ -58,16 +59,7 @@ export function createOperations(lab: Lab) {
     notifications: notificationOperations(lab),
     resources: resourceOperations(lab),
     attention: attentionOperations(lab),
-    agents: {
-      /** An agent's tool call through the MCP server, as it was asked and what came of it (`agent.tool`). */
-      toolCalled(caller: Caller, tool: string, args: unknown, result: unknown): Promise<void> {
-        return audit(lab, caller, 'agent.tool', { token: caller.token, tool, arguments: args, result });
-      },
-      /** A `lab agent` connected with its instruments (`agent.connect`): who made its token, and which token. */
-      connected(caller: Caller, agent: { name: string; instruments: string[] }, token: { id: number; of: string }): Promise<void> {
-        return audit(lab, caller, 'agent.connect', { agent: agent.name, token_of: token.of, token_id: token.id, instruments: agent.instruments });
-      },
-    },
+    agents: agentOperations(lab),
   };
 }
 

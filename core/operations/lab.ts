@@ -8,11 +8,14 @@ import type { AgentCaller, Approvals } from '../approvals/index.js';
 import type { BrandingService } from '../branding.js';
 import type { Campaigns } from '../campaign/index.js';
 import type { Deck } from '../deck/index.js';
+import type { DeckWatch } from '../deck/watch.js';
 import { LabError } from '../errors.js';
 import type { FileStore } from '../files/store.js';
 import type { Runner } from '../runner/index.js';
+import type { Agents } from '../hosts/agent.js';
 import type { PythonModules } from '../hosts/index.js';
 import type { Notifications } from '../notify/index.js';
+import type { PluginHost } from '../plugins/index.js';
 import type { Resources } from '../resources/index.js';
 import type { Preflight } from '../resources/preflight.js';
 import type { SafetyGuard } from '../safety/index.js';
@@ -35,6 +38,13 @@ export interface Lab {
   readonly resources: Resources;
   readonly preflight: Preflight;
   readonly attention: Attention;
+  /** The `lab agent`s connected to this labdeck (instruments on other PCs). */
+  readonly agents: Agents;
+  /** The plugin folders' drivers and optimizers (what failed to load, for the start-up lines). */
+  readonly plugins: Pick<PluginHost, 'errors'>;
+  /** The startup deck file (null without one), and its watch (null without `watch`): a change needs a restart. */
+  readonly deckFile: string | null;
+  readonly deckWatch: DeckWatch | null;
   /** Where the data folder is (an input step's file is kept there). */
   readonly dataDir: string;
 }

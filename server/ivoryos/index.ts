@@ -104,7 +104,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   /** Log in with labdeck's accounts and session, then to /ivoryos/ (ivoryOS 1.6's POST /auth/login, 1.0's POST /login). */
   const logIn = async (req: Request, res: Response, username: string, password: string) => {
     if (!req.session) throw invalid('Authorization', 'This request carries an API token, which needs no log-in; send the form without the Authorization header to log in.');
-    const user = await runtime.accounts.login(username, password, req.ip);
+    const user = await runtime.ops.accounts.login(username, password, req.ip);
     await new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
     req.session.userId = user.id;
     // stored before the redirect is sent: a client may follow it before the response has ended
@@ -233,7 +233,7 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
         name: wf.name,
         deck: deckName(runtime),
         version: wf.version,
-        author: wf.createdBy ? await runtime.accounts.userName(wf.createdBy) : null,
+        author: wf.createdBy ? await runtime.ops.accounts.userName(wf.createdBy) : null,
         time_created: flaskTime(first?.createdAt ?? wf.createdAt),
         last_modified: flaskTime(wf.createdAt),
         script_dict: wf.definition,

@@ -6,7 +6,7 @@
 import { basename, extname } from 'node:path';
 import type { InstrumentSchema, JSONSchema } from '../../core/contracts/index.js';
 import type { Runtime } from '../../core/runtime.js';
-import type { PhaseRow, QueueTaskRow, RunRow, StepRow } from '../../core/store/types.js';
+import type { PhaseRow, QueuedTask as QueueTaskRow, RunRow, CallRecord as StepRow } from '../../core/operations/index.js';
 
 /** The prefix ivoryOS gives the deck's instruments. */
 export const DECK_PREFIX = 'deck.';
@@ -14,7 +14,10 @@ export const DECK_PREFIX = 'deck.';
 export const flaskTime = (d: Date | null): string | null => (d ? d.toUTCString() : null);
 
 /** The deck's name as ivoryOS gives it (the deck module's file name without extension); null for no deck. */
-export const deckName = (runtime: Runtime): string | null => (runtime.deckFile ? basename(runtime.deckFile, extname(runtime.deckFile)) : null);
+export const deckName = (runtime: Runtime): string | null => {
+  const file = runtime.ops.settings.deckFile();
+  return file ? basename(file, extname(file)) : null;
+};
 
 /** A JSON Schema type as the Python annotation ivoryOS prints in a signature. */
 function annotation(s: JSONSchema): string {

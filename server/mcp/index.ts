@@ -236,7 +236,7 @@ export async function mcpServer(runtime: Runtime, agent: Caller): Promise<Server
   server.setRequestHandler(ListToolsRequestSchema, async () => {
     const { runner: r, inst } = await tools();
     // an instrument PC that is not connected offers no tools (a call by name still answers why: offline)
-    const away = new Set(runtime.agents.list().flatMap((a) => (a.connected ? [] : a.instruments)));
+    const away = new Set(runtime.ops.agents.list().flatMap((a) => (a.connected ? [] : a.instruments)));
     return {
       tools: [
         ...r.map((t): Tool => ({ name: t.name, title: t.title, description: t.route.client?.doc ?? [t.route.summary, t.route.description].filter(Boolean).join('. '), inputSchema: inputSchema(t), annotations: { title: t.title, ...t.annotations } })),

@@ -108,7 +108,7 @@ export function approvalRoutes(runtime: Runtime): Router {
   const names = new Map<number, string>();
   const username = async (id: number | null) => {
     if (id === null) return null;
-    if (!names.has(id)) names.set(id, (await runtime.accounts.userName(id)) ?? `user ${id}`);
+    if (!names.has(id)) names.set(id, (await runtime.ops.accounts.userName(id)) ?? `user ${id}`);
     return names.get(id)!;
   };
   /** A request as the API shows it. */

@@ -233,7 +233,7 @@ const saveSession = (req: Request) => new Promise<void>((resolve, reject) => req
 /** Log in, sign up, log out: public, mounted before the login gate. */
 export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   const r = Router();
-  const { accounts } = runtime;
+  const accounts = runtime.ops.accounts;
 
   handle(r, AUTH_ROUTES.loginForm, async (req, res, { query }) => {
     // after sign-up the form comes with the new name filled in; after log-out it says so
@@ -280,12 +280,12 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   );
 
   handle(r, AUTH_ROUTES.signupForm, async (req, res) => {
-    render(res, <SignupPage ctx={await ctxOf(req)} first={await runtime.ops.accounts.none()} closed={!(await accounts.signupOpen())} />);
+    render(res, <SignupPage ctx={await ctxOf(req)} first={await accounts.none()} closed={!(await accounts.signupOpen())} />);
   });
 
   /** The sign-up form again, with the message and the name typed. */
   const signupAgain = async (req: Request, res: Response, err: LabError, username: unknown) => {
-    const first = await runtime.ops.accounts.none();
+    const first = await accounts.none();
     render(res, <SignupPage ctx={await ctxOf(req)} error={err} first={first} closed={err.code === 'forbidden'} username={typeof username === 'string' ? username : ''} />, statusOf(err));
   };
 
@@ -322,7 +322,7 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
 /** The password change and the account page: mounted behind the login gate. */
 export function accountRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { accounts } = runtime;
+  const accounts = runtime.ops.accounts;
 
   handle(r, AUTH_ROUTES.changePasswordForm, async (req, res) => {
     render(res, <ChangePasswordPage ctx={await ctxOf(req)} />);
@@ -337,7 +337,7 @@ export function accountRoutes(runtime: Runtime): Router {
     async (req, res, { body }) => {
       try {
         // whoever knew the old password is logged out everywhere else; this session goes on
-        await runtime.ops.accounts.changePassword(callerOf(req, 'app'), { old: body.old_password, new: body.new_password, confirm: body.confirm_password }, req.sessionID);
+        await accounts.changePassword(callerOf(req, 'app'), { old: body.old_password, new: body.new_password, confirm: body.confirm_password }, req.sessionID);
         res.redirect(302, `${url(req, '/')}?password_changed=1`);
       } catch (e) {
         await failed(req, res, e, (err) => changeAgain(req, res, err));
@@ -350,7 +350,7 @@ export function accountRoutes(runtime: Runtime): Router {
     const user = req.user!;
     const data = {
       user,
-      tokens: await accounts.tokens(user.id),
+      tokens: await accounts.tokens(callerOf(req, 'app')),
       signup_open: await accounts.signupOpen(),
       users: user.role === 'admin' ? await accounts.users() : undefined,
     };
@@ -368,8 +368,8 @@ export function accountRoutes(runtime: Runtime): Router {
     if (agentName !== undefined && !AGENT_NAME_RE.test(agentName)) {
       throw new LabError('invalid_input', 'agent_name must be an agent\'s name: letters, digits, ".", "_" and "-", at most 64 (as lab agent --name).', [{ field: 'agent_name', message: 'not an agent name' }]);
     }
-    const { token, row } = await accounts.createToken(req.user!.id, body.name ?? '', scope);
-    if (agentName) await runtime.agents.bindName(agentName, { id: row.id, name: row.name }, req.user!.id);
+    const { token, row } = await accounts.createToken(callerOf(req, 'app'), body.name ?? '', scope);
+    if (agentName) await accounts.bindAgentName(callerOf(req, 'app'), agentName, { id: row.id, name: row.name });
     const user = req.user!;
     await respond(req, res, {
       json: { token, id: row.id, name: row.name, scope, ...(agentName ? { agent_name: agentName } : {}) },
@@ -377,7 +377,7 @@ export function accountRoutes(runtime: Runtime): Router {
         <AccountPage
           ctx={await ctxOf(req)}
           user={user}
-          tokens={await accounts.tokens(user.id)}
+          tokens={await accounts.tokens(callerOf(req, 'app'))}
           signup_open={await accounts.signupOpen()}
           users={user.role === 'admin' ? await accounts.users() : undefined}
           newToken={token}
@@ -388,13 +388,13 @@ export function accountRoutes(runtime: Runtime): Router {
   });
 
   handle(r, AUTH_ROUTES.revokeToken, async (req, res, { params }) => {
-    await runtime.ops.accounts.revokeToken(callerOf(req, 'app'), params.id); // what it asked for can never run now
+    await accounts.revokeToken(callerOf(req, 'app'), params.id); // what it asked for can never run now
     await redirectTo(req, res, url(req, '/account'), undefined, { status: 204 });
   });
 
   handle(r, AUTH_ROUTES.setSignupOpen, async (req, res, { body: { open: v } }) => {
     const open = v === true || v === 'true' || v === 'on' || v === '1';
-    await runtime.ops.accounts.setSignupOpen(callerOf(req, 'app'), open);
+    await accounts.setSignupOpen(callerOf(req, 'app'), open);
     await redirectTo(req, res, url(req, '/account'), { signup_open: open });
   });
 

@@ -194,7 +194,7 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
   // an unknown asset is a 404 for everyone (not a login redirect)
   r.use('/static', (req, _res, next) => next(new LabError('not_found', `No asset ${req.path}.`)));
   handle(r, HOME_ROUTES.logo, async (_req, res) => {
-    const logo = await runtime.branding.logo();
+    const logo = await runtime.ops.settings.logo();
     if (!logo) return res.status(404).end();
     res.type(logo.type).set('Cache-Control', 'no-cache').send(logo.data);
   });
@@ -236,7 +236,7 @@ export function homeRoutes(runtime: Runtime, { catalogue }: Pick<MountContext, '
           recent: list.records,
           workflows: workflows.length,
           instruments: instruments.list(), // the Instruments page's list: this deck's and other labdecks'
-          deckChanged: runtime.deckWatch?.changed,
+          deckChanged: runtime.ops.settings.deckChanged(),
         };
         return <LabHome ctx={await ctxOf(req)} data={data} routes={catalogue.info} notice={notice} />;
       },

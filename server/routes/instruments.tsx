@@ -32,7 +32,7 @@ const isHtmx = (req: Request) => req.get('HX-Request') === 'true';
 
 const CONSOLE_LANGUAGES = ['python', 'typescript', 'javascript'] as const;
 /** The console speaks the deck's language unless the request names one. */
-export const consoleLanguage = (runtime: Runtime) => (/\.(py|json)$/i.test(runtime.deckFile ?? '') ? 'python' : 'typescript');
+export const consoleLanguage = (runtime: Runtime) => (/\.(py|json)$/i.test(runtime.ops.settings.deckFile() ?? '') ? 'python' : 'typescript');
 
 function method(inst: InstrumentSchema, name: string): MethodSchema {
   const m = inst.methods.find((x) => x.name === name);
@@ -309,7 +309,7 @@ export function instrumentRoutes(runtime: Runtime, { catalogue }: Pick<MountCont
       json: () => ({
         instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.failure ? { failure: i.failure } : {}), ...(i.host ? { host: i.host } : {}) })),
       }),
-      html: async () => <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.deckWatch?.changed} />,
+      html: async () => <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.ops.settings.deckChanged()} />,
     });
   });
 

@@ -117,7 +117,6 @@ export const USER_ROUTES = {
 
 export function userRoutes(runtime: Runtime): Router {
   const r = Router();
-  const { accounts } = runtime;
   const ops = runtime.ops.accounts;
 
   /** The page, with the notice of an action just done (`?done=<action>&user=<id>`) or an error. */
@@ -125,17 +124,17 @@ export function userRoutes(runtime: Runtime): Router {
     const { error: err, done, id } = extra;
     const user = id === undefined ? undefined : users.find((u) => u.id === id);
     // a deleted account is no longer listed: its name is looked up for the notice
-    const username = done && id !== undefined ? (user?.username ?? (await accounts.userName(id))) : null;
+    const username = done && id !== undefined ? (user?.username ?? (await ops.userName(id))) : null;
     const notice = done && username ? { action: done, username, role: user?.role } : undefined;
     return <UsersPage ctx={await ctxOf(req)} users={users} me={req.user!} done={notice} error={err} />;
   };
   const page = async (req: Request, res: Response, extra: { error?: LabError } = {}) => {
     const err = extra.error;
-    render(res, await pageOf(req, await accounts.managedUsers(req.user!), extra), err ? statusOf(err) : 200);
+    render(res, await pageOf(req, await ops.managedUsers(callerOf(req, 'app')), extra), err ? statusOf(err) : 200);
   };
 
   handle(r, USER_ROUTES.list, async (req, res, { query }) => {
-    const users = await accounts.managedUsers(req.user!);
+    const users = await ops.managedUsers(callerOf(req, 'app'));
     await respond(req, res, { json: { users }, html: () => pageOf(req, users, { done: query.done, id: query.user }) });
   });
 

@@ -20,13 +20,16 @@ describe('doors on the operations', () => {
       "  await runtime.safety.replace({}, null);",
       "  await runtime.deck.call('pump', 'dose', {}, { userId: null });",
       "  await runtime.audit(null, 'x', {});",
-      '  return openStore;',
+      "  await runtime.accounts.login('ada', 'secret');",
+      '  const { agents } = runtime;',
+      '  return [openStore, agents];',
       '}',
     ].join('\n');
-    for (const file of ['server/routes/safety.tsx', 'server/routes/resources.tsx', 'cli/user.ts', 'cli/agent.ts']) {
+    for (const file of ['server/routes/safety.tsx', 'server/routes/resources.tsx', 'server/context.ts', 'cli/user.ts', 'cli/agent.ts']) {
       const messages = await lint(file, door);
       expect(messages.some((m) => m.includes('The store is behind the operations'))).toBe(true);
-      expect(messages.filter((m) => m.startsWith('runtime.<part>')).length).toBeGreaterThanOrEqual(4);
+      expect(messages.filter((m) => m.startsWith('runtime.<part>')).length).toBeGreaterThanOrEqual(5);
+      expect(messages.some((m) => m.startsWith('const { <part> } = runtime'))).toBe(true);
       expect(messages.some((m) => m.startsWith('An audit line is written by the operation'))).toBe(true);
       expect(messages.some((m) => m.startsWith('deck.call'))).toBe(true);
     }
@@ -34,12 +37,12 @@ describe('doors on the operations', () => {
     expect((await lint('core/operations/zz-example.ts', door)).filter((m) => m.includes('operations'))).toEqual([]);
   }, 60_000);
 
-  it('every route file that reaches the lab, lab user, lab agent and lab run are under the rule', async () => {
+  it('every route file that reaches the lab, the page context, lab user, lab agent and lab run are under the rule', async () => {
     const config = (await eslint.calculateConfigForFile(join(projectRoot, 'server/routes/safety.tsx'))) as { rules: Record<string, unknown> };
     expect(config.rules['@typescript-eslint/no-restricted-imports']).toBeDefined();
     const notDoors = new Set(['declared.ts']); // the route list
     const routes = readdirSync(join(projectRoot, 'server/routes')).filter((f) => !notDoors.has(f)).map((f) => `server/routes/${f}`);
-    for (const file of [...routes, 'server/ivoryos/index.ts', 'server/mcp/index.ts', 'server/agents.ts', 'cli/user.ts', 'cli/agent.ts', 'cli/run.ts']) {
+    for (const file of [...routes, 'server/ivoryos/index.ts', 'server/ivoryos/shapes.ts', 'server/mcp/index.ts', 'server/agents.ts', 'server/context.ts', 'cli/user.ts', 'cli/agent.ts', 'cli/run.ts']) {
       const rules = ((await eslint.calculateConfigForFile(join(projectRoot, file))) as { rules: Record<string, unknown[]> }).rules;
       const syntax = JSON.stringify(rules['no-restricted-syntax'] ?? []);
       expect([file, syntax.includes('runtime.<part>')]).toEqual([file, true]);
