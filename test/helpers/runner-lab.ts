@@ -42,9 +42,5 @@ export function runnerLabs(): { closers: (() => Promise<unknown>)[]; lab(db?: Te
 }
 
 export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitFor(cond, what, ms);
 }
