@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer } from './server.js';
 import { LAB_BIN, installedFile } from './installed.js';
+import { waitFor } from '../helpers/wait.js';
 
 const deck = installedFile('test/fixtures/runner/deck.ts');
 const bin = LAB_BIN;
@@ -63,7 +64,8 @@ describe('lab agent, a real process', () => {
     let agent = await startAgent();
     expect((await api('POST', '/instruments/counter', { method: 'inc', args: { by: 5 } })).body.output).toBe(5);
     const slow = api('POST', '/instruments/slow', { method: 'work', args: { ms: 5000 } });
-    await new Promise((r) => setTimeout(r, 500));
+    // its record is begun before the call is sent to the agent: running, then sent (a moment later)
+    await waitFor(async () => (await api('GET', '/instruments/slow/calls')).body.calls.some((c: { status: string }) => c.status === 'running'), 'the call to be in flight', 20_000, 50);
     agent.kill('SIGKILL');
     await exited(agent);
     const cut = await slow;

@@ -35,7 +35,7 @@ const testPump = defineInstrument({
         globalActive++;
         p.maxActive = Math.max(p.maxActive, p.active);
         globalMax = Math.max(globalMax, globalActive);
-        await new Promise((r) => setTimeout(r, p.delay_ms));
+        await new Promise((r) => setTimeout(r, p.delay_ms)); // (the instrument takes its time)
         p.active--;
         globalActive--;
         if (tag !== undefined) p.order.push(tag);
