@@ -42,10 +42,11 @@ describe('lab agent, a real process', () => {
       const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, body: await res.json() };
     };
+    let out = ''; // the running agent's output
     const startAgent = async () => {
-      const p = spawn(process.execPath, [bin, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'bench-pc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn(process.execPath, [bin, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'bench-pc'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LABDECK_FIXTURE_TRACE: '1' } });
       procs.push(p);
-      let out = '';
+      out = '';
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`agent did not connect:\n${out}`)), 20_000);
         const on = (b: Buffer) => {
@@ -64,8 +65,7 @@ describe('lab agent, a real process', () => {
     let agent = await startAgent();
     expect((await api('POST', '/instruments/counter', { method: 'inc', args: { by: 5 } })).body.output).toBe(5);
     const slow = api('POST', '/instruments/slow', { method: 'work', args: { ms: 5000 } });
-    // its record is begun before the call is sent to the agent: running, then sent (a moment later)
-    await waitFor(async () => (await api('GET', '/instruments/slow/calls')).body.calls.some((c: { status: string }) => c.status === 'running'), 'the call to be in flight', 20_000, 50);
+    await waitFor(() => out.includes('slow.work(5000) started'), "the call to reach the agent's instrument", 20_000);
     agent.kill('SIGKILL');
     await exited(agent);
     const cut = await slow;
