@@ -34,9 +34,13 @@ export function codeOnly(text: string): string {
       const c = text[i];
       if (c === '\\') i += 2;
       else if (depth === 0 && c === '`') break;
-      else if (c === '$' && text[i + 1] === '{') (depth++, (i += 2));
-      else if (depth > 0 && c === '}') (depth--, i++);
-      else i++;
+      else if (c === '$' && text[i + 1] === '{') {
+        depth++;
+        i += 2;
+      } else if (depth > 0 && c === '}') {
+        depth--;
+        i++;
+      } else i++;
     }
     i++;
     out += blank(text.slice(start, i));
