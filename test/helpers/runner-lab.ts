@@ -8,6 +8,7 @@ import type { Deck } from '../../core/deck/index.js';
 import type { Store } from '../../core/store/types.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
 import { testStore, type TestStore } from './db.js';
+import { waitFor } from './wait.js';
 
 export interface RunnerLab {
   db: TestStore;
