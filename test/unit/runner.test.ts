@@ -101,16 +101,15 @@ async function taskStatus(l: Lab, id: number): Promise<TaskStatus> {
 const direct = (l: Lab, instrument: string, method: string) => l.deck.call(instrument, method, {}, { userId: null });
 
 /**
- * Nothing of `call` (`instrument.method`) started while the flag was set: in the events since `mark`, its
- * first step start comes after the status that says the flag is cleared (a negative shown by the order of
- * what happens, not by waiting a while).
+ * Nothing of `call` (`instrument.method`) started while the flag was set: in the events between `mark` and
+ * `resumeAt` (taken just before the resume) it has no step start, and after it it has one (a negative shown
+ * by the order of what happens, not by waiting a while).
  */
-function startedAfterResume(l: Lab, mark: number, call: string): void {
-  const since = l.events.slice(mark);
-  const resumed = since.findIndex((e) => e.type === 'status' && !e.status.paused);
-  const started = since.findIndex((e) => e.type === 'step' && e.state === 'start' && `${e.instrument}.${e.method}` === call);
-  expect(resumed).toBeGreaterThanOrEqual(0);
-  expect(started).toBeGreaterThan(resumed);
+function startedAfterResume(l: Lab, mark: number, resumeAt: number, call: string): void {
+  const starts = (from: number, to?: number) => l.events.slice(from, to).filter((e) => e.type === 'step' && e.state === 'start' && `${e.instrument}.${e.method}` === call);
+  expect(resumeAt).toBeGreaterThanOrEqual(mark);
+  expect(starts(mark, resumeAt)).toEqual([]);
+  expect(starts(resumeAt).length).toBeGreaterThan(0);
 }
 
 /* ---------------------------------------------------------------- workflows */
@@ -464,9 +463,10 @@ describe('running, a call in flight', () => {
     expect(count(l, 'counter.inc')).toBe(0);
     const steps = await l.store.runSteps.list((await l.store.queue.get(task.id))!.runId!);
     expect(steps.map((s) => [s.method, s.status, s.output])).toEqual([['pass', 'ok', 'g']]);
+    const resumeAt = l.events.length;
     expect((await l.runner.pauseResume()).paused).toBe(false);
     expect(await outcome(l, task.id)).toBe('completed');
-    startedAfterResume(l, mark, 'counter.inc');
+    startedAfterResume(l, mark, resumeAt, 'counter.inc');
     expect(count(l, 'counter.inc')).toBe(1);
   });
 
@@ -585,9 +585,10 @@ describe('paused by the flag, between steps', () => {
     // still paused (state stopping): the task waits on its flag
     const mark = l.events.length;
     expect(count(l, 'counter.inc')).toBe(0);
+    const resumeAt = l.events.length;
     await l.runner.pauseResume();
     expect(await outcome(l, task.id)).toBe('stopped');
-    startedAfterResume(l, mark, 'counter.inc');
+    startedAfterResume(l, mark, resumeAt, 'counter.inc');
     expect(count(l, 'counter.inc')).toBe(1);
     expect(count(l, 'gate.pass')).toBe(1);
   });
@@ -599,9 +600,10 @@ describe('paused by the flag, between steps', () => {
     // paused: cleanup is a new step too, and waits for the operator (its start follows the resume below)
     expect(l.runner.status()).toMatchObject({ state: 'stopping', paused: true, queue_held: true });
     expect(count(l, 'counter.read')).toBe(0);
+    const resumeAt = l.events.length;
     await l.runner.pauseResume();
     expect(await outcome(l, task.id)).toBe('aborted');
-    startedAfterResume(l, mark, 'counter.read');
+    startedAfterResume(l, mark, resumeAt, 'counter.read');
     expect(count(l, 'counter.inc')).toBe(0);
     expect(count(l, 'counter.read')).toBe(1);
     expect(l.runner.status()).toMatchObject({ queue_held: true, paused: false });
@@ -627,7 +629,8 @@ describe('waiting at a pause step', () => {
     // (state paused: the pause step waits for the operator; nothing goes on without one)
     expect(count(l, 'counter.inc')).toBe(1);
     const runId = l.runner.status().current_task!.run_id!;
-    expect((await l.store.logs.list(runId)).map((x) => x.message)).toContain('Waiting for the operator: Load the sample');
+    // the log line is written just after the state is set
+    await until(async () => (await l.store.logs.list(runId)).some((x) => x.message === 'Waiting for the operator: Load the sample'), 'the log line');
     expect(await l.runner.pauseResume()).toMatchObject({ paused: false });
     expect(await outcome(l, task.id)).toBe('completed');
     expect(count(l, 'counter.inc')).toBe(2);
@@ -820,9 +823,10 @@ describe('stopping (cleanup running after an abort)', () => {
     await until(() => l.runner.status().paused && l.events.some((e) => e.type === 'step' && e.phase === 'cleanup' && e.state === 'ok'), 'cleanup paused');
     const mark = l.events.length;
     expect(count(l, 'counter.read')).toBe(0);
+    const resumeAt = l.events.length;
     await l.runner.pauseResume();
     expect(await outcome(l, task.id)).toBe('stopped');
-    startedAfterResume(l, mark, 'counter.read');
+    startedAfterResume(l, mark, resumeAt, 'counter.read');
     expect(count(l, 'counter.read')).toBe(1);
   });
 
@@ -1203,9 +1207,10 @@ describe('the controls: each does one thing, or is a 409 when it would do nothin
     const mark = l.events.length;
     expect(count(l, 'counter.inc')).toBe(0);
     await onlyEnabled(l, ['resume', 'stop-iteration', 'abort-task']);
+    const resumeAt = l.events.length;
     expect(await l.runner.resume()).toMatchObject({ paused: false, state: 'running' });
     expect(await outcome(l, task.id)).toBe('completed');
-    startedAfterResume(l, mark, 'counter.inc');
+    startedAfterResume(l, mark, resumeAt, 'counter.inc');
     const log = (await l.store.logs.list((await l.store.queue.get(task.id))!.runId!)).map((x) => x.message);
     expect(log).toEqual(expect.arrayContaining(['Paused by the operator: no new step starts (a call in flight finishes).', 'Resumed by the operator.']));
   });
