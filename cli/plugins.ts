@@ -8,7 +8,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { extname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { Command } from '@commander-js/extra-typings';
 import type { InstrumentDriver } from '../core/contracts/index.js';
-import { Deck, type DriverOrigin } from '../core/deck/index.js';
+import { Deck, NO_RECORDS, type DriverOrigin } from '../core/deck/index.js';
 import { firstPartyPluginsDir, projectRoot } from '../core/paths.js';
 import { checkModuleFile, discoverPlugins, PluginHost, type PluginItem } from '../core/plugins/index.js';
 import { PythonModules } from '../core/hosts/index.js';
@@ -28,7 +28,7 @@ class CountingDeck extends Deck {
 /** A PluginHost over `dirs` with watching off; close() when done. */
 async function loadPlugins(dirs: string[]) {
   const python = new PythonModules({ log: () => undefined }); // started only when a .py file is loaded
-  const deck = new CountingDeck({ recordStep: async () => 0, foreign: python });
+  const deck = new CountingDeck({ records: NO_RECORDS, foreign: python });
   const host = new PluginHost({ deck, dirs, watch: false, foreign: python });
   await host.start();
   return {

@@ -110,7 +110,7 @@ export async function createRuntime(options: RuntimeOptions = {}): Promise<Runti
   await privateDir(dataDir); // a new data folder is its owner's only
   const store = await openStore({ url: options.db, dataDir });
   const python = new PythonModules({ python: options.python, log: options.log });
-  const deck = new Deck({ recordStep: (step) => store.steps.insert(step), foreign: python });
+  const deck = new Deck({ records: store.steps, foreign: python });
   python.attach(deck);
   const audit: Runtime['audit'] = (userId, action, detail) => store.audit.add({ userId, action, detail });
   const safety = new SafetyGuard({ store, dataDir, file: options.safety, audit, readTimeoutMs: options.safetyReadTimeoutMs });

@@ -14,30 +14,32 @@ import { ctxOf } from './context.js';
 import { asLabError, logInternal, render, statusOf } from './http.js';
 import { jsonError, wantsJson } from './respond.js';
 import { ivoryosRouter } from './ivoryos/index.js';
-import { mcpRoutes } from './mcp/index.js';
-import { apiDocRoutes } from './routes/api-docs.js';
-import { resourceRoutes } from './routes/resources.js';
-import { approvalRoutes } from './routes/approvals.js';
-import { notificationRoutes } from './routes/notifications.js';
-import { safetyRoutes } from './routes/safety.js';
-import { accountRoutes, authRoutes } from './routes/auth.js';
-import { RESERVED_NAMES, deviceRoutes } from './routes/devices.js';
-import { campaignPointRoutes } from './routes/campaign-points.js';
-import { campaignRoutes } from './routes/campaigns.js';
-import { executionRoutes } from './routes/executions.js';
-import { inputRoutes } from './routes/inputs.js';
-import { attentionRoutes } from './routes/attention.js';
-import { fileRoutes } from './routes/files.js';
-import { homeRoutes, publicRoutes } from './routes/home.js';
-import { INSTRUMENT_ROUTES, instrumentRoutes } from './routes/instruments.js';
+import { MCP_GROUP } from './mcp/index.js';
+import { API_DOCS_GROUP } from './routes/api-docs.js';
+import { RESOURCES_GROUP } from './routes/resources.js';
+import { APPROVALS_GROUP } from './routes/approvals.js';
+import { NOTIFICATIONS_GROUP } from './routes/notifications.js';
+import { SAFETY_GROUP } from './routes/safety.js';
+import { AUTH_GROUP } from './routes/auth.js';
+import { DEVICES_GROUP, RESERVED_NAMES } from './routes/devices.js';
+import { CAMPAIGN_POINTS_GROUP } from './routes/campaign-points.js';
+import { CAMPAIGNS_GROUP } from './routes/campaigns.js';
+import { EXECUTIONS_GROUP } from './routes/executions.js';
+import { INPUTS_GROUP } from './routes/inputs.js';
+import { ATTENTION_GROUP } from './routes/attention.js';
+import { FILES_GROUP } from './routes/files.js';
+import { HOME_GROUP } from './routes/home.js';
+import { INSTRUMENT_ROUTES, INSTRUMENTS_GROUP } from './routes/instruments.js';
 import { gateRouters } from './fast/dispatch.js';
 import { jsonBody } from './fast/json-body.js';
 import { directLane, fixedHeaders } from './fast/lane.js';
 import { fastPath } from './fast/switch.js';
 import { MULTIPART_SLACK, bodyCap, limitBytes } from './body-cap.js';
-import { recordRoutes } from './routes/records.js';
-import { userRoutes } from './routes/users.js';
-import { workflowRoutes } from './routes/workflows.js';
+import { RECORDS_GROUP } from './routes/records.js';
+import { USERS_GROUP } from './routes/users.js';
+import { WORKFLOWS_GROUP } from './routes/workflows.js';
+import { checkAnswers } from './answer-check.js';
+import { catalogueOf, checkGroup, groupRouters, type MountContext, type RouteGroup } from './catalogue.js';
 import { authenticate, csrfGuard, hostGuard, identify, requireLogin } from './security.js';
 import { sessions } from './session.js';
 import { DbSessionStore } from './session-store.js';
@@ -52,7 +54,40 @@ export interface AppOptions {
   allowedHosts?: string[];
   /** The fast path (server/fast/switch.ts; default: LABDECK_FAST_PATH); off, plain Express answers, the same. */
   fastPath?: boolean;
+  /**
+   * Check every JSON answer against its route's declared schema, and answer a mismatch with a 500
+   * (server/answer-check.ts; default: on under NODE_ENV=test, so the API tests prove the document).
+   */
+  checkAnswers?: boolean;
 }
+
+/**
+ * Every route group, in the order they are mounted (a group's routes before the next group's: the device
+ * routes' `/instruments/new` before the instruments' `/instruments/{instrument}`). The catalogue (the home
+ * page's list, the API document, the clients) is made from this same list: in a section, its routes are in
+ * this order.
+ */
+export const ROUTE_GROUPS: readonly RouteGroup[] = [
+  HOME_GROUP,
+  AUTH_GROUP,
+  API_DOCS_GROUP,
+  USERS_GROUP,
+  DEVICES_GROUP,
+  INSTRUMENTS_GROUP,
+  WORKFLOWS_GROUP,
+  EXECUTIONS_GROUP,
+  CAMPAIGNS_GROUP,
+  CAMPAIGN_POINTS_GROUP,
+  FILES_GROUP,
+  RECORDS_GROUP,
+  APPROVALS_GROUP,
+  NOTIFICATIONS_GROUP,
+  SAFETY_GROUP,
+  MCP_GROUP,
+  RESOURCES_GROUP,
+  INPUTS_GROUP,
+  ATTENTION_GROUP,
+];
 
 /** The session secret: made on first run, kept in the data directory, readable by its owner only. */
 async function sessionSecret(dataDir: string): Promise<string> {
@@ -128,34 +163,28 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(hostGuard({ listen: opts.listen, allowed: opts.allowedHosts }));
   // an over-limit body is refused before it is read (the parsers read it off whole first)
   router.use(bodyCap({ parsed: limitBytes(limit), multipart: Math.max(runtime.files.limitBytes, LOGO_MAX_BYTES) + MULTIPART_SLACK }));
-  router.use(publicRoutes(runtime, { identify: identify(runtime, sessionMw) }));
+  const catalogue = catalogueOf(ROUTE_GROUPS);
+  app.locals.catalogue = catalogue;
+  // under test, every JSON answer of a route is checked against its declaration (server/answer-check.ts)
+  if (opts.checkAnswers ?? process.env.NODE_ENV === 'test') checkAnswers(app, new Set(catalogue.routes));
+  const ctx: MountContext = { secret, identify: identify(runtime, sessionMw), catalogue };
+  const bare = ROUTE_GROUPS.map((g) => groupRouters(g, 'bare', runtime, ctx));
+  const mounted = ROUTE_GROUPS.map((g) => groupRouters(g, 'mount', runtime, ctx));
+  ROUTE_GROUPS.forEach((g, i) => checkGroup(g, [...bare[i]!, ...mounted[i]!]));
+  // the bare routes (health, help, assets): before authentication and body parsing
+  for (const r of bare.flat()) router.use(r);
   router.use(fast ? jsonBody(express.json({ limit }), limit) : express.json({ limit }));
   router.use(express.urlencoded({ extended: false, limit, parameterLimit: 1000 }));
   router.use(express.text({ type: 'text/plain', limit }));
   router.use(authenticate(runtime, sessionMw, { mcp: true }));
   router.use(csrfGuard());
-  router.use(authRoutes(runtime, { secret }));
-  router.use(apiDocRoutes(runtime));
+  // express answers OPTIONS itself with the methods of the routes on the path: to nobody logged in only on a
+  // public route's path (elsewhere the login form or 401, as for any other request)
+  router.use((req, res, next) => (req.method === 'OPTIONS' && !req.user && !catalogue.publicPath(req.path) ? requireLogin(req, res, next) : next()));
+  // every route checks its own access as declared (server/route.ts `handle`), wherever it is mounted
+  for (const r of mounted.flat()) router.use(r);
+  // a path no route declares: the login form (or 401) for a visitor, `not_found` for a user
   router.use(requireLogin);
-  router.use(homeRoutes(runtime));
-  router.use(accountRoutes(runtime));
-  router.use(userRoutes(runtime));
-  router.use(deviceRoutes(runtime));
-  router.use(instrumentRoutes(runtime));
-  router.use(workflowRoutes(runtime));
-  router.use(executionRoutes(runtime));
-  router.use(inputRoutes(runtime));
-  router.use(attentionRoutes(runtime));
-  router.use(campaignRoutes(runtime));
-  router.use(campaignPointRoutes(runtime));
-  router.use(fileRoutes(runtime));
-  router.use(recordRoutes(runtime));
-  router.use(approvalRoutes(runtime));
-  router.use(notificationRoutes(runtime));
-  router.use(resourceRoutes(runtime));
-  router.use(safetyRoutes(runtime));
-  router.use(mcpRoutes(runtime));
-
   router.use((req, _res, next) => next(new LabError('not_found', `Nothing at ${req.method} ${req.originalUrl}.`)));
   router.use(onError);
   if (fast) {

@@ -4,7 +4,7 @@ import type { Caller, Door } from '../core/operations/index.js';
 
 const SCOPE = { session: 'session', token: 'api', mcp: 'mcp' } as const;
 
-/** The caller of an authenticated request through `door` (the login gate ran before: `req.user` is set). */
+/** The caller of an authenticated request through `door` (its route's access check ran before, server/route.ts `handle`: `req.user` is set). */
 export function callerOf(req: Request, door: Door): Caller {
   const user = req.user!;
   return {

@@ -2,7 +2,7 @@
  * The OpenAPI 3.1 document of labdeck's HTTP API, generated: it holds no route of its own.
  * - Each route is declared once, beside its handler (server/route.ts, DESIGN.md §14): method, path, section
  *   (tag), summary, who may call it, its path, query and body schemas (zod, turned into JSON Schema with
- *   `z.toJSONSchema`) and the statuses it answers. server/catalogue.ts lists them in order.
+ *   `z.toJSONSchema`) and the statuses it answers. server/catalogue.ts lists them in order, from the route groups the app mounts, and passes them in.
  * - This file adds what every route of a kind answers (401 and 302 without login, 403 for admins only or a
  *   cross-site request, 400 for a malformed body, 413), the component schemas the declared answers refer to
  *   by name (`RunnerStatus`, `Record`, the workflow document, …), and the live deck: one direct-call body per
@@ -20,7 +20,7 @@ import { RESPONSE_SCHEMAS } from './response-schemas.js';
 import { SAFETY_SCHEMAS, safetyFileSchema } from './safety-schemas.js';
 import { projectRoot } from '../core/paths.js';
 import { Step as WorkflowStep, Workflow } from '../core/workflow/model.js';
-import { allRoutes } from './catalogue.js';
+import { WORKFLOW_SCHEMAS } from './workflow-schemas.js';
 import { bodyName, type BodyKind, type Route } from './route.js';
 import { INSTRUMENT_ROUTES } from './routes/instruments.js';
 import {
@@ -43,6 +43,8 @@ export * from './api-doc.js';
 export const MOUNT = '/app';
 
 export interface BuildOptions {
+  /** The routes to document: the app's catalogue (server/catalogue.ts), in its order. */
+  routes: readonly Route[];
   /** The live deck (`runtime.deck.list()`); one direct-call body per instrument is generated from it. */
   instruments: InstrumentSchema[];
   /** Where the server is reached, without the mount: `http://127.0.0.1:8000`. */
@@ -88,69 +90,28 @@ const MEDIA: Record<BodyKind, string> = {
 
 /**
  * Workflows: the document schema comes from the zod model (core/workflow/model.ts), its recursive steps as
- * the component `Workflow.Step`; the answers that carry a document refer to it.
+ * the component `Workflow.Step`; the answers that carry a document (zod too) refer to it.
  */
 function workflowSchemas(out: Record<string, SchemaObject>) {
   const steps = z.registry<{ id: string }>();
   steps.add(WorkflowStep, { id: 'Step' });
   embed(z.toJSONSchema(Workflow, { io: 'input', unrepresentable: 'any', metadata: steps }) as JSONSchema, 'Workflow', out);
-  const str = { type: 'string' };
-  const head = {
-    name: str,
-    version: { type: 'integer', minimum: 1, description: 'Every save makes a new version; the latest is the current one' },
-    updated_at: { type: 'string', description: 'ISO 8601 date-time: when this version was saved' },
-    updated_by: { type: ['string', 'null'], description: 'Who saved it (null: unknown)' },
-  };
-  out.WorkflowSaved = { type: 'object', properties: { name: str, version: head.version, workflow: ref('Workflow') }, required: ['name', 'version', 'workflow'] };
-  out.WorkflowVersion = { type: 'object', properties: { ...head, workflow: ref('Workflow') }, required: ['name', 'version', 'workflow'] };
-  out.WorkflowList = {
-    type: 'object',
-    properties: {
-      workflows: {
-        type: 'array',
-        items: {
-          type: 'object',
-          properties: {
-            ...head,
-            description: str,
-            parameters: (((out.Workflow as SchemaObject).properties as Record<string, SchemaObject>).parameters ?? { type: 'array' }),
-            outputs: { type: 'array', items: str },
-            instruments: { type: 'array', items: str, description: 'The instruments its steps call' },
-            steps: { type: 'object', description: 'Top-level steps per phase', properties: { prep: { type: 'integer' }, main: { type: 'integer' }, cleanup: { type: 'integer' } } },
-            broken: {
-              type: 'array',
-              description: 'What the current deck breaks in it (empty: it fits the deck): each step and field, and the deck change that did it',
-              items: {
-                type: 'object',
-                properties: {
-                  field: { ...str, description: 'The field (main[0].args.to)' },
-                  message: str,
-                  step: { ...str, description: 'The step (main[0])' },
-                  call: { ...str, description: 'The call the step makes (mover.move_sample)' },
-                  change: { ...str, description: 'What changed in the deck (argument to renamed to target)' },
-                  deck_version: { type: 'integer', description: 'The deck version that changed it (GET /app/deck/versions/{id})' },
-                },
-                required: ['field', 'message', 'step'],
-              },
-            },
-          },
-          required: ['name', 'version'],
-        },
+  // the answers that carry a document (server/workflow-schemas.ts) refer to it
+  for (const [name, schema] of Object.entries(WORKFLOW_SCHEMAS)) {
+    const js = z.toJSONSchema(schema, {
+      io: 'output',
+      unrepresentable: 'any',
+      override: (ctx) => {
+        if (ctx.zodSchema !== Workflow) return;
+        for (const k of Object.keys(ctx.jsonSchema)) delete (ctx.jsonSchema as Record<string, unknown>)[k];
+        Object.assign(ctx.jsonSchema, ref('Workflow'));
       },
-    },
-    required: ['workflows'],
-  };
-  out.WorkflowBuilder = {
-    type: 'object',
-    description: "What the builder page embeds: the document (an empty one for a new workflow) and the deck's methods",
-    properties: {
-      name: { type: ['string', 'null'] },
-      version: { type: ['integer', 'null'] },
-      workflow: ref('Workflow'),
-      instruments: { type: 'array', items: { type: 'object', properties: { name: str, driver: str, description: str, methods: { type: 'array', items: { type: 'object' } } } } },
-      urls: { type: 'object', properties: { list: str, base: str, run: str } },
-    },
-  };
+    }) as SchemaObject;
+    // (the document's own recursive steps, left in $defs, are the component's: the reference replaces them)
+    const { $schema: _drop, $defs: _inner, ...rest } = js;
+    if (JSON.stringify(rest).includes('#/$defs/')) throw new Error(`The component ${name} refers to a definition of its own: declare it as a component`);
+    out[name] = openSchema(rest) as SchemaObject;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -361,7 +322,7 @@ function description(opts: BuildOptions): string {
 
 /** The OpenAPI 3.1 document for every declared route, plus the live deck unless `public`. */
 export function buildOpenApi(opts: BuildOptions): OpenApiDocument {
-  const ROUTES = allRoutes();
+  const ROUTES = opts.routes;
   const doc: OpenApiDocument = {
     openapi: '3.1.0',
     info: { title: 'labdeck HTTP API', version: version(), description: description(opts) },

@@ -4,6 +4,9 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
+import { CallRecordSchema } from '../core/records/call-record.js';
+import { RecordDetailSchema, RecordListSchema } from '../core/records/record-schema.js';
+import { RunnerStatusSchema } from '../core/runner/status-schema.js';
 import { RESOURCE_SCHEMAS } from './resource-schemas.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -26,7 +29,7 @@ const ManagedUser = User.extend({
 const MethodSchemaZ = z.looseObject({
   name: z.string(),
   description: z.string(),
-  safety: z.enum(['readonly', 'idempotent', 'hazardous']),
+  safety: z.enum(['readonly', 'idempotent', 'hazardous', 'unknown']).describe('unknown: the driver declares none (a call by an agent then waits for a person under the default approval policy)'),
   hidden: z.boolean().describe('Hidden for you (collapsed on the page; still callable)'),
   order: z.int().describe("Position in the driver's declaration order"),
   params: z.record(z.string(), z.unknown()).describe('JSON Schema of the args object'),
@@ -46,64 +49,12 @@ const Driver = z.object({
   inferredFields: z.array(z.string()),
 });
 
-const Step = z.object({
-  task_id: z.int(),
-  run_id: z.int().nullable(),
-  instrument: z.string(),
-  method: z.string(),
-  args: z.unknown().optional(),
-  output: z.unknown().optional(),
-  status: z.enum(['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked']),
-  error: z.string().nullable(),
-  user_id: z.int().nullable(),
-  started_at: ISO_DATE,
-  ended_at: ISO_DATE.nullable(),
-  duration_ms: z.number().nullable(),
-});
+// a call record, a run record and the runner's status: declared once, in core, with the code that builds them
+const Step = CallRecordSchema;
 
-/** A run record in the records list (GET /executions/records), and the head of one record. */
-const RecordSummary = z.looseObject({
-  id: z.int(),
-  name: z.string(),
-  workflow: z.string().describe('The workflow name'),
-  workflow_version: z.int().nullable(),
-  status: z.enum(['running', 'completed', 'failed', 'stopped', 'aborted', 'interrupted']),
-  skipped_steps: z.int().describe('Failed steps the operator skipped: their iterations are marked skipped and are not data'),
-  error: z.string().nullable(),
-  task_id: z.int().nullable(),
-  user_id: z.int().nullable(),
-  user: z.string().nullable().describe('Who queued the run; null for a headless run'),
-  started_at: ISO_DATE,
-  ended_at: ISO_DATE.nullable(),
-  duration_ms: z.number().nullable(),
-  iterations: z.int().nullable().describe('Iterations planned (parameter rows)'),
-});
-const RecordStep = z.looseObject({
-  task_id: z.int().describe('The call record: GET /app/instruments/task/{task_id}'),
-  index: z.int().nullable().describe('0-based count of executed steps in the phase run'),
-  path: z.string().nullable().describe('Where the step is in the workflow (main[1].steps[0]); null when an earlier `if` makes it unknown'),
-  instrument: z.string(),
-  method: z.string(),
-  args: z.unknown().optional(),
-  output: z.unknown().optional(),
-  status: z.enum(['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked']),
-  error: z.string().nullable(),
-  started_at: ISO_DATE,
-  ended_at: ISO_DATE.nullable(),
-  duration_ms: z.number().nullable(),
-  bound_ms: z.number().nullable().describe("The watchdog's overdue bound for the call when it started, learned from the earlier calls of its instrument and method (docs/notifications.md); null for an input step or before min_samples calls"),
-  overdue: z.boolean().describe('It ran longer than that bound'),
-});
 
-/** The runner as GET /executions/status (and the controls) answer it. */
-const RunnerStatus = z.looseObject({
-  busy: z.boolean(),
-  state: z.enum(['idle', 'running', 'paused', 'waiting_input', 'failed', 'stopping']),
-  paused: z.boolean(),
-  queue_held: z.boolean(),
-  current_task: z.looseObject({ id: z.int(), name: z.string() }).nullable(),
-  progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
-  store_error: z.string().nullable().describe('Why no task can start now: the database cannot be written (full or read-only disk)'),
+/** The runner as GET /executions/status (and the controls) answer it; GET /executions/status adds the watchdog's `timing`. */
+const RunnerStatus = RunnerStatusSchema.extend({
   timing: z
     .looseObject({
       steps: z.array(z.looseObject({ step_id: z.int(), run_id: z.int(), path: z.string(), expected_end: ISO_DATE.nullable(), overdue: z.boolean() })),
@@ -111,46 +62,6 @@ const RunnerStatus = z.looseObject({
     })
     .optional()
     .describe("The watchdog's view (docs/notifications.md): each running call step's expected end (null until its instrument and method have enough records) and each run's ETA (P10-P90 of past runs of its workflow)"),
-  interrupted: z
-    .looseObject({
-      task_id: z.int(),
-      run_id: z.int().nullable(),
-      step: z.looseObject({ id: z.int(), phase: z.string().nullable(), iteration: z.int().nullable(), index: z.int().nullable(), instrument: z.string(), method: z.string() }).nullable().describe('Its in-doubt step'),
-      remade: z.array(z.string()).optional().describe("Instruments of the in-doubt step's iteration made again since the iteration began (a restart, a Python host restarted, a reload, an agent reconnected): a retry of the step alone would mix two instruments' measurements"),
-      retry: z.enum(['step', 'iteration']).optional().describe('What POST /executions/retry does: re-run the in-doubt step, or (a campaign whose instruments were made again) the whole iteration from its first step'),
-    })
-    .nullable()
-    .optional()
-    .describe('A task cut off by a stop of labdeck (or a store failure), waiting for a decision'),
-  elsewhere: z
-    .array(
-      z.object({
-        task_id: z.int(),
-        name: z.string(),
-        run_id: z.int().nullable(),
-        host: z.string(),
-        state: z.enum(['running', 'paused', 'waiting_input', 'failed', 'stopping']).optional(),
-        paused: z.boolean().optional(),
-        progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }).optional(),
-        failed_step: z.looseObject({ path: z.string(), error: z.string() }).nullable().optional(),
-        waiting: z.looseObject({ path: z.string(), message: z.string() }).nullable().optional(),
-      }),
-    )
-    .describe('Tasks other labdecks on this database are running, with their state and progress as those labdecks relay them (PostgreSQL); the run controls here act on them there'),
-  running: z
-    .array(
-      z.looseObject({
-        id: z.int(),
-        name: z.string(),
-        run_id: z.int().nullable(),
-        state: z.enum(['running', 'paused', 'failed', 'stopping']),
-        paused: z.boolean(),
-        progress: z.object({ phase: z.string().nullable(), iteration: z.int(), iterations: z.int(), step: z.int(), steps: z.int() }),
-        instruments: z.array(z.string()).describe('The instruments it leases while it runs'),
-      }),
-    )
-    .describe('Every task this labdeck runs, in the order they started (current_task and the fields above are the first); with several, the controls take task_id'),
-  parallel: z.int().describe('How many tasks on disjoint instruments this labdeck runs at once (lab serve --parallel N; default 1)'),
 });
 
 export const RESPONSE_SCHEMAS = {
@@ -181,12 +92,12 @@ export const RESPONSE_SCHEMAS = {
   Account: z.object({
     user: User,
     tokens: z.array(
-      z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
+      z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent', 'mcp']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
     ),
     signup_open: z.boolean(),
     users: z.array(User).optional().describe('Every account (admins only)'),
   }),
-  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'), id: z.int(), name: z.string(), scope: z.enum(['user', 'agent']) }),
+  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'), id: z.int(), name: z.string(), agent_name: z.string().optional().describe('An agent token: the name its lab agent serves under'), scope: z.enum(['user', 'agent', 'mcp']) }),
   SignupState: z.object({ signup_open: z.boolean() }),
   ManagedUser,
   UserList: z.object({ users: z.array(ManagedUser).describe('Every account that is not deleted, oldest first') }),
@@ -351,35 +262,8 @@ export const RESPONSE_SCHEMAS = {
   }),
   CurrentTask: z.looseObject({ current_task: z.looseObject({ id: z.int() }).nullable(), state: z.string() }),
   Deleted: z.looseObject({ deleted: z.union([z.int(), z.string()]) }),
-  RecordList: z.object({
-    records: z.array(RecordSummary).describe('Newest first'),
-    page: z.int(),
-    per_page: z.int(),
-    total: z.int().describe('Records matching the keyword'),
-    pages: z.int().describe('Pages of results (0 when none)'),
-  }),
-  Record: RecordSummary.extend({
-    definition: z.unknown().optional().describe('The workflow document as it was when the run started'),
-    parameters: z.unknown().optional().describe('The parameter rows, one per iteration'),
-    phases: z.array(
-      z.looseObject({
-        id: z.int().nullable(),
-        phase: z.string().describe('prep, main or cleanup'),
-        iteration: z.int().nullable().describe('0-based iteration of main; null for prep and cleanup'),
-        status: z.enum(['running', 'ok', 'error', 'skipped', 'stopped']).nullable(),
-        params: z.unknown().optional(),
-        outputs: z.unknown().optional(),
-        started_at: ISO_DATE.nullable(),
-        ended_at: ISO_DATE.nullable(),
-        duration_ms: z.number().nullable(),
-        steps: z.array(RecordStep),
-        steps_complete: z.boolean().describe('false when the steps were cut at the limit at or before this phase'),
-      }),
-    ),
-    logs: z.array(z.object({ at: ISO_DATE, level: z.enum(['info', 'warn', 'error']), message: z.string() })),
-    steps_shown: z.int().describe('Step records in `phases` (at most 10,000: the steps CSV has all)'),
-    steps_truncated: z.boolean(),
-  }),
+  RecordList: RecordListSchema,
+  Record: RecordDetailSchema,
   PlotData: z.object({
     run_id: z.int(),
     workflow: z.string(),

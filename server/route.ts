@@ -5,7 +5,10 @@
  * - `handle` mounts the handler on a router: the caller's role is checked first, then the input is parsed,
  *   and a request that does not fit answers 400 naming each field, in the same shape for every route, before
  *   the handler runs; the handler gets the parsed, typed input;
- * - the API document (server/openapi.ts), the home page's route list and the generated clients read it.
+ * - the API document (server/openapi.ts), the home page's route list and the generated clients read it, from
+ *   the route groups the app mounts (server/catalogue.ts);
+ * - its JSON answers' schemas are resolved from `responses`, and under test every JSON answer is checked
+ *   against them (server/answer-check.ts).
  *
  * Bodies: an unknown field is refused by name (400), unless the route declares the fields it passes on
  * (`extra`: a pattern of field names, e.g. the instrument page's one field per method parameter). A form's
@@ -18,6 +21,7 @@ import { issueMessage } from '../core/deck/validate.js';
 import { isJson } from './http.js';
 import { failed } from './respond.js';
 import { requireLogin } from './security.js';
+import { answersOf, remember, type Answers } from './answer-check.js';
 import type { ParameterObject, ResponseObject } from './api-doc.js';
 
 export type Access = 'public' | 'login' | 'admin';
@@ -111,11 +115,17 @@ export interface Route<P extends AnyObject = AnyObject, Q extends AnyObject = An
   key: string;
   /** The same path as express writes it: `/workflows/:name`. */
   expressPath: string;
+  /** Its JSON answers' schemas by status, resolved from `responses` (server/answer-check.ts). */
+  answers: Answers;
+  /** The statuses it declares without a JSON body (a page, a redirect, an empty answer). */
+  declared: string[];
 }
 
 /** Declare a route. */
 export function route<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends AnyObject = AnyObject>(spec: RouteSpec<P, Q, B>): Route<P, Q, B> {
-  return { ...spec, access: spec.access ?? 'login', key: `${spec.method} ${spec.path}`, expressPath: spec.path.replace(/\{(\w+)\}/g, ':$1') };
+  const answers = answersOf(spec.responses, spec.body && !spec.body.document ? { [bodyName(spec as RouteSpec)]: spec.body.schema } : {});
+  const declared = Object.keys(spec.responses).filter((s) => !(s in answers));
+  return { ...spec, access: spec.access ?? 'login', key: `${spec.method} ${spec.path}`, expressPath: spec.path.replace(/\{(\w+)\}/g, ':$1'), answers, declared };
 }
 
 type Out<S> = S extends z.ZodType ? z.output<S> : Record<string, never>;
@@ -167,6 +177,10 @@ export function handle<P extends AnyObject, Q extends AnyObject, B extends AnyOb
     }
     await fn(req, res, input);
   });
+  // the express route just made serves `r`: its JSON answers are checked against `r` (server/answer-check.ts)
+  const stack = (router as unknown as { stack: { route?: object }[] }).stack;
+  const made = stack[stack.length - 1]?.route;
+  if (made) remember(made, r);
 }
 
 // ---------------------------------------------------------------------------------------------------------

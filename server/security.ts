@@ -191,7 +191,10 @@ export function hostGuard(opts: { listen?: string; allowed?: string[] } = {}): R
   };
 }
 
-/** Everything after this needs a logged-in user. */
+/**
+ * A logged-in user, or the login form (401 for a script). `handle` asks it for every route not declared
+ * public; the app puts it after every route group as well, for the paths no route declares.
+ */
 export function requireLogin(req: Request, res: Response, next: NextFunction) {
   if (req.user) return next();
   // (wantsJson kept: the login gate answers a script with the error handler's 401, a page with a redirect carrying `next`)

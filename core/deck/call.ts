@@ -1,11 +1,11 @@
 /**
  * Calls into the Deck's devices: validation, per-instrument serialisation, task locks, the safety guard just
- * before the driver, and one step record per call; also a call's check without making it, the readings a
+ * before the driver, and one step record per call (begun before the driver is touched, completed after:
+ * core/deck/recorder.ts); also a call's check without making it, the readings a
  * safety rule takes, and a worktable's labware view. The top layer of the Deck (index.ts), over loader.ts.
  */
 import type { CallContext, Safety } from '../contracts/index.js';
 import { LabError, isStoreFault } from '../errors.js';
-import type { NewStep } from '../store/types.js';
 import { LABWARE_VIEW, remoteInfo, type LabwareView, type RemoteHandle } from '../hosts/remote.js';
 import { invalid, issueDetails } from './validate.js';
 import { sentence } from '../text.js';
@@ -41,6 +41,9 @@ export class DeckCalls extends DeckLoader {
     const printed = new CallLog();
     let startedAt = new Date();
     let guardToken: unknown = null;
+    // the call's record: begun by the caller (a run's step), or here, just before the driver is touched
+    const own = opts.recordId === undefined;
+    let taskId = opts.recordId ?? 0;
     try {
       // while we waited: the device may have gone, been re-created from a new driver, or been locked
       if (dev.removed) this.device(instrument);
@@ -51,7 +54,7 @@ export class DeckCalls extends DeckLoader {
         m = this.method(dev, method);
         parsed = this.validate(instrument, method, m, args);
       }
-      // the safety guard, the last thing before the driver: a refusal reaches no driver and leaves no step
+      // the safety guard, the last check before the driver: a refusal reaches no driver and leaves no step
       if (this.guard) {
         try {
           guardToken = await this.guard.enforce(this.guardedCall(dev, method, m, parsed, opts.userId));
@@ -70,6 +73,18 @@ export class DeckCalls extends DeckLoader {
         },
       };
       startedAt = new Date();
+      if (own) {
+        try {
+          taskId = await this.recorder.begin({ instrument, method, args: parsed, userId: opts.userId, runId: opts.runId, phase: opts.phase, iteration: opts.iteration, stepIndex: opts.stepIndex, startedAt });
+        } catch (e) {
+          if (guardToken !== null) await this.guard!.finish(guardToken, false, null).catch(() => undefined);
+          guardToken = null;
+          // nothing was touched: the call is not made without its record
+          if (!isStoreFault(e)) throw e;
+          throw new LabError(e.code, `${instrument}.${method} was not called: its record could not be written. ${e.message}`, undefined, { instrument, method, ...e.data });
+        }
+      }
+      opts.onBegin?.(taskId);
       try {
         output = toJsonValue(await m.run(dev.instance, parsed, ctx));
         ok = true;
@@ -82,34 +97,29 @@ export class DeckCalls extends DeckLoader {
     const endedAt = new Date();
     if (guardToken !== null) await this.guard!.finish(guardToken, ok, output).catch(() => undefined); // a state not stored is not the call's failure
     // the instrument refused the arguments before acting on them (a remote host's own checks): no record
-    if (!ok && failure instanceof LabError && failure.code === 'invalid_input') throw failure;
+    if (!ok && failure instanceof LabError && failure.code === 'invalid_input') {
+      if (own) await this.recorder.discard(taskId).catch(() => undefined);
+      throw failure;
+    }
     // refused by the safety guard of the PC that drives it (a lab agent): it reached no driver, so no record either
     if (!ok && failure instanceof LabError && (failure.code === 'safety' || failure.code === 'safety_file')) {
+      if (own) await this.recorder.discard(taskId).catch(() => undefined);
       await this.guard?.refusedThere?.({ instrument, method, args: parsed, userId: opts.userId }, failure).catch(() => undefined);
       throw failure;
     }
     const inDoubt = !ok && (failure as { inDoubt?: boolean } | null)?.inDoubt === true;
-    const step: NewStep = {
-      runId: opts.runId ?? null,
-      phase: opts.phase ?? null,
-      iteration: opts.iteration ?? null,
-      stepIndex: opts.stepIndex ?? null,
-      instrument,
-      method,
-      args: parsed,
-      output: ok ? output : null,
-      status: ok ? 'ok' : inDoubt ? 'in-doubt' : 'error',
-      error: ok ? null : failureRecord(failure),
-      userId: opts.userId,
-      startedAt,
-      endedAt,
-      log: printed.text(),
-    };
-    let taskId: number;
     try {
-      taskId = await (opts.record ?? this.recordStep)(step);
+      await this.recorder.complete(taskId, {
+        args: parsed,
+        output: ok ? output : null,
+        status: ok ? 'ok' : inDoubt ? 'in-doubt' : 'error',
+        error: ok ? null : failureRecord(failure),
+        startedAt,
+        endedAt,
+        log: printed.text(),
+      });
     } catch (e) {
-      // the instrument acted, but its record is not stored: say so, and give no id for it
+      // the instrument acted, but its record is not completed: say so (the record stays `running`: in doubt)
       if (!isStoreFault(e)) throw e;
       const what = ok ? `ran (output ${JSON.stringify(output)?.slice(0, 200)})` : `failed (${errorMessage(failure)})`;
       throw new LabError(e.code, `${instrument}.${method} ${what}, but its record could not be written. ${e.message}`, undefined, { instrument, method, ...e.data });

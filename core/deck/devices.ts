@@ -8,13 +8,15 @@ import { EventEmitter } from 'node:events';
 import type { InstrumentDriver, InstrumentSchema } from '../contracts/index.js';
 import { LabError } from '../errors.js';
 import { Mutex } from './mutex.js';
+import { CallRecorder } from './recorder.js';
 import { invalid, issueDetails } from './validate.js';
 import { sentence } from '../text.js';
 import { DEFAULT_BUSY_TIMEOUT_MS, MAX_NAME, NAME_RE, type DeckOptions, type Device, type DriverEntry, type ForeignModules } from './types.js';
 import { errorMessage, ownerText } from './values.js';
 
 export class DeckDevices extends EventEmitter {
-  protected readonly recordStep: DeckOptions['recordStep'];
+  /** The one writer of this deck's call records (core/deck/recorder.ts); the runner records its steps with it too. */
+  readonly recorder: CallRecorder;
   protected readonly busyTimeoutMs: number;
   protected readonly devices = new Map<string, Device>();
   protected readonly registry = new Map<string, DriverEntry>();
@@ -24,7 +26,7 @@ export class DeckDevices extends EventEmitter {
 
   constructor(opts: DeckOptions) {
     super();
-    this.recordStep = opts.recordStep;
+    this.recorder = new CallRecorder(opts.records);
     this.foreign = opts.foreign;
     this.busyTimeoutMs = opts.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   }

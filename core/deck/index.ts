@@ -16,6 +16,7 @@ import { DeckCalls } from './call.js';
 
 export { coerceFormArgs } from './form.js';
 export { introspectClass, introspectObject } from './introspect.js';
+export { CallRecorder, memoryRecords, NO_RECORDS, type CallEnd, type CallStart, type StepWrites } from './recorder.js';
 
 export {
   DEFAULT_BUSY_TIMEOUT_MS,

@@ -3,7 +3,7 @@
  * keeps one. Types and constants only.
  */
 import type { InstrumentDriver, InstrumentSchema, JSONSchema, MethodDefinition, MethodSchema, Safety, ZodObjectAny } from '../contracts/index.js';
-import type { NewStep } from '../store/types.js';
+import type { StepWrites } from './recorder.js';
 import type { Mutex } from './mutex.js';
 import type { FailedInstrument, InstrumentFailure } from './deck-file.js';
 import type { LabError } from '../errors.js';
@@ -44,10 +44,13 @@ export interface CallOptions {
   iteration?: number | null;
   stepIndex?: number | null;
   /**
-   * Record the call here instead of through DeckOptions.recordStep (the runner writes its step row before
-   * the call, so a crash leaves it `running` → in-doubt, and completes it here). Returns the step id.
+   * The call's record, begun by the caller with this deck's recorder (a run's step: begun before the deck's own
+   * checks, so a refused step has its record too); the deck completes it. Without it the deck begins one itself,
+   * once the call has passed every check and the safety guard, just before the driver is touched.
    */
-  record?: (step: NewStep) => Promise<number>;
+  recordId?: number;
+  /** Told the record's id as soon as it exists, before the driver is touched (ivoryOS's call answered early). */
+  onBegin?: (id: number) => void;
 }
 
 /**
@@ -94,7 +97,8 @@ export interface GuardEvents {
 }
 
 export interface DeckOptions {
-  recordStep(step: NewStep): Promise<number>;
+  /** Where call records are written (the store's `steps`; memoryRecords() or NO_RECORDS without a store): core/deck/recorder.ts. */
+  records: StepWrites;
   foreign?: ForeignModules;
   /** How long a call waits for a busy instrument (default 30 s). */
   busyTimeoutMs?: number;

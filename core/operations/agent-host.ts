@@ -9,7 +9,7 @@
 import { resolve } from 'node:path';
 import { LABWARE_VIEW } from '../contracts/host.js';
 import type { InstrumentSchema } from '../contracts/index.js';
-import { Deck } from '../deck/index.js';
+import { Deck, NO_RECORDS } from '../deck/index.js';
 import { LabError } from '../errors.js';
 import { PythonModules } from '../hosts/index.js';
 import type { ShippedSafety } from '../safety/index.js';
@@ -33,7 +33,7 @@ export interface AgentHost {
 export async function openAgentHost(opts: { deck: string; python?: string; log: (line: string) => void }): Promise<AgentHost> {
   const python = new PythonModules({ python: opts.python, log: opts.log });
   // the server records every call: here a call is only run
-  const deck = new Deck({ recordStep: async () => 0, foreign: python });
+  const deck = new Deck({ records: NO_RECORDS, foreign: python });
   python.attach(deck);
   const guard = new RelayedSafety();
   deck.guard = guard;

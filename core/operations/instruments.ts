@@ -7,7 +7,7 @@
 import type { InstrumentSchema, MethodSchema } from '../contracts/index.js';
 import { runConsole, type ConsoleResult } from '../console.js';
 import { LabError, isLabError } from '../errors.js';
-import type { MethodPrefs, NewStep, StepRow } from '../store/types.js';
+import type { MethodPrefs, StepRow } from '../store/types.js';
 import type { DeckSchemas } from '../workflow/validate.js';
 import type { LabwareView } from '../hosts/remote.js';
 import { unitOf } from '../workflow/units.js';
@@ -36,13 +36,11 @@ export interface Started {
 
 const PENDING = Symbol('pending');
 
-/** A settled-later value (the record row of a call started before the row exists). */
+/** A settled-later value (the record's id of a call started, told by the deck once the record exists). */
 function later<T>() {
   let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
-  promise.catch(() => undefined);
-  return { promise, resolve, reject };
+  const promise = new Promise<T>((res) => (resolve = res));
+  return { promise, resolve };
 }
 
 export function instrumentOperations(lab: Lab) {
@@ -131,38 +129,15 @@ export function instrumentOperations(lab: Lab) {
         return { task_id: outcome.done.task_id, finished: Promise.resolve() };
       }
       const { instrument, method, args } = input;
-      const row = later<number>();
-      let recorded = false;
-      const call = deck.call(instrument, method, args, {
-        userId: caller.userId,
-        record: async (step: NewStep) => {
-          const id = await row.promise;
-          await store.steps.update(id, step);
-          recorded = true;
-          return id;
-        },
-      });
-      call.catch(() => undefined);
-      // the deck checks the instrument, its lock and the arguments before it waits for anything, so a call
-      // refused for them is already rejected here: that is thrown now, like a waited-for call's refusal
-      const early = await Promise.race([call, Promise.resolve(PENDING)]);
-      if (early !== PENDING) throw new LabError('internal', 'The call ended before its record was written.');
-      let id: number;
-      try {
-        id = await store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument, method, args, output: null, status: 'running', error: null, userId: caller.userId, startedAt: new Date(), endedAt: null });
-      } catch (e) {
-        row.reject(e);
-        throw e;
-      }
-      row.resolve(id);
-      // a call refused after it waited (the instrument went offline meanwhile) wrote no record: its row says so
-      const finished = call.then(
-        () => undefined,
-        async (e: unknown) => {
-          if (!recorded) await store.steps.update(id, { status: 'error', error: isLabError(e) ? e.message : e instanceof Error ? e.message : String(e), endedAt: new Date() }).catch(() => undefined);
-        },
-      );
-      return { task_id: id, finished };
+      // the deck begins the call's record just before the driver is touched (core/deck/recorder.ts) and
+      // completes it when the call ends: answered with the record's id as soon as it exists
+      const begun = later<number>();
+      const call = deck.call(instrument, method, args, { userId: caller.userId, onBegin: (id) => begun.resolve(id) });
+      // a call refused before it starts (unknown instrument, bad arguments, locked, busy, the safety guard)
+      // has no record and throws here, like a waited-for call's refusal
+      const first = await Promise.race([begun.promise, call.then(() => PENDING)]);
+      if (typeof first !== 'number') throw new LabError('internal', 'The call ended before its record was written.');
+      return { task_id: first, finished: call.then(() => undefined, () => undefined) };
     },
 
     /**

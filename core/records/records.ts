@@ -9,12 +9,16 @@
  */
 import { ownerOrAdmin, type PublicUser } from '../accounts/index.js';
 import { LabError } from '../errors.js';
-import { campaignOfRun, type CampaignRecord } from '../campaign/record.js';
+import { campaignOfRun } from '../campaign/record.js';
 import { repeatOfRun, type RunnerStatus } from '../runner/index.js';
-import type { LogRow, PhaseRow, RunRow, StepRow, Store } from '../store/types.js';
+import type { RunRow, StepRow, Store } from '../store/types.js';
 import { stepPathResolver } from './paths.js';
 import { SHOWN_RESULT_CHARS } from '../result-limit.js';
 import { stepBounds } from './timing.js';
+import type { RecordDetail, RecordList, RecordPhase, RecordSummary } from './record-schema.js';
+
+// the shapes of a run record: declared once, as zod (record-schema.ts)
+export type { RecordDetail, RecordList, RecordLog, RecordPhase, RecordStep, RecordSummary } from './record-schema.js';
 
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 200;
@@ -63,26 +67,6 @@ export function parseListQuery(q: { keyword?: unknown; page?: unknown; per_page?
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 const duration = (start: Date, end: Date | null) => (end ? end.getTime() - start.getTime() : null);
 
-export interface RecordSummary {
-  id: number;
-  name: string;
-  workflow: string;
-  workflow_version: number | null;
-  status: RunRow['status'];
-  /** Failed steps the operator skipped (a completed run with skipped steps is not a clean one). */
-  skipped_steps: number;
-  error: string | null;
-  task_id: number | null;
-  user_id: number | null;
-  /** The owner's username; null for a run started headless, or by a user who no longer exists. */
-  user: string | null;
-  started_at: string;
-  ended_at: string | null;
-  duration_ms: number | null;
-  /** Iterations planned (one per parameter row). */
-  iterations: number | null;
-}
-
 export function recordSummary(run: RunRow, user: string | null): RecordSummary {
   return {
     id: run.id,
@@ -109,15 +93,6 @@ async function userNames(store: Store, ids: (number | null)[]): Promise<Map<numb
   return new Map(users.filter((u) => u !== null).map((u) => [u.id, u.username]));
 }
 
-export interface RecordList {
-  records: RecordSummary[];
-  page: number;
-  per_page: number;
-  total: number;
-  /** Pages of results (0 when there is none). */
-  pages: number;
-}
-
 /** A page of records, newest first; keyword matches the run name or the workflow name. */
 export async function listRecords(store: Store, q: ListQuery): Promise<RecordList> {
   const { rows, total } = await store.runs.list({ keyword: q.keyword || undefined, page: q.page, perPage: q.perPage });
@@ -129,68 +104,6 @@ export async function listRecords(store: Store, q: ListQuery): Promise<RecordLis
     total,
     pages: Math.ceil(total / q.perPage),
   };
-}
-
-export interface RecordStep {
-  /** The step's record id: also readable at /instruments/task/{task_id}. */
-  task_id: number;
-  /** 0-based count of executed steps in its phase run (a retry keeps the index). */
-  index: number | null;
-  /** Where the step is in the workflow (`main[1].steps[0]`), when it can be known (see paths.ts). */
-  path: string | null;
-  instrument: string;
-  method: string;
-  args: unknown;
-  output: unknown;
-  status: StepRow['status'];
-  error: string | null;
-  started_at: string;
-  ended_at: string | null;
-  duration_ms: number | null;
-  /** The watchdog's overdue bound for it when it started (core/records/timing.ts); null for an input step, or too few calls to learn from. */
-  bound_ms: number | null;
-  /** It ran longer than that bound. */
-  overdue: boolean;
-}
-
-export interface RecordPhase {
-  /** null for steps recorded without a phase record (should not happen; kept so no step is hidden). */
-  id: number | null;
-  phase: string;
-  /** 0-based iteration of main; null for prep and cleanup. */
-  iteration: number | null;
-  status: PhaseRow['status'] | null;
-  params: unknown;
-  outputs: unknown;
-  started_at: string | null;
-  ended_at: string | null;
-  duration_ms: number | null;
-  steps: RecordStep[];
-  /** false when the record's steps were cut at the limit at or before this phase: the CSV has the rest. */
-  steps_complete: boolean;
-}
-
-export interface RecordLog {
-  at: string;
-  level: LogRow['level'];
-  message: string;
-}
-
-export interface RecordDetail extends RecordSummary {
-  /** The workflow document as it was when the run started. */
-  definition: unknown;
-  /** The parameter rows, one per iteration (a repeat: its one row, and `repeat`). */
-  parameters: unknown;
-  /** How many times a repeat ran its row; null for a run over config rows. */
-  repeat: number | null;
-  /** A campaign's set-up (optimizer, seed, space, objectives, fixed values, warm start); null for a workflow run. */
-  campaign: CampaignRecord['campaign'] | null;
-  phases: RecordPhase[];
-  logs: RecordLog[];
-  /** Step records included in `phases` (at most `DETAIL_STEP_LIMIT`). */
-  steps_shown: number;
-  /** More steps were recorded than are shown: the steps CSV has them all. */
-  steps_truncated: boolean;
 }
 
 export function notFoundRecord(id: number): LabError {

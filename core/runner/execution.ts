@@ -11,31 +11,13 @@ import type { QueueTaskRow, RunRow } from '../store/types.js';
 import type { StepAt } from '../workflow/interpreter.js';
 import type { Phase } from '../workflow/model.js';
 import type { IterationSource, TaskPayload } from './tasks.js';
-import type { InputWaiter, WaitingInput } from './input.js';
+import type { InputWaiter } from './input.js';
+import type { RunnerState, RunningTaskStatus } from './status-schema.js';
 
-export type RunnerState = 'idle' | 'running' | 'paused' | 'waiting_input' | 'failed' | 'stopping';
-
+// the runner's state and a running task's status: declared once, as zod (status-schema.ts)
+export type { RunnerState } from './status-schema.js';
 /** One running task in the runner's status (`running`): the task, and where its run is. */
-export interface RunningTask {
-  id: number;
-  name: string;
-  kind: string;
-  run_id: number | null;
-  workflow: string;
-  started_at: string | null;
-  state: Exclude<RunnerState, 'idle'>;
-  /** Its pause flag: no new step of it starts. */
-  paused: boolean;
-  progress: { phase: Phase | null; iteration: number; iterations: number; step: number; steps: number };
-  /** The step that failed, while it waits for the operator. */
-  failed_step: null | { phase: Phase; iteration: number | null; path: string; error: string };
-  /** A `pause` step waiting for the operator. */
-  waiting: null | { path: string; message: string };
-  /** An `input` step waiting for a person's value (state `waiting_input`). */
-  input: null | WaitingInput;
-  /** The instruments it leases (its workflow's): no other task uses them while it runs. */
-  instruments: string[];
-}
+export type RunningTask = RunningTaskStatus;
 
 export interface Waiter<T> {
   promise: Promise<T>;

@@ -131,7 +131,7 @@ export class Runner extends EventEmitter {
   async start(): Promise<void> {
     await this.host.register();
     await this.host.sweep(); // hosts gone since (a killed server on this computer is seen at once) free their instruments
-    await peers.syncInstruments(this.s);
+    await peers.syncInstruments(this.s); // a direct call a stopped labdeck left running on them: in-doubt
     await recovery.recover(this.s);
     this.s.deck.on('change', this.onDeckChange);
     // other labdecks' live events, and what they ask of this one: a run control, a call to one of its instruments

@@ -22,7 +22,9 @@ import { checkInputValue, describeInput, type InputSchema } from '../workflow/in
 import type { StepAt } from '../workflow/interpreter.js';
 import type { Step } from '../workflow/model.js';
 import { isStoreFault } from '../errors.js';
+import { CallRecorder } from '../deck/recorder.js';
 import { Shutdown, waiter, type TaskRun, type Waiter } from './execution.js';
+import type { WaitingInput } from './status-schema.js';
 
 /** The `instrument` of an input step's record: a name no instrument can have. */
 export const INPUT_INSTRUMENT = '(input)';
@@ -32,19 +34,8 @@ export type InputStep = Extract<Step, { kind: 'input' }>;
 /** Who gave a value. */
 export type GivenBy = { id: PublicUser['id'] | null; username: string };
 
-/** An input a run waits for, as the status shows it. */
-export interface WaitingInput {
-  task_id: number;
-  run_id: number;
-  path: string;
-  prompt: string;
-  save_as: string;
-  schema: InputSchema;
-  /** The schema in words: `a number from 0 to 14 (pH)`. */
-  expects: string;
-  step_id: number;
-  since: string;
-}
+/** An input a run waits for, as the status shows it (declared once, as zod: status-schema.ts). */
+export type { WaitingInput } from './status-schema.js';
 
 /** A waiting input in a TaskRun: resolved with the value a person gave. */
 export type InputWaiter = Waiter<{ value: unknown; by: GivenBy | null }> & { view: WaitingInput; step: InputStep };
@@ -84,7 +75,9 @@ const show = (v: unknown) => (JSON.stringify(v) ?? String(v)).slice(0, 200);
 export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, step: InputStep, doubt: StepRow | null): Promise<unknown> {
   const runId = c.run.id;
   const since = new Date();
-  const record = { runId, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument: INPUT_INSTRUMENT, method: step.save_as, args: { prompt: step.prompt, schema: step.schema }, output: null, status: 'running' as const, error: null, userId: c.task.createdBy, startedAt: since, endedAt: null };
+  const record = { runId, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument: INPUT_INSTRUMENT, method: step.save_as, args: { prompt: step.prompt, schema: step.schema }, userId: c.task.createdBy, startedAt: since };
+  // the one writer of step records (core/deck/recorder.ts), on the transaction each write is part of
+  const recorder = (tx: TxStore) => new CallRecorder(tx.steps);
   const expects = describeInput(step.schema);
   const key = keys.input(runId, at.path);
   const alert = openAlert(
@@ -110,8 +103,8 @@ export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, st
   let id = doubt?.id ?? 0;
   // the waiting record, its log line and input_waiting: one transaction
   await ctx.log(runId, 'info', `Waiting for input at ${at.path}: ${step.prompt} (${step.save_as}: ${expects}).`, [alert], async (tx) => {
-    if (doubt) await tx.steps.update(id, { status: 'running', error: null, endedAt: null });
-    else id = await tx.steps.insert(record);
+    if (doubt) await recorder(tx).reopen(id);
+    else id = await recorder(tx).begin(record);
   });
   const view: WaitingInput = { task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, expects, step_id: id, since: (doubt?.startedAt ?? since).toISOString() };
   c.waitingInput = Object.assign(waiter<{ value: unknown; by: GivenBy | null }>(), { view, step });
@@ -124,7 +117,7 @@ export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, st
     const at2 = new Date();
     const who = by?.username ?? 'an unknown person';
     await ctx.log(runId, 'info', `${step.save_as} = ${show(value)}, given by ${who}.`, [resolveAlert(key, `the value was given by ${who}`)], (tx) =>
-      tx.steps.update(id, { output: value, status: 'ok', userId: by?.id ?? null, endedAt: at2 }),
+      recorder(tx).complete(id, { output: value, status: 'ok', userId: by?.id ?? null, endedAt: at2 }),
     );
     ctx.emit({ type: 'step', ...base, state: 'ok', output: value });
     ctx.emit({ type: 'input', state: 'given', task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, value, by: by?.username ?? null, at: at2.toISOString() });
@@ -134,7 +127,7 @@ export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, st
     if (!(e instanceof Shutdown) && !isStoreFault(e)) {
       const why = e instanceof Error ? e.message : String(e);
       // the record that ends the wait and the resolution: one transaction (the run's end resolves it too)
-      await alerting(ctx.store, [resolveAlert(key, `no value was given: ${why}`)], (tx) => tx.steps.update(id, { status: 'error', error: `no value given: ${why}`, endedAt: new Date() })).catch(() => undefined);
+      await alerting(ctx.store, [resolveAlert(key, `no value was given: ${why}`)], (tx) => recorder(tx).complete(id, { status: 'error', error: `no value given: ${why}` })).catch(() => undefined);
       ctx.emit({ type: 'step', ...base, state: 'error', error: e instanceof Error ? e.message : String(e) });
     }
     throw e;

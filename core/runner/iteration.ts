@@ -12,14 +12,11 @@
  * re-runs the in-doubt step only, whatever the default.
  */
 import type { StepRow } from '../store/types.js';
+import type { IterationDoubt } from './status-schema.js';
 
 /** What an interrupted task's status adds about its in-doubt step's iteration. */
-export interface IterationDoubt {
-  /** Instruments the iteration used that were made again since it first used them (sorted); [] when none. */
-  remade: string[];
-  /** What a plain Retry does: the in-doubt step, or (a campaign whose instruments were made again) the iteration. */
-  retry: 'step' | 'iteration';
-}
+// what a retry would mix: declared once, as zod (status-schema.ts)
+export type { IterationDoubt } from './status-schema.js';
 
 /**
  * The instruments of the in-doubt step's phase run (its phase and iteration) made again after that phase run

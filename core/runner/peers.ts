@@ -40,12 +40,31 @@ export function syncInstruments(s: SharedState): Promise<void> {
       s.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database (not by this one, ${s.host.name})`);
     }
     if (freed.length) s.deck.setOffline(freed, null);
+    // instruments this labdeck has just taken: a direct call left running on them by a labdeck that stopped
+    // during it is in doubt (taken from another labdeck: any of its calls; else one begun before this one started)
+    const ours = mine.map((i) => i.name).filter((n) => !holds.has(n));
+    const gained = ours.filter((n) => !s.drivenHere.has(n) && !freed.includes(n));
+    s.drivenHere = new Set(ours);
+    await directCallsInDoubt(s, freed);
+    await directCallsInDoubt(s, gained, s.since);
     const others = (await s.store.hosts.catalogue()).filter((i) => i.hostId !== s.host.id);
     s.drivers = new Map(others.map((i) => [i.name, { id: i.hostId, name: i.host }]));
     s.remote = new Map(others.filter((i) => !s.deck.has(i.name)).map((i) => [i.name, { ...(i.schema as InstrumentSchema), host: (i.schema as InstrumentSchema).host ?? i.host }]));
   };
   s.syncing = s.syncing.then(run, run);
   return s.syncing;
+}
+
+/** What a direct call left `running` by a labdeck that stopped during it says (its record, in-doubt). */
+export const DIRECT_CALL_IN_DOUBT = 'labdeck stopped during this call: it may or may not have reached the instrument (it is not sent again by itself)';
+
+/**
+ * Direct calls (no run) to `instruments`, which this labdeck has just taken (at its start, from a labdeck that
+ * stopped, or connected since), left `running` (begun before `before`): the process that made them stopped
+ * during them, so they are in-doubt, as a run's in-flight step is.
+ */
+async function directCallsInDoubt(s: SharedState, instruments: string[], before?: Date): Promise<void> {
+  if (instruments.length) await s.store.steps.markInDoubt(instruments, DIRECT_CALL_IN_DOUBT, before);
 }
 
 /** Instruments among `names` that another labdeck drives, with the host that does. */

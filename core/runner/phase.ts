@@ -20,7 +20,7 @@ import { emitStatus, emitStatusSoon } from './status.js';
 /** A failed step the operator skipped: its call's record says so, and the run counts it at once. */
 async function markSkipped(s: SharedState, c: TaskRun, stepId: number | null) {
   c.skipped++;
-  if (stepId !== null) await s.store.steps.update(stepId, { status: 'skipped' });
+  if (stepId !== null) await s.deck.recorder.skipped(stepId);
   await s.store.runs.update(c.run.id, { skipped: c.skipped });
 }
 
@@ -177,16 +177,14 @@ function emitStep(s: SharedState, c: TaskRun, at: StepAt, state: 'start' | 'ok' 
 /** One instrument call of a run: its record is `running` before the instrument is touched. */
 async function callStep(s: SharedState, c: TaskRun, at: StepAt, instrument: string, method: string, args: Record<string, unknown>) {
   const base = { runId: c.run.id, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument, method, userId: c.task.createdBy };
-  const id = await s.store.steps.insert({ ...base, args, output: null, status: 'running', error: null, startedAt: now(), endedAt: null });
+  const recorder = s.deck.recorder;
+  const id = await recorder.begin({ ...base, args, startedAt: now() });
   emitStep(s, c, at, 'start', { instrument, method, step_id: id });
   try {
     const { output } = await s.deck.call(instrument, method, args, {
       ...base,
       owner: c.owner,
-      record: async (r) => {
-        await s.store.steps.update(id, { args: r.args, output: r.output, status: r.status, error: r.error, startedAt: r.startedAt, endedAt: r.endedAt, log: r.log ?? null });
-        return id;
-      },
+      recordId: id,
     });
     const saveAs = at.phase === 'main' && at.step.kind === 'call' ? at.step.save_as : undefined;
     const problem = saveAs ? c.checkSaved?.(saveAs, output) : null;
@@ -199,7 +197,7 @@ async function callStep(s: SharedState, c: TaskRun, at: StepAt, instrument: stri
     // failure leaves the record `running`, to be marked in-doubt once the store answers
     if (!(isLabError(e) && e.data?.task_id !== undefined) && !isStoreFault(e)) {
       // a call the safety guard refused reached no driver: the step is `blocked` (it waits like any failed step)
-      await s.store.steps.update(id, { status: isLabError(e) && e.code === 'safety' ? 'blocked' : 'error', error: message(e), endedAt: now() });
+      await recorder.complete(id, { status: isLabError(e) && e.code === 'safety' ? 'blocked' : 'error', error: message(e), endedAt: now() });
     }
     emitStep(s, c, at, 'error', { instrument, method, error: message(e), step_id: id });
     throw e;

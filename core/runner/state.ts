@@ -15,58 +15,16 @@ import { alerting } from '../notify/events.js';
 import type { AlertOp, QueueTaskRow, RunRow, RunStatus, StepRow, Store, TxStore } from '../store/types.js';
 import type { Phase, Step } from '../workflow/model.js';
 import { instrumentsOf, type DeckSchemas } from '../workflow/validate.js';
-import { waiter, type RunnerState, type RunningTask, type TaskRun, type Waiter } from './execution.js';
+import { waiter, type TaskRun, type Waiter } from './execution.js';
 import { HostLease, type HostOptions } from './hosts.js';
-import type { InputEvent, WaitingInput } from './input.js';
-import type { IterationDoubt } from './iteration.js';
+import type { InputEvent } from './input.js';
+import type { ElsewhereTask, RunnerStatus } from './status-schema.js';
 import { HostRelay, type Peer } from './relay.js';
 import { StoreFaults, type StoreFaultHooks } from './store-fault.js';
 import type { SourceFactory, TaskPayload, WorkflowPayload } from './tasks.js';
 
-export interface RunnerStatus {
-  busy: boolean;
-  state: RunnerState;
-  paused: boolean;
-  queue_held: boolean;
-  current_task: null | { id: number; name: string; kind: string; run_id: number | null; workflow: string; started_at: string | null };
-  progress: { phase: Phase | null; iteration: number; iterations: number; step: number; steps: number };
-  /** The step that failed, while the runner waits for the operator. */
-  failed_step: null | { phase: Phase; iteration: number | null; path: string; error: string };
-  /** A `pause` step waiting for the operator. */
-  waiting: null | { path: string; message: string };
-  /** An `input` step waiting for a person's value (POST /executions/input; core/runner/input.ts). */
-  input: null | WaitingInput;
-  /** A task whose run was cut off by a crash, waiting (held) for the operator. */
-  interrupted: null | ({ task_id: number; run_id: number | null; step: { id: number; phase: string | null; iteration: number | null; index: number | null; instrument: string; method: string } | null } & IterationDoubt);
-  /** Why no task can start now: the database cannot be written (a full or read-only disk). */
-  store_error: string | null;
-  /**
-   * Tasks other labdecks on this database are running (DESIGN.md §12), with their state and progress as
-   * those labdecks last relayed them (PostgreSQL); the controls here act on them there.
-   */
-  elsewhere: ElsewhereTask[];
-  /**
-   * Every task this labdeck runs now, in the order they started (`current_task` and the fields above describe
-   * the first). With several, the controls need a `task_id`.
-   */
-  running: RunningTask[];
-  /** How many tasks on disjoint instruments this labdeck runs at once (`lab serve --parallel N`). */
-  parallel: number;
-}
-
-/** A task another labdeck runs: which, where, and (PostgreSQL) its state and progress as that labdeck relayed them. */
-export interface ElsewhereTask {
-  task_id: number;
-  name: string;
-  run_id: number | null;
-  host: string;
-  state?: RunningTask['state'];
-  paused?: boolean;
-  progress?: RunningTask['progress'];
-  failed_step?: RunningTask['failed_step'];
-  waiting?: RunningTask['waiting'];
-  input?: RunningTask['input'];
-}
+// the runner's status and a task another labdeck runs: declared once, as zod (status-schema.ts)
+export type { ElsewhereTask, RunnerStatus } from './status-schema.js';
 
 /** A running task's state as a labdeck relays it to the others (its `status` events carry its running tasks'). */
 export type LiveTask = Required<Omit<ElsewhereTask, 'task_id' | 'name' | 'run_id' | 'host'>>;
@@ -212,6 +170,10 @@ export class SharedState {
   /* the peers (peers.ts) */
   /** Instruments of this deck that another live host drives: instrument → that host's name. */
   othersHold = new Map<string, string>();
+  /** Instruments of this deck this labdeck drives, as the last sync found them (peers.ts: a direct call left in doubt). */
+  drivenHere = new Set<string>();
+  /** When this runner was made: no direct call of this labdeck's began before. */
+  readonly since = new Date();
   /** The instruments other live hosts drive (this deck's or not): instrument → that host. */
   drivers = new Map<string, Peer>();
   /** Instruments other labdecks on the database drive that this deck does not have (their schemas, as they sent them). */

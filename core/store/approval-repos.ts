@@ -4,10 +4,9 @@
  */
 import { Sql, decodeJson, encodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow } from './sql.js';
 import type { ApprovalRow, Store } from './types.js';
+import { approvals } from './tables.js';
 
-const COLS =
-  `"id", "kind", "status", "summary", "request", "plan", "user_id", "token_id", "token_name", "created_at", "expires_at", ` +
-  `"decided_by", "decided_at", "reason", "outcome"`;
+const COLS = approvals.cols();
 
 function approvalRow(r: DbRow): ApprovalRow {
   return {

@@ -2,14 +2,13 @@
  * What the attention list reads from the database (issue 31, core/attention): the open steps of unfinished
  * runs, whichever labdeck runs them. One query, so every labdeck on one PostgreSQL sees the same list.
  */
-import { STEP_COLS, stepRow } from './codec.js';
+import { stepRow } from './codec.js';
 import { toIntOrNull, type Sql } from './sql.js';
 import type { Store } from './types.js';
+import { steps } from './tables.js';
 
 export function createAttentionRepository(sql: Sql): Store['attention'] {
-  const cols = STEP_COLS.split(', ')
-    .map((c) => `s.${c}`)
-    .join(', ');
+  const cols = steps.cols({ as: 's' });
   return {
     async openSteps() {
       // the last record of each step position of a running or interrupted run, when it is not done: an input

@@ -4,9 +4,10 @@
  */
 import type { CampaignRow, CampaignStore, PointRow } from './campaign-types.js';
 import { decodeJson, encodeJson, isUniqueViolation, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Sql } from './sql.js';
+import { campaignPoints, campaigns } from './tables.js';
 
-const CAMPAIGN_COLS = `"id", "name", "execution", "task_id", "payload", "created_by", "created_at"`;
-const POINT_COLS = `"id", "campaign_id", "n", "parameters", "state", "results", "reason", "suggested_by", "suggested_user", "measured_by", "measured_user", "created_at", "measured_at"`;
+const CAMPAIGN_COLS = campaigns.cols();
+const POINT_COLS = campaignPoints.cols();
 
 function campaignRow(r: DbRow): CampaignRow {
   return {

@@ -7,6 +7,7 @@ import { LabError } from '../errors.js';
 import { cutJson, cutMarker } from '../result-limit.js';
 import { decodeJson, encodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
 import type { StepRow } from './types.js';
+import { steps } from './tables.js';
 
 /** The value if it is one of `allowed`, else an invalid_input error naming the field. */
 export function oneOf<T extends string>(value: string, allowed: readonly T[], field: string): T {
@@ -43,9 +44,7 @@ export function setClause<P extends object>(patch: P, fields: Encoders<P>): { se
 /** The encoder of a column stored as it is. */
 export const same = <T extends Param>(v: T): Param => v;
 
-export const STEP_COLS =
-  `"id", "run_id", "phase", "iteration", "step_index", "instrument", "method", "args", "output", "status", ` +
-  `"error", "user_id", "started_at", "ended_at", "log"`;
+export const STEP_COLS = steps.cols();
 
 /**
  * A call's output as stored: its JSON, or its cut marker when over the result bound (core/result-limit.ts).

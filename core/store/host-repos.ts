@@ -5,8 +5,9 @@
  */
 import { Sql, decodeJson, encodeJson, toDate, toDateOrNull, toInt, type DbRow } from './sql.js';
 import type { HostKind, HostRow, RunStore } from './types.js';
+import { hosts as hostsTable } from './tables.js';
 
-const HOST_COLS = `"id", "name", "kind", "machine", "pid", "started_at", "heartbeat_at", "stopped_at"`;
+const HOST_COLS = hostsTable.cols();
 
 function hostRow(r: DbRow): HostRow {
   return {
@@ -62,7 +63,7 @@ export function createHostRepository(sql: Sql): RunStore['hosts'] {
       }
       const marks = names.map(() => '?').join(', ');
       const taken = await sql.rows(
-        `SELECT l."name" AS "lease_name", h.${HOST_COLS.split(', ').join(', h.')} FROM "instrument_leases" l JOIN "hosts" h ON h."id" = l."host_id" ` +
+        `SELECT l."name" AS "lease_name", ${hostsTable.cols({ as: 'h' })} FROM "instrument_leases" l JOIN "hosts" h ON h."id" = l."host_id" ` +
           `WHERE l."name" IN (${marks}) AND l."host_id" <> ? ORDER BY l."name"`,
         [...names, id],
       );

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { DataSource } from 'typeorm';
 import { LabError } from '../errors.js';
-import { sqliteMigrations } from './migrations/sqlite/index.js';
+import { migrations } from './migrations/index.js';
 import { createApprovalRepository } from './approval-repos.js';
 import { createOutboxRepository } from './outbox-repos.js';
 import { createAttentionRepository } from './attention-repos.js';
@@ -88,7 +88,7 @@ const MIGRATION_LOCK = lockId('labdeck.migrations');
  * shared lab database keeps every committed record even if the database server itself crashes.
  */
 async function openPostgres(url: string, logging: boolean, timeoutMs: number): Promise<DataSource> {
-  const [{ DataSource }, { entitySchemas }, { postgresMigrations }] = await Promise.all([import('typeorm'), import('./entities.js'), import('./migrations/postgres/index.js')]);
+  const [{ DataSource }, { entitySchemas }] = await Promise.all([import('typeorm'), import('./entities.js')]);
   const options = (extra: object, poolSize?: number) =>
     new DataSource({
       type: 'postgres',
@@ -99,7 +99,7 @@ async function openPostgres(url: string, logging: boolean, timeoutMs: number): P
       migrationsRun: false,
       migrationsTransactionMode: 'all',
       entities: entitySchemas('postgres'),
-      migrations: postgresMigrations,
+      migrations,
       extra,
       ...(poolSize ? { poolSize } : {}),
     });
@@ -134,7 +134,7 @@ async function migrate(ds: DataSource): Promise<void> {
 async function openSqliteFile(database: string, logging: boolean) {
   const db = openSqlite(database, logging);
   try {
-    await migrateSqlite(db, sqliteMigrations);
+    await migrateSqlite(db, migrations);
   } catch (e) {
     db.close();
     throw e;
@@ -172,7 +172,7 @@ export function dataSourceOf(store: Store): DataSource {
           return db; // TypeORM's `new driver(file)` gets the store's handle
         },
         entities: entitySchemas('sqlite'),
-        migrations: sqliteMigrations,
+        migrations,
       });
       await ds.initialize();
       return ds;

@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { Sql, decodeJson, encodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
 import type { ChannelHealth, DeliveryRow, OutboxRow, OutboxStore } from './outbox-types.js';
+import { notifyOutbox } from './tables.js';
 
-const COLS = `o."id", o."alert_id", o."event", o."state", o."key", o."run_id", o."task_id", o."user_id", o."payload", o."created_at"`;
+const COLS = notifyOutbox.cols({ except: ['fannedAt'], as: 'o' });
 /** An open alert that has no resolution yet. */
 const UNRESOLVED = `o."state" = 'open' AND NOT EXISTS (SELECT 1 FROM "notify_outbox" r WHERE r."alert_id" = o."alert_id" AND r."state" = 'resolved')`;
 

@@ -4,6 +4,7 @@ import { notFound, oneOf, same, type Encoders } from './codec.js';
 import { ORPHANED, type RepoKit } from './repo-kit.js';
 import { decodeJson, encodeJson, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param, type Sql } from './sql.js';
 import type { QueueTaskRow, RunStore, TaskKind, TaskStatus } from './types.js';
+import { queueTasks } from './tables.js';
 
 const TASK_KINDS: readonly TaskKind[] = ['workflow', 'campaign'];
 const TASK_STATUSES: readonly TaskStatus[] = ['pending', 'running', 'interrupted', 'done', 'failed', 'stopped', 'aborted'];
@@ -12,8 +13,7 @@ const OPEN_STATUSES: readonly TaskStatus[] = ['pending', 'running', 'interrupted
 const OPEN_IN = `(${OPEN_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 const MOVES = ['up', 'down', 'top', 'bottom'] as const;
 
-const TASK_COLS =
-  `"id", "name", "kind", "payload", "status", "position", "run_id", "created_by", "created_at", "started_at", "ended_at", "host_id", "holds_queue"`;
+const TASK_COLS = queueTasks.cols();
 
 function taskRow(r: DbRow): QueueTaskRow {
   return {

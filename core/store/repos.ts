@@ -20,6 +20,7 @@ import {
   type Param,
 } from './sql.js';
 import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
+import { apiTokens, auditLog, users } from './tables.js';
 
 const ROLES: readonly Role[] = ['admin', 'operator'];
 const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', 'in-doubt', 'skipped', 'blocked'];
@@ -27,8 +28,8 @@ const STEP_STATUSES: readonly StepRow['status'][] = ['ok', 'error', 'running', '
 /** A token's last-used time is written at most this often, so busy scripts do not write on every request. */
 const TOKEN_TOUCH_MS = 60_000;
 
-const USER_COLS = `"id", "username", "password_hash", "role", "created_at", "disabled_at", "deleted_at"`;
-const TOKEN_COLS = `"id", "user_id", "name", "prefix", "created_at", "last_used_at"`;
+const USER_COLS = users.cols();
+const TOKEN_COLS = apiTokens.cols({ except: ['tokenHash'] }); // the hash is never read back
 export const INSERT_STEP =
   `INSERT INTO "steps" ("run_id", "phase", "iteration", "step_index", "instrument", "method", "args", ` +
   `"output", "status", "error", "user_id", "started_at", "ended_at", "log") ` +
@@ -306,6 +307,15 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
       if (n === 0) throw new LabError('not_found', `No step with id ${id}.`);
     },
+    async delete(id) {
+      return (await sql.run(`DELETE FROM "steps" WHERE "id" = ?`, [id])) > 0;
+    },
+    async markInDoubt(instruments, error, before) {
+      if (!instruments.length) return 0;
+      const marks = instruments.map(() => '?').join(', ');
+      const when = before ? ` AND "started_at" < ?` : '';
+      return sql.run(`UPDATE "steps" SET "status" = 'in-doubt', "error" = ? WHERE "run_id" IS NULL AND "status" = 'running' AND "instrument" IN (${marks})${when}`, [error, ...instruments, ...(before ? [before] : [])]);
+    },
     // a record is read up to the result bound (a value stored before the bound existed comes back cut)
     async get(id) {
       const r = await sql.one(`SELECT ${boundedStepCols(sql.dialect, maxResultBytes())} FROM "steps" WHERE "id" = ?`, [id]);
@@ -339,7 +349,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
     async list(limit = 100) {
       const n = Math.max(1, Math.min(10_000, Math.floor(limit) || 100));
       const rows = await sql.rows(
-        `SELECT "id", "user_id", "action", "detail", "at" FROM "audit_log" ORDER BY "id" DESC LIMIT ?`,
+        `SELECT ${auditLog.cols()} FROM "audit_log" ORDER BY "id" DESC LIMIT ?`,
         [n],
       );
       return rows.map(

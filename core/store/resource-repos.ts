@@ -10,9 +10,11 @@ import { INSERT_STEP, STEP_FIELDS, stepParams } from './repos.js';
 import type { DeckVersionRow, MoveKind, MoveRow, ResourceRow, ResourceStore, ResourceUse, UsePlanner } from './resource-types.js';
 import { Sql, decodeJson, encodeJson, isUniqueViolation, toDate, toInt, toIntOrNull, type DbRow, type Stmt } from './sql.js';
 import type { NewStep, Store } from './types.js';
+import { deckVersions, resourceMoves, resources } from './tables.js';
 
-const COLS = `"id", "name", "kind", "quantity", "unit", "rows", "columns", "location", "identity", "in_doubt", "created_at", "updated_at"`;
-const MOVE_COLS = `"id", "resource", "kind", "status", "delta", "from_location", "to_location", "step_id", "run_id", "user_id", "note", "at"`;
+const COLS = resources.cols();
+const MOVE_COLS = resourceMoves.cols();
+const VERSION_COLS = deckVersions.cols();
 const str = (v: unknown) => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
 
@@ -202,7 +204,7 @@ export function createResourceRepository(sql: Sql): {
     },
     deckVersions: {
       async add(v) {
-        const r = await sql.one(`INSERT INTO "deck_versions" ("host", "reason", "schemas", "diff", "at") VALUES (?, ?, ?, ?, ?) RETURNING "id", "host", "reason", "schemas", "diff", "at"`, [
+        const r = await sql.one(`INSERT INTO "deck_versions" ("host", "reason", "schemas", "diff", "at") VALUES (?, ?, ?, ?, ?) RETURNING ${VERSION_COLS}`, [
           v.host,
           v.reason,
           encodeJson(v.schemas, 'schemas') ?? 'null',
@@ -213,16 +215,16 @@ export function createResourceRepository(sql: Sql): {
       },
       async latest(host) {
         const r = host === undefined
-          ? await sql.one(`SELECT "id", "host", "reason", "schemas", "diff", "at" FROM "deck_versions" ORDER BY "id" DESC LIMIT 1`)
-          : await sql.one(`SELECT "id", "host", "reason", "schemas", "diff", "at" FROM "deck_versions" WHERE "host" = ? ORDER BY "id" DESC LIMIT 1`, [host]);
+          ? await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" ORDER BY "id" DESC LIMIT 1`)
+          : await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" WHERE "host" = ? ORDER BY "id" DESC LIMIT 1`, [host]);
         return r ? versionRow(r) : null;
       },
       async get(id) {
-        const r = await sql.one(`SELECT "id", "host", "reason", "schemas", "diff", "at" FROM "deck_versions" WHERE "id" = ?`, [id]);
+        const r = await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" WHERE "id" = ?`, [id]);
         return r ? versionRow(r) : null;
       },
       async list(limit) {
-        const rows = await sql.rows(`SELECT "id", "host", "reason", "diff", "at" FROM "deck_versions" ORDER BY "id" DESC LIMIT ?`, [Math.max(1, Math.min(1000, limit))]);
+        const rows = await sql.rows(`SELECT ${deckVersions.cols({ except: ['schemas'] })} FROM "deck_versions" ORDER BY "id" DESC LIMIT ?`, [Math.max(1, Math.min(1000, limit))]);
         return rows.map((r) => ({ id: toInt(r.id), host: String(r.host), reason: String(r.reason), diff: decodeJson(r.diff), at: toDate(r.at) }));
       },
       async stampRun(runId, version) {

@@ -23,6 +23,7 @@ import {
   type DbRow,
   type Param,
 } from './sql.js';
+import { files, phases, runLogs, runs, workflows } from './tables.js';
 import type {
   FileKind,
   FileRow,
@@ -45,13 +46,10 @@ const MAX_PER_PAGE = 1000;
 const MAX_BATCH = 10_000;
 const DEFAULT_BATCH = 500;
 
-const WORKFLOW_COLS = `"id", "name", "version", "definition", "created_by", "created_at", "deleted_at"`;
-const RUN_COLS =
-  `"id", "task_id", "name", "workflow_name", "workflow_version", "workflow", "parameters", "status", "error", ` +
-  `"user_id", "started_at", "ended_at", "skipped", "host_id"`;
-const PHASE_COLS = `"id", "run_id", "phase", "iteration", "params", "outputs", "status", "started_at", "ended_at"`;
-const FILE_COLS =
-  `"id", "kind", "stored_name", "original_name", "workflow", "rows", "columns", "size", "created_by", "created_at"`;
+const WORKFLOW_COLS = workflows.cols();
+const RUN_COLS = runs.cols();
+const PHASE_COLS = phases.cols();
+const FILE_COLS = files.cols();
 
 
 /** Case-insensitive substring pattern for LIKE/ILIKE, with `!` escaping the wildcards. */
@@ -314,7 +312,7 @@ export function createRunRepositories(sql: Sql): RunStore {
       );
     },
     async list(runId) {
-      const rows = await sql.rows(`SELECT "id", "run_id", "at", "level", "message" FROM "run_logs" WHERE "run_id" = ? ORDER BY "id"`, [
+      const rows = await sql.rows(`SELECT ${runLogs.cols()} FROM "run_logs" WHERE "run_id" = ? ORDER BY "id"`, [
         runId,
       ]);
       return rows.map(

@@ -5,6 +5,7 @@
  */
 import { Sql, toDate, toInt, toIntOrNull, type DbRow } from './sql.js';
 import type { SafetyDocRow, Store } from './types.js';
+import { safetyDocs } from './tables.js';
 
 function docRow(r: DbRow): SafetyDocRow {
   return { name: String(r.name), body: String(r.body), version: toInt(r.version), updatedAt: toDate(r.updated_at), updatedBy: toIntOrNull(r.updated_by) };
@@ -13,7 +14,7 @@ function docRow(r: DbRow): SafetyDocRow {
 export function createSafetyRepository(sql: Sql): Store['safety'] {
   return {
     async get(name) {
-      const r = await sql.one(`SELECT "name", "body", "version", "updated_at", "updated_by" FROM "safety_docs" WHERE "name" = ?`, [name]);
+      const r = await sql.one(`SELECT ${safetyDocs.cols()} FROM "safety_docs" WHERE "name" = ?`, [name]);
       return r ? docRow(r) : null;
     },
     async put(name, body, userId) {

@@ -73,8 +73,10 @@ const migrating = new Map<string, Promise<unknown>>();
 
 async function migrate(db: SqliteDb, migrations: Migration[]): Promise<string[]> {
   // the migrations' `up(queryRunner)` use only `query(sql, params)`: TypeORM's answer for a statement
-  // that returns rows is the rows, for one that does not the last inserted row id
+  // that returns rows is the rows, for one that does not the last inserted row id; and the dialect
+  // (migrations/ddl.ts reads it from `connection.options.type`, as on TypeORM's own runners)
   const runner = {
+    connection: { options: { type: 'better-sqlite3' } },
     query: async (sql: string, params: unknown[] = []) => {
       const st = db.prepare(sql);
       return st.reader ? st.all(...params) : st.run(...params).lastInsertRowid;

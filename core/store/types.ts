@@ -178,6 +178,10 @@ export interface Store extends RunStore {
   steps: {
     insert(step: NewStep): Promise<number>;
     update(id: number, patch: Partial<NewStep>): Promise<void>;
+    /** Remove one call record (a call refused before anything acted on it: core/deck/recorder.ts); false when there was none. */
+    delete(id: number): Promise<boolean>;
+    /** Direct calls (no run) to these instruments left `running` (begun before `before`) by a labdeck that stopped during them: marked `in-doubt`. */
+    markInDoubt(instruments: string[], error: string, before?: Date): Promise<number>;
     /** One call record; args and output read up to the result bound (core/result-limit.ts), cut past it. */
     get(id: number): Promise<StepRow | null>;
     /** The latest calls to one instrument, newest first; args and output read up to `chars` (default SHOWN_RESULT_CHARS). */

@@ -4,7 +4,6 @@
  * route's schemas for both languages.
  */
 import type { InstrumentSchema, JSONSchema, MethodSchema } from '../../core/contracts/index.js';
-import { allRoutes } from '../catalogue.js';
 import { bodyName, routeArgs, type Route, type RouteArg } from '../route.js';
 import { tsRuntime } from './runtimes.js';
 
@@ -15,6 +14,8 @@ export interface ProxyOptions {
   deckName?: string;
   /** Stamped in the header comment; defaults to now. */
   generatedAt?: Date;
+  /** The app's routes (its catalogue, server/catalogue.ts): those declared with `client` are the runner's methods. */
+  routes: readonly Route[];
 }
 
 export interface Param {
@@ -119,14 +120,22 @@ function answerType(r: Route): string {
   return TS_ANSWER[name] ?? (tsDeclared().has(name) ? name : 'Record<string, unknown>');
 }
 
-let declaredTypes: Set<string> | null = null;
-/** The type names TS_RUNTIME declares. */
-const tsDeclared = () => (declaredTypes ??= new Set([...tsRuntime().matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!)));
+/**
+ * The answer types the TypeScript client writes from the API document the server serves: the client's name →
+ * the document's component (server/clients/typescript.ts), with the parts named from them.
+ */
+export const TS_FROM_DOCUMENT: Record<string, string> = { RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step' };
 
-let routeMethods: RouteMethod[] | null = null;
-/** The declared client routes, read once (every route module is loaded by the time a client is generated). */
-export function clientRoutes(): RouteMethod[] {
-  return (routeMethods ??= allRoutes()
+let declaredTypes: Set<string> | null = null;
+/** The type names the TypeScript client declares: TS_RUNTIME's, and those written from the document. */
+const tsDeclared = () => (declaredTypes ??= new Set([...[...tsRuntime().matchAll(/^export (?:interface|type) (\w+)/gm)].map((m) => m[1]!), ...Object.keys(TS_FROM_DOCUMENT)]));
+
+const routeMethods = new WeakMap<readonly Route[], RouteMethod[]>();
+/** The routes of `routes` declared with `client`, as methods (read once per list). */
+export function clientRoutes(routes: readonly Route[]): RouteMethod[] {
+  const known = routeMethods.get(routes);
+  if (known) return known;
+  const methods = routes
     .filter((r) => r.client)
     .map((r) => {
       const c = r.client!;
@@ -143,7 +152,9 @@ export function clientRoutes(): RouteMethod[] {
         query: args.filter((a) => a.in === 'query'),
         returns: answerType(r),
       };
-    }));
+    });
+  routeMethods.set(routes, methods);
+  return methods;
 }
 
 /** Words of a docstring wrapped at `width` (paragraphs kept). */

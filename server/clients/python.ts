@@ -44,7 +44,7 @@ function pyRouteMethod(m: RouteMethod): string[] {
 }
 
 /** The Lab class's route methods (Python). */
-const pyRouteMethods = () => clientRoutes().flatMap((m) => ['', ...pyRouteMethod(m)]);
+const pyRouteMethods = (methods: RouteMethod[]) => methods.flatMap((m) => ['', ...pyRouteMethod(m)]);
 
 const PY_KEYWORDS = new Set(
   ('False None True and as assert async await break class continue def del elif else except finally for ' +
@@ -159,9 +159,10 @@ function pyMethod(inst: InstrumentSchema, m: MethodSchema, name: string): string
 }
 
 /** The names the Lab class (Python) and the Lab object (TypeScript) use for themselves. */
-const pyLabNames = () => ['_labdeck_client', ...clientRoutes().map((m) => m.name), ...[...pyLabMethods().matchAll(/^ {4}def ([a-z_]+)\(/gm)].map((m) => m[1])];
+const pyLabNames = (methods: RouteMethod[]) => ['_labdeck_client', ...methods.map((m) => m.name), ...[...pyLabMethods().matchAll(/^ {4}def ([a-z_]+)\(/gm)].map((m) => m[1])];
 
 export function python(instruments: InstrumentSchema[], opts: ProxyOptions): string {
+  const methods = clientRoutes(opts.routes);
   const out: string[] = [
     ...header('python', instruments, opts),
     '',
@@ -181,7 +182,7 @@ export function python(instruments: InstrumentSchema[], opts: ProxyOptions): str
     pyRuntime(),
   ];
   const classNames = new Set<string>();
-  const reserved = pyLabNames();
+  const reserved = pyLabNames(methods);
   const attrs = new Set(reserved);
   const lab: string[] = [];
   const renamed: string[] = [];
@@ -217,7 +218,7 @@ export function python(instruments: InstrumentSchema[], opts: ProxyOptions): str
     '',
     '    def __repr__(self) -> str:',
     '        return "Lab(%r)" % self._labdeck_client.base_url',
-    ...pyRouteMethods(),
+    ...pyRouteMethods(methods),
     pyLabMethods(),
   );
   return out.join('\n');

@@ -2,8 +2,8 @@
  * The TypeScript client's runtime (server/clients/typescript.ts): the errors, the answer types, the HTTP
  * sender and waiting for a run, which every generated labdeck-client.ts carries. A real file, type-checked
  * and linted with the sources; the generator copies what lies between the two marker lines into each client.
- * Below the second marker: what the generated client declares around it (the runner's routes), stated here
- * only so this file checks on its own.
+ * Below the second marker: what the generated client declares around it (the runner's routes, and the
+ * answer types it writes from the API document), stated here only so this file checks on its own.
  */
 // ---- copied into every generated client from the next line ----
 /**
@@ -84,42 +84,6 @@ export interface RunStarted {
   status: 'queued' | 'running';
 }
 
-export interface FailedStep {
-  phase: string;
-  iteration: number | null;
-  path: string;
-  error: string;
-}
-
-/** The runner: GET /executions/status. */
-export interface RunnerStatus {
-  busy: boolean;
-  state: 'idle' | 'running' | 'paused' | 'failed' | 'stopping';
-  paused: boolean;
-  queue_held: boolean;
-  current_task: { id: number; name: string; kind: string; run_id: number | null; workflow: string; started_at: string | null } | null;
-  progress: { phase: string | null; iteration: number; iterations: number; step: number; steps: number };
-  /** The step that failed, while the run waits for an operator. */
-  failed_step: FailedStep | null;
-  /** A `pause` step waiting for an operator. */
-  waiting: { path: string; message: string } | null;
-  /** Every task the server runs, in the order they started (several with lab serve --parallel N); current_task is the first. */
-  running?: RunningTask[];
-  [field: string]: unknown;
-}
-
-/** One task the server runs: the controls take its id as task_id while several run. */
-export interface RunningTask {
-  id: number;
-  name: string;
-  run_id: number | null;
-  state: 'running' | 'paused' | 'failed' | 'stopping';
-  paused: boolean;
-  failed_step: FailedStep | null;
-  waiting: { path: string; message: string } | null;
-  [field: string]: unknown;
-}
-
 export type TaskStatus = 'pending' | 'running' | 'interrupted' | 'done' | 'failed' | 'stopped' | 'aborted';
 
 /** A queued task: GET /executions/queue lists the unfinished ones; GET /executions/queue/task/{id} gives one with its payload. */
@@ -144,58 +108,6 @@ export interface Queue {
 }
 
 export type RunStatus = 'running' | 'completed' | 'failed' | 'stopped' | 'aborted' | 'interrupted';
-
-/** A run record as the list shows it: GET /executions/records. */
-export interface RunSummary {
-  id: number;
-  name: string;
-  workflow: string;
-  status: RunStatus;
-  /** Failed steps an operator skipped: their iterations are not data. */
-  skipped_steps: number;
-  error: string | null;
-  task_id: number | null;
-  started_at: string;
-  ended_at: string | null;
-  [field: string]: unknown;
-}
-
-/** One run record: GET /executions/records/{id}. */
-export interface RunRecord extends RunSummary {
-  parameters?: unknown;
-  phases: Array<{
-    phase: string;
-    iteration: number | null;
-    status: string | null;
-    params?: Record<string, unknown>;
-    outputs?: Record<string, unknown>;
-    steps: Array<{ task_id: number; instrument: string; method: string; args?: unknown; output?: unknown; status: string; error: string | null; [field: string]: unknown }>;
-    [field: string]: unknown;
-  }>;
-  logs: Array<{ at: string; level: 'info' | 'warn' | 'error'; message: string }>;
-}
-
-export interface RecordList {
-  records: RunSummary[];
-  page: number;
-  per_page: number;
-  total: number;
-  pages: number;
-}
-
-/** The record of one instrument call: GET /instruments/task/{task_id}. */
-export interface CallRecord {
-  task_id: number;
-  run_id: number | null;
-  instrument: string;
-  method: string;
-  args: unknown;
-  output: unknown;
-  status: string;
-  error: string | null;
-  log: string | null;
-  [field: string]: unknown;
-}
 
 export interface WaitOptions {
   /** Milliseconds to wait at most (default: as long as it takes); then WaitTimeoutError. The run goes on. */
@@ -320,6 +232,19 @@ function makeRunner(send: Send): Runner {
   return runner;
 }
 // ---- end of what is copied ----
+
+/**
+ * The answer types the generated client writes from the API document the server serves (RunnerStatus,
+ * RunRecord, RecordList, CallRecord and their parts: server/clients/typescript.ts): here, the core
+ * declarations that document is made from.
+ */
+export type RunnerStatus = import('../../core/runner/status-schema.js').RunnerStatus;
+export type RunningTask = RunnerStatus['running'][number];
+export type FailedStep = NonNullable<RunnerStatus['failed_step']>;
+export type RunRecord = import('../../core/records/record-schema.js').RecordDetail;
+export type RecordList = import('../../core/records/record-schema.js').RecordList;
+export type RunSummary = RecordList['records'][number];
+export type CallRecord = import('../../core/records/call-record.js').CallRecordJson;
 
 /** The generated client's RunnerRoutes has one method per route declared with `client`; these the runtime calls. */
 export interface RunnerRoutes {

@@ -5,7 +5,9 @@
  * instrument method.
  */
 import type { InstrumentSchema, JSONSchema } from '../../core/contracts/index.js';
-import { camel, clientRoutes, described, header, paramsOf, schemaTypes, unique, type Arg, type ProxyOptions } from './common.js';
+import type { Route } from '../route.js';
+import { buildOpenApi } from '../openapi.js';
+import { camel, clientRoutes, described, header, paramsOf, schemaTypes, unique, TS_FROM_DOCUMENT, type Arg, type ProxyOptions, type RouteMethod } from './common.js';
 import { tsRuntime } from './runtimes.js';
 
 const TS_IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -55,19 +57,74 @@ function tsType(s: JSONSchema, depth = 0): string {
   }
 }
 
+/**
+ * A type of the API document's schema `s` (its `$ref`s read from `schemas`), its object fields one a line with
+ * their descriptions; an object open to more fields (`additionalProperties`) says so.
+ */
+function docType(s: JSONSchema, schemas: Record<string, JSONSchema>, indent: string, depth = 0): string {
+  if (!s || typeof s !== 'object' || depth > 16) return 'unknown';
+  if (typeof s.$ref === 'string') return docType(schemas[s.$ref.split('/').pop()!] as JSONSchema, schemas, indent, depth + 1);
+  if (Array.isArray(s.enum) || 'const' in s) return tsType(s);
+  const union = (s.anyOf ?? s.oneOf) as JSONSchema[] | undefined;
+  if (Array.isArray(union)) {
+    const parts = [...new Set(union.map((u) => docType(u, schemas, indent, depth + 1)))];
+    return parts.includes('unknown') ? 'unknown' : parts.join(' | ');
+  }
+  const types = schemaTypes(s);
+  if (types.length > 1) return [...new Set(types.map((t) => docType({ ...s, type: t }, schemas, indent, depth + 1)))].join(' | ');
+  if (s.type === 'array') return `Array<${s.items ? docType(s.items as JSONSchema, schemas, indent, depth + 1) : 'unknown'}>`;
+  if (s.type !== 'object') return tsType(s);
+  const props = Object.entries((s.properties ?? {}) as Record<string, JSONSchema>);
+  const open = s.additionalProperties !== undefined && s.additionalProperties !== false;
+  if (props.length === 0) return 'Record<string, unknown>';
+  const req = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
+  const inner = `${indent}  `;
+  const lines = props.flatMap(([k, v]) => [
+    ...(typeof v.description === 'string' && v.description ? jsDoc([v.description], inner) : []),
+    `${inner}${tsKey(k)}${req.has(k) ? '' : '?'}: ${docType(v, schemas, inner, depth + 1)};`,
+  ]);
+  return ['{', ...lines, ...(open ? [`${inner}[field: string]: unknown;`] : []), `${indent}}`].join('\n');
+}
+
+const documentCache = new WeakMap<readonly Route[], string[]>();
+/** The answer types written from the API document the server serves (TS_FROM_DOCUMENT), and their parts. */
+function documentTypes(routes: readonly Route[]): string[] {
+  const known = documentCache.get(routes);
+  if (known) return known;
+  const schemas = buildOpenApi({ routes, instruments: [], serverUrl: 'http://labdeck', public: true }).components.schemas as Record<string, JSONSchema>;
+  const out: string[] = ['', '// ---- the answer types, from the API document the server serves (its components) ----'];
+  for (const [name, component] of Object.entries(TS_FROM_DOCUMENT)) {
+    const s = schemas[component];
+    if (!s) throw new Error(`The API document has no component ${component} (the TypeScript client's ${name})`);
+    const doc = typeof s.description === 'string' && s.description ? s.description : `The API document's ${component}.`;
+    out.push('', ...jsDoc([doc], ''), `export type ${name} = ${docType(s, schemas, '')};`);
+  }
+  out.push(
+    '',
+    '/** One task the server runs: the controls take its id as task_id while several run. */',
+    "export type RunningTask = RunnerStatus['running'][number];",
+    '/** The step that failed, while the run waits for an operator. */',
+    "export type FailedStep = NonNullable<RunnerStatus['failed_step']>;",
+    '/** A run record as the list shows it: GET /executions/records. */',
+    "export type RunSummary = RecordList['records'][number];",
+  );
+  documentCache.set(routes, out);
+  return out;
+}
+
 function jsDoc(lines: string[], indent: string): string[] {
   const body = jsDocText(lines.join('\n')).split('\n');
   return [`${indent}/**`, ...body.map((l) => `${indent} *${l ? ` ${l}` : ''}`), `${indent} */`];
 }
 
 /** The body and query types of the route methods, RunnerRoutes, and runnerRoutes(send) (TypeScript). */
-function tsRouteMethods(): string[] {
+function tsRouteMethods(methods: RouteMethod[]): string[] {
   const types: string[] = [];
   const members: string[] = [];
   const values: string[] = [];
   const fields = (args: Arg[], indent: string) =>
     args.flatMap((a) => [...(described(a) ? jsDoc([described(a)], indent) : []), `${indent}${tsKey(a.wire)}${a.required ? '' : '?'}: ${tsType(a.schema)};`]);
-  for (const m of clientRoutes()) {
+  for (const m of methods) {
     const params = m.pathArgs.map((a) => `${camel(a.name)}: ${tsType(a.schema)}`);
     const path = m.pathArgs.reduce((p, a) => p.replace(`{${a.wire}}`, `\${encodeURIComponent(String(${camel(a.name)}))}`), m.path);
     let body = '';
@@ -102,20 +159,22 @@ function tsRouteMethods(): string[] {
   ];
 }
 /** The Runner methods on the Lab object: an instrument with one of these names is `lab.<name>_`. */
-const tsLabNames = () => ['waitForRun', ...clientRoutes().map((m) => camel(m.name))];
+const tsLabNames = (methods: RouteMethod[]) => ['waitForRun', ...methods.map((m) => camel(m.name))];
 /** Type names the runtime declares. */
 const tsTypeNames = () => [...tsRuntime().matchAll(/^(?:export )?(?:class|interface|type) ([A-Za-z]+)/gm)].map((m) => m[1]);
 
 export function typescript(instruments: InstrumentSchema[], opts: ProxyOptions): string {
+  const methods = clientRoutes(opts.routes);
   const out: string[] = [
     ...header('typescript', instruments, opts),
     '',
     `export const DEFAULT_BASE_URL = ${JSON.stringify(opts.defaultBaseUrl)};`,
     tsRuntime(),
-    ...tsRouteMethods(),
+    ...documentTypes(opts.routes),
+    ...tsRouteMethods(methods),
   ];
-  const typeNames = new Set(['Lab', 'RunnerRoutes', ...tsTypeNames(), ...clientRoutes().map((m) => m.bodyName)]);
-  const keys = new Set(tsLabNames());
+  const typeNames = new Set(['Lab', 'RunnerRoutes', 'RunningTask', 'FailedStep', 'RunSummary', ...Object.keys(TS_FROM_DOCUMENT), ...tsTypeNames(), ...methods.map((m) => m.bodyName)]);
+  const keys = new Set(tsLabNames(methods));
   const labType: string[] = [];
   const labValue: string[] = [];
   const renamed: string[] = [];

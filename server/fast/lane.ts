@@ -3,8 +3,9 @@
  * some thirty layers before the instrument call route, each a function call and most a pattern match, and
  * that walk cost more than the call's own work. The lane reads the router once, when the app is made, and
  * learns what a call goes through: the middleware before its route (host check, body parsers,
- * authentication, CSRF, the login gate), then the route's own handlers. A request for the route then runs
- * exactly those, in that order, and errors reach the router's error handler, as they would have.
+ * authentication, CSRF), then the route's own handlers (the first checks its access as declared). A request
+ * for the route then runs exactly those, in that order, and errors reach the router's error handler, as
+ * they would have.
  *
  * Nothing is answered differently. The lane takes a request only when the router would give it to the same
  * route: its method, and a path of the route's word and one plain value (`/instruments/hotplate`, under any

@@ -3,7 +3,8 @@
  * proxy file ivoryOS generates, and the older ivoryOS 1.0 routes the `ivoryos-mcp` server (0.1.8) calls
  * (docs/ivoryos.md has the table). Declared with labdeck's `route()` (DESIGN.md
  * §14) but kept in their own list: they are another system's API, so labdeck's API document, home page and
- * generated clients (which read `declaredRoutes()`) do not show them; docs/ivoryos.md does.
+ * generated clients (made from the app's route groups, server/catalogue.ts) do not show them (docs/ivoryos.md
+ * does), and their answers, in ivoryOS's shapes, are not checked against labdeck's (server/answer-check.ts).
  */
 import { z } from 'zod';
 import { json, redirect, type ResponseObject } from '../api-doc.js';

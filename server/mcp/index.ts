@@ -24,6 +24,7 @@ import { error, json } from '../api-doc.js';
 import { LabError } from '../../core/errors.js';
 import { asLabError } from '../http.js';
 import { handle, parseArgs, route, routeArgs, type Route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { APPROVAL_ROUTES } from '../routes/approvals.js';
 import { ATTENTION_ROUTES } from '../routes/attention.js';
 import { campaignInput, CAMPAIGN_ROUTES } from '../routes/campaigns.js';
@@ -341,3 +342,5 @@ export function mcpRoutes(runtime: Runtime): Router {
   return r;
 }
 
+/** The group: the MCP endpoint's routes, declared and mounted (server/catalogue.ts). */
+export const MCP_GROUP = routeGroup({ name: 'mcp', routes: MCP_ROUTES, mount: mcpRoutes });

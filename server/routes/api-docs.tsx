@@ -1,7 +1,7 @@
 /**
  * The API docs: `GET /openapi.json` (the OpenAPI 3.1 document) and `GET /api` (the same, as a page).
  * Both are public like /help; the live deck's per-instrument call bodies are only in them for a logged-in
- * user (session or token), so the router goes after `authenticate` and before `requireLogin`.
+ * user (session or token), so the router goes after `authenticate` (a group's `mount`, not `bare`).
  */
 import { Router, type Request } from 'express';
 import { z } from 'zod';
@@ -10,6 +10,7 @@ import { HTML } from '../api-doc.js';
 import { ctxOf } from '../context.js';
 import { respond } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup, type MountContext } from '../catalogue.js';
 
 const SECTION = 'API';
 
@@ -42,11 +43,12 @@ export const API_DOC_ROUTES = {
 const openapi = () => import('../openapi.js');
 const apiPage = () => import('../views/api.js');
 
-export function apiDocRoutes(runtime: Runtime): Router {
+export function apiDocRoutes(runtime: Runtime, { catalogue }: Pick<MountContext, 'catalogue'>): Router {
   const r = Router();
 
   const docFor = async (req: Request) =>
     (await openapi()).buildOpenApi({
+      routes: catalogue.routes,
       instruments: req.user ? runtime.ops.instruments.local() : [],
       public: !req.user,
       serverUrl: `${req.protocol}://${req.get('host') ?? 'localhost'}`,
@@ -69,3 +71,6 @@ export function apiDocRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const API_DOCS_GROUP = routeGroup({ name: 'api-docs', routes: API_DOC_ROUTES, mount: apiDocRoutes });

@@ -15,6 +15,7 @@ import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { ApprovalsPage } from '../views/approvals.js';
 
 const SECTION = 'Agents';
@@ -196,3 +197,6 @@ export function approvalRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const APPROVALS_GROUP = routeGroup({ name: 'approvals', routes: APPROVAL_ROUTES, mount: approvalRoutes });

@@ -7,6 +7,7 @@ import { ctxOf } from '../context.js';
 import { url } from '../http.js';
 import { respond } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { AttentionPage } from '../views/attention.js';
 
 export const ATTENTION_ROUTES = {
@@ -33,3 +34,6 @@ export function attentionRoutes(runtime: Runtime): Router {
   });
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const ATTENTION_GROUP = routeGroup({ name: 'attention', routes: ATTENTION_ROUTES, mount: attentionRoutes });

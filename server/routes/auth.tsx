@@ -16,6 +16,7 @@ import { empty, error, json, page, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { deviceOf, rememberDevice } from '../remembered-device.js';
 import { crossSiteGet } from '../security.js';
 import { ChangePasswordPage, LoginPage, SignupPage } from '../views/auth.js';
@@ -399,3 +400,10 @@ export function accountRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const AUTH_GROUP = routeGroup({
+  name: 'auth',
+  routes: AUTH_ROUTES,
+  mount: (runtime, ctx) => [authRoutes(runtime, ctx), accountRoutes(runtime)],
+});

@@ -13,6 +13,7 @@ import { csvDownload, error, json, pageOrJson, redirect, ref } from '../api-doc.
 import { render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { multipart } from '../uploads.js';
 import { CampaignPointsPage, CampaignsPage } from '../views/campaign/points.js';
 import { campaignPlotSvg } from '../views/plot-svg.js';
@@ -212,3 +213,6 @@ export function campaignPointRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const CAMPAIGN_POINTS_GROUP = routeGroup({ name: 'campaign-points', routes: CAMPAIGN_POINT_ROUTES, mount: campaignPointRoutes });

@@ -14,6 +14,7 @@ import { error, json, page as pageAnswer, redirect, ref } from '../api-doc.js';
 import { render, statusOf, url } from '../http.js';
 import { failed, redirectTo } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { CampaignPage } from '../views/campaign/page.js';
 import { plotSvg } from '../views/plot-svg.js';
 
@@ -244,3 +245,6 @@ export function campaignRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const CAMPAIGNS_GROUP = routeGroup({ name: 'campaigns', routes: CAMPAIGN_ROUTES, mount: campaignRoutes });

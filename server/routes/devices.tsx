@@ -10,6 +10,7 @@ import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { ConnectPage, NewDevicePage } from '../views/devices.js';
 import { PARAMETER_FIELD, formArgs } from './instruments.js';
 
@@ -205,3 +206,6 @@ export function deviceRoutes(runtime: Runtime): Router {
   );
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const DEVICES_GROUP = routeGroup({ name: 'devices', routes: DEVICE_ROUTES, mount: deviceRoutes });

@@ -11,6 +11,7 @@ import { render, statusOf } from '../http.js';
 import { failed, respond } from '../respond.js';
 import { callerOf } from '../caller.js';
 import { ID, handle, route, type RouteSpec } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { ExecutionPage, type LastRun, type StartedTask } from '../views/executions.js';
 import { NO_FIELDS } from './auth.js';
 
@@ -494,3 +495,6 @@ export function executionRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const EXECUTIONS_GROUP = routeGroup({ name: 'executions', routes: EXECUTION_ROUTES, mount: executionRoutes });

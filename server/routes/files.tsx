@@ -28,6 +28,7 @@ import { csvDownload, error, HTML, LOCATION, redirect, type ResponseObject } fro
 import { asLabError, url } from '../http.js';
 import { failed, redirectTo, respond, type Prefer } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { callerOf } from '../caller.js';
 import { FilePreviewPage, sizeText } from '../views/files.js';
 import { sentence } from '../../core/text.js';
@@ -302,3 +303,6 @@ export function fileRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const FILES_GROUP = routeGroup({ name: 'files', routes: FILE_ROUTES, mount: fileRoutes });

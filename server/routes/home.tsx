@@ -1,6 +1,7 @@
 /**
- * Home, help, health, the logo setting and the static assets (all served from our own origin). Two routers:
- * `publicRoutes` (before authentication and body parsing) and `homeRoutes` (behind the login gate).
+ * Home, help, health, the logo setting and the static assets (all served from our own origin). One group,
+ * two routers: `publicRoutes` (its `bare` routes, before authentication and body parsing) and `homeRoutes`
+ * (after them; each route checks its own access).
  */
 import express, { Router, type Request, type RequestHandler, type Response } from 'express';
 import { multipart } from '../uploads.js';
@@ -15,16 +16,10 @@ import { empty, error, json, page, pageOrJson, redirect, type ResponseObject } f
 import { asLabError, render, url } from '../http.js';
 import { respond } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup, type MountContext } from '../catalogue.js';
 import { HelpPage, LabHome, type LabHomeData } from '../views/home.js';
 import { callerOf } from '../caller.js';
 import { queueStatusLabel } from '../../core/runner/controls.js';
-
-/**
- * The list of every route, loaded when a page first needs it: it imports every route module, this one too,
- * and a static import would be a circle (in the `lab` bundle, a module of the circle then runs before what it
- * uses is assigned; scripts/build.mjs refuses any circle).
- */
-const catalogue = () => import('../catalogue.js');
 
 const SECTION = 'Home';
 
@@ -211,7 +206,7 @@ export function publicRoutes(runtime: Runtime, opts: { identify?: RequestHandler
 }
 
 /** The home page and the logo setting: behind the login gate. */
-export function homeRoutes(runtime: Runtime): Router {
+export function homeRoutes(runtime: Runtime, { catalogue }: Pick<MountContext, 'catalogue'>): Router {
   const r = Router();
   const upload = multipart({ limits: { fileSize: LOGO_MAX_BYTES, files: 1, fields: 10 } }, 'logo');
   /** Read a multipart body once the role is known (the file joins the fields as `logo`); others pass. */
@@ -225,9 +220,8 @@ export function homeRoutes(runtime: Runtime): Router {
     );
 
   handle(r, HOME_ROUTES.home, async (req, res, { query }) => {
-    const { routes } = await catalogue();
     await respond(req, res, {
-      json: () => ({ routes: routes().map((x) => ({ ...x, path: url(req, x.path) })) }),
+      json: () => ({ routes: catalogue.info.map((x) => ({ ...x, path: url(req, x.path) })) }),
       // the lab's home page: what runs and waits, the latest records, and every route
       html: async () => {
         const notice = query.password_changed ? 'Your password was changed. Browsers logged in as you elsewhere were logged out; API tokens still work.' : undefined;
@@ -244,7 +238,7 @@ export function homeRoutes(runtime: Runtime): Router {
           instruments: instruments.list(), // the Instruments page's list: this deck's and other labdecks'
           deckChanged: runtime.deckWatch?.changed,
         };
-        return <LabHome ctx={await ctxOf(req)} data={data} routes={routes()} notice={notice} />;
+        return <LabHome ctx={await ctxOf(req)} data={data} routes={catalogue.info} notice={notice} />;
       },
     });
   });
@@ -260,3 +254,12 @@ export function homeRoutes(runtime: Runtime): Router {
   );
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const HOME_GROUP = routeGroup({
+  name: 'home',
+  routes: [...Object.values(HOME_ROUTES), ...Object.values(ASSET_ROUTES)],
+  bare: publicRoutes,
+  mount: homeRoutes,
+  servedByMiddleware: [ASSET_ROUTES.file],
+});

@@ -14,6 +14,7 @@ import { error, json, redirect } from '../api-doc.js';
 import { url } from '../http.js';
 import { redirectTo } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 
 const SECTION = 'Workflow execution';
 
@@ -77,3 +78,6 @@ export function inputRoutes(runtime: Runtime): Router {
   }, { receive });
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const INPUTS_GROUP = routeGroup({ name: 'inputs', routes: INPUT_ROUTES, mount: inputRoutes });

@@ -12,6 +12,7 @@ import { HTML, HX_REQUEST, empty, error, json, pageOrJson, ref, type ResponseObj
 import { asLabError, clientGone, isJson, render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route, type FormAgain } from '../route.js';
+import { routeGroup, type MountContext } from '../catalogue.js';
 import { LabwarePanel } from '../views/labware.js';
 import { CallResult, ConsoleOutput, InstrumentPage, InstrumentsPage, RecentCalls, TaskPage, stepJson, type CallOutcome } from '../views/instruments.js';
 
@@ -287,7 +288,7 @@ export const INSTRUMENT_ROUTES = {
   }),
 };
 
-export function instrumentRoutes(runtime: Runtime): Router {
+export function instrumentRoutes(runtime: Runtime, { catalogue }: Pick<MountContext, 'catalogue'>): Router {
   const r = Router();
   const { instruments: ops } = runtime.ops;
   const R = INSTRUMENT_ROUTES;
@@ -313,10 +314,10 @@ export function instrumentRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.proxy, async (req, res, { query: { lang } }) => {
-    // loaded on first use: the client generator reads the list of every route, which imports this module
+    // loaded on first use: most labs never ask for a client
     const { generateProxy } = await import('../proxy.js');
     const base = `${req.protocol}://${req.get('host')}${url(req, '')}`;
-    const { filename, content } = generateProxy(lang, ops.local(), { defaultBaseUrl: base });
+    const { filename, content } = generateProxy(lang, ops.local(), { defaultBaseUrl: base, routes: catalogue.routes });
     res.attachment(filename).type(lang === 'python' ? 'text/x-python' : 'text/plain').send(content);
   });
 
@@ -434,3 +435,6 @@ export function instrumentRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const INSTRUMENTS_GROUP = routeGroup({ name: 'instruments', routes: INSTRUMENT_ROUTES, mount: instrumentRoutes });

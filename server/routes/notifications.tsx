@@ -15,6 +15,7 @@ import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { asLabError, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { NotificationsPage, SubscriptionPage } from '../views/notifications.js';
 
 const SECTION = 'Notifications';
@@ -181,3 +182,6 @@ export function notificationRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const NOTIFICATIONS_GROUP = routeGroup({ name: 'notifications', routes: NOTIFICATION_ROUTES, mount: notificationRoutes });

@@ -22,6 +22,7 @@ import { csvDownload, error, HX_REQUEST, json, pageOrJson } from '../api-doc.js'
 import { asLabError, render, statusOf, url } from '../http.js';
 import { respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { ErrorList } from '../views/layout.js';
 import { RecordPage, RecordsPage } from '../views/records.js';
 
@@ -203,3 +204,6 @@ export function recordRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const RECORDS_GROUP = routeGroup({ name: 'records', routes: RECORD_ROUTES, mount: recordRoutes });

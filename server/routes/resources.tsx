@@ -14,6 +14,7 @@ import { csvDownload, error, json, pageOrJson, redirect } from '../api-doc.js';
 import { render, statusOf, url } from '../http.js';
 import { failed, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { ResourcesPage, DeckVersionsPage, PreflightPage } from '../views/resources.js';
 import { formRows } from './executions.js';
 import { campaignInput } from './campaigns.js';
@@ -355,3 +356,6 @@ export function resourceRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const RESOURCES_GROUP = routeGroup({ name: 'resources', routes: RESOURCE_ROUTES, mount: resourceRoutes });

@@ -12,6 +12,7 @@ import { error, json, pageOrJson, redirect } from '../api-doc.js';
 import { render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { SafetyPage } from '../views/safety.js';
 
 const SECTION = 'Safety';
@@ -121,3 +122,6 @@ export function safetyRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const SAFETY_GROUP = routeGroup({ name: 'safety', routes: SAFETY_ROUTES, mount: safetyRoutes });

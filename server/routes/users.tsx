@@ -16,6 +16,7 @@ import { error, json, pageOrJson, redirect, type ResponseObject } from '../api-d
 import { render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { UsersPage, type UserAction } from '../views/users.js';
 import { CONFIRM_PASSWORD, NEW_PASSWORD, NO_FIELDS } from './auth.js';
 
@@ -188,3 +189,6 @@ export function userRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const USERS_GROUP = routeGroup({ name: 'users', routes: USER_ROUTES, mount: userRoutes });

@@ -24,6 +24,7 @@ import { error, json, LOCATION, pageOrJson } from '../api-doc.js';
 import { render, statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { ID, handle, route } from '../route.js';
+import { routeGroup } from '../catalogue.js';
 import { BuilderPage, WorkflowPage, WorkflowsPage, type BuilderData, type PythonImportForm, type WorkflowJson, type WorkflowSummary } from '../views/workflows.js';
 
 /** The builder's URL for a new workflow: this word cannot name a workflow. */
@@ -396,3 +397,6 @@ export function workflowRoutes(runtime: Runtime): Router {
 
   return r;
 }
+
+/** The group: these routes, declared and mounted (server/catalogue.ts). */
+export const WORKFLOWS_GROUP = routeGroup({ name: 'workflows', routes: WORKFLOW_ROUTES, mount: workflowRoutes });

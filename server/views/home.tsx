@@ -43,7 +43,7 @@ function runnerLine(s: RunnerStatus): { situation: Situation; text: string } {
  * The lab's front page: what the runner is doing (and what it waits for), the queue, the latest runs, the
  * instruments, and what to do next. Every route of the API is on the API page.
  */
-export function LabHome({ ctx, data, routes, notice }: { ctx: ViewCtx; data: LabHomeData; routes: RouteInfo[]; notice?: string }) {
+export function LabHome({ ctx, data, routes, notice }: { ctx: ViewCtx; data: LabHomeData; routes: readonly RouteInfo[]; notice?: string }) {
   const u = ctx.url;
   const { status } = data;
   const line = runnerLine(status);
@@ -151,7 +151,7 @@ export function LabHome({ ctx, data, routes, notice }: { ctx: ViewCtx; data: Lab
 }
 
 /** Every route of the app, by section (the spec's home page lists them; the API page describes each). */
-function RouteList({ ctx, routes }: { ctx: ViewCtx; routes: RouteInfo[] }) {
+function RouteList({ ctx, routes }: { ctx: ViewCtx; routes: readonly RouteInfo[] }) {
   const sections = [...new Set(routes.map((r) => r.section))];
   return (
     <details className="mb-4" id="home-routes">

@@ -6,6 +6,7 @@ import { ValueView } from './value-view.js';
 import { sentence } from '../../core/text.js';
 import type { LabwareView } from '../../core/operations/index.js';
 import { LabwarePanel } from './labware.js';
+import { callRecord } from '../../core/records/call-record.js';
 
 type Err = { message: string; details?: { field?: string; message: string }[]; task_id?: number };
 export type CallOutcome = { method: string; taskId?: number; output?: unknown; error?: Err; /** the result's unit (ivoryOS's Unit marker) */ unit?: string };
@@ -301,23 +302,8 @@ const structured = (v: unknown) => typeof v === 'object' && v !== null;
 /** An error's headline (a Python traceback follows it in the record). */
 const firstLine = (text: string | null) => (text ?? '').split('\n', 1)[0];
 
-export function stepJson(s: StepRow) {
-  return {
-    task_id: s.id,
-    run_id: s.runId,
-    instrument: s.instrument,
-    method: s.method,
-    args: s.args,
-    output: s.output,
-    status: s.status,
-    error: s.error,
-    user_id: s.userId,
-    started_at: s.startedAt.toISOString(),
-    ended_at: s.endedAt ? s.endedAt.toISOString() : null,
-    duration_ms: s.endedAt ? s.endedAt.getTime() - s.startedAt.getTime() : null,
-    log: s.log,
-  };
-}
+/** A call record as the API answers it: declared once, with its zod (core/records/call-record.ts). */
+export const stepJson = callRecord;
 
 export function TaskPage({ ctx, step }: { ctx: ViewCtx; step: ReturnType<typeof stepJson> }) {
   return (

@@ -1,9 +1,9 @@
 import request from 'supertest';
 import { signupAndLogin, startLab, type TestLab } from './helpers.js';
-import { routes } from '../../server/catalogue.js';
+import { CATALOGUE } from '../helpers/catalogue.js';
 import { waitFor } from '../helpers/wait.js';
 
-const ROUTES = routes();
+const ROUTES = CATALOGUE.info;
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000' + '1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082', 'hex');
 

@@ -7,15 +7,15 @@
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import type { Response } from 'supertest';
-import { routes } from '../../server/catalogue.js';
-import { declaredRoutes } from '../../server/routes/declared.js';
+import { CATALOGUE } from '../helpers/catalogue.js';
 import { IVORYOS_ROUTES } from '../../server/ivoryos/routes.js';
 import { buildOpenApi, type HttpMethod, type OpenApiDocument, type SchemaObject } from '../../server/openapi.js';
 import type { App } from '../../server/app.js';
 import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
 import { waitFor } from '../helpers/wait.js';
 
-const ROUTES = routes();
+const ROUTES = CATALOGUE.info;
+const declaredRoutes = () => CATALOGUE.routes;
 /** `POST /workflows/{name}`: how a route is named here (and in its declaration's `key`). */
 const routeKey = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
 
@@ -694,6 +694,7 @@ describe('buildOpenApi', () => {
       $defs: { Node: { type: 'object', properties: { next: { $ref: '#/$defs/Node' } } } },
     };
     const doc = buildOpenApi({
+      routes: CATALOGUE.routes,
       serverUrl: 'http://lab.local:8000/',
       instruments: [
         {
@@ -715,6 +716,7 @@ describe('buildOpenApi', () => {
 
   it('does not let a device named like a fixed route replace it', () => {
     const doc = buildOpenApi({
+      routes: CATALOGUE.routes,
       serverUrl: 'http://x',
       instruments: [
         {

@@ -5,6 +5,8 @@
  */
 import request from 'supertest';
 import { recordDetail } from '../../core/records/index.js';
+import { RecordDetailSchema, RecordListSchema } from '../../core/records/record-schema.js';
+import { exactly } from '../helpers/schemas.js';
 import { dataSourceOf } from '../../core/store/index.js';
 import type { RunRow } from '../../core/store/types.js';
 import { usingPostgres } from '../helpers/db.js';
@@ -251,6 +253,17 @@ describe('GET /executions/records/{workflow_id}', () => {
       expect(res.body.error.details[0].field).toBe('workflow_id');
     }
     await lab.admin.get('/app/executions/records/999999').expect(404);
+  });
+});
+
+describe('the record shapes, declared once (core/records/record-schema.ts)', () => {
+  it('answers the list and a record exactly as their zod declares them (no field more, none missing)', async () => {
+    const list = (await lab.admin.get('/app/executions/records').set('Accept', J).expect(200)).body;
+    expect(exactly(RecordListSchema, list)).toEqual(list);
+    for (const id of [good, failed]) {
+      const one = (await lab.admin.get(`/app/executions/records/${id}`).set('Accept', J).expect(200)).body;
+      expect(exactly(RecordDetailSchema, one)).toEqual(one);
+    }
   });
 });
 

@@ -44,14 +44,20 @@ const urlOf = (name: string): string => {
 /**
  * The migrated template every test database is copied from (a copy takes ~0.1 s; migrating a new database
  * takes seconds). It is named by a hash of the migrations' sources, so a changed migration makes a new one;
- * an advisory lock lets one jest worker build it while the others wait; older templates are dropped.
+ * an advisory lock lets one jest worker build it while the others wait. Older templates are dropped but the
+ * newest few: test runs of several branches (other migrations) may share one server, and one must not drop
+ * the template another is copying from (should it happen, postgresTestDb builds it again).
  */
+const KEEP_TEMPLATES = 4;
 let template: Promise<string> | undefined;
 function migratedTemplate(): Promise<string> {
   template ??= (async () => {
-    const dir = path.join(path.dirname(new URL(import.meta.url).pathname), '../../core/store/migrations/postgres');
+    const store = path.join(path.dirname(new URL(import.meta.url).pathname), '../../core/store');
     const hash = crypto.createHash('sha256');
-    for (const f of fs.readdirSync(dir).sort()) hash.update(f).update(fs.readFileSync(path.join(dir, f)));
+    // the migrations and the words they are written in
+    for (const f of [...fs.readdirSync(path.join(store, 'migrations')).sort().map((f) => `migrations/${f}`), 'columns.ts']) {
+      hash.update(f).update(fs.readFileSync(path.join(store, f)));
+    }
     const name = `labdeck_tpl_${hash.digest('hex').slice(0, 12)}`;
     const ds = new DataSource({ type: 'postgres', url: ADMIN_URL, poolSize: 1 });
     await ds.initialize();
@@ -69,9 +75,11 @@ function migratedTemplate(): Promise<string> {
         }
         await ds.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
       }
-      for (const { datname } of (await ds.query("SELECT datname FROM pg_database WHERE datname LIKE 'labdeck\\_tpl\\_%'")) as { datname: string }[]) {
-        if (datname !== name && !datname.endsWith('_building')) await ds.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
-      }
+      const others = (await ds.query(
+        "SELECT datname FROM pg_database WHERE datname LIKE 'labdeck\\_tpl\\_%' AND datname NOT LIKE '%\\_building' AND datname <> $1 ORDER BY oid DESC",
+        [name],
+      )) as { datname: string }[];
+      for (const { datname } of others.slice(KEEP_TEMPLATES - 1)) await ds.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     } finally {
       await ds.query('SELECT pg_advisory_unlock(7421001)').catch(() => undefined);
       await ds.destroy();
@@ -88,7 +96,18 @@ function migratedTemplate(): Promise<string> {
  */
 export async function postgresTestDb(opts: { empty?: boolean } = {}): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `labdeck_test_${crypto.randomBytes(6).toString('hex')}`;
-  await admin(opts.empty ? `CREATE DATABASE "${name}"` : `CREATE DATABASE "${name}" TEMPLATE "${await migratedTemplate()}"`);
+  if (opts.empty) {
+    await admin(`CREATE DATABASE "${name}"`);
+  } else {
+    try {
+      await admin(`CREATE DATABASE "${name}" TEMPLATE "${await migratedTemplate()}"`);
+    } catch (e) {
+      // the template was dropped meanwhile (another branch's test run): built again, once
+      if ((e as { driverError?: { code?: string } }).driverError?.code !== '3D000') throw e;
+      template = undefined;
+      await admin(`CREATE DATABASE "${name}" TEMPLATE "${await migratedTemplate()}"`);
+    }
+  }
   return { url: urlOf(name), drop: () => admin(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`) };
 }
 

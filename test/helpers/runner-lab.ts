@@ -29,7 +29,7 @@ export function runnerLabs(): { closers: (() => Promise<unknown>)[]; lab(db?: Te
       const d = db;
       closers.push(() => d.cleanup());
     }
-    const { deck, state } = await runnerDeck((s) => db.store.steps.insert(s));
+    const { deck, state } = await runnerDeck(db.store.steps);
     const runner = new Runner({ store: db.store, deck });
     await runner.start();
     closers.push(async () => {

@@ -15,3 +15,11 @@ export function methodSchema(name: string, params: JSONSchema, extra: Partial<Me
     ...extra,
   };
 }
+
+/**
+ * `value` as `schema` reads it: its objects' unknown fields dropped, so `expect(exactly(s, v)).toEqual(v)`
+ * holds only when the value has every field the declaration has, of its type, and no field more.
+ */
+export function exactly<T>(schema: { parse(v: unknown): T }, value: unknown): T {
+  return schema.parse(value);
+}

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Accounts } from '../../core/accounts/index.js';
-import { Deck } from '../../core/deck/index.js';
+import { Deck, NO_RECORDS } from '../../core/deck/index.js';
 import { PluginHost } from '../../core/plugins/index.js';
 import { openStore } from '../../core/store/index.js';
 import { driverIdentifier, initPlugin } from '../../cli/init.js';
@@ -313,7 +313,7 @@ describe('lab init plugin', () => {
   test('a scaffolded plugin outside the repository loads with the PluginHost and runs', async () => {
     const dir = tempDir('scaffold');
     expect(await initPlugin('stage-x', { dir }, fakeIO().io)).toBe(0);
-    const deck = new Deck({ recordStep: async () => 1 });
+    const deck = new Deck({ records: NO_RECORDS });
     const host = new PluginHost({ deck, dirs: [dir], watch: false });
     try {
       await host.start();

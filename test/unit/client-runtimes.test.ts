@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { projectRoot } from '../../core/paths.js';
 import { pythonCommand } from '../../core/hosts/index.js';
 import { generateProxy } from '../../server/proxy.js';
+import { ROUTES } from '../helpers/catalogue.js';
 import { pyLabMethods, pyRuntime, tsRuntime } from '../../server/clients/runtimes.js';
 
 const run = promisify(execFile);
@@ -22,7 +23,7 @@ it('the Python runtimes compile as Python, as they are', async () => {
 });
 
 it('a generated client carries the runtime files below their markers', () => {
-  const opts = { defaultBaseUrl: 'http://127.0.0.1:8000/app', generatedAt: new Date(0) };
+  const opts = { defaultBaseUrl: 'http://127.0.0.1:8000/app', generatedAt: new Date(0), routes: ROUTES };
   const py = generateProxy('python', [], opts).content;
   const ts = generateProxy('typescript', [], opts).content;
   expect(py).toContain(pyRuntime());

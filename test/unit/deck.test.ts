@@ -2,18 +2,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { defineInstrument, z } from '../../core/contracts/index.js';
-import { Deck, coerceFormArgs } from '../../core/deck/index.js';
+import { Deck, NO_RECORDS, coerceFormArgs, memoryRecords } from '../../core/deck/index.js';
 import { LabError } from '../../core/errors.js';
-import type { NewStep } from '../../core/store/types.js';
 import { labError } from '../helpers/errors.js';
+import { until } from '../helpers/runner-lab.js';
 
 const FIXTURES = resolve('test/fixtures/plugins');
 
-/** In-memory step records: recordStep returns the row id, like the store does. */
-function recorder() {
-  const rows: NewStep[] = [];
-  return { rows, recordStep: async (s: NewStep) => rows.push(s) };
-}
 
 /** A test pump that tracks how many calls run at once, per instance and over all instances. */
 let globalActive = 0;
@@ -43,21 +38,27 @@ const testPump = defineInstrument({
       },
     },
     fail: { params: z.object({}), run: () => { throw new Error('pump jammed'); } },
+    // hangs until the test lets it go (held), then ends as told
+    hold: { params: z.object({ ml: z.number() }), run: () => new Promise((res, rej) => held.push({ res, rej })) },
+    refuse: { params: z.object({}), run: () => { throw new LabError('invalid_input', 'the PC that drives it refused the arguments'); } },
     nothing: { params: z.object({}), run: () => undefined },
     stats: { params: z.object({}), run: (p) => ({ maxActive: p.maxActive, order: p.order, disposed: p.disposed, label: p.label }) },
   },
 });
 
+/** The calls to `hold` hanging now: settle one to end it. */
+const held: { res: (v: unknown) => void; rej: (e: unknown) => void }[] = [];
+
 async function deckWith(names: string[], opts: { delay_ms?: number; busyTimeoutMs?: number } = {}) {
-  const rec = recorder();
-  const deck = new Deck({ recordStep: rec.recordStep, busyTimeoutMs: opts.busyTimeoutMs });
+  const rec = memoryRecords();
+  const deck = new Deck({ records: rec, busyTimeoutMs: opts.busyTimeoutMs });
   deck.setFileDrivers('/virtual/test-pump.ts', 'imported', [testPump]);
   for (const n of names) await deck.connect('test-pump', n, { delay_ms: opts.delay_ms ?? 0 });
   return { deck, rows: rec.rows };
 }
 
 describe('Deck.call', () => {
-  it('runs the method, records one step after the call and returns its id', async () => {
+  it('runs the method, records one step (begun before the driver, completed after) and returns its id', async () => {
     const { deck, rows } = await deckWith(['pump']);
     const before = Date.now();
     const r = await deck.call('pump', 'dose', { volume_ml: 2.5 }, { userId: 7, runId: 3, phase: 'main', iteration: 1, stepIndex: 0 });
@@ -67,6 +68,45 @@ describe('Deck.call', () => {
     expect(s).toMatchObject({ instrument: 'pump', method: 'dose', args: { volume_ml: 2.5 }, output: 2.5, status: 'ok', error: null, userId: 7, runId: 3, phase: 'main', iteration: 1, stepIndex: 0 });
     expect(s.startedAt.getTime()).toBeGreaterThanOrEqual(before - 1);
     expect(s.endedAt!.getTime()).toBeGreaterThanOrEqual(s.startedAt.getTime());
+    await deck.close();
+  });
+
+  it('has the record of a call to a driver that hangs while it hangs (running, its args, no end), completed in place', async () => {
+    const { deck, rows } = await deckWith(['pump']);
+    let begun: number | null = null;
+    const call = deck.call('pump', 'hold', { ml: 3 }, { userId: 4, onBegin: (id) => (begun = id) });
+    await until(() => held.length === 1, 'the driver to be called');
+    expect(begun).toBe(1);
+    expect(rows).toEqual([expect.objectContaining({ id: 1, instrument: 'pump', method: 'hold', args: { ml: 3 }, status: 'running', output: null, endedAt: null, userId: 4, runId: null })]);
+    held.shift()!.res(42);
+    expect(await call).toEqual({ taskId: 1, output: 42 });
+    expect(rows).toEqual([expect.objectContaining({ id: 1, args: { ml: 3 }, status: 'ok', output: 42, endedAt: expect.any(Date) })]);
+
+    // one that hangs, then fails: the same record, in place, says so
+    const failing = deck.call('pump', 'hold', { ml: 1 }, { userId: null });
+    await until(() => held.length === 1, 'the driver to be called');
+    expect(rows[1]).toMatchObject({ id: 2, status: 'running', endedAt: null });
+    held.shift()!.rej(new Error('the pump jammed'));
+    await expect(failing).rejects.toMatchObject({ code: 'instrument_error', data: { task_id: 2 } });
+    expect(rows).toHaveLength(2);
+    expect(rows[1]).toMatchObject({ id: 2, status: 'error', error: 'the pump jammed', endedAt: expect.any(Date) });
+    await deck.close();
+  });
+
+  it('does not touch the driver when the call\'s record cannot be begun (a full disk), and says so', async () => {
+    const records = { ...memoryRecords(), insert: async () => Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: the disk is full.')) };
+    const deck = new Deck({ records });
+    deck.setFileDrivers('/virtual/test-pump.ts', 'imported', [testPump]);
+    await deck.connect('test-pump', 'pump', {});
+    await expect(deck.call('pump', 'hold', { ml: 1 }, { userId: null })).rejects.toMatchObject({ code: 'insufficient_storage', message: expect.stringMatching(/^pump\.hold was not called: its record could not be written\. The record could not be stored/) });
+    expect(held).toEqual([]);
+    await deck.close();
+  });
+
+  it('keeps no record of a call refused before anything acted on it (the PC that drives it refused the arguments)', async () => {
+    const { deck, rows } = await deckWith(['pump']);
+    await expect(deck.call('pump', 'refuse', {}, { userId: null })).rejects.toMatchObject({ code: 'invalid_input' });
+    expect(rows).toEqual([]);
     await deck.close();
   });
 
@@ -229,7 +269,7 @@ describe('drivers, connect and module loading', () => {
     expect((deck.drivers()[0].options as { properties: object }).properties).toHaveProperty('delay_ms');
     const s = await deck.connect('test-pump', 'pump_2', { label: 'second' });
     expect(s).toMatchObject({ name: 'pump_2', driver: 'test-pump', source: 'temporary' });
-    expect(s.methods.map((m) => m.name)).toEqual(['dose', 'fail', 'nothing', 'stats']);
+    expect(s.methods.map((m) => m.name)).toEqual(['dose', 'fail', 'hold', 'refuse', 'nothing', 'stats']);
     expect(s.methods[0]).toMatchObject({ safety: 'hazardous', order: 0, inferred: false });
     expect(changes).toHaveLength(1);
     expect((await deck.call('pump_2', 'stats', {}, { userId: null })).output).toMatchObject({ label: 'second' });
@@ -333,7 +373,7 @@ describe('drivers, connect and module loading', () => {
 
 describe('reserved device names', () => {
   it('refuses a reserved name on connect, and reports a device that already has one', async () => {
-    const deck = new Deck({ recordStep: async () => 1 });
+    const deck = new Deck({ records: NO_RECORDS });
     const thing = defineInstrument({ name: 'thing', version: '1', options: z.object({}), create: () => ({}), methods: { ping: { params: z.object({}), run: () => 'pong' } } });
     deck.setFileDrivers('/virtual/thing.ts', 'imported', [thing]);
     try {

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isOptimizer } from '../../core/contracts/index.js';
-import { Deck } from '../../core/deck/index.js';
+import { Deck, NO_RECORDS } from '../../core/deck/index.js';
 import { PluginHost } from '../../core/plugins/index.js';
 
 const doc = readFileSync(new URL('../../docs/optimizers.md', import.meta.url), 'utf8');
@@ -12,7 +12,7 @@ it('the example optimizer in docs/optimizers.md loads as a plugin and walks its 
   const code = /```ts\n([\s\S]*?)```/.exec(doc)![1];
   const dir = mkdtempSync(join(tmpdir(), 'labdeck-optdoc-'));
   writeFileSync(join(dir, 'grid.ts'), code);
-  const host = new PluginHost({ deck: new Deck({ recordStep: async () => 1 }), dirs: [dir], watch: false });
+  const host = new PluginHost({ deck: new Deck({ records: NO_RECORDS }), dirs: [dir], watch: false });
   try {
     await host.start();
     expect(host.errors()).toEqual([]);

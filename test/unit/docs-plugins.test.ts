@@ -12,9 +12,8 @@ import { PassThrough } from 'node:stream';
 import { pluginsCheck, pluginsTest } from '../../cli/plugins.js';
 import type { CliIO } from '../../cli/io.js';
 import { defineInstrument, z } from '../../core/contracts/index.js';
-import { DEFAULT_BUSY_TIMEOUT_MS, Deck } from '../../core/deck/index.js';
+import { DEFAULT_BUSY_TIMEOUT_MS, Deck, NO_RECORDS, memoryRecords } from '../../core/deck/index.js';
 import { PluginHost } from '../../core/plugins/index.js';
-import type { NewStep } from '../../core/store/types.js';
 import { labError } from '../helpers/errors.js';
 
 const root = resolve('.');
@@ -90,8 +89,9 @@ describe('docs/plugins.md', () => {
   });
 
   it('loads every module without errors, and the calls it describes work as it says', async () => {
-    const rows: NewStep[] = [];
-    const deck = new Deck({ recordStep: async (s) => rows.push(s) });
+    const records = memoryRecords();
+    const { rows } = records;
+    const deck = new Deck({ records });
     const logs: { instrument: string; method: string; message: string }[] = [];
     deck.on('log', (l) => logs.push(l));
     const host = new PluginHost({ deck, dirs: [join(dir, 'lab-plugins')], watch: false });
@@ -187,7 +187,7 @@ describe('docs/plugins.md', () => {
     // bad options in a deck module
     const bad = join(dir, 'bad-deck.ts');
     writeFileSync(bad, "import { bath } from './lab-plugins/bath.js';\nexport const bath_b = bath.with({ max_c: 200 });\n");
-    const deck = new Deck({ recordStep: async () => 1 });
+    const deck = new Deck({ records: NO_RECORDS });
     const e = await labError(deck.loadDeck(bad));
     expect(guide).toContain(`\`${e.message}\``);
     await deck.close();

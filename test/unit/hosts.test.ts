@@ -45,7 +45,7 @@ afterEach(async () => {
 /** A runner on the shared store whose deck has the instruments `names` (a short lease, so tests are quick). */
 async function host(names: string[], leaseMs = 2000): Promise<Host> {
   const state = newDeckState();
-  const deck = new Deck({ recordStep: (s) => store.steps.insert(s), busyTimeoutMs: 200 });
+  const deck = new Deck({ records: store.steps, busyTimeoutMs: 200 });
   const drivers = runnerDrivers(state);
   deck.setFileDrivers('/virtual/runner-deck.ts', 'imported', drivers);
   for (const n of names) await deck.connect(n, n, {});

@@ -142,7 +142,7 @@ describe('input_waiting', () => {
     await l.store.hosts.stop(l.runner.host.id);
     // the next labdeck drives everything but the counter the workflow calls
     const state = newDeckState();
-    const deck = new Deck({ recordStep: (x) => l.store.steps.insert(x), busyTimeoutMs: 200 });
+    const deck = new Deck({ records: l.store.steps, busyTimeoutMs: 200 });
     const drivers = runnerDrivers(state).filter((d) => d.name !== 'counter');
     deck.setFileDrivers('/virtual/runner-deck.ts', 'imported', drivers);
     for (const d of drivers) await deck.connect(d.name, d.name, {});

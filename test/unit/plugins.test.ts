@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Deck } from '../../core/deck/index.js';
+import { Deck, NO_RECORDS, memoryRecords } from '../../core/deck/index.js';
 import { PluginHost, discoverPlugins, type ReloadEvent } from '../../core/plugins/index.js';
 import { nextEvent } from '../helpers/wait.js';
 
@@ -39,8 +39,7 @@ function setup() {
   mkdirSync(dir);
   const log = join(root, 'log.txt');
   writeFileSync(log, '');
-  const rows: unknown[] = [];
-  const deck = new Deck({ recordStep: async (s) => rows.push(s) });
+  const deck = new Deck({ records: memoryRecords() });
   const readLog = () => readFileSync(log, 'utf8').split('\n').filter(Boolean);
   return { root, dir, log, deck, readLog };
 }
@@ -238,7 +237,7 @@ describe('optimizer plugins', () => {
       join(dir, 'fake-opt.ts'),
       `export const opt = { [Symbol.for('labdeck.optimizer')]: true, name: 'fake', description: 'x', contract: 99, config: {}, capabilities: {}, create() {} };\n`,
     );
-    const deck = new Deck({ recordStep: async () => 1 });
+    const deck = new Deck({ records: NO_RECORDS });
     const host = new PluginHost({ deck, dirs: [dir], watch: false });
     try {
       await host.start();

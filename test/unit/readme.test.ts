@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { pluginsTest } from '../../cli/plugins.js';
 import type { CliIO } from '../../cli/io.js';
-import { Deck } from '../../core/deck/index.js';
+import { Deck, NO_RECORDS } from '../../core/deck/index.js';
 import { PluginHost } from '../../core/plugins/index.js';
 
 const root = new URL('../../', import.meta.url);
@@ -36,7 +36,7 @@ describe('README', () => {
     writeFileSync(join(dir, 'scale.test.ts'), block('lab-plugins/scale.test.ts'));
     expect(block('lab-plugins/scale.ts').split('\n').length).toBeLessThanOrEqual(25);
 
-    const deck = new Deck({ recordStep: async () => 1 });
+    const deck = new Deck({ records: NO_RECORDS });
     const host = new PluginHost({ deck, dirs: [dir], watch: false });
     try {
       await host.start();

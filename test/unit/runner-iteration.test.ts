@@ -10,6 +10,7 @@ import { remadeSince } from '../../core/runner/iteration.js';
 import type { StepRow } from '../../core/store/types.js';
 import type { WorkflowInput } from '../../core/workflow/model.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
+import { NO_RECORDS } from '../../core/deck/index.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 import { waitFor } from '../helpers/wait.js';
@@ -39,7 +40,7 @@ const sides: Side[] = [];
 
 /** A labdeck on the store: its deck made now, a campaign kind whose optimizer suggests ROWS in order. */
 async function start(): Promise<Side> {
-  const { deck, state } = await runnerDeck((s) => db.store.steps.insert(s));
+  const { deck, state } = await runnerDeck(db.store.steps);
   const campaign = async () => ({ total: ROWS.length, params: async (i: number, before?: Record<string, unknown>) => before ?? ROWS[i]!, measured: async (i: number, _p: unknown, outputs: Record<string, unknown>) => void measured.push({ i, outputs }) });
   const runner = new Runner({ store: db.store, deck, sources: { campaign } });
   const events: RunnerEvent[] = [];
@@ -191,7 +192,7 @@ describe('remadeSince', () => {
 
 describe("the deck's incarnation of an instrument", () => {
   it('moves when the instrument is back online (its host made it again), not while it stays', async () => {
-    const { deck } = await runnerDeck(async () => 1);
+    const { deck } = await runnerDeck(NO_RECORDS);
     const first = deck.madeAt('gate')!;
     const counter = deck.madeAt('counter');
     while (Date.now() <= first.getTime()) await new Promise((r) => setImmediate(r));

@@ -30,7 +30,7 @@ afterEach(async () => {
 
 async function lab(parallel?: number): Promise<Lab> {
   const db = await testStore();
-  const { deck, state } = await runnerDeck((s) => db.store.steps.insert(s));
+  const { deck, state } = await runnerDeck(db.store.steps);
   const runner = new Runner({ store: db.store, deck, ...(parallel === undefined ? {} : { parallel }) });
   const events: RunnerEvent[] = [];
   runner.on('event', (e: RunnerEvent) => events.push(e));
@@ -241,7 +241,7 @@ describe('a bad parallel', () => {
   it('the runner refuses one that is not a positive whole number', async () => {
     const db = await testStore();
     open.push(db.cleanup);
-    const { deck } = await runnerDeck((s) => db.store.steps.insert(s));
+    const { deck } = await runnerDeck(db.store.steps);
     open.push(() => deck.close());
     for (const bad of [0, -1, 1.5, Number.NaN]) {
       let caught: unknown;

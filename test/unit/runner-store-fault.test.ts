@@ -101,7 +101,7 @@ interface Lab {
 
 async function lab(make: () => Promise<Outage>): Promise<Lab> {
   const outage = await make();
-  const { deck, state } = await runnerDeck((s) => outage.store.steps.insert(s));
+  const { deck, state } = await runnerDeck(outage.store.steps);
   const runner = new Runner({ store: outage.store, deck, host: { kind: 'serve', leaseMs: 60_000 } });
   runner.on('error', () => undefined); // reported faults: the test reads the status
   await runner.start();

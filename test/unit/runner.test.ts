@@ -38,7 +38,7 @@ async function lab(): Promise<Lab> {
   const db = await testStore();
   const live = new Set<() => Promise<void>>();
   const make = async (): Promise<Lab> => {
-    const { deck, state } = await runnerDeck((s) => db.store.steps.insert(s));
+    const { deck, state } = await runnerDeck(db.store.steps);
     const runner = new Runner({ store: db.store, deck });
     const events: RunnerEvent[] = [];
     runner.on('event', (e: RunnerEvent) => events.push(e));

@@ -8,8 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { LabError } from '../../core/errors.js';
-import { postgresMigrations } from '../../core/store/migrations/postgres/index.js';
-import { sqliteMigrations } from '../../core/store/migrations/sqlite/index.js';
+import { migrations } from '../../core/store/migrations/index.js';
 import { dataSourceOf, openStore, parseDbUrl, SQLITE_FILE } from '../../core/store/index.js';
 import { Sql } from '../../core/store/sql.js';
 import { migrateSqlite, openSqlite } from '../../core/store/sqlite.js';
@@ -17,8 +16,8 @@ import type { NewStep, Store } from '../../core/store/types.js';
 import { postgresTestDb, testDbUrl, testStore, usingPostgres, withTestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 
-/** Every migration, by name, in order: the same list for both dialects. */
-const MIGRATIONS = sqliteMigrations.map((M) => new M().name);
+/** Every migration, by name, in order (one list for both dialects). */
+const MIGRATIONS = migrations.map((M) => new M().name);
 
 const dialect = usingPostgres() ? 'postgres' : 'sqlite';
 
@@ -374,6 +373,28 @@ describe(`steps (${dialect})`, () => {
     expect(got?.endedAt).toEqual(endedAt);
   });
 
+  it('deletes one record (a call refused before anything acted on it), saying whether there was one', async () => {
+    const id = await store.steps.insert(step({ status: 'running', endedAt: null }));
+    expect(await store.steps.delete(id)).toBe(true);
+    expect(await store.steps.get(id)).toBeNull();
+    expect(await store.steps.delete(id)).toBe(false);
+  });
+
+  it("marks direct calls left running in-doubt: only those instruments', not a run's, not a later one, not an ended one", async () => {
+    const instrument = `doubt-${dialect}`;
+    const at = new Date('2025-01-01T10:00:00.000Z');
+    const later = new Date('2025-01-01T12:00:00.000Z');
+    const mine = await store.steps.insert(step({ instrument, status: 'running', startedAt: at, endedAt: null }));
+    const fresh = await store.steps.insert(step({ instrument, status: 'running', startedAt: later, endedAt: null }));
+    const ended = await store.steps.insert(step({ instrument, status: 'ok', startedAt: at }));
+    const other = await store.steps.insert(step({ instrument: `${instrument}-other`, status: 'running', startedAt: at, endedAt: null }));
+    expect(await store.steps.markInDoubt([instrument], 'stopped during it', new Date('2025-01-01T11:00:00.000Z'))).toBe(1);
+    expect(await store.steps.get(mine)).toMatchObject({ status: 'in-doubt', error: 'stopped during it', endedAt: null });
+    for (const [id, status] of [[fresh, 'running'], [ended, 'ok'], [other, 'running']] as const) expect((await store.steps.get(id))?.status).toBe(status);
+    expect(await store.steps.markInDoubt([instrument], 'stopped during it')).toBe(1); // no bound: any left running
+    expect(await store.steps.markInDoubt([], 'none')).toBe(0);
+  });
+
   it('records a thousand calls at once, each with its own id and output (the hot path; its speed is in npm run bench)', async () => {
     const ids = await Promise.all(Array.from({ length: 1000 }, (_, i) => store.steps.insert(step({ stepIndex: i, output: { i } }))));
     expect(new Set(ids).size).toBe(1000);
@@ -455,7 +476,7 @@ describe('two labdecks opening one new PostgreSQL database at once (whatever LAB
       expect(opened.map((o) => (o.status === 'rejected' ? String(o.reason) : 'opened'))).toEqual(['opened', 'opened']);
       const ran = (await dataSourceOf((opened[0] as PromiseFulfilledResult<Store>).value).query('SELECT "name" FROM "migrations"')) as { name: string }[];
       expect(ran.map((r) => r.name).sort()).toEqual([...new Set(ran.map((r) => r.name))].sort()); // each once
-      expect(ran).toHaveLength(postgresMigrations.length);
+      expect(ran).toHaveLength(migrations.length);
     } finally {
       for (const o of opened) if (o.status === 'fulfilled') await o.value.close();
       await db.drop();
