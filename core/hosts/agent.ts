@@ -139,6 +139,11 @@ export class Agents {
     await this.opts.audit(byUser, 'agent.name.bound', { agent, token_id: token.id, token_name: token.name, ...(before ? { taken_from: before } : {}) });
   }
 
+  /** How many calls sent to the agent `name` wait for its answer (0 for an agent not known). */
+  inFlight(name: string): number {
+    return this.links.get(name)?.inFlight ?? 0;
+  }
+
   /** The agents known since start, with whether they are connected and what they serve. */
   list(): { name: string; connected: boolean; instruments: string[] }[] {
     return [...this.links.values()].map((l) => ({ name: l.name, connected: l.socket !== null, instruments: l.instruments.map((i) => i.name) }));

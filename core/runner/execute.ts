@@ -29,7 +29,11 @@ const STORE_RETRY_MS = 2_000;
 export async function loop(s: SharedState): Promise<void> {
   while (!s.closed) {
     const wake = s.wake.promise;
+    // those who asked before this look are told when it starts nothing (Runner.settled); later ones, after the next
+    const lookers = s.lookers.splice(0);
+    const nothing = () => lookers.forEach((r) => r());
     if (!s.pendingResume && s.leases.size >= s.parallel) {
+      nothing();
       await wake;
       continue;
     }
@@ -43,6 +47,7 @@ export async function loop(s: SharedState): Promise<void> {
       s.storeFault = message(e);
       s.faults.suspectLost(e); // a claim whose answer was lost may have marked a task running here
       emitStatus(s);
+      s.lookers.unshift(...lookers); // not a look: the next one tells them
       await Promise.race([wake, new Promise((r) => setTimeout(r, STORE_RETRY_MS).unref())]);
       continue;
     }
@@ -51,11 +56,14 @@ export async function loop(s: SharedState): Promise<void> {
       emitStatus(s);
     }
     if (!next) {
+      nothing();
       await wake;
       continue;
     }
     launch(s, next.task, next.resume);
+    s.lookers.unshift(...lookers); // it started one: the next look (at once) may start more
   }
+  for (const r of s.lookers.splice(0)) r();
   await Promise.all(s.executing);
 }
 

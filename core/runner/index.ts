@@ -112,6 +112,15 @@ export class Runner extends EventEmitter {
     return statusOf(this.s);
   }
 
+  /**
+   * Resolves once the loop has looked at the queue after this call and found nothing it can start (the queue
+   * is paused or held, its tasks' instruments are busy, every place is taken, or there is nothing): what was
+   * changed before the call has been seen. For tests and tools that must show that nothing starts.
+   */
+  settled(): Promise<void> {
+    return this.s.settled();
+  }
+
   /* ------------------------------------------------------------------ lifecycle */
 
   /**

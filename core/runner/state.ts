@@ -153,6 +153,8 @@ export class SharedState {
   /** The executions under way (the loop waits for them when it stops). */
   readonly executing = new Set<Promise<void>>();
   wake: Waiter<void> = waiter();
+  /** Those waiting for the loop's next look at the queue that starts nothing (Runner.settled). */
+  lookers: (() => void)[] = [];
   loopDone: Promise<void> | null = null;
   /** The last store failure that kept the loop from starting a task, while it lasts. */
   storeFault: string | null = null;
@@ -212,6 +214,14 @@ export class SharedState {
 
   emitQueue(): void {
     this.emit({ type: 'queue' });
+  }
+
+  /** Resolves when the loop, woken now, has looked at the queue and found nothing it can start. */
+  settled(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    const p = new Promise<void>((r) => this.lookers.push(r));
+    this.notify();
+    return p;
   }
 
   /** Wake the loop. */

@@ -7,6 +7,7 @@ import tempfile
 import textwrap
 import unittest
 
+from optional import optional
 from test_host import HostProcess
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -14,7 +15,7 @@ from labdeck_host import optimizer  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 OPTUNA_ADAPTER = os.path.join(ROOT, "examples", "optimizers", "optuna_optimizer.py")
-HAS_OPTUNA = importlib.util.find_spec("optuna") is not None
+_, NO_OPTUNA = optional("optuna")
 
 PLUGIN = '''
     from typing import Literal
@@ -125,7 +126,7 @@ class OptimizerHostTest(unittest.TestCase):
             self.assertIn(message, reply["error"]["message"])
 
 
-@unittest.skipUnless(HAS_OPTUNA, "optuna is not installed for this interpreter")
+@unittest.skipIf(NO_OPTUNA, NO_OPTUNA)
 class OptunaAdapterTest(unittest.TestCase):
     def setUp(self):
         spec = importlib.util.spec_from_file_location("optuna_optimizer", OPTUNA_ADAPTER)

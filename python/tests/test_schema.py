@@ -22,14 +22,10 @@ import future_mod
 from labdeck_host import schema
 from labdeck_host.schema import ArgError
 
-try:
-    import numpy
-except ImportError:
-    numpy = None
-try:
-    import pydantic
-except ImportError:
-    pydantic = None
+from optional import optional
+
+numpy, NO_NUMPY = optional("numpy")
+pydantic, NO_PYDANTIC = optional("pydantic")
 
 
 # --- drivers used by the tests ----------------------------------------------------------------------
@@ -430,7 +426,7 @@ class TypeSchemaTest(unittest.TestCase):
         self.assertEqual(props["when"], {"anyOf": [{"type": "string", "format": "date-time"}, {"type": "null"}],
                                          "default": None})
 
-    @unittest.skipUnless(pydantic, "pydantic is not installed")
+    @unittest.skipUnless(pydantic, NO_PYDANTIC)
     def test_pydantic_model(self):
         desc = method(UsesModel, "apply")
         self.assertEqual(desc["params"]["properties"]["cfg"], Config.model_json_schema())
@@ -742,7 +738,7 @@ class BindCallTest(unittest.TestCase):
                          {"port": "a", "limit": 2.0})
         self.assertEqual(schema.convert_kwargs(Empty, {}, {}, "Empty"), {})
 
-    @unittest.skipUnless(pydantic, "pydantic is not installed")
+    @unittest.skipUnless(pydantic, NO_PYDANTIC)
     def test_pydantic_argument(self):
         obj = UsesModel()
         desc = schema.describe_instance(obj)["methods"][0]
@@ -793,7 +789,7 @@ class ToJsonTest(unittest.TestCase):
         self.assertEqual(len(warnings), 1)
         self.assertIn("nested more than 50 levels deep", warnings[0])
 
-    @unittest.skipUnless(numpy, "numpy is not installed")
+    @unittest.skipUnless(numpy, NO_NUMPY)
     def test_numpy(self):
         self.assertEqual(schema.to_json(numpy.float32(1.5)), (1.5, []))
         self.assertIs(type(schema.to_json(numpy.int64(3))[0]), int)
@@ -803,7 +799,7 @@ class ToJsonTest(unittest.TestCase):
                          ([[1.0, None], [None, 2.0]], []))
         self.assertEqual(schema.to_json({"a": numpy.arange(3)}), ({"a": [0, 1, 2]}, []))
 
-    @unittest.skipUnless(pydantic, "pydantic is not installed")
+    @unittest.skipUnless(pydantic, NO_PYDANTIC)
     def test_pydantic(self):
         self.assertEqual(schema.to_json(Config(speed=1)), ({"speed": 1, "name": "x"}, []))
 

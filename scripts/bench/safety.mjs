@@ -55,4 +55,18 @@ export default async function run() {
   const p50 = median(per);
   line('safety guard per call p50 (50 limits, 10 rules)', `${(p50 * 1000).toFixed(1)} µs`, '≤ 50 µs', p50 <= 0.05);
   line('safety guard per call p99', `${(pct(per, 99) * 1000).toFixed(1)} µs`, '—');
+
+  // how far a constrained space reaches (issue 28 item 3): twelve parameters under one budget, median of 20
+  const { extents } = await built('core/safety/polytope.js');
+  const { checkConstraints } = await built('core/contracts/index.js');
+  const space = Array.from({ length: 12 }, (_, i) => ({ name: `x${i}`, type: 'range', bounds: [0, 100] }));
+  const constraints = checkConstraints([space.map((s) => s.name).join(' + ') + ' <= 30', 'x0 - x1 <= 5'], space);
+  const reach = [];
+  for (let i = 0; i < 20; i++) {
+    const t0 = performance.now();
+    extents(space, constraints);
+    reach.push(performance.now() - t0);
+  }
+  const ms = median(reach);
+  line('reach of a 12-parameter constrained space (one budget)', `${ms.toFixed(1)} ms`, '≤ 1000 ms', ms <= 1000);
 }

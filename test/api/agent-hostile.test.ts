@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { attachAgents } from '../../server/agents.js';
 import { startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 let lab: TestLab;
 let server: Server;
@@ -232,7 +233,7 @@ describe('what an agent describes is bounded', () => {
     c.ws.close(1000);
     await c.closed;
     // offline, its tools are not offered to an AI assistant
-    while (lab.runtime.agents.list().some((a) => a.name === 'bounded-pc' && a.connected)) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => !lab.runtime.agents.list().some((a) => a.name === 'bounded-pc' && a.connected), 'bounded-pc to be offline');
     const after = await fetch(`${base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${mcp}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
     const text = await after.text();
     expect(text).toMatch(/lab_status|"tools"/);
@@ -270,7 +271,7 @@ describe('an agent that connects again, and one that never answers', () => {
     await first.next('welcome');
     first.ws.close(1000);
     await first.closed;
-    while (lab.runtime.agents.list().some((a) => a.name === 'changing-pc' && a.connected)) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => !lab.runtime.agents.list().some((a) => a.name === 'changing-pc' && a.connected), 'changing-pc to be offline');
     const again = raw(tokens['pc-a']);
     await again.open;
     again.ws.send(JSON.stringify(hello('changing-pc', [instrument('dial', [method('set', params({ x: { type: 'string' } }))])])));

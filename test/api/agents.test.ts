@@ -15,6 +15,7 @@ import WebSocket from 'ws';
 import { startAgent, type RunningAgent } from '../../cli/agent.js';
 import { attachAgents } from '../../server/agents.js';
 import { signupAndLogin, startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const tsDeck = fileURLToPath(new URL('../fixtures/runner/deck.ts', import.meta.url));
 const pyDeck = fileURLToPath(new URL('../fixtures/python/deck.py', import.meta.url));
@@ -55,13 +56,7 @@ const agent = async (deck: string, name: string) => {
   await a.welcomed;
   return a;
 };
-async function until(cond: () => Promise<boolean>, what: string, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (cond: () => Promise<boolean>, what: string, ms = 10_000) => waitFor(cond, what, ms, 20);
 
 describe('agent tokens', () => {
   it('only an admin makes one, and it opens nothing but the agent endpoint', async () => {
@@ -121,7 +116,7 @@ describe('an agent serving a TypeScript deck', () => {
     await twin.stop();
 
     const slow = api('POST', '/instruments/slow', { method: 'work', args: { ms: 3000 } });
-    await new Promise((r) => setTimeout(r, 300));
+    await until(async () => lab.runtime.agents.inFlight('pc-2') === 1, 'the call to be sent to the agent');
     await a.stop();
     const cut = await slow;
     expect(cut.status).toBe(503);

@@ -4,6 +4,7 @@
  * every 400 shown beside the field it names, with the form kept as typed.
  */
 import { startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const J = 'application/json';
 
@@ -135,11 +136,7 @@ describe('the campaign page: constraints, parameter kinds, limits and weights', 
         { name: 'dmso_ml', minimize: true, weight: 1 },
       ],
     });
-    const end = Date.now() + 30_000;
-    while ((await lab.runtime.store.queue.get(task.id))!.status !== 'done') {
-      if (Date.now() > end) throw new Error('the campaign did not finish');
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitFor(async () => (await lab.runtime.store.queue.get(task.id))!.status === 'done', 'the campaign to finish', 30_000, 50);
     const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
     expect(plot.points).toHaveLength(6);
     for (const { params } of plot.points) {

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { transform } from 'esbuild';
 import { startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const J = 'application/json';
 const exec = promisify(execFile);
@@ -80,14 +81,15 @@ afterAll(async () => {
 /** Leave the runner idle, its queue empty and released, between tests. */
 afterEach(async () => {
   const runner = lab.runtime.runner;
-  for (let i = 0; i < 20; i++) {
+  await waitFor(async () => {
     const s = runner.status();
-    if (!s.busy && !s.queue_held && !s.paused && (await runner.queue()).tasks.length === 0) return;
+    if (!s.busy && !s.queue_held && !s.paused && (await runner.queue()).tasks.length === 0) return true;
     if (s.busy) await runner.abortNextTask().catch(() => undefined);
     else if (s.queue_held || s.paused) await runner.pauseResume();
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`the runner did not come back to idle: ${JSON.stringify(runner.status())}`);
+    return false;
+  }, 'the runner to come back to idle', 5000, 50).catch((e) => {
+    throw new Error(`${(e as Error).message}: ${JSON.stringify(runner.status())}`);
+  });
 });
 
 /** Download a client from the running lab, with the token, as a script would. */

@@ -5,9 +5,10 @@
  */
 import type { Server } from 'node:http';
 import request from 'supertest';
-import type { RunnerState } from '../../core/runner/index.js';
+import type { RunnerEvent, RunnerState } from '../../core/runner/index.js';
 import { startLab, type TestLab } from './helpers.js';
 import { takeEvents } from '../helpers/sse.js';
+import { waitFor } from '../helpers/wait.js';
 
 const J = 'application/json';
 
@@ -59,13 +60,7 @@ afterEach(async () => {
   expect(await clean()).toBe(true);
 });
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 4000) {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 4000) => waitFor(cond, what, ms, 5);
 
 const api = {
   submit: (body: Record<string, unknown>) => lab.admin.post('/app/executions/config').set('Accept', J).send(body),
@@ -248,10 +243,16 @@ describe('controls', () => {
       expect(res.body).toMatchObject({ error: { code: 'conflict' }, state: 'idle' });
     }
     expect((await api.control('pause-resume').expect(200)).body).toMatchObject({ paused: true, state: 'idle' });
+    // no run starts while the queue is paused: none is heard of before the operator resumes it
+    const started: number[] = [];
+    const onEvent = (e: RunnerEvent) => void (e.type === 'run' && started.push(e.task_id));
+    lab.runtime.runner.on('event', onEvent);
     const { body } = await api.submit({ workflow: 'ping', repeat: 1 }).expect(200);
     expect(body.status).toBe('queued');
-    await new Promise((r) => setTimeout(r, 50));
     expect(await taskStatus(body.task_id)).toBe('pending');
+    expect((await api.status()).paused).toBe(true);
+    expect(started).toEqual([]);
+    lab.runtime.runner.off('event', onEvent);
     expect((await api.control('pause-resume').expect(200)).body.paused).toBe(false);
     await ended(body.task_id);
     expect(await taskStatus(body.task_id)).toBe('done');

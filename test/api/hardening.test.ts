@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { testDbUrl } from '../helpers/db.js';
 import { signupAndLogin } from './helpers.js';
 import { fillDisk } from '../helpers/full-disk.js';
+import { waitFor, waitForValue } from '../helpers/wait.js';
 
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
@@ -186,33 +187,23 @@ describe('a full disk during a run', () => {
       await agent.post('/app/workflows').set('Accept', J).send({ name: 'pings', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }, { kind: 'wait', seconds: 0.01 }] }).expect(201);
       const task = (await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2000 }).expect(200)).body.task_id;
       const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
-      while ((await status()).progress.iteration < 3) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(async () => (await status()).progress.iteration >= 3, 'three iterations');
       const disk = fillDisk(lab.runtime);
       // the run cannot record its steps: it stops (as a crash stops it) instead of going on unrecorded
-      let s = await status();
-      for (let i = 0; i < 300 && s.busy; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        s = await status();
-      }
-      expect(s.busy).toBe(false);
+      let s = await waitForValue(status, (v) => !v.busy, 'the run to stop');
       expect(s.store_error ?? s.interrupted).toBeTruthy();
       await agent.get('/app/healthz').expect(200);
       // room again: the task is interrupted, and ending it lets the queue go on
       disk.free();
-      while (!(s = await status()).interrupted) await new Promise((r) => setTimeout(r, 10));
+      s = await waitForValue(status, (v) => v.interrupted, 'the task to be interrupted');
       expect(s.interrupted.task_id).toBe(task);
       await agent.post('/app/executions/abort/next-task').set('Accept', J).expect(200);
-      while ((s = await status()).busy || s.interrupted) await new Promise((r) => setTimeout(r, 10));
+      await waitForValue(status, (v) => !v.busy && !v.interrupted, 'the task to be ended');
       expect((await lab.runtime.store.queue.get(task))?.status).toBe('aborted');
       await agent.post('/app/executions/pause-resume').set('Accept', J).expect(200); // release the held queue
       await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2 }).expect(200);
-      let runs: { status: string }[] = [];
-      for (let i = 0; i < 300; i++) {
-        runs = (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
-        if (runs[0]?.status === 'completed') break;
-        await new Promise((r) => setTimeout(r, 10));
-      }
-      expect(runs[0].status).toBe('completed');
+      const runs: { status: string }[] = await waitForValue(async () => (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records, (r) => r[0]?.status === 'completed', 'the next run to complete');
+      expect(runs[0]!.status).toBe('completed');
       expect(unhandled.seen).toEqual([]);
     } finally {
       unhandled.stop();
@@ -238,18 +229,12 @@ describe('the store failing before a task starts', () => {
         full ? Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: labdeck.db has no space left (SQLITE_FULL).')) : claim(host, ids);
       await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'ping', repeat: 1 }).expect(200);
       const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
-      let s = await status();
-      for (let i = 0; i < 200 && !s.store_error; i++) {
-        await new Promise((r) => setTimeout(r, 10));
-        s = await status();
-      }
+      let s = await waitForValue(status, (v) => v.store_error, 'the status to report the store error');
       expect(s.store_error).toMatch(/no space left/);
       expect(errors).toHaveLength(1);
       full = false;
       // until the run has ended (a run record exists a moment before the runner says it is busy)
-      for (let i = 0; i < 400 && ((s = await status()).store_error || s.busy || (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).rows[0]?.status !== 'completed'); i++) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await waitFor(async () => !(s = await status()).store_error && !s.busy && (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).rows[0]?.status === 'completed', 'the run to complete once the store answers');
       expect(s.store_error).toBeNull();
       const runs = (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
       expect(runs[0]).toMatchObject({ status: 'completed' });
@@ -411,7 +396,6 @@ describe('CSV bombs: a file of 999 columns', () => {
     while (!done) {
       await request(t.lab.app).get('/app/healthz').expect(200);
       if (!done) answeredMeanwhile++;
-      await new Promise((resolve) => setTimeout(resolve, 100));
     }
     const res = await upload;
     expect(res.status).toBe(201);
@@ -511,9 +495,13 @@ describe('sessions and live views', () => {
       const refused = await open();
       expect(refused.status).toBe(429);
       expect(await refused.body).toContain('live views open');
-      held.pop()!.destroy(); // one closes: there is room again
-      await new Promise((r) => setTimeout(r, 100));
-      const again = await open();
+      held.pop()!.destroy(); // one closes: there is room again (once the server has seen it close)
+      const again = await waitFor(async () => {
+        const s = await open();
+        if (s.status === 200) return s;
+        s.req.destroy();
+        return null;
+      }, 'a live view to be let in again');
       expect(again.status).toBe(200);
       held.push(again.req);
     } finally {

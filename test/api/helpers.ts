@@ -9,6 +9,7 @@ import request from 'supertest';
 import { createApp, type App, type AppOptions } from '../../server/app.js';
 import { createRuntime, type Runtime, type RuntimeOptions } from '../../core/runtime.js';
 import { testDbUrl } from '../helpers/db.js';
+import { waitFor } from '../helpers/wait.js';
 
 export interface TestLab {
   app: App;
@@ -53,10 +54,5 @@ export { REACTOR } from '../helpers/workflows.js';
 
 /** Poll `check` until it holds (the runner works on its own loop); throws after `ms`. */
 export async function until(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('timed out');
+  await waitFor(check, 'the condition', ms, 25);
 }

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { signupAndLogin, startLab, type TestLab } from './helpers.js';
 import { CATALOGUE } from '../helpers/catalogue.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ROUTES = CATALOGUE.info;
 
@@ -40,7 +41,7 @@ describe('home, help, health, logo', () => {
     const { store, runner } = lab.runtime;
     await store.workflows.save('ping', { name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }, null);
     const task = await runner.submit({ workflow: 'ping', repeat: 1, userId: null });
-    for (let i = 0; i < 200 && (await store.queue.get(task.id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(async () => (await store.queue.get(task.id))?.status === 'done', 'the run to be done');
     const after = (await lab.admin.get('/app/').expect(200)).text;
     expect(after).toMatch(/<a href="\/app\/executions\/records\/\d+">ping × 1<\/a><\/td><td><span class="badge text-bg-success">completed<\/span>/);
     expect(after).toContain('Run a workflow');

@@ -10,6 +10,7 @@ import { Socket, type AddressInfo } from 'node:net';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createHttpServer, LabRequest, LabResponse } from '../../server/fast/http-server.js';
 import { PASSWORD, startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 let lab: TestLab;
 let server: Server;
@@ -52,7 +53,7 @@ async function answered(requests: (() => Promise<Response>)[]): Promise<number[]
     await res.arrayBuffer();
     statuses.push(res.status);
   }
-  for (const end = Date.now() + 5000; read < seen && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  await waitFor(() => read >= seen, 'every request to be read', 5000, 5).catch(() => undefined); // (the expect says what is missing)
   expect([seen - from, read]).toEqual([requests.length, seen]);
   return statuses;
 }

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import request from 'supertest';
 import { PASSWORD, startLab, type TestLab } from './helpers.js';
+import { waitForValue } from '../helpers/wait.js';
 
 const J = 'application/json';
 const fixture = (name: string) => readFileSync(fileURLToPath(new URL(`../fixtures/ivoryos-classic/${name}.py`, import.meta.url)), 'utf8');
@@ -101,8 +102,7 @@ describe("ivoryOS Classic's compiled scripts, unchanged", () => {
     const res = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'dose_weigh', config: [{ volume: 0.5 }] }).expect(200);
     const id = res.body.task_id as number;
     const task = async () => (await lab.admin.get(`/app/executions/queue/task/${id}`).set('Accept', J).expect(200)).body;
-    for (let t = await task(); ['pending', 'running'].includes(t.status); t = await task()) await new Promise((r) => setTimeout(r, 20));
-    const done = await task();
+    const done = await waitForValue(task, (t) => !['pending', 'running'].includes(t.status), 'the task to end');
     expect(done.status).toBe('done');
     const steps = await lab.runtime.store.runSteps.list(done.run_id);
     expect(steps.map((s) => `${s.instrument}.${s.method}`)).toEqual(['hotplate.set_temperature', 'pump.dose', 'balance.weigh', 'hotplate.set_temperature']);

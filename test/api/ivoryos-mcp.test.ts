@@ -9,6 +9,7 @@
  */
 import request from 'supertest';
 import { PASSWORD, REACTOR, startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ANY = '*/*';
 const HTTPX = 'python-httpx/0.28.1';
@@ -77,16 +78,7 @@ function ivoryosMcp(username = 'ada', password = PASSWORD) {
 }
 type Mcp = ReturnType<typeof ivoryosMcp>;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => Promise<T | undefined | false | null>, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false | null>, ms = 10_000): Promise<T> => waitFor(probe, what, ms, 25) as Promise<T>;
 /** What an assistant does after starting something: poll execution-status until the lab is idle. */
 const idle = (mcp: Mcp, ms?: number) => until('the lab to be idle', async () => ((await mcp.executionStatus()).body.busy === false ? true : null), ms);
 

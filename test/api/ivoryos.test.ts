@@ -7,6 +7,7 @@
  */
 import request from 'supertest';
 import { PASSWORD, signupAndLogin, startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ANY = '*/*';
 const HTTPX = 'python-httpx/0.28.1';
@@ -28,16 +29,7 @@ function ivoryosClient(username: string, password = PASSWORD) {
 }
 type Client = ReturnType<typeof ivoryosClient>;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>, ms = 8000): Promise<T> => waitFor(probe, what, ms, 20) as Promise<T>;
 
 /** `execute_task(component, method, kwargs, wait)`: the snapshot first, then the call. */
 async function executeTask(c: Client, component: string, method: string, kwargs: Record<string, unknown> = {}, wait = true) {

@@ -136,8 +136,11 @@ describe('calls', () => {
     await decide(req.approval_id, 'reject', 'the vial is not in place').expect(200);
     const told = answer(await client.callTool({ name: 'lab_approval', arguments: { approval_id: req.approval_id } }));
     expect(told).toMatchObject({ state: 'rejected', reason: 'the vial is not in place' });
-    await new Promise((r) => setTimeout(r, 100));
-    expect((await lab.runtime.store.steps.recent('pump', 100)).length).toBe(steps.length);
+    // a call made after the rejection is recorded; the rejected one is not (nor before it)
+    await lab.admin.post('/app/instruments/pump').set('Accept', 'application/json').send({ method: 'dose', args: { volume_ml: 1 } }).expect(200);
+    const after = await lab.runtime.store.steps.recent('pump', 100);
+    expect(after.length).toBe(steps.length + 1);
+    expect(after.filter((st) => (st.args as { volume_ml?: number }).volume_ml === 5).length).toBe(steps.filter((st) => (st.args as { volume_ml?: number }).volume_ml === 5).length);
     await decide(req.approval_id, 'approve').expect(409);
   });
 
@@ -147,7 +150,8 @@ describe('calls', () => {
     Object.assign(lab.runtime.approvals, { ttlMs: 50 }); // a request that waits 50 ms instead of an hour
     const req = answer(await client.callTool({ name: 'pump_dose', arguments: { volume_ml: 2 } }));
     Object.assign(lab.runtime.approvals, { ttlMs: ttl });
-    await new Promise((r) => setTimeout(r, 100));
+    // the agent's wait ends when the request is decided or expires: here it expires
+    expect(answer(await client.callTool({ name: 'lab_approval', arguments: { approval_id: req.approval_id, wait_seconds: 10 } }))).toMatchObject({ state: 'expired' });
     const inbox = await lab.admin.get('/app/approvals').set('Accept', 'application/json').expect(200);
     expect(inbox.body.pending.map((a: { id: number }) => a.id)).not.toContain(req.approval_id);
     const res = await decide(req.approval_id, 'approve').expect(409);

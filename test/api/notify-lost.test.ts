@@ -56,7 +56,7 @@ beforeAll(async () => {
   // the lab's own instrument: a gate whose calls answer when the test lets them (a list on globalThis)
   deck = join(dir, 'deck.mjs');
   await writeFile(deck, `export const gate = { pass() { return new Promise((resolve) => (globalThis.__notifyGates ??= []).push(resolve)); } };\n`);
-  ch = await startChannelSinks();
+  ch = await startChannelSinks(() => labdecks.at(-1)!.runtime.store.outbox); // (one database for both labdecks)
   server = createServer((req: IncomingMessage, res: ServerResponse) => (current ? current(req, res) : res.writeHead(503).end()));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -97,23 +97,21 @@ it('a run interrupted with an in-doubt step: run_interrupted and queue_held on a
   first.runtime.runner.host.halt();
   await first.runtime.notifications.close(0);
   await first.runtime.store.hosts.stop(first.runtime.runner.host.id);
-  let t0 = Date.now();
   second = await labdeck();
   await login(second.admin);
   const get = opens(second.admin);
-  const interrupted = await ch.everywhere('run_interrupted', 'A run was interrupted and waits for a decision', 1, t0, get);
+  const interrupted = await ch.everywhere('run_interrupted', 'A run was interrupted and waits for a decision', 1, get);
   expect(interrupted).toMatchObject({ state: 'open', run_id: runId, task_id: taskId, url: `${origin}/app/executions/records/${runId}` });
   expect(interrupted.message).toMatch(/^Interrupted: labdeck stopped during this run/);
-  const held = await ch.everywhere('queue_held', 'The queue is held', 1, t0, get);
+  const held = await ch.everywhere('queue_held', 'The queue is held', 1, get);
   expect(held).toMatchObject({ state: 'open', task_id: taskId });
   // the link opens the run's record, which shows the step in doubt
   expect((await second.admin.get(new URL(interrupted.url!).pathname).expect(200)).text).toContain('in-doubt');
 
   // the operator re-runs the in-doubt step: both resolved, on all three
-  t0 = Date.now();
   await second.admin.post('/app/executions/retry').set('Accept', J).expect(200);
-  expect((await ch.resolved(interrupted, 'A run was interrupted and waits for a decision', t0)).resolution).toBe('the operator chose to re-run the in-doubt step');
-  expect((await ch.resolved(held, 'The queue is held', t0)).resolution).toBe('the operator chose to re-run the in-doubt step');
+  expect((await ch.resolved(interrupted, 'A run was interrupted and waits for a decision')).resolution).toBe('the operator chose to re-run the in-doubt step');
+  expect((await ch.resolved(held, 'The queue is held')).resolution).toBe('the operator chose to re-run the in-doubt step');
   await until(async () => gates().length === 1);
   gates().shift()!('again');
   await until(async () => (await second.runtime.store.queue.get(taskId))!.status === 'done');
@@ -134,33 +132,27 @@ it('a lost agent with a call of a run in flight: host_lost on all three (the run
   const taskId = (await second.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'far-slow', repeat: 1 }).expect(200)).body.task_id as number;
   await until(async () => (await second.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.timing.steps.length === 1); // its call in flight on the agent
   const runId = (await second.runtime.store.queue.get(taskId))!.runId!;
-
-  let t0 = Date.now();
   await a.stop();
   agents.splice(agents.indexOf(a), 1);
-  const lost = await ch.everywhere('host_lost', 'A host or agent was lost', 1, t0, opens(second.admin));
+  const lost = await ch.everywhere('host_lost', 'A host or agent was lost', 1, opens(second.admin));
   expect(lost).toMatchObject({ state: 'open', host: 'far-pc', run_id: runId, task_id: taskId, url: `${origin}/app/executions/records/${runId}`, instruments: expect.arrayContaining(['slow', 'flaky']) });
   expect(lost.message).toContain(`The agent far-pc went away with a call in flight (run ${runId})`);
-
-  t0 = Date.now();
   const back = await agent();
-  expect((await ch.resolved(lost, 'A host or agent was lost', t0)).resolution).toBe('the agent far-pc is connected again');
+  expect((await ch.resolved(lost, 'A host or agent was lost')).resolution).toBe('the agent far-pc is connected again');
 
   // the call it cut is a failed step of the run: retried, in flight on the agent again, and the agent lost again
   const status = async () => (await second.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
   await until(async () => (await status()).state === 'failed');
   await second.admin.post('/app/executions/retry').set('Accept', J).expect(200);
   await until(async () => (await status()).timing.steps.length === 1);
-  t0 = Date.now();
   await back.stop();
   agents.splice(agents.indexOf(back), 1);
-  const again = await ch.everywhere('host_lost', 'A host or agent was lost', 2, t0, opens(second.admin));
+  const again = await ch.everywhere('host_lost', 'A host or agent was lost', 2, opens(second.admin));
   expect(again).toMatchObject({ run_id: runId });
   expect(again.id).not.toBe(lost.id);
   // this time the work is settled without it: the run is ended, which resolves it
   await until(async () => (await status()).state === 'failed');
-  t0 = Date.now();
   await second.admin.post('/app/executions/abort/next-task').set('Accept', J).expect(200);
-  expect((await ch.resolved(again, 'A host or agent was lost', t0)).resolution).toBe('the run ended: aborted');
+  expect((await ch.resolved(again, 'A host or agent was lost')).resolution).toBe('the run ended: aborted');
   await until(async () => (await second.runtime.store.queue.get(taskId))!.status === 'aborted');
 }, 60_000);

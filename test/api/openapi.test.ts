@@ -12,6 +12,7 @@ import { IVORYOS_ROUTES } from '../../server/ivoryos/routes.js';
 import { buildOpenApi, type HttpMethod, type OpenApiDocument, type SchemaObject } from '../../server/openapi.js';
 import type { App } from '../../server/app.js';
 import { signupAndLogin, startLab, PASSWORD, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ROUTES = CATALOGUE.info;
 const declaredRoutes = () => CATALOGUE.routes;
@@ -146,7 +147,7 @@ async function savedWorkflowIn(lab: TestLab) {
 
 /** Wait until the runner has nothing to do. */
 async function idleIn(lab: TestLab) {
-  for (let i = 0; i < 200 && lab.runtime.runner.status().busy; i++) await new Promise((r) => setTimeout(r, 10));
+  await waitFor(() => !lab.runtime.runner.status().busy, 'the runner to be idle');
 }
 
 /** A finished run record of `username` (with a log line unless `log` is false); its id. */
@@ -172,7 +173,7 @@ async function deleteRunningRecord(lab: TestLab): Promise<{ status: number }> {
   await runtime.store.workflows.save('oa-hold', { name: 'oa-hold', main: [{ kind: 'pause', message: 'hold' }] }, null);
   await idleIn(lab);
   await runtime.runner.submit({ workflow: 'oa-hold', repeat: 1, userId: null });
-  for (let i = 0; i < 200 && !runtime.runner.status().waiting; i++) await new Promise((r) => setTimeout(r, 10));
+  await waitFor(() => runtime.runner.status().waiting, 'the run to wait at its pause step');
   const runId = runtime.runner.status().current_task!.run_id!;
   const res = await lab.admin.delete(`/app/executions/records/${runId}`).set('Accept', J);
   await runtime.runner.pauseResume();

@@ -8,19 +8,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRuntime } from '../../core/runtime.js';
 import { startLab, type TestLab } from './helpers.js';
+import { waitForValue } from '../helpers/wait.js';
 
 const J = 'application/json';
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/python/${name}`, import.meta.url));
 
-async function until<T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 10_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 10_000): Promise<T> => waitForValue(get, ok, what, ms, 50);
 
 describe('a Python deck (ivoryOS style)', () => {
   let lab: TestLab;
@@ -296,13 +289,7 @@ describe('Python driver modules and a host that dies', () => {
       expect(off.body.error.message).toMatch(/offline/);
     }
     // the host is restarted and the devices re-created
-    const deadline = Date.now() + 10_000;
-    let back = 0;
-    while (Date.now() < deadline) {
-      back = (await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: {} })).status;
-      if (back === 200) break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const back = await waitForValue(async () => (await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: {} })).status, (st) => st === 200, 'the restarted host to answer', 10_000, 200);
     expect(back).toBe(200);
   }, 20000);
 });

@@ -11,6 +11,7 @@ import { dataSourceOf } from '../../core/store/index.js';
 import type { RunRow } from '../../core/store/types.js';
 import { usingPostgres } from '../helpers/db.js';
 import { signupAndLogin, startLab, type TestLab } from './helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const J = 'application/json';
 
@@ -22,15 +23,7 @@ let olgaId: number;
 let good: number;
 let failed: number;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ok: () => boolean | Promise<boolean>, ms = 5000) {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(5);
-  }
-}
+const until = (what: string, ok: () => boolean | Promise<boolean>, ms = 5000) => waitFor(ok, what, ms, 5);
 
 /** Queue a workflow over rows through the API, wait until its task has finished; its run id. */
 async function runToEnd(workflow: string, config: Record<string, unknown>[], onFailed?: () => Promise<unknown>): Promise<number> {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer } from './server.js';
 import { LAB_BIN, installedFile } from './installed.js';
+import { waitFor } from '../helpers/wait.js';
 
 const deck = installedFile('test/fixtures/runner/deck.ts');
 const bin = LAB_BIN;
@@ -41,10 +42,11 @@ describe('lab agent, a real process', () => {
       const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
       return { status: res.status, body: await res.json() };
     };
+    let out = ''; // the running agent's output
     const startAgent = async () => {
-      const p = spawn(process.execPath, [bin, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'bench-pc'], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const p = spawn(process.execPath, [bin, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'bench-pc'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LABDECK_FIXTURE_TRACE: '1' } });
       procs.push(p);
-      let out = '';
+      out = '';
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`agent did not connect:\n${out}`)), 20_000);
         const on = (b: Buffer) => {
@@ -63,7 +65,7 @@ describe('lab agent, a real process', () => {
     let agent = await startAgent();
     expect((await api('POST', '/instruments/counter', { method: 'inc', args: { by: 5 } })).body.output).toBe(5);
     const slow = api('POST', '/instruments/slow', { method: 'work', args: { ms: 5000 } });
-    await new Promise((r) => setTimeout(r, 500));
+    await waitFor(() => out.includes('slow.work(5000) started'), "the call to reach the agent's instrument", 20_000);
     agent.kill('SIGKILL');
     await exited(agent);
     const cut = await slow;

@@ -12,6 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { CHROMIUM, login, pageErrors, startServer, type Served } from './server.js';
 import { REACTOR } from '../helpers/workflows.js';
 import { LAB_BIN } from './installed.js';
+import { waitFor } from '../helpers/wait.js';
 
 const bin = LAB_BIN;
 const SCREENSHOT = fileURLToPath(new URL('../../docs/screenshots/approvals.png', import.meta.url));
@@ -22,13 +23,9 @@ const answer = (r: ToolResult) => JSON.parse((r.content as { type: string; text:
 
 /** Poll `check` until it gives a value (not undefined), at most `ms`; then fail saying what was waited for. */
 async function poll<T>(what: string, check: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let v: T | undefined;
+  await waitFor(async () => (v = await check()) !== undefined, what, ms, 100);
+  return v as T;
 }
 
 describe('an AI agent over `lab mcp`, every hazardous step approved or rejected by a person in Chromium', () => {

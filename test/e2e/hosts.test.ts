@@ -13,6 +13,7 @@ import { openStore, type Store } from '../../core/store/index.js';
 import { postgresTestDb } from '../helpers/db.js';
 import { spawnServer } from './server.js';
 import { LAB_BIN, installedFile } from './installed.js';
+import { waitForValue } from '../helpers/wait.js';
 
 const deck = installedFile('test/fixtures/runner/deck.ts');
 const bin = LAB_BIN;
@@ -31,15 +32,7 @@ const QUICK = { name: 'quick', main: [{ kind: 'call', instrument: 'counter', met
 
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
 
-async function until<T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const until = <T>(get: () => Promise<T>, ok: (v: T) => boolean, what: string, ms = 15_000): Promise<T> => waitForValue(get, ok, what, ms, 50);
 
 describe('two lab serve and a lab run on one PostgreSQL', () => {
   let db: { url: string; drop(): Promise<void> };

@@ -13,6 +13,7 @@ import { postgresTestDb } from '../helpers/db.js';
 import { spawnServer } from './server.js';
 import { takeEvents } from '../helpers/sse.js';
 import { LAB_BIN, installedFile } from './installed.js';
+import { waitFor, waitForValue } from '../helpers/wait.js';
 
 const tsDeck = installedFile('test/fixtures/runner/deck.ts');
 const pyDeck = installedFile('test/fixtures/python/deck.py');
@@ -86,12 +87,7 @@ describe('a workflow over instruments on two PCs', () => {
     await agent(pyDeck, 'hplc-pc', 'pump, hotplate');
 
     // B learns the lab's instruments from the database (within a heartbeat), then takes the workflow
-    const end = Date.now() + 20_000;
-    let saved = await api(b, 'POST', '/workflows', TWO_PCS);
-    while (saved.status !== 201 && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 250));
-      saved = await api(b, 'POST', '/workflows', TWO_PCS);
-    }
+    const saved = await waitForValue(() => api(b, 'POST', '/workflows', TWO_PCS), (r) => r.status === 201, 'B to take the workflow', 20_000, 250);
     expect(saved.status).toBe(201);
     // B's live view, open while A runs the task
     const live: { event: string; data: Record<string, unknown> }[] = [];
@@ -109,14 +105,10 @@ describe('a workflow over instruments on two PCs', () => {
         live.push(...got.events);
       }
     })().catch(() => undefined);
-    while (!live.length && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => live.length > 0, "B's live view to open", 20_000, 25);
     const queued = await api(b, 'POST', '/executions/config', { workflow: 'two-pcs', repeat: 2 });
     expect(queued.status).toBe(200);
-    let task: { status: string; run_id: number | null } = { status: 'pending', run_id: null };
-    while (!['done', 'failed', 'stopped', 'aborted'].includes(task.status) && Date.now() < end + 20_000) {
-      await new Promise((r) => setTimeout(r, 100));
-      task = (await api(b, 'GET', `/executions/queue/task/${queued.body.task_id}`)).body;
-    }
+    const task: { status: string; run_id: number | null } = await waitForValue(async () => (await api(b, 'GET', `/executions/queue/task/${queued.body.task_id}`)).body, (t) => ['done', 'failed', 'stopped', 'aborted'].includes(t.status), 'the task to end', 40_000, 100);
     expect(task.status).toBe('done');
     const record = (await api(b, 'GET', `/executions/records/${task.run_id}`)).body;
     expect(record.status).toBe('completed');
@@ -133,8 +125,7 @@ describe('a workflow over instruments on two PCs', () => {
       expect.stringMatching(/^spare_b@lab serve on .* \(pid \d+\)$/),
     ]);
     // B's event stream had A's run live: its steps in order, marked with the labdeck that ran them
-    const ended = Date.now() + 5000;
-    while (!live.some((e) => e.event === 'run' && e.data.task_id === queued.body.task_id && e.data.status === 'completed') && Date.now() < ended) await new Promise((r) => setTimeout(r, 25));
+    await waitFor(() => live.some((e) => e.event === 'run' && e.data.task_id === queued.body.task_id && e.data.status === 'completed'), "B's live view to show the run's end", 5000, 25).catch(() => undefined); // (the expect below says what is missing)
     stream.abort();
     await reading;
     const done = live.filter((e) => e.event === 'step' && e.data.state === 'ok' && e.data.run_id === task.run_id);

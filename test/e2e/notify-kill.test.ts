@@ -22,6 +22,7 @@ import { EVENTS } from '../../core/notify/settings.js';
 import { startHttpSink, type HttpSink, type Received } from '../helpers/sinks.js';
 import { spawnServer } from './server.js';
 import { installedFile } from './installed.js';
+import { waitFor } from '../helpers/wait.js';
 
 const deck = installedFile('test/fixtures/runner/deck.ts');
 /** A short run: two calls, one of them taking a moment, so a kill is likely to cut one mid-way. */
@@ -35,13 +36,7 @@ const SHORT = {
 
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> => waitFor(cond, what, ms, 25).then(() => undefined);
 
 type Body = { event: string; state: string; id: string; run_id: number | null; events?: Body[] };
 /** The events a webhook request carries (a digest carries several). */

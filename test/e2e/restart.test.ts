@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { openStore, type StepRow } from '../../core/store/index.js';
 import { spawnServer } from './server.js';
 import { installedFile } from './installed.js';
+import { waitForValue } from '../helpers/wait.js';
 
 const deck = installedFile('test/fixtures/runner/deck.ts');
 
@@ -156,13 +157,7 @@ describe('a server killed mid-run', () => {
 
     // the operator re-runs the in-doubt step; the run completes and the queue goes on
     expect((await api('POST', '/executions/retry')).status).toBe(200);
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const q = (await api('GET', '/executions/queue')).body;
-      if (q.tasks.length === 0) break;
-      if (Date.now() > deadline) throw new Error(`the queue did not finish: ${JSON.stringify(q)}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await waitForValue(async () => (await api('GET', '/executions/queue')).body, (q) => q.tasks.length === 0, 'the queue to finish', 20_000, 50);
     expect((await api('GET', `/executions/queue/task/${longId}`)).body.status).toBe('done');
     expect((await api('GET', `/executions/queue/task/${quickId}`)).body.status).toBe('done');
     expect((await api('GET', '/executions/status')).body).toMatchObject({ busy: false, queue_held: false, interrupted: null });

@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { waitFor as poll } from '../helpers/wait.js';
 
 export interface Terminal {
   /** The screen as the operator sees it now (trailing blank lines dropped). */
@@ -33,13 +34,11 @@ export function openTerminal(argv: string[], opts: { cwd: string; env?: Record<s
   tmux('set-option', '-t', 'lab', 'remain-on-exit', 'on'); // the last screen stays to be read
   const screen = () => tmux('capture-pane', '-p', '-t', 'lab').replace(/\s+$/, '');
   const until = async <T>(ms: number, probe: () => T | undefined, what: string): Promise<T> => {
-    const end = Date.now() + ms;
-    for (;;) {
-      const got = probe();
-      if (got !== undefined) return got;
-      if (Date.now() > end) throw new Error(`the terminal never showed ${what}; its screen:\n${screen()}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    let got: T | undefined;
+    await poll(() => (got = probe()) !== undefined, what, ms, 50).catch(() => {
+      throw new Error(`the terminal never showed ${what}; its screen:\n${screen()}`);
+    });
+    return got as T;
   };
   return {
     screen,

@@ -18,6 +18,7 @@ import { mulberry32 } from '../../plugins/sim/bench.js';
 import { AgentHelloSchema, AgentMessageSchema } from '../../core/hosts/agent-protocol.js';
 import { attachAgents } from '../../server/agents.js';
 import { startLab, type TestLab } from '../api/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 const knob = (name: string, fallback: number) => {
   const n = Number(process.env[name] ?? fallback);
@@ -174,9 +175,7 @@ const fits = (schema: z.ZodType, m: { value?: unknown; text?: string; binary?: b
 const healthy = async () => (await fetch(`${base}/healthz`)).status === 200;
 const call = (instrument: string) =>
   fetch(`${base}/instruments/${instrument}`, { method: 'POST', headers: { Authorization: `Bearer ${userToken}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify({ method: 'read', args: {} }) }).then(async (r) => ({ status: r.status, body: await r.json() }));
-async function disconnected(name: string) {
-  while (lab.runtime.agents.list().some((a) => a.name === name && a.connected)) await new Promise((r) => setTimeout(r, 5));
-}
+const disconnected = (name: string) => waitFor(() => !lab.runtime.agents.list().some((a) => a.name === name && a.connected), `${name} to be offline`, 10_000, 5);
 const readMethod = { name: 'read', description: '', safety: 'readonly', hidden: false, params: { type: 'object', properties: {} }, inferred: false, inferredFields: [] };
 const goodHello = (name: string, instrument: string) => ({ type: 'hello', protocol: 1, name, instruments: [{ name: instrument, class: 'Probe', description: '', methods: [readMethod] }] });
 

@@ -40,6 +40,7 @@ import request from 'supertest';
 import type { Response, Test } from 'supertest';
 import { validateWorkflow } from '../../core/workflow/validate.js';
 import { signupAndLogin, startLab, PASSWORD, type TestLab } from '../api/helpers.js';
+import { waitFor } from '../helpers/wait.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Knobs
@@ -433,7 +434,7 @@ describe('fuzzing every operation of the OpenAPI document', () => {
       // one real run (steps, phases, log), and a direct call (a step record)
       const run = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'fz_ping', repeat: 2 }).expect(200);
       // the run may not have started yet (PostgreSQL is slower): wait for its task to end, not for an idle moment
-      for (let i = 0; i < 1000 && (await runtime.store.queue.get(run.body.task_id))?.status !== 'done'; i++) await new Promise((r) => setTimeout(r, 10));
+      await waitFor(async () => (await runtime.store.queue.get(run.body.task_id))?.status === 'done', 'the seeded run to be done');
       await lab.admin.post('/app/instruments/noop').set('Accept', J).send({ method: 'ping' }).expect(200);
       expect(run.body.task_id).toBeGreaterThan(0);
       // disposable API tokens (the fuzzer may revoke these; never the one it uses)
@@ -1335,8 +1336,9 @@ describe('fuzzing every operation of the OpenAPI document', () => {
           }
         }
 
-        // let a run or campaign the fuzzer started go on in the background, but not pile up without end
-        if (path.startsWith('/app/executions/')) await new Promise((r) => setTimeout(r, 5));
+        // let a run or campaign the fuzzer started go on in the background, but not pile up without end: the
+        // runner has looked at what was queued before the next operation
+        if (path.startsWith('/app/executions/')) await runtime.runner.settled();
         perOp.push([opKey, Date.now() - opStart, JSON.stringify(Object.fromEntries([...stats.byStatus].map(([k, v]) => [k, v - (statusFrom.get(k) ?? 0)]).filter(([, v]) => v)))]);
       }
       if (process.env.FUZZ_DEBUG) origWarn.call(console, perOp.map((x) => x.join('  ')).join('\n'));

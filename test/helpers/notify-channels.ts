@@ -5,7 +5,9 @@
  * resolution) reached each of them within the 5 s of issue 30, with a link that opens its page.
  */
 import { createHmac } from 'node:crypto';
+import type { OutboxStore } from '../../core/store/outbox-types.js';
 import { startHttpSink, startSmtpSink, type HttpSink, type Mail, type SmtpSink } from './sinks.js';
+import { waitFor } from './wait.js';
 
 export type HookBody = { event: string; state: string; id: string; url: string | null; resolution?: string; run_id?: number | null; [k: string]: unknown };
 
@@ -18,34 +20,42 @@ export interface ChannelSinks {
   slack(event: string): string[];
   mails(subject: string): Mail[];
   /**
-   * Within 5 s of `t0`: the `n`-th open message of `event` on the webhook, Slack and mail (`title`: its mail
-   * subject); its link is under `origin`, in all three, and `get` (which asserts a 200) opens it.
+   * The `n`-th open message of `event` on the webhook, Slack and mail (`title`: its mail subject), on all three
+   * within 5 s of the state change (its outbox row, written in the change's transaction); its link is under
+   * `origin`, in all three, and `get` (which asserts a 200) opens it.
    */
-  everywhere(event: string, title: string, n: number, t0: number, get: (path: string) => Promise<unknown>): Promise<HookBody>;
-  /** Within 5 s of `t0`: the resolution of the alert `open` on all three (its mail: "Resolved: <title>"). */
-  resolved(open: HookBody, title: string, t0: number): Promise<HookBody>;
+  everywhere(event: string, title: string, n: number, get: (path: string) => Promise<unknown>): Promise<HookBody>;
+  /** The resolution of the alert `open` on all three (its mail: "Resolved: <title>") within 5 s of the change. */
+  resolved(open: HookBody, title: string): Promise<HookBody>;
   close(): Promise<void>;
 }
 
 /** A mail's text with quoted-printable's soft line breaks and `=3D` undone. */
 export const textOf = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/gi, '=');
 
-async function within(ms: number, cond: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+/** Issue 30: every waiting state reaches every channel within this of the state change. */
+const WITHIN_MS = 5000;
+/** How long the tests wait for a message at all (a give-up: the 5 s are measured from the outbox row). */
+const GIVE_UP_MS = 20_000;
 
-export async function startChannelSinks(): Promise<ChannelSinks> {
+/**
+ * `outbox`: the outbox of the labdeck under test (a getter: a test may replace its labdeck), where each state
+ * change writes its row, with the time of the change, in the change's own transaction.
+ */
+export async function startChannelSinks(outbox: () => Pick<OutboxStore, 'recent'>): Promise<ChannelSinks> {
   const sink = await startHttpSink();
   const smtp = await startSmtpSink();
   const hooks = (event: string) => sink.received.filter((r) => r.path === '/hook').map((r) => r.json as HookBody).filter((b) => b.event === event);
   const slack = (event: string) => sink.received.filter((r) => r.path === '/slack').map((r) => (r.json as { text: string }).text).filter((t) => t.includes(` ${event}`));
   const mails = (subject: string) => smtp.mails.filter((m) => m.subject.includes(subject));
   const opens = (event: string) => hooks(event).filter((b) => b.state === 'open');
-  const elapsed = (t0: number) => expect(Date.now() - t0).toBeLessThanOrEqual(5000);
+  /** Seen on all three (now) within 5 s of the state change that wrote `alertId`'s `state` row. */
+  const inTime = async (alertId: string, state: 'open' | 'resolved') => {
+    const seen = Date.now();
+    const row = (await outbox().recent(500)).find((r) => r.alertId === alertId && r.state === state);
+    if (!row) throw new Error(`no ${state} outbox row for the alert ${alertId}`);
+    expect(seen - row.createdAt.getTime()).toBeLessThanOrEqual(WITHIN_MS);
+  };
   return {
     sink,
     smtp,
@@ -62,11 +72,11 @@ export async function startChannelSinks(): Promise<ChannelSinks> {
       ],
       ...extra,
     }),
-    async everywhere(event, title, n, t0, get) {
+    async everywhere(event, title, n, get) {
       const subject = `] ${title}`; // not the "Resolved: …" one
-      await within(5000 - (Date.now() - t0), () => opens(event).length >= n && slack(event).filter((t) => !t.includes(`${event} resolved`)).length >= n && mails(subject).length >= n, `${event} on all three channels`);
-      elapsed(t0);
+      await waitFor(() => opens(event).length >= n && slack(event).filter((t) => !t.includes(`${event} resolved`)).length >= n && mails(subject).length >= n, `${event} on all three channels`, GIVE_UP_MS, 20);
       const b = opens(event)[n - 1]!;
+      await inTime(b.id, 'open');
       expect(b.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/app\//);
       await get(new URL(b.url!).pathname);
       expect(slack(event).filter((t) => !t.includes(`${event} resolved`))[n - 1]).toContain(b.url!);
@@ -76,13 +86,13 @@ export async function startChannelSinks(): Promise<ChannelSinks> {
       expect(raw.headers['x-labdeck-signature']).toBe(`sha256=${createHmac('sha256', 'a-long-secret').update(raw.body).digest('hex')}`);
       return b;
     },
-    async resolved(open, title, t0) {
+    async resolved(open, title) {
       const event = open.event;
       const done = () => hooks(event).filter((b) => b.state === 'resolved');
       const at = () => done().findIndex((b) => b.id === open.id);
       const slackDone = () => slack(event).filter((t) => t.includes(`${event} resolved`));
-      await within(5000 - (Date.now() - t0), () => at() >= 0 && slackDone().length > at() && mails(`Resolved: ${title}`).length > at(), `${event} resolved on all three channels`);
-      elapsed(t0);
+      await waitFor(() => at() >= 0 && slackDone().length > at() && mails(`Resolved: ${title}`).length > at(), `${event} resolved on all three channels`, GIVE_UP_MS, 20);
+      await inTime(open.id, 'resolved');
       expect(slackDone()[at()]).toContain(open.url!);
       return done()[at()]!;
     },

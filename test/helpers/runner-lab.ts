@@ -8,6 +8,7 @@ import type { Deck } from '../../core/deck/index.js';
 import type { Store } from '../../core/store/types.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
 import { testStore, type TestStore } from './db.js';
+import { waitFor } from './wait.js';
 
 export interface RunnerLab {
   db: TestStore;
@@ -42,9 +43,5 @@ export function runnerLabs(): { closers: (() => Promise<unknown>)[]; lab(db?: Te
 }
 
 export async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 8000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitFor(cond, what, ms);
 }

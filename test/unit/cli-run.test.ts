@@ -18,6 +18,7 @@ import { createRuntime } from '../../core/runtime.js';
 import { initialState, keyAction, reduceRun, RunView, type RunViewState } from '../../cli/run-view.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { openStore } from '../../core/store/index.js';
+import { waitFor } from '../helpers/wait.js';
 
 const roots: string[] = [];
 afterAll(() => {
@@ -98,13 +99,7 @@ const jsonLines = (text: string) =>
     .split('\n')
     .map((l) => JSON.parse(l) as { type: string; [k: string]: unknown });
 
-async function until(check: () => boolean, what: string, ms = 15_000) {
-  const t0 = Date.now();
-  while (!check()) {
-    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (check: () => boolean, what: string, ms = 15_000) => waitFor(check, what, ms);
 
 describe('lab run', () => {
   test('a saved workflow by name, --repeat, --json: one event per line, ending with the outcome', async () => {

@@ -16,6 +16,7 @@ import { table, type CliIO } from '../../cli/io.js';
 import { pluginsCheck, pluginsList, pluginsTest } from '../../cli/plugins.js';
 import { readFirstLine, userAdd, userList, userPasswd } from '../../cli/user.js';
 import { preparePluginDirs, serve } from '../../cli/serve.js';
+import { waitFor } from '../helpers/wait.js';
 
 const savedAlias = process.env.JITI_ALIAS;
 const roots: string[] = [];
@@ -359,16 +360,8 @@ describe('lab init plugin', () => {
 describe('lab serve', () => {
   /** The plugin event a test waits for: a log line that matches, or a time-out naming what was logged. */
   function waitForLine(lines: string[], re: RegExp, ms = 10_000): Promise<string> {
-    return new Promise((res, rej) => {
-      const t0 = Date.now();
-      const poll = setInterval(() => {
-        const hit = lines.find((l) => re.test(l));
-        if (hit || Date.now() - t0 > ms) {
-          clearInterval(poll);
-          if (hit) res(hit);
-          else rej(new Error(`no line matching ${re} in:\n${lines.join('\n')}`));
-        }
-      }, 20);
+    return waitFor(() => lines.find((l) => re.test(l)), `a line matching ${re}`, ms, 20).catch(() => {
+      throw new Error(`no line matching ${re} in:\n${lines.join('\n')}`);
     });
   }
 

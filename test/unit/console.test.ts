@@ -130,24 +130,19 @@ describe('runConsole', () => {
 
   it('stops a synchronous infinite loop', async () => {
     const { deck } = fakeDeck();
-    const t0 = Date.now();
     const r = await runConsole('console.log("start"); while (true) {}', { deck, timeoutMs: 200 });
     expect(r).toEqual({ success: false, result: null, stdout: 'start\n', error: 'timed out after 200 ms' });
-    expect(Date.now() - t0).toBeLessThan(3000);
   });
 
   it('stops a loop that starts after an await, and the server goes on', async () => {
     const { deck } = fakeDeck();
-    const t0 = Date.now();
-    const r = await runConsole('await null; while (true) {}', { deck, timeoutMs: 300 });
+    // this event loop is never blocked by the snippet's loop: it goes on answering while the snippet spins
+    let turns = 0;
+    const ticking = setInterval(() => turns++, 10);
+    const r = await runConsole('await null; while (true) {}', { deck, timeoutMs: 300 }).finally(() => clearInterval(ticking));
     expect(r.error).toBe('timed out after 300 ms');
-    expect(Date.now() - t0).toBeLessThan(3000);
-    // this event loop was never blocked: a timer set now fires on time
-    const late = await new Promise<number>((res) => {
-      const t = Date.now();
-      setTimeout(() => res(Date.now() - t - 20), 20);
-    });
-    expect(late).toBeLessThan(200);
+    expect(turns).toBeGreaterThan(0);
+    expect((await runConsole('1 + 1', { deck })).result).toBe(2);
   });
 
   it('a snippet that calls process.exit ends only its own run', async () => {

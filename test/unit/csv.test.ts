@@ -3,6 +3,7 @@ import { jest } from '@jest/globals';
 import { PassThrough } from 'node:stream';
 import { LabError } from '../../core/errors.js';
 import { cellText, csvChunks, csvLine, neutralise, parseCsv, parseCsvAsync, scanCsv, scanCsvAsync, toCsv, writeCsv, type CsvTable, type ParseOptions } from '../../core/files/csv.js';
+import { waitFor } from '../helpers/wait.js';
 
 /** The LabError a call throws or rejects with (fails the test when there is none). */
 async function errorOf(fn: () => unknown): Promise<LabError> {
@@ -238,20 +239,25 @@ describe('neutralisation and writing', () => {
 
   it('writeCsv stops reading batches when the output is closed', async () => {
     let produced = 0;
+    let closed = false;
     async function* endless() {
-      for (;;) {
-        produced++;
-        yield [{ x: 'y'.repeat(1000) }];
+      try {
+        for (;;) {
+          produced++;
+          yield [{ x: 'y'.repeat(1000) }];
+        }
+      } finally {
+        closed = true;
       }
     }
     const out = new PassThrough({ highWaterMark: 1024 });
     const done = writeCsv(out, ['x'], endless());
-    await new Promise((r) => setTimeout(r, 20));
+    // nobody reads: it waits for the output to drain instead of reading on
+    await waitFor(() => produced > 0 && out.writableNeedDrain, 'the output to be full');
     out.destroy();
     await expect(done).rejects.toThrow();
-    const after = produced;
-    await new Promise((r) => setTimeout(r, 20));
-    expect(produced).toBe(after);
+    // the batches were let go (the generator returned), so none is read after
+    expect(closed).toBe(true);
     expect(produced).toBeLessThan(100);
   });
 });

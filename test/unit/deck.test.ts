@@ -30,7 +30,7 @@ const testPump = defineInstrument({
         globalActive++;
         p.maxActive = Math.max(p.maxActive, p.active);
         globalMax = Math.max(globalMax, globalActive);
-        await new Promise((r) => setTimeout(r, p.delay_ms));
+        await new Promise((r) => setTimeout(r, p.delay_ms)); // (the instrument takes its time)
         p.active--;
         globalActive--;
         if (tag !== undefined) p.order.push(tag);
@@ -155,9 +155,7 @@ describe('Deck.call', () => {
 
   it('serialises calls to one instrument in arrival order, and runs different instruments concurrently', async () => {
     const { deck } = await deckWith(['p1', 'p2'], { delay_ms: 25 });
-    const t0 = Date.now();
     await Promise.all([1, 2, 3].map((tag) => deck.call('p1', 'dose', { volume_ml: 1, tag }, { userId: null })));
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(70);
     const s1 = (await deck.call('p1', 'stats', {}, { userId: null })).output as { maxActive: number; order: number[] };
     expect(s1.maxActive).toBe(1);
     expect(s1.order).toEqual([1, 2, 3]);

@@ -14,19 +14,14 @@ import { openStore } from '../../core/store/index.js';
 import type { AlertOp, Store } from '../../core/store/types.js';
 import { postgresTestDb } from '../helpers/db.js';
 import { startHttpSink, type HttpSink } from '../helpers/sinks.js';
+import { waitFor } from '../helpers/wait.js';
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
   for (const c of closers.splice(0).reverse()) await c();
 });
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 20_000): Promise<void> => waitFor(cond, what, ms, 20).then(() => undefined);
 
 const events = (n: number, tag: string): AlertOp[] => Array.from({ length: n }, (_, i) => ({ op: 'open', event: 'step_failed', key: `${tag}:${i}`, payload: { message: `event ${i}` } }));
 const deliveryIds = (sink: HttpSink) => sink.received.map((r) => String(r.headers['x-labdeck-delivery']));

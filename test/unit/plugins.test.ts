@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Deck, NO_RECORDS, memoryRecords } from '../../core/deck/index.js';
 import { PluginHost, discoverPlugins, type ReloadEvent } from '../../core/plugins/index.js';
+import { nextEvent } from '../helpers/wait.js';
 
 const CONTRACTS = resolve('core/contracts/index.js');
 
@@ -44,18 +45,7 @@ function setup() {
 }
 
 /** Resolve with the first event `name` whose payload passes `pred`. */
-function next<T>(host: PluginHost, name: string, pred: (e: T) => boolean = () => true, ms = 5000): Promise<T> {
-  return new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`no ${name} event within ${ms} ms`)), ms);
-    const on = (e: T) => {
-      if (!pred(e)) return;
-      clearTimeout(timer);
-      host.off(name, on);
-      res(e);
-    };
-    host.on(name, on);
-  });
-}
+const next = <T,>(host: PluginHost, name: string, pred: (e: T) => boolean = () => true, ms = 5000): Promise<T> => nextEvent<T>(host, name, pred, ms);
 
 const call = async (deck: Deck, name: string, owner?: string) => (await deck.call(name, 'version', {}, { userId: null, owner })).output;
 

@@ -13,6 +13,7 @@ import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
 import { NO_RECORDS } from '../../core/deck/index.js';
 import { testStore, type TestStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
+import { waitFor } from '../helpers/wait.js';
 
 const call = (instrument: string, method: string, args: Record<string, unknown> = {}, save_as?: string) => ({ kind: 'call' as const, instrument, method, args, ...(save_as ? { save_as } : {}) });
 
@@ -69,13 +70,7 @@ afterEach(async () => {
   await db.cleanup();
 });
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 4000): Promise<void> => waitFor(cond, what, ms, 2).then(() => undefined);
 
 /**
  * A task (workflow or campaign) cut off at iteration 1's gate by a crash, and the labdeck started again:

@@ -13,6 +13,7 @@ import type { WorkflowInput } from '../../core/workflow/model.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
 import { testStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
+import { waitFor } from '../helpers/wait.js';
 
 interface Lab {
   store: Store;
@@ -61,16 +62,7 @@ const WORKFLOWS: Record<string, WorkflowInput> = {
 
 const submit = (l: Lab, workflow: string): Promise<QueueTaskRow> => l.runner.submit({ workflow, userId: null, repeat: 1 });
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
-/** Nothing must happen: give the runner's loop a few turns to prove it (a negative can only be waited out). */
-const settle = () => new Promise((r) => setTimeout(r, 40));
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 4000): Promise<void> => waitFor(cond, what, ms, 2).then(() => undefined);
 
 const running = (l: Lab) => l.runner.status().running.map((t) => t.id);
 
@@ -119,7 +111,7 @@ describe('parallel 2', () => {
     const c = await submit(l, 'count'); // disjoint: runs beside a
     await l.state.gateWaiting();
     expect(await outcome(l, c.id)).toBe('completed');
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect((await l.store.queue.get(b.id))!.status).toBe('pending');
     expect(l.state.waiting).toHaveLength(1);
     expect(await l.runner.startsNow(b.id)).toBe(false);
@@ -197,7 +189,7 @@ describe('parallel 2', () => {
     expect(await outcome(l, a.id)).toBe('aborted');
     expect(l.state.calls['spare.ping']).toBeUndefined();
     const next = await submit(l, 'gateOnly');
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect((await l.store.queue.get(next.id))!.status).toBe('pending'); // held
     expect(running(l)).toEqual([b.id]);
     expect((await l.runner.release()).queue_held).toBe(false);
@@ -232,7 +224,7 @@ describe('parallel 1 (the default)', () => {
     const a = await submit(l, 'gateOnly');
     const b = await submit(l, 'count');
     await l.state.gateWaiting();
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect((await l.store.queue.get(b.id))!.status).toBe('pending');
     expect(running(l)).toEqual([a.id]);
     // one task running: the controls need no task_id

@@ -17,6 +17,7 @@ import { postgresTestDb } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
 import { pgProxy, type PgProxy } from '../helpers/pg-proxy.js';
 import type { Deck } from '../../core/deck/index.js';
+import { waitFor } from '../helpers/wait.js';
 
 const call = (instrument: string, method: string, args: Record<string, unknown> = {}) => ({ kind: 'call' as const, instrument, method, args });
 
@@ -28,13 +29,7 @@ const WORKFLOWS: WorkflowInput[] = [
 ];
 
 /** Poll until `cond` holds (the runner works on its own loop); fails with `what` after 10 s. */
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 10_000): Promise<void> => waitFor(cond, what, ms, 5).then(() => undefined);
 
 interface Outage {
   store: Store;

@@ -12,6 +12,7 @@ import type { WorkflowInput } from '../../core/workflow/model.js';
 import { runnerDeck, type DeckState } from '../fixtures/runner/instruments.js';
 import { testStore } from '../helpers/db.js';
 import { labError } from '../helpers/errors.js';
+import { waitFor } from '../helpers/wait.js';
 
 /* ------------------------------------------------------------------ harness */
 
@@ -75,13 +76,7 @@ async function lab(): Promise<Lab> {
 }
 
 /** Poll until `cond` holds (the runner works on its own loop); fails with `what` after 4 s. */
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 4000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 4000): Promise<void> => waitFor(cond, what, ms, 2).then(() => undefined);
 
 const isState = (l: Lab, state: RunnerState) => until(() => l.runner.status().state === state, `state ${state} (is ${l.runner.status().state})`);
 
@@ -105,8 +100,17 @@ async function taskStatus(l: Lab, id: number): Promise<TaskStatus> {
 /** A direct call, as the instrument page makes it. */
 const direct = (l: Lab, instrument: string, method: string) => l.deck.call(instrument, method, {}, { userId: null });
 
-/** Nothing must happen: give the runner's loop a few turns to prove it (a negative can only be waited out). */
-const settle = () => new Promise((r) => setTimeout(r, 40));
+/**
+ * Nothing of `call` (`instrument.method`) started while the flag was set: in the events between `mark` and
+ * `resumeAt` (taken just before the resume) it has no step start, and after it it has one (a negative shown
+ * by the order of what happens, not by waiting a while).
+ */
+function startedAfterResume(l: Lab, mark: number, resumeAt: number, call: string): void {
+  const starts = (from: number, to?: number) => l.events.slice(from, to).filter((e) => e.type === 'step' && e.state === 'start' && `${e.instrument}.${e.method}` === call);
+  expect(resumeAt).toBeGreaterThanOrEqual(mark);
+  expect(starts(mark, resumeAt)).toEqual([]);
+  expect(starts(resumeAt).length).toBeGreaterThan(0);
+}
 
 /* ---------------------------------------------------------------- workflows */
 
@@ -416,11 +420,22 @@ describe('idle', () => {
     await save(l, 'basic');
     expect(await l.runner.pauseResume()).toMatchObject({ state: 'idle', paused: true, busy: false });
     const task = await submit(l, 'basic');
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect(await taskStatus(l, task.id)).toBe('pending');
     expect(l.runner.status().busy).toBe(false);
     expect((await l.runner.pauseResume()).paused).toBe(false);
     expect(await outcome(l, task.id)).toBe('completed');
+  });
+
+  it('settled() answers once the loop has looked at the queue: what it can start has started by then', async () => {
+    const l = await lab();
+    await save(l, 'basic');
+    const task = await submit(l, 'basic');
+    await l.runner.settled();
+    // claimed (running, or done already): the look that answered saw it
+    expect(await taskStatus(l, task.id)).not.toBe('pending');
+    expect(await outcome(l, task.id)).toBe('completed');
+    await l.runner.settled(); // idle, nothing queued: answers too
   });
 
   it('retry and both aborts are 409 conflicts naming the state', async () => {
@@ -443,12 +458,15 @@ describe('running, a call in flight', () => {
     expect((await l.runner.pauseResume()).paused).toBe(true);
     l.state.release();
     await isState(l, 'paused');
-    await settle();
+    // state paused: the task waits on its flag, no step can start until it is cleared
+    const mark = l.events.length;
     expect(count(l, 'counter.inc')).toBe(0);
     const steps = await l.store.runSteps.list((await l.store.queue.get(task.id))!.runId!);
     expect(steps.map((s) => [s.method, s.status, s.output])).toEqual([['pass', 'ok', 'g']]);
+    const resumeAt = l.events.length;
     expect((await l.runner.pauseResume()).paused).toBe(false);
     expect(await outcome(l, task.id)).toBe('completed');
+    startedAfterResume(l, mark, resumeAt, 'counter.inc');
     expect(count(l, 'counter.inc')).toBe(1);
   });
 
@@ -476,7 +494,7 @@ describe('running, a call in flight', () => {
     await l.runner.pauseResume();
     l.state.release();
     expect(await outcome(l, task.id)).toBe('completed'); // no step was left to hold back
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect(await taskStatus(l, next.id)).toBe('pending');
     expect(l.runner.status()).toMatchObject({ busy: false, paused: true, state: 'idle' });
     await l.runner.pauseResume();
@@ -523,7 +541,7 @@ describe('running, a call in flight', () => {
     expect((await l.store.runs.get(runId))!.status).toBe('aborted');
     expect(l.runner.status()).toMatchObject({ state: 'idle', busy: false, queue_held: true });
     // nothing deleted, nothing started
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect((await l.store.queue.open()).map((t) => [t.id, t.status])).toEqual(more.map((t) => [t.id, 'pending']));
     // pause-resume releases the hold
     expect(await l.runner.pauseResume()).toMatchObject({ queue_held: false, paused: false });
@@ -564,23 +582,28 @@ describe('paused by the flag, between steps', () => {
   it('abort next-iteration waits for resume, then finishes the iteration and stops', async () => {
     const { l, task } = await pausedBetweenSteps(3);
     expect((await l.runner.abortNextIteration()).state).toBe('stopping');
-    await settle();
+    // still paused (state stopping): the task waits on its flag
+    const mark = l.events.length;
     expect(count(l, 'counter.inc')).toBe(0);
+    const resumeAt = l.events.length;
     await l.runner.pauseResume();
     expect(await outcome(l, task.id)).toBe('stopped');
+    startedAfterResume(l, mark, resumeAt, 'counter.inc');
     expect(count(l, 'counter.inc')).toBe(1);
     expect(count(l, 'gate.pass')).toBe(1);
   });
 
   it('abort next-task runs no further step; cleanup waits for the flag to clear; aborted, held', async () => {
     const { l, task } = await pausedBetweenSteps(3, 1);
+    const mark = l.events.length;
     await l.runner.abortNextTask();
-    await settle();
-    // paused: cleanup is a new step too, and waits for the operator
+    // paused: cleanup is a new step too, and waits for the operator (its start follows the resume below)
     expect(l.runner.status()).toMatchObject({ state: 'stopping', paused: true, queue_held: true });
     expect(count(l, 'counter.read')).toBe(0);
+    const resumeAt = l.events.length;
     await l.runner.pauseResume();
     expect(await outcome(l, task.id)).toBe('aborted');
+    startedAfterResume(l, mark, resumeAt, 'counter.read');
     expect(count(l, 'counter.inc')).toBe(0);
     expect(count(l, 'counter.read')).toBe(1);
     expect(l.runner.status()).toMatchObject({ queue_held: true, paused: false });
@@ -603,10 +626,11 @@ describe('waiting at a pause step', () => {
   it('waits for the operator with its message; pause-resume continues', async () => {
     const { l, task } = await atPauseStep(1);
     expect(l.runner.status()).toMatchObject({ state: 'paused', paused: false, waiting: { path: 'main[1]', message: 'Load the sample' } });
-    await settle();
+    // (state paused: the pause step waits for the operator; nothing goes on without one)
     expect(count(l, 'counter.inc')).toBe(1);
     const runId = l.runner.status().current_task!.run_id!;
-    expect((await l.store.logs.list(runId)).map((x) => x.message)).toContain('Waiting for the operator: Load the sample');
+    // the log line is written just after the state is set
+    await until(async () => (await l.store.logs.list(runId)).some((x) => x.message === 'Waiting for the operator: Load the sample'), 'the log line');
     expect(await l.runner.pauseResume()).toMatchObject({ paused: false });
     expect(await outcome(l, task.id)).toBe('completed');
     expect(count(l, 'counter.inc')).toBe(2);
@@ -661,7 +685,7 @@ describe('a step throws', () => {
     expect((await l.store.logs.list(runId)).find((x) => x.level === 'error')?.message).toBe('Step main[0] failed: flaky failure 1. Retry it, skip it, or abort the task.');
     const ev = l.events.find((e) => e.type === 'step' && e.state === 'error');
     expect(ev).toMatchObject({ instrument: 'flaky', method: 'poke', error: 'flaky failure 1', path: 'main[0]' });
-    await settle();
+    // (state failed: the step waits for the operator's decision; nothing goes on without one)
     expect(count(l, 'counter.inc')).toBe(0);
   });
 
@@ -797,10 +821,12 @@ describe('stopping (cleanup running after an abort)', () => {
     await l.runner.pauseResume();
     l.state.release();
     await until(() => l.runner.status().paused && l.events.some((e) => e.type === 'step' && e.phase === 'cleanup' && e.state === 'ok'), 'cleanup paused');
-    await settle();
+    const mark = l.events.length;
     expect(count(l, 'counter.read')).toBe(0);
+    const resumeAt = l.events.length;
     await l.runner.pauseResume();
     expect(await outcome(l, task.id)).toBe('stopped');
+    startedAfterResume(l, mark, resumeAt, 'counter.read');
     expect(count(l, 'counter.read')).toBe(1);
   });
 
@@ -848,7 +874,7 @@ describe('a held queue', () => {
     const { l, more } = await held();
     const again = await l.restart();
     expect(again.runner.status().queue_held).toBe(true);
-    await settle();
+    await again.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect(await taskStatus(again, more[0].id)).toBe('pending');
   });
 });
@@ -1002,7 +1028,7 @@ describe('after a crash', () => {
     // the restarted labdeck made its instruments again: both of iteration 1's are named (a workflow's Retry is still the step)
     expect(s.interrupted).toEqual({ task_id: task.id, run_id: runId, step: { id: steps.at(-1)!.id, phase: 'main', iteration: 1, index: 1, instrument: 'gate', method: 'pass' }, remade: ['counter', 'gate'], retry: 'step' });
     expect((await l.store.logs.list(runId)).map((x) => x.level)).toContain('warn');
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect(await taskStatus(l, more[0].id)).toBe('pending');
     expect(l.state.calls).toEqual({});
   });
@@ -1065,7 +1091,7 @@ describe('after a crash', () => {
     expect((await l.store.runs.get(runId))!.status).toBe('aborted');
     expect(await taskStatus(l, task.id)).toBe('aborted');
     expect(l.runner.status()).toMatchObject({ queue_held: true, interrupted: null, busy: false });
-    await settle();
+    await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect(await taskStatus(l, more[0].id)).toBe('pending');
     // every record is still there
     expect((await l.store.runSteps.list(runId)).length).toBe(7);
@@ -1177,11 +1203,14 @@ describe('the controls: each does one thing, or is a 409 when it would do nothin
     await onlyEnabled(l, ['resume', 'stop-iteration', 'abort-task']);
     l.state.release();
     await isState(l, 'paused');
-    await settle();
+    // state paused: the task waits on its flag, no step can start until it is cleared
+    const mark = l.events.length;
     expect(count(l, 'counter.inc')).toBe(0);
     await onlyEnabled(l, ['resume', 'stop-iteration', 'abort-task']);
+    const resumeAt = l.events.length;
     expect(await l.runner.resume()).toMatchObject({ paused: false, state: 'running' });
     expect(await outcome(l, task.id)).toBe('completed');
+    startedAfterResume(l, mark, resumeAt, 'counter.inc');
     const log = (await l.store.logs.list((await l.store.queue.get(task.id))!.runId!)).map((x) => x.message);
     expect(log).toEqual(expect.arrayContaining(['Paused by the operator: no new step starts (a call in flight finishes).', 'Resumed by the operator.']));
   });

@@ -45,11 +45,9 @@ describe('extents over the polytope', () => {
     expect(reach(space, ['t + u <= 10', 't + u >= 50'])).toBe('empty');
   });
 
-  it('twelve parameters under one budget: each reaches what the budget leaves it, quickly', () => {
+  it('twelve parameters under one budget: each reaches what the budget leaves it (its time: npm run bench safety)', () => {
     const space = Array.from({ length: 12 }, (_, i) => range(`x${i}`, 0, 100));
-    const t0 = performance.now();
     const r = reach(space, [space.map((s) => s.name).join(' + ') + ' <= 30', 'x0 - x1 <= 5']);
-    expect(performance.now() - t0).toBeLessThan(1000);
     expect(r).toMatchObject({ x0: [0, 17.5], x1: [0, 30], x11: [0, 30] }); // x0 ≤ x1 + 5 and x0 + x1 ≤ 30
   });
 });

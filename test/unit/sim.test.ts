@@ -5,6 +5,7 @@ import { simNoop } from '../../plugins/sim-noop.js';
 import { simPump } from '../../plugins/sim-pump.js';
 import { REACTOR_OPTIMUM, reactorYield, simReactor } from '../../plugins/sim-reactor.js';
 import { bench, mulberry32 } from '../../plugins/sim/bench.js';
+import { waitForValue } from '../helpers/wait.js';
 
 const ctx = (signal = new AbortController().signal): CallContext => ({ signal, log: () => undefined });
 
@@ -80,8 +81,10 @@ describe('sim hotplate', () => {
     expect(temps[4]).toBeCloseTo(100, 2);
     const plate = await device(simHotplate, { delay_ms: 0, tau_s: 0.02 });
     await plate('set_temperature', { celsius: 80 });
-    await new Promise((r) => setTimeout(r, 250));
-    expect(await plate('temperature')).toBeCloseTo(80, 0);
+    // it heats towards the setpoint as time passes (tau 20 ms), and gets there
+    const first = (await plate('temperature')) as number;
+    expect(await waitForValue(() => plate('temperature') as Promise<number>, (t) => Math.abs(t - 80) < 0.5, 'the plate to reach 80 °C')).toBeCloseTo(80, 0);
+    expect(first).toBeLessThan(80);
   });
 });
 

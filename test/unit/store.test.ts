@@ -580,38 +580,44 @@ describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
     }
   });
 
-  /** Another process takes `file`'s write lock for 700 ms (as a second labdeck starting, or busy, would). */
-  const holdWriteLock = async (file: string) => {
+  /**
+   * Another process takes `file`'s write lock (as a second labdeck starting, or busy, would): for 700 ms, or
+   * (`untilTold`) until `release()`.
+   */
+  const holdWriteLock = async (file: string, untilTold: boolean) => {
     const holder = spawn(process.execPath, ['-e', `
       const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
       db.pragma('journal_mode = WAL');
       db.exec('BEGIN IMMEDIATE');
       console.log('locked');
-      setTimeout(() => { db.exec('COMMIT'); db.close(); }, 700);`], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
-    const released = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
+      const done = () => { require('fs').writeFileSync(${JSON.stringify(`${file}.released`)}, ''); db.exec('COMMIT'); db.close(); process.exit(0); };
+      if (${untilTold}) process.stdin.once('data', done); else setTimeout(done, 700);`], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+    // the holder marks the release just before it commits: read at once after an open, it says whether the lock was let go first
+    const state = { get released() { return fs.existsSync(`${file}.released`); } };
+    const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
     await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
-    return { released }; // (an object: a promise returned here would be awaited with the lock)
+    const release = () => (holder.stdin.end('go\n'), exited);
+    return { state, exited, release }; // (an object: a promise returned here would be awaited with the lock)
   };
 
-  /** How long (ms) opening the store of `dataDir` takes while another process holds its write lock. */
-  const openWhileLocked = async (dataDir: string) => {
-    const { released } = await holdWriteLock(path.join(dataDir, SQLITE_FILE));
-    const t = performance.now();
+  /** Open the store of `dataDir` while another process holds its write lock: was the lock let go by then? */
+  const openWhileLocked = async (dataDir: string, untilTold: boolean) => {
+    const lock = await holdWriteLock(path.join(dataDir, SQLITE_FILE), untilTold);
     const s = await openStore({ dataDir });
-    const ms = performance.now() - t;
+    const releasedFirst = lock.state.released;
     try {
       expect(await s.users.count()).toBe(0);
     } finally {
       await s.close();
     }
-    await released;
-    return ms;
+    await (untilTold ? lock.release() : lock.exited);
+    return releasedFirst;
   };
 
   it('waits for another process holding the write lock, then migrates', async () => {
     const dataDir = fresh();
     try {
-      expect(await openWhileLocked(dataDir)).toBeGreaterThan(300); // it waited for the lock instead of failing
+      expect(await openWhileLocked(dataDir, false)).toBe(true); // it waited for the lock instead of failing
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
@@ -621,7 +627,7 @@ describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
     const dataDir = fresh();
     try {
       await (await openStore({ dataDir })).close();
-      expect(await openWhileLocked(dataDir)).toBeLessThan(300); // read only: it did not wait for the lock
+      expect(await openWhileLocked(dataDir, true)).toBe(false); // read only: it opened while the lock was held
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

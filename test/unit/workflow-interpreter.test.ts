@@ -1,6 +1,7 @@
 import { LabError } from '../../core/errors.js';
 import { compare, outputsOf, runSteps, type RunControl, type Scope, type StepAt } from '../../core/workflow/interpreter.js';
 import { Workflow, type Condition, type Step } from '../../core/workflow/model.js';
+import { waitFor } from '../helpers/wait.js';
 
 type Call = (instrument: string, method: string, args: Record<string, unknown>, at: StepAt) => unknown;
 
@@ -233,7 +234,8 @@ describe('runSteps', () => {
     const gate = new Promise<void>((r) => (release = r));
     const { log, control } = recording({ beforeStep: (at) => (at.index === 1 ? gate : Promise.resolve()) });
     const done = runSteps([call('a', 'x'), call('b', 'y')], scope(), control, main);
-    await new Promise((r) => setTimeout(r, 20));
+    // it has asked to start step 1, and waits on the gate: b.y is not called
+    await waitFor(() => log.length >= 4, 'the second beforeStep');
     expect(log).toEqual(['before 0 main[0]', 'call a.x {}', 'after 0 null', 'before 1 main[1]']);
     release();
     await done;
