@@ -101,6 +101,16 @@ async function sessionSecret(dataDir: string): Promise<string> {
   }
 }
 
+/** A path whose every `%` escape decodes (express refuses to match a route on one that does not). */
+function decodable(path: string): boolean {
+  try {
+    decodeURIComponent(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The one error handler: a JSON error body or an error page, with the status of the error's code. */
 async function onError(e: unknown, req: Request, res: Response, _next: NextFunction) {
   const err = asLabError(e);
@@ -178,9 +188,11 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   router.use(express.text({ type: 'text/plain', limit }));
   router.use(authenticate(runtime, sessionMw, { mcp: true }));
   router.use(csrfGuard());
-  // express answers OPTIONS itself with the methods of the routes on the path: to nobody logged in only on a
-  // public route's path (elsewhere the login form or 401, as for any other request)
-  router.use((req, res, next) => (req.method === 'OPTIONS' && !req.user && !catalogue.publicPath(req.path) ? requireLogin(req, res, next) : next()));
+  // what no route's own access check gets to see is gated here for nobody logged in, except on a public
+  // route's path: an OPTIONS (express answers it itself with the methods of the routes on the path) and a path
+  // express cannot decode to match a route (`%ZZ`: its 400 would come before the route's login check)
+  const unseen = (req: Request) => req.method === 'OPTIONS' || !decodable(req.path);
+  router.use((req, res, next) => (!req.user && unseen(req) && !catalogue.publicPath(req.path) ? requireLogin(req, res, next) : next()));
   // every route checks its own access as declared (server/route.ts `handle`), wherever it is mounted
   for (const r of mounted.flat()) router.use(r);
   // a path no route declares: the login form (or 401) for a visitor, `not_found` for a user

@@ -12,7 +12,7 @@ import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson, redirect } from '../api-doc.js';
-import { asLabError, statusOf, url } from '../http.js';
+import { statusOf, url } from '../http.js';
 import { failed, redirectTo, respond } from '../respond.js';
 import { handle, route } from '../route.js';
 import { routeGroup } from '../catalogue.js';
@@ -144,8 +144,7 @@ export function notificationRoutes(runtime: Runtime): Router {
       await n.saveText(caller(req), body.document);
       res.redirect(302, url(req, '/notifications?saved'));
     } catch (e) {
-      const err = asLabError(e);
-      await page(req, res, { error: err, draft: body.document }, statusOf(err));
+      await failed(req, res, e, (err) => page(req, res, { error: err, draft: body.document }, statusOf(err)));
     }
   });
 
@@ -175,8 +174,7 @@ export function notificationRoutes(runtime: Runtime): Router {
       await n.subscribe(caller(req), { email: body.email, events: body.events ?? [] });
       res.redirect(302, url(req, '/notifications/me?saved'));
     } catch (e) {
-      const err = asLabError(e);
-      await mine(req, res, { error: err }, statusOf(err));
+      await failed(req, res, e, (err) => mine(req, res, { error: err }, statusOf(err)));
     }
   });
 

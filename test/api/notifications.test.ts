@@ -68,6 +68,9 @@ describe('GET/PUT /app/notifications', () => {
     expect(unknown.body.error.message).toContain('colour');
     const twice = await lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [doc().channels[0], doc().channels[0]] }).expect(400);
     expect(twice.body.error.message).toContain('two channels are named "hook"');
+    // the page's form, answered to a script: the error as JSON with its status (the page for a browser)
+    expect((await lab.admin.post('/app/notifications').type('form').set('Accept', J).send({ document: 'not json' }).expect(400)).body.error.code).toBe('invalid_input');
+    expect((await lab.admin.post('/app/notifications').type('form').send({ document: 'not json' }).expect(400)).text).toContain('<form');
   });
 
   it('is for admins only', async () => {
@@ -119,6 +122,7 @@ describe('a user subscribes to events of their own runs', () => {
     expect((await cy.get('/app/notifications/me').set('Accept', J).expect(200)).body.subscription.email).toBe('cy@example.org');
     const bad = await cy.put('/app/notifications/me').set('Accept', J).send({ email: 'not an address' }).expect(400);
     expect(bad.body.error.details[0].field).toBe('email');
+    expect((await cy.post('/app/notifications/me').type('form').set('Accept', J).send({ email: 'not an address' }).expect(400)).body.error.details[0].field).toBe('email');
     await cy.post('/app/notifications/me').type('form').send({ email: '', events: 'step_failed' }).expect(302);
     expect((await cy.get('/app/notifications/me').set('Accept', J).expect(200)).body.subscription).toBeNull();
     expect((await cy.get('/app/notifications/me').expect(200)).text).toContain('My notifications');

@@ -72,6 +72,13 @@ describe('access is the route declaration, on every route', () => {
     await request(lab.app).options('/app/instruments/pump').set('Accept', J).expect(401);
     await operator.options('/app/workflows').expect(200).expect('Allow', 'GET, HEAD, POST');
   });
+
+  it('answers a path express cannot decode (`%ZZ`) to nobody logged in with the gate, to a user with 400, on a public path as that route does', async () => {
+    await request(lab.app).post('/app/approvals/%ZZ/approve').type('form').send({}).expect(302).expect('Location', '/app/auth/login');
+    expect((await request(lab.app).put('/app/executions/campaigns/6/points/%ZZ').set('Accept', J).send({}).expect(401)).body.error.code).toBe('unauthenticated');
+    await operator.post('/app/approvals/%ZZ/approve').set('Accept', J).send({}).expect(400);
+    await request(lab.app).get('/app/static/%ZZ').expect(404); // a public path: no gate (no such file)
+  });
 });
 
 describe('a route checks its own access, on any router', () => {
