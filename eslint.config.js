@@ -54,8 +54,14 @@ const OPERATIONS_ONLY = 'doors reach the lab through core/operations (runtime.op
 const NO_REACHING_IN = [
   { selector: `MemberExpression[object.name='runtime'][property.name=/^(${INNER})$/]`, message: `runtime.<part>: ${OPERATIONS_ONLY}.` },
   { selector: `VariableDeclarator[init.name='runtime'] > ObjectPattern > Property[key.name=/^(${INNER})$/]`, message: `const { <part> } = runtime: ${OPERATIONS_ONLY}.` },
-  { selector: `CallExpression[callee.property.name='call'][callee.object.name='deck']`, message: `deck.call: a direct call is runtime.ops.instruments.call (it routes to the labdeck that drives the instrument).` },
-  { selector: `CallExpression[callee.property.name='call'][callee.object.property.name='deck']`, message: `deck.call: a direct call is runtime.ops.instruments.call (it routes to the labdeck that drives the instrument).` },
+  {
+    selector: `CallExpression[callee.property.name='call'][callee.object.name='deck']`,
+    message: `deck.call: a direct call is runtime.ops.instruments.call (it routes to the labdeck that drives the instrument).`,
+  },
+  {
+    selector: `CallExpression[callee.property.name='call'][callee.object.property.name='deck']`,
+    message: `deck.call: a direct call is runtime.ops.instruments.call (it routes to the labdeck that drives the instrument).`,
+  },
   { selector: `CallExpression[callee.property.name='audit']`, message: `An audit line is written by the operation it records: ${OPERATIONS_ONLY}.` },
 ];
 
@@ -79,7 +85,10 @@ export default tseslint.config(
               group: ['**/core/runner/*', '!**/core/runner/controls.js'],
               message: `The runner's internals are behind the operations: ${OPERATIONS_ONLY}; its status and event types are re-exported there (core/runner/controls.js, pure, stays open).`,
             },
-            { group: ['**/core/deck/index.js', '**/core/deck/mutex.js', '**/core/deck/watch.js'], message: `The deck is behind the operations: ${OPERATIONS_ONLY} (core/deck/form.js, pure, stays open).` },
+            {
+              group: ['**/core/deck/index.js', '**/core/deck/mutex.js', '**/core/deck/watch.js'],
+              message: `The deck is behind the operations: ${OPERATIONS_ONLY} (core/deck/form.js, pure, stays open).`,
+            },
             { group: ['**/core/console.js'], message: `The console is an operation: ${OPERATIONS_ONLY}.` },
           ],
         },

@@ -156,17 +156,25 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
       if (msg.type !== 'call' || typeof msg.id !== 'number') return;
       const { id, instrument = '', method = '', args = {} } = msg;
       running.set(instrument, id);
-      host.call(server, { instrument, method, args }).then(
-        (r) => socket.send(JSON.stringify({ type: 'result', id, value: r.output })),
-        (e: unknown) => socket.send(JSON.stringify({ type: 'error', id, error: failure(e) })),
-      ).finally(() => {
-        if (running.get(instrument) === id) running.delete(instrument);
-      });
+      host
+        .call(server, { instrument, method, args })
+        .then(
+          (r) => socket.send(JSON.stringify({ type: 'result', id, value: r.output })),
+          (e: unknown) => socket.send(JSON.stringify({ type: 'error', id, error: failure(e) })),
+        )
+        .finally(() => {
+          if (running.get(instrument) === id) running.delete(instrument);
+        });
     });
     socket.on('close', (code, reason) => {
       clearTimeout(silence);
       if (ws === socket) ws = null;
-      if (!refused) again(code === 4409 || code === 4400 || code === 4401 || code === 4403 ? `the server refused this agent: ${reason.toString()}` : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`);
+      if (!refused)
+        again(
+          code === 4409 || code === 4400 || code === 4401 || code === 4403
+            ? `the server refused this agent: ${reason.toString()}`
+            : `the connection closed (${code}${reason.length ? `: ${reason.toString()}` : ''})`,
+        );
     });
     socket.on('error', () => undefined); // `close` follows, and says what happened
   }
@@ -186,7 +194,7 @@ export async function startAgent(opts: AgentOptions, log: (line: string) => void
 export function registerAgentCommand(program: Command): void {
   program
     .command('agent')
-    .description('serve this PC\'s instruments to a labdeck server elsewhere (connects out over a WebSocket)')
+    .description("serve this PC's instruments to a labdeck server elsewhere (connects out over a WebSocket)")
     .requiredOption('--deck <file>', 'the deck of this PC (Python or TypeScript)')
     .requiredOption('--server <url>', 'the lab server, e.g. https://lab.example.org/app')
     .requiredOption('--token <token>', 'an agent token (labagent_…), made by an admin on the account page')

@@ -51,21 +51,29 @@ const common = (c: Command) =>
     .option('--plugins <dir>', 'plugin folder (lab serve creates it if missing, and watches it for changes)', 'lab-plugins')
     .option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data')
     .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)')
-    .option('--python <path>', 'Python interpreter for Python decks and drivers, e.g. your lab\'s venv (default: LABDECK_PYTHON, then python3)');
+    .option('--python <path>', "Python interpreter for Python decks and drivers, e.g. your lab's venv (default: LABDECK_PYTHON, then python3)");
 
 common(program.command('serve').description('serve the web app'))
   .option('--host <host>', 'address to listen on', '127.0.0.1')
   .option('--port <port>', 'port to listen on', port, 8000)
   .option('--no-watch', 'do not watch plugin folders or the deck')
   .option('--console-timeout <seconds>', 'time limit of one console run', seconds, 10)
-  .option('--parallel <n>', 'how many tasks on disjoint instruments run at once (each leases its workflow\'s instruments)', tasksAtOnce, 1)
+  .option('--parallel <n>', "how many tasks on disjoint instruments run at once (each leases its workflow's instruments)", tasksAtOnce, 1)
   .option('--max-connections <n>', 'connections held at once, in all (more are closed at once)', countOf('connections'), 1000)
   .option('--max-connections-per-address <n>', 'connections held at once from one client address (raise it behind a reverse proxy)', countOf('connections'), 100)
-  .option('--headers-timeout <seconds>', 'time a client has to send a request\'s headers (a socket that sends nothing is closed after it)', seconds, 10)
+  .option('--headers-timeout <seconds>', "time a client has to send a request's headers (a socket that sends nothing is closed after it)", seconds, 10)
   .option('--request-timeout <seconds>', 'time a client has to send a whole request, its body included (raise it for big uploads on slow links)', seconds, 30)
-  .option('--safety <file>', 'the lab\'s safety file (ivoryos-safety/1; default <data-dir>/safety.json when present; on PostgreSQL it seeds the lab-wide copy in the database)')
+  .option('--safety <file>', "the lab's safety file (ivoryos-safety/1; default <data-dir>/safety.json when present; on PostgreSQL it seeds the lab-wide copy in the database)")
   .option('--agent-call-timeout <seconds>', 'how long a call relayed to a lab agent may go unanswered before it fails in doubt (503)', seconds, 600)
-  .option('--allowed-hosts <names>', 'comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine\'s name always work); name:port or :port also allows a port other than labdeck\'s (a proxy)', (v: string) => v.split(',').map((x) => x.trim()).filter(Boolean))
+  .option(
+    '--allowed-hosts <names>',
+    "comma-separated host names the lab uses to reach labdeck (IP addresses, localhost and this machine's name always work); name:port or :port also allows a port other than labdeck's (a proxy)",
+    (v: string) =>
+      v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+  )
   .action(async (o) => {
     const { serve } = await import('./serve.js');
     const s = await serve({

@@ -34,7 +34,11 @@ export function mcpUrl(server: string): URL {
  * request the labdeck cannot be reached for is answered with a JSON-RPC error saying so, so the assistant
  * shows the reason instead of waiting.
  */
-export async function startMcpBridge(opts: McpBridgeOptions, io: { input: Readable; output: Writable } = { input: process.stdin, output: process.stdout }, log: (line: string) => void = (l) => console.error(l)) {
+export async function startMcpBridge(
+  opts: McpBridgeOptions,
+  io: { input: Readable; output: Writable } = { input: process.stdin, output: process.stdout },
+  log: (line: string) => void = (l) => console.error(l),
+) {
   const url = mcpUrl(opts.server);
   if (!opts.token.startsWith(MCP_TOKEN_PREFIX)) throw new UsageError(`--token must be an MCP token (${MCP_TOKEN_PREFIX}…): make one on the account page with scope "mcp"`);
   // the SDK is loaded here, not with the command line: every other `lab` command starts without it

@@ -65,7 +65,18 @@ export function jsonSink(io: CliIO, start: StartInfo): Sink {
     event: line,
     note: (message) => line({ type: 'note', message }),
     async end(i) {
-      line({ type: 'end', task_id: i.taskId, run_id: i.runId, status: i.status, skipped_steps: i.skipped, error: i.error, iterations: i.iterations, iterations_done: i.done, seconds: i.seconds, exit_code: i.exit });
+      line({
+        type: 'end',
+        task_id: i.taskId,
+        run_id: i.runId,
+        status: i.status,
+        skipped_steps: i.skipped,
+        error: i.error,
+        iterations: i.iterations,
+        iterations_done: i.done,
+        seconds: i.seconds,
+        exit_code: i.exit,
+      });
     },
   };
 }
@@ -99,9 +110,7 @@ export function plainSink(io: CliIO, start: StartInfo, { pairs }: View): Sink {
 }
 
 export async function inkSink(io: CliIO, start: StartInfo, onAction: (a: KeyAction, model: RunModel) => void, { initialState, mountLive, RunModel }: View): Promise<Sink> {
-  const model = new RunModel(
-    initialState({ workflow: start.workflow, version: start.version, file: start.file, iterations: start.iterations, interactive: true, taskId: start.taskId }),
-  );
+  const model = new RunModel(initialState({ workflow: start.workflow, version: start.version, file: start.file, iterations: start.iterations, interactive: true, taskId: start.taskId }));
   const app = mountLive(model, (a: KeyAction) => onAction(a, model), {
     stdout: io.stdout as NodeJS.WriteStream,
     stdin: io.stdin as NodeJS.ReadStream,

@@ -45,11 +45,7 @@ export interface RunViewState {
 }
 
 /** Events of this view that do not come from the runner. */
-export type LocalEvent =
-  | { type: 'notice'; text: string | null }
-  | { type: 'quitting' }
-  | { type: 'typed'; text: string }
-  | { type: 'end'; status: RunStatus; error: string | null };
+export type LocalEvent = { type: 'notice'; text: string | null } | { type: 'quitting' } | { type: 'typed'; text: string } | { type: 'end'; status: RunStatus; error: string | null };
 
 export type ViewEvent = RunnerEvent | LocalEvent;
 
@@ -299,7 +295,11 @@ export function Prompt({ s }: { s: RunViewState }) {
         : null}
       {s.quitting ? <Text color="yellow">Aborting: the cleanup phase runs, then lab run ends.</Text> : null}
       {s.notice ? <Text color="yellow">{s.notice}</Text> : null}
-      {s.status?.input && s.interactive ? <Text bold>{`${s.status.input.save_as}${s.status.input.schema.type === 'number' || s.status.input.schema.type === 'integer' ? (s.status.input.schema.unit ? ` (${s.status.input.schema.unit})` : '') : ''}> ${s.typed ?? ''}`}</Text> : null}
+      {s.status?.input && s.interactive ? (
+        <Text
+          bold
+        >{`${s.status.input.save_as}${s.status.input.schema.type === 'number' || s.status.input.schema.type === 'integer' ? (s.status.input.schema.unit ? ` (${s.status.input.schema.unit})` : '') : ''}> ${s.typed ?? ''}`}</Text>
+      ) : null}
       {s.interactive ? <Text color="gray">{keyHelp(s)}</Text> : null}
     </Box>
   );

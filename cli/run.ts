@@ -166,9 +166,7 @@ function iterationsOf(w: Workflow, inputs: Inputs, configFile: string | undefine
   }
   if (inputs.repeat !== undefined) return { repeat: inputs.repeat };
   if (w.parameters.length === 0) return { repeat: 1 };
-  throw new UsageError(
-    `workflow "${w.name}" has parameters (${w.parameters.map((p) => p.name).join(', ')}): give --config CSV (one row per iteration) or --repeat N (N iterations of the defaults)`,
-  );
+  throw new UsageError(`workflow "${w.name}" has parameters (${w.parameters.map((p) => p.name).join(', ')}): give --config CSV (one row per iteration) or --repeat N (N iterations of the defaults)`);
 }
 
 /** Refuse a data folder whose queue has unfinished tasks: checked before the runner starts (it would run them). */
@@ -270,7 +268,10 @@ async function execute(
       // how long it may take, from past runs of the workflow (core/notify); nothing when there are none
       if (e.status === 'running' && runtime) {
         const s = sink;
-        void runtime.ops.notifications.runEta(e.run_id).then((eta) => eta && s?.note(etaText(eta)), () => undefined);
+        void runtime.ops.notifications.runEta(e.run_id).then(
+          (eta) => eta && s?.note(etaText(eta)),
+          () => undefined,
+        );
       }
     } else if ('run_id' in e && runId !== null && e.run_id !== runId) return;
     if (e.type === 'status' && e.status.current_task && e.status.current_task.id !== taskId) return;

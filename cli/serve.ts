@@ -97,7 +97,8 @@ export async function serve(opts: ServeOptions, log: (line: string) => void = co
   const plugins = pluginDirs.length ? `${pluginDirs.map((p) => p.dir).join(', ')} (${watched})` : 'none';
   const guard = runtime.safety.status();
   if (guard.error) log(`safety: ${guard.error}`);
-  else if (guard.file !== null) log(`safety: ${guard.config.limits.length} limit(s), ${guard.config.rules.length} rule(s) from ${guard.source}${guard.config.enabled ? '' : ' (enabled: false: not enforced)'}`);
+  else if (guard.file !== null)
+    log(`safety: ${guard.config.limits.length} limit(s), ${guard.config.rules.length} rule(s) from ${guard.source}${guard.config.enabled ? '' : ' (enabled: false: not enforced)'}`);
   if (!fast) log(`fast path off (${FAST_PATH_ENV}=${process.env[FAST_PATH_ENV]}): plain Express answers every request, the same answers, slower`);
   log(`labdeck ready in ${Math.round(performance.now() - t0)} ms: http://${host}:${port}/app (deck: ${runtime.deckFile ?? 'none'}, data: ${runtime.dataDir}, plugins: ${plugins})`);
 

@@ -177,7 +177,13 @@ export function userList(opts: StoreOptions & { json?: boolean }, io: CliIO = pr
       } else if (users.length === 0) {
         println(io.stdout, 'no users yet: the first one added (lab user add NAME) or signed up is an admin');
       } else {
-        println(io.stdout, table(['USERNAME', 'ROLE', 'CREATED'], users.map((u) => [u.username, u.role, stamp(u.createdAt)])));
+        println(
+          io.stdout,
+          table(
+            ['USERNAME', 'ROLE', 'CREATED'],
+            users.map((u) => [u.username, u.role, stamp(u.createdAt)]),
+          ),
+        );
       }
       return EXIT.ok;
     }),
@@ -200,9 +206,7 @@ export function userPasswd(name: string, opts: StoreOptions & PasswordOptions, i
 
 /** `--data-dir` and `--db`, exactly as `lab serve` has them (the same database by default). */
 export function storeOptions<A extends unknown[], O extends OptionValues, G extends OptionValues>(c: Command<A, O, G>) {
-  return c
-    .option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data')
-    .option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)');
+  return c.option('--data-dir <dir>', 'data folder: database, secret, uploads', 'lab-data').option('--db <url>', 'database URL: sqlite:PATH or postgres://... (default: SQLite in the data folder)');
 }
 
 export function registerUserCommands(program: Command) {

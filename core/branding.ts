@@ -37,9 +37,7 @@ export class BrandingService {
   /** Store a new logo (optional) and mode. The file is kept under a generated name in the data directory. */
   async update(mode: unknown, logo?: Buffer): Promise<Branding> {
     if (mode !== undefined && mode !== '' && mode !== 'light' && mode !== 'dark') {
-      throw new LabError('invalid_input', `mode must be "light" or "dark", got ${JSON.stringify(mode)}`, [
-        { field: 'mode', message: 'must be light or dark' },
-      ]);
+      throw new LabError('invalid_input', `mode must be "light" or "dark", got ${JSON.stringify(mode)}`, [{ field: 'mode', message: 'must be light or dark' }]);
     }
     const current = await this.get();
     const next: Branding = { mode: (mode as Mode) || current.mode, logo: current.logo };
@@ -47,9 +45,7 @@ export class BrandingService {
       if (logo.length > LOGO_MAX_BYTES) throw new LabError('payload_too_large', 'The logo must be at most 1 MB.');
       const sig = SIGNATURES.find((s) => s.test(logo));
       if (!sig) {
-        throw new LabError('invalid_input', 'The logo must be a PNG, JPEG, GIF or WebP image.', [
-          { field: 'logo', message: 'not a PNG, JPEG, GIF or WebP image' },
-        ]);
+        throw new LabError('invalid_input', 'The logo must be a PNG, JPEG, GIF or WebP image.', [{ field: 'logo', message: 'not a PNG, JPEG, GIF or WebP image' }]);
       }
       const file = `logo-${randomBytes(8).toString('hex')}.${sig.ext}`;
       try {

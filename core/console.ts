@@ -45,9 +45,7 @@ const MAX_STDOUT = 1_000_000;
 
 /** Messages from a console worker. */
 type FromWorker =
-  | { type: 'stdout'; text: string }
-  | { type: 'call'; id: number; instrument: string; method: string; args: unknown[] }
-  | { type: 'done'; success: boolean; result: unknown; error: string | null };
+  { type: 'stdout'; text: string } | { type: 'call'; id: number; instrument: string; method: string; args: unknown[] } | { type: 'done'; success: boolean; result: unknown; error: string | null };
 
 export async function runConsole(code: string, opts: ConsoleOptions): Promise<ConsoleResult> {
   const timeoutMs = opts.timeoutMs ?? 10_000;
@@ -252,8 +250,7 @@ export function splitLastExpression(js: string): { body: string; tail: string | 
 }
 
 function esbuildMessage(e: unknown): string {
-  const first = (e as { errors?: { text: string; location: { line: number; column: number; lineText: string } | null }[] })
-    .errors?.[0];
+  const first = (e as { errors?: { text: string; location: { line: number; column: number; lineText: string } | null }[] }).errors?.[0];
   if (!first) return `SyntaxError: ${(e as Error).message}`;
   const at = first.location ? ` (line ${first.location.line}, column ${first.location.column + 1})` : '';
   const line = first.location ? `\n  ${first.location.lineText}\n  ${' '.repeat(first.location.column)}^` : '';

@@ -18,7 +18,8 @@ const READ_ONLY = /^(SQLITE_READONLY.*|SQLITE_IOERR.*|SQLITE_CANTOPEN|25006|EROF
  */
 const UNREACHABLE = /^(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE|08\w{3}|57P0[123]|53300|57014|SQLITE_BUSY.*|SQLITE_LOCKED.*)$/;
 /** What node-postgres says when a connection dies or a time limit passes (these errors carry no code). */
-const UNREACHABLE_TEXT = /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Cannot use a pool after calling end|terminating connection/i;
+const UNREACHABLE_TEXT =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Cannot use a pool after calling end|terminating connection/i;
 
 /**
  * A database failure as the store reports it: a full or read-only disk → 507 (see storageFailure); a

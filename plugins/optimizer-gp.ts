@@ -38,12 +38,7 @@ import { SOBOL_MAX_DIM, SobolSequence } from './opt/sobol.js';
 import { History, Pending, SpaceCodec, checkCount } from './opt/space.js';
 
 const config = z.object({
-  initial_points: z
-    .int()
-    .min(1)
-    .max(1000)
-    .optional()
-    .describe('Quasi-random (Sobol) points measured before the model takes over; default d + 3 for d parameters'),
+  initial_points: z.int().min(1).max(1000).optional().describe('Quasi-random (Sobol) points measured before the model takes over; default d + 3 for d parameters'),
   candidates: z.int().min(16).max(200_000).default(1024).describe('Quasi-random and local candidates scored for each suggestion'),
   local_starts: z.int().min(0).max(64).default(5).describe('Best candidates refined by local search for each suggestion'),
   batch_strategy: z
@@ -51,10 +46,7 @@ const config = z.object({
     .default('constant_liar')
     .describe('How points of a batch (and pending points) are fantasised: the best value so far, or the model mean'),
   fit_restarts: z.int().min(0).max(20).default(4).describe('Random restarts of the hyper-parameter fit while observations are few'),
-  basin_restarts: z
-    .boolean()
-    .default(true)
-    .describe("Once the best point's region has converged, search outside it with a model of the other observations (one objective)"),
+  basin_restarts: z.boolean().default(true).describe("Once the best point's region has converged, search outside it with a model of the other observations (one objective)"),
 });
 type Config = z.infer<typeof config>;
 
@@ -145,7 +137,11 @@ class GpOptimizer {
     this.pending = new Pending(this.codec);
     this.feasible = new FeasibleSpace(this.codec, constraints);
     const design = new SobolSequence(this.feasible.cubeDim, { seed, scramble: true });
-    this.design = new FeasibleSequence(this.feasible, (i) => design.point(i), (j) => createRng(seed, 'gp-walk', j));
+    this.design = new FeasibleSequence(
+      this.feasible,
+      (i) => design.point(i),
+      (j) => createRng(seed, 'gp-walk', j),
+    );
     this.nInit = config.initial_points ?? space.length + 3;
   }
 
@@ -256,12 +252,7 @@ class GpOptimizer {
       const best = Math.min(...rows.map((_, i) => loss(i)));
       if (Math.min(...recent.map(loss)) > before - RESTART.STALL_PROGRESS * (before - best)) return null;
     }
-    const alt = this.fit(
-      outside.map(loss),
-      createRng(this.seed, 'fit-restart', n),
-      'restart',
-      outside,
-    );
+    const alt = this.fit(outside.map(loss), createRng(this.seed, 'fit-restart', n), 'restart', outside);
     const r2 = maximizeLogEI(alt.post, { ...opts, best: alt.best, incumbents: alt.incumbents, avoid: basin });
     return Number.isFinite(r2.logEI) ? r2 : null;
   }
@@ -276,7 +267,16 @@ class GpOptimizer {
   private singleModel(): Model {
     if (!this.model || this.model.version !== this.version) {
       const rng = createRng(this.seed, 'fit', this.history.rows.length);
-      this.model = { version: this.version, model: this.fit(this.history.rows.map((r) => r.loss[0]!), rng, 'objective', undefined, true) };
+      this.model = {
+        version: this.version,
+        model: this.fit(
+          this.history.rows.map((r) => r.loss[0]!),
+          rng,
+          'objective',
+          undefined,
+          true,
+        ),
+      };
     }
     const base = this.model.model;
     return { ...base, post: base.post.clone() }; // fantasies go to the copy
@@ -303,7 +303,13 @@ class GpOptimizer {
     if (!this.outcomes.length) return [];
     if (this.outcomeModels?.version !== this.version) {
       const models = this.outcomes.map((c, k) => {
-        const m = this.fit(this.history.rows.map((r) => r.margins[k]!), createRng(this.seed, 'fit-outcome', k, this.history.rows.length), `outcome ${k}`, undefined, true);
+        const m = this.fit(
+          this.history.rows.map((r) => r.margins[k]!),
+          createRng(this.seed, 'fit-outcome', k, this.history.rows.length),
+          `outcome ${k}`,
+          undefined,
+          true,
+        );
         return { post: m.post, threshold: -m.yMean / m.ySd };
       });
       this.outcomeModels = { version: this.version, models };
@@ -446,9 +452,7 @@ class GpOptimizer {
     this.space.forEach((p, i) => {
       const o = this.codec.offsets[i]!;
       ls[p.name] =
-        p.type === 'choice'
-          ? p.choices!.map((_, k) => ROUND(h.lengthscales[o + k]!))
-          : ROUND(h.lengthscales[o]! * (p.log_scale ? Math.log(p.bounds![1] / p.bounds![0]) : p.bounds![1] - p.bounds![0]));
+        p.type === 'choice' ? p.choices!.map((_, k) => ROUND(h.lengthscales[o + k]!)) : ROUND(h.lengthscales[o]! * (p.log_scale ? Math.log(p.bounds![1] / p.bounds![0]) : p.bounds![1] - p.bounds![0]));
     });
     return { lengthscales: ls, signal_sd: ROUND(Math.sqrt(h.signal) * m.ySd), noise_sd: ROUND(Math.sqrt(h.noise) * m.ySd) };
   }

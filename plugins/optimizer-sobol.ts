@@ -30,7 +30,11 @@ export const sobolOptimizer = defineOptimizer({
     const pending = new Pending(codec);
     const feasible = new FeasibleSpace(codec, constraints);
     const seq = new SobolSequence(feasible.cubeDim, { scramble: config.scramble, seed });
-    const points = new FeasibleSequence(feasible, (i) => seq.point(i), (j) => createRng(seed, 'sobol-walk', j));
+    const points = new FeasibleSequence(
+      feasible,
+      (i) => seq.point(i),
+      (j) => createRng(seed, 'sobol-walk', j),
+    );
     return {
       suggest(n) {
         checkCount(n);

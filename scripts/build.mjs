@@ -77,7 +77,10 @@ for (const file of builtFiles('dist')) {
   const text = readFileSync(file, 'utf8');
   if (!text.includes('"zod"')) continue;
   const rel = relative(dirname(file), VENDOR_ZOD).split(sep).join('/');
-  writeFileSync(file, text.replace(importsZod, (_m, head) => `${head}"${rel.startsWith('.') ? rel : `./${rel}`}"`));
+  writeFileSync(
+    file,
+    text.replace(importsZod, (_m, head) => `${head}"${rel.startsWith('.') ? rel : `./${rel}`}"`),
+  );
 }
 
 // The `lab` command (bin/lab runs dist/lab/main.js): cli/main.ts with the packages it uses, in a few files
@@ -127,7 +130,10 @@ const lab = await build({
 // No circle of static imports among labdeck's own modules: in a bundle, a module of a circle can run before a
 // value it imports is assigned (Connect device refused every option field that way, and only in the bundle).
 const circles = importCircles(lab.metafile.inputs);
-if (circles.length) throw new Error(`import circles, each a set of modules that import one another (break them, e.g. with a dynamic import where the value is used):\n${circles.map((c) => `  ${c.join(', ')}`).join('\n')}`);
+if (circles.length)
+  throw new Error(
+    `import circles, each a set of modules that import one another (break them, e.g. with a dynamic import where the value is used):\n${circles.map((c) => `  ${c.join(', ')}`).join('\n')}`,
+  );
 // a second copy of any of them in the bundle would break plugins (or the console) without a build error
 const copied = Object.keys(lab.metafile.inputs).filter((f) => asBuilt(resolve(f.replace(/\.ts$/, '.js'))) || f.includes('node_modules/zod/'));
 if (copied.length) throw new Error(`dist/lab/ must import these from dist/ as built, not bundle them: ${copied.join(', ')}`);
@@ -135,8 +141,16 @@ if (copied.length) throw new Error(`dist/lab/ must import these from dist/ as bu
 /** The circles of static imports among the project's own files (Tarjan's strongly connected components). */
 function importCircles(inputs) {
   const own = (f) => !f.includes('node_modules/');
-  const edges = new Map(Object.entries(inputs).filter(([f]) => own(f)).map(([f, i]) => [f, i.imports.filter((x) => x.kind === 'import-statement' && !x.external && own(x.path)).map((x) => x.path)]));
-  const index = new Map(), low = new Map(), stack = [], onStack = new Set(), found = [];
+  const edges = new Map(
+    Object.entries(inputs)
+      .filter(([f]) => own(f))
+      .map(([f, i]) => [f, i.imports.filter((x) => x.kind === 'import-statement' && !x.external && own(x.path)).map((x) => x.path)]),
+  );
+  const index = new Map(),
+    low = new Map(),
+    stack = [],
+    onStack = new Set(),
+    found = [];
   const visit = (v) => {
     index.set(v, index.size);
     low.set(v, index.get(v));

@@ -67,7 +67,10 @@ try {
   });
   await api('/workflows', {
     name: 'reactor-yield',
-    parameters: [{ name: 'temperature', type: 'number', default: 60 }, { name: 'time', type: 'number', default: 10 }],
+    parameters: [
+      { name: 'temperature', type: 'number', default: 60 },
+      { name: 'time', type: 'number', default: 10 },
+    ],
     outputs: ['run.yield'],
     main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
   });

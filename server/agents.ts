@@ -20,7 +20,9 @@ const HELLO_MS = 10_000;
 
 function refuse(socket: Duplex, status: number, message: string) {
   const body = JSON.stringify({ error: { code: status === 401 ? 'unauthenticated' : 'invalid_input', message } });
-  socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : 'Bad Request'}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 /** A close reason within the 123 bytes WebSocket allows (ws throws on a longer one), cut at a character. */
@@ -47,13 +49,16 @@ export function attachAgents(server: Server, runtime: Runtime, { pingMs = PING_M
     if (!AGENT_PATHS.includes(path)) return;
     const m = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
     if (!m) return refuse(socket, 401, 'An agent connects with "Authorization: Bearer <agent token>" (lab agent --token).');
-    runtime.ops.accounts.agentCaller(m[1]).then(
-      (caller) => {
-        if (!caller) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
-        return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, caller.user.username, m[1], caller.token, pingMs)));
-      },
-      () => refuse(socket, 401, 'The token could not be checked.'),
-    ).catch(() => socket.destroy()); // ws did not load or the upgrade failed: the agent connects again
+    runtime.ops.accounts
+      .agentCaller(m[1])
+      .then(
+        (caller) => {
+          if (!caller) return refuse(socket, 401, 'Not an agent token, or a revoked one: an admin makes one on the account page (scope: agent).');
+          return upgrader().then((w) => w.handleUpgrade(req, socket, head, (ws) => accept(ws, runtime, caller.user.username, m[1], caller.token, pingMs)));
+        },
+        () => refuse(socket, 401, 'The token could not be checked.'),
+      )
+      .catch(() => socket.destroy()); // ws did not load or the upgrade failed: the agent connects again
   });
   server.on('close', () => void wss?.then((w) => w.close()));
 }

@@ -145,27 +145,29 @@ export async function createApp(runtime: Runtime, opts: AppOptions = {}) {
   // helmet's headers are the same on every response: set in one step on the fast path
   const headers = (mw: express.RequestHandler) => (fast ? fixedHeaders(mw) : mw);
   app.use(
-    headers(helmet({
-      contentSecurityPolicy: {
-        useDefaults: false,
-        directives: {
-          defaultSrc: ["'self'"],
-          scriptSrc: ["'self'"],
-          styleSrc: ["'self'"],
-          imgSrc: ["'self'", 'data:'],
-          fontSrc: ["'self'", 'data:'],
-          connectSrc: ["'self'"],
-          objectSrc: ["'none'"],
-          frameAncestors: ["'self'"],
-          baseUri: ["'self'"],
-          formAction: ["'self'"],
+    headers(
+      helmet({
+        contentSecurityPolicy: {
+          useDefaults: false,
+          directives: {
+            defaultSrc: ["'self'"],
+            scriptSrc: ["'self'"],
+            styleSrc: ["'self'"],
+            imgSrc: ["'self'", 'data:'],
+            fontSrc: ["'self'", 'data:'],
+            connectSrc: ["'self'"],
+            objectSrc: ["'none'"],
+            frameAncestors: ["'self'"],
+            baseUri: ["'self'"],
+            formAction: ["'self'"],
+          },
         },
-      },
-      strictTransportSecurity: false,
-      // no-referrer would make browsers send `Origin: null` on same-origin form posts
-      referrerPolicy: { policy: 'same-origin' },
-      crossOriginEmbedderPolicy: false,
-    })),
+        strictTransportSecurity: false,
+        // no-referrer would make browsers send `Origin: null` on same-origin form posts
+        referrerPolicy: { policy: 'same-origin' },
+        crossOriginEmbedderPolicy: false,
+      }),
+    ),
   );
 
   const limit = opts.bodyLimit ?? '1mb';

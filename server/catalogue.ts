@@ -80,7 +80,13 @@ export interface Catalogue {
 
 /** A route's express path as a pattern of whole paths (`:name`: one segment; a trailing slash allowed, any case). */
 const pathPattern = (expressPath: string): RegExp =>
-  new RegExp(`^${expressPath.split(/(:\w+)/).map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('')}/?$`, 'i');
+  new RegExp(
+    `^${expressPath
+      .split(/(:\w+)/)
+      .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('')}/?$`,
+    'i',
+  );
 
 /** The catalogue of `groups`: each route once (a route declared twice stops the app from being made). */
 export function catalogueOf(groups: readonly RouteGroup[]): Catalogue {

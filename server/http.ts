@@ -47,7 +47,10 @@ export function url(req: Request, path: string): string {
 }
 
 export function render(res: Response, element: ReactElement, status = 200) {
-  res.status(status).type('html').send(`<!doctype html>${renderToStaticMarkup(element)}`);
+  res
+    .status(status)
+    .type('html')
+    .send(`<!doctype html>${renderToStaticMarkup(element)}`);
 }
 
 export function statusOf(err: LabError): number {
@@ -110,10 +113,7 @@ export function logInternal(err: LabError): void {
   console.error((err as { cause?: unknown }).cause ?? err);
 }
 
-export const wrap =
-  (fn: (req: Request, res: Response, next: NextFunction) => unknown) =>
-  (req: Request, res: Response, next: NextFunction) =>
-    Promise.resolve(fn(req, res, next)).catch(next);
+export const wrap = (fn: (req: Request, res: Response, next: NextFunction) => unknown) => (req: Request, res: Response, next: NextFunction) => Promise.resolve(fn(req, res, next)).catch(next);
 
 /** The largest id a table gives out (PostgreSQL `integer`; the steps table's bigint ids pass a larger `max`). */
 export const MAX_ID = 2_147_483_647;
@@ -122,9 +122,7 @@ export const MAX_ID = 2_147_483_647;
 export function intParam(value: unknown, field: string, max = MAX_ID): number {
   const n = typeof value === 'number' ? value : typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 1 || n > max) {
-    throw new LabError('invalid_input', `${field} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`, [
-      { field, message: `must be a whole number from 1 to ${max}` },
-    ]);
+    throw new LabError('invalid_input', `${field} must be a whole number from 1 to ${max}, got ${JSON.stringify(value)}`, [{ field, message: `must be a whole number from 1 to ${max}` }]);
   }
   return n;
 }

@@ -60,7 +60,11 @@ export interface BuildOptions {
 function openSchema(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(openSchema);
   if (!v || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.entries(v).filter(([k, x]) => !(k === 'additionalProperties' && x === false)).map(([k, x]) => [k, openSchema(x)]));
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k, x]) => !(k === 'additionalProperties' && x === false))
+      .map(([k, x]) => [k, openSchema(x)]),
+  );
 }
 
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): SchemaObject {
@@ -273,7 +277,14 @@ function liveDeck(instruments: InstrumentSchema[], doc: OpenApiDocument) {
     mapping[inst.name] = `#/components/schemas/${withName}`;
 
     // the generic call route, for this instrument: its body is the instrument's own methods
-    const route = { ...INSTRUMENT_ROUTES.call, section: 'Live deck', path: `/instruments/${inst.name}`, summary: `Call a method of ${inst.name}`, operationId: `call_${inst.name.replace(/[^A-Za-z0-9_]/g, '_')}`, params: undefined } as unknown as Route;
+    const route = {
+      ...INSTRUMENT_ROUTES.call,
+      section: 'Live deck',
+      path: `/instruments/${inst.name}`,
+      summary: `Call a method of ${inst.name}`,
+      operationId: `call_${inst.name.replace(/[^A-Za-z0-9_]/g, '_')}`,
+      params: undefined,
+    } as unknown as Route;
     const op = operation(route, schemas);
     op.requestBody = { required: true, content: { [MEDIA.json]: { schema: ref(call) } } };
     op.description = `${inst.description || inst.driver}. Methods: ${inst.methods.map((m) => `${m.name} (${m.safety})`).join(', ')}. A form (method + one field per parameter) works too.`;
@@ -315,8 +326,8 @@ function description(opts: BuildOptions): string {
     'Errors in JSON are `{ "error": { "code", "message", "details"? } }` (the `Error` schema); `details` names the offending fields.',
     '',
     opts.public
-      ? "This copy was served to a visitor who is not logged in: log in (or send a token) to get the live deck's per-instrument call bodies (`Call.<instrument>` schemas and the \"Live deck\" operations)."
-      : "The \"Live deck\" operations and the `Call.<instrument>` schemas describe this lab's deck as it was when the document was served; temporary devices connected later are not in it.",
+      ? 'This copy was served to a visitor who is not logged in: log in (or send a token) to get the live deck\'s per-instrument call bodies (`Call.<instrument>` schemas and the "Live deck" operations).'
+      : 'The "Live deck" operations and the `Call.<instrument>` schemas describe this lab\'s deck as it was when the document was served; temporary devices connected later are not in it.',
   ].join('\n');
 }
 

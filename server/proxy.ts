@@ -20,12 +20,6 @@ import { typescript } from './clients/typescript.js';
 
 export type { ProxyOptions };
 
-export function generateProxy(
-  lang: 'python' | 'typescript',
-  instruments: InstrumentSchema[],
-  opts: ProxyOptions,
-): { filename: string; content: string } {
-  return lang === 'python'
-    ? { filename: 'labdeck_client.py', content: python(instruments, opts) }
-    : { filename: 'labdeck-client.ts', content: typescript(instruments, opts) };
+export function generateProxy(lang: 'python' | 'typescript', instruments: InstrumentSchema[], opts: ProxyOptions): { filename: string; content: string } {
+  return lang === 'python' ? { filename: 'labdeck_client.py', content: python(instruments, opts) } : { filename: 'labdeck-client.ts', content: typescript(instruments, opts) };
 }

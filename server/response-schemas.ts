@@ -52,7 +52,6 @@ const Driver = z.object({
 // a call record, a run record and the runner's status: declared once, in core, with the code that builds them
 const Step = CallRecordSchema;
 
-
 /** The runner as GET /executions/status (and the controls) answer it; GET /executions/status adds the watchdog's `timing`. */
 const RunnerStatus = RunnerStatusSchema.extend({
   timing: z
@@ -61,7 +60,9 @@ const RunnerStatus = RunnerStatusSchema.extend({
       runs: z.array(z.looseObject({ run_id: z.int(), eta: z.object({ earliest: ISO_DATE, latest: ISO_DATE, samples: z.int() }).nullable() })),
     })
     .optional()
-    .describe("The watchdog's view (docs/notifications.md): each running call step's expected end (null until its instrument and method have enough records) and each run's ETA (P10-P90 of past runs of its workflow)"),
+    .describe(
+      "The watchdog's view (docs/notifications.md): each running call step's expected end (null until its instrument and method have enough records) and each run's ETA (P10-P90 of past runs of its workflow)",
+    ),
 });
 
 export const RESPONSE_SCHEMAS = {
@@ -70,7 +71,18 @@ export const RESPONSE_SCHEMAS = {
       error: z.object({
         code: z.enum(Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]]),
         message: z.string().describe('For the person who has to act on it'),
-        details: z.array(z.object({ field: z.string().optional(), message: z.string(), limit: z.unknown().optional().describe('safety: the limit broken'), rule: z.string().optional().describe('safety: the rule broken'), value: z.unknown().optional().describe('safety: the value') })).optional().describe('The offending fields'),
+        details: z
+          .array(
+            z.object({
+              field: z.string().optional(),
+              message: z.string(),
+              limit: z.unknown().optional().describe('safety: the limit broken'),
+              rule: z.string().optional().describe('safety: the rule broken'),
+              value: z.unknown().optional().describe('safety: the value'),
+            }),
+          )
+          .optional()
+          .describe('The offending fields'),
       }),
       task_id: z.int().optional().describe('502 from an instrument call: the record of the failed call'),
       retry_after: z.number().optional().describe('429: seconds to wait (also the Retry-After header)'),
@@ -91,13 +103,17 @@ export const RESPONSE_SCHEMAS = {
   }),
   Account: z.object({
     user: User,
-    tokens: z.array(
-      z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent', 'mcp']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() }),
-    ),
+    tokens: z.array(z.object({ id: z.int(), name: z.string(), prefix: z.string(), scope: z.enum(['user', 'agent', 'mcp']), created_at: ISO_DATE, last_used_at: ISO_DATE.nullable() })),
     signup_open: z.boolean(),
     users: z.array(User).optional().describe('Every account (admins only)'),
   }),
-  TokenCreated: z.object({ token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'), id: z.int(), name: z.string(), agent_name: z.string().optional().describe('An agent token: the name its lab agent serves under'), scope: z.enum(['user', 'agent', 'mcp']) }),
+  TokenCreated: z.object({
+    token: z.string().describe('Shown once: send it as "Authorization: Bearer <token>" (an agent token: to lab agent --token)'),
+    id: z.int(),
+    name: z.string(),
+    agent_name: z.string().optional().describe('An agent token: the name its lab agent serves under'),
+    scope: z.enum(['user', 'agent', 'mcp']),
+  }),
   SignupState: z.object({ signup_open: z.boolean() }),
   ManagedUser,
   UserList: z.object({ users: z.array(ManagedUser).describe('Every account that is not deleted, oldest first') }),
@@ -161,11 +177,15 @@ export const RESPONSE_SCHEMAS = {
   }),
   RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
   AttentionList: z.object({
-    items: z.array(z.looseObject({ kind: z.string(), title: z.string(), action: z.string(), link: z.string(), url: z.string() })).describe('What waits for a person: kind (input, pause, failed_step, interrupted, approval, held_queue, host_offline, safety), what, what to do, where'),
+    items: z
+      .array(z.looseObject({ kind: z.string(), title: z.string(), action: z.string(), link: z.string(), url: z.string() }))
+      .describe('What waits for a person: kind (input, pause, failed_step, interrupted, approval, held_queue, host_offline, safety), what, what to do, where'),
     count: z.int(),
   }),
   InputGiven: z.object({ task_id: z.int(), value: z.unknown().describe('The value as it was saved (a number input: a number)'), status: RunnerStatus }),
-  OptimizerSchemas: z.looseObject({ name: z.string().optional(), config: z.unknown().optional(), capabilities: z.unknown().optional(), optimizers: z.array(z.unknown()).optional() }).describe('One optimizer, or { optimizers: [...] }'),
+  OptimizerSchemas: z
+    .looseObject({ name: z.string().optional(), config: z.unknown().optional(), capabilities: z.unknown().optional(), optimizers: z.array(z.unknown()).optional() })
+    .describe('One optimizer, or { optimizers: [...] }'),
   CampaignPoint: z.looseObject({
     n: z.int(),
     parameters: z.record(z.string(), z.unknown()),
@@ -173,7 +193,7 @@ export const RESPONSE_SCHEMAS = {
     results: z.record(z.string(), z.number()).nullable(),
     reason: z.string().nullable(),
     suggested_by: z.string().describe('optimizer:<name> or person:<username>'),
-    measured_by: z.string().nullable().describe('person:<username> (run:<id> for a robot campaign\'s own iterations)'),
+    measured_by: z.string().nullable().describe("person:<username> (run:<id> for a robot campaign's own iterations)"),
   }),
   CampaignPoints: z.object({ points: z.array(z.looseObject({ n: z.int(), parameters: z.record(z.string(), z.unknown()), state: z.string() })) }),
   Campaign: z.looseObject({
@@ -192,7 +212,16 @@ export const RESPONSE_SCHEMAS = {
     objectives: z.array(z.object({ name: z.string(), minimize: z.boolean() })),
     warm_start: z.array(z.looseObject({ params: z.record(z.string(), z.unknown()), values: z.record(z.string(), z.number()) })),
     points: z
-      .array(z.looseObject({ x: z.int(), n: z.int(), params: z.record(z.string(), z.unknown()), values: z.record(z.string(), z.number().nullable()), suggested_by: z.string(), measured_by: z.string().nullable() }))
+      .array(
+        z.looseObject({
+          x: z.int(),
+          n: z.int(),
+          params: z.record(z.string(), z.unknown()),
+          values: z.record(z.string(), z.number().nullable()),
+          suggested_by: z.string(),
+          measured_by: z.string().nullable(),
+        }),
+      )
       .describe("The measured points in the table's order; x: the row (a manual campaign: n)"),
     best_so_far: z.array(z.object({ x: z.int(), n: z.int(), value: z.number() })),
   }),

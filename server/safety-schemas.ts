@@ -2,7 +2,13 @@
 import { z } from 'zod';
 import { SafetyFile } from '../core/safety/format.js';
 
-const Problem = z.object({ field: z.string(), message: z.string(), value: z.unknown().optional(), limit: z.unknown().optional().describe('The limit broken: { source, target, min, max, allowed, tray }'), rule: z.string().optional().describe('The rule broken (its id)') });
+const Problem = z.object({
+  field: z.string(),
+  message: z.string(),
+  value: z.unknown().optional(),
+  limit: z.unknown().optional().describe('The limit broken: { source, target, min, max, allowed, tray }'),
+  rule: z.string().optional().describe('The rule broken (its id)'),
+});
 
 export const SAFETY_SCHEMAS: Record<string, z.ZodType> = {
   SafetyStatus: z.looseObject({

@@ -29,7 +29,8 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler, opts: 
         return next(new LabError('unauthenticated', 'This is an agent token: it serves instruments through `lab agent` and calls nothing else. Use a token of your account for the API.'));
       }
       if (tokenScope(m[1]) === 'mcp') {
-        if (!opts.mcp || req.path !== MCP_PATH) return next(new LabError('unauthenticated', `This is an MCP token: it opens ${MCP_PATH} (an AI assistant's MCP connection) and nothing else. Use a token of your account for the API.`));
+        if (!opts.mcp || req.path !== MCP_PATH)
+          return next(new LabError('unauthenticated', `This is an MCP token: it opens ${MCP_PATH} (an AI assistant's MCP connection) and nothing else. Use a token of your account for the API.`));
         runtime.accounts.mcpCaller(m[1]).then((caller) => {
           if (!caller) return next(new LabError('unauthenticated', 'This MCP token is unknown or was revoked, or its account is disabled.'));
           req.user = caller.user;
@@ -179,11 +180,21 @@ export function hostGuard(opts: { listen?: string; allowed?: string[] } = {}): R
     if (header === lastHost && local === lastPort) return next();
     const name = hostNameOf(header);
     if (!(isIP(name) || exact.has(name) || suffixes.some((s) => name.endsWith(s)))) {
-      return next(new LabError('forbidden', `This lab does not answer to the name "${name}". If that is how your lab reaches it, start labdeck with --allowed-hosts ${name}.`, [{ field: 'Host', message: 'not an allowed host name' }]));
+      return next(
+        new LabError('forbidden', `This lab does not answer to the name "${name}". If that is how your lab reaches it, start labdeck with --allowed-hosts ${name}.`, [
+          { field: 'Host', message: 'not an allowed host name' },
+        ]),
+      );
     }
     const port = hostPortOf(header);
     if (port === null || (port !== '' && port !== String(local) && !ports.has(port))) {
-      return next(new LabError('forbidden', `This lab answers on port ${local}, not at "${header}". If a proxy forwards that port to labdeck, start labdeck with --allowed-hosts ${name}${port ? `:${port}` : ''}.`, [{ field: 'Host', message: 'not the port labdeck serves' }]));
+      return next(
+        new LabError(
+          'forbidden',
+          `This lab answers on port ${local}, not at "${header}". If a proxy forwards that port to labdeck, start labdeck with --allowed-hosts ${name}${port ? `:${port}` : ''}.`,
+          [{ field: 'Host', message: 'not the port labdeck serves' }],
+        ),
+      );
     }
     lastHost = header;
     lastPort = local;

@@ -145,7 +145,10 @@ export class DbSessionStore {
   }
 
   destroy(sid: string, cb?: (err?: unknown) => void) {
-    this.remove(sid).then(() => cb?.(), (e) => cb?.(e));
+    this.remove(sid).then(
+      () => cb?.(),
+      (e) => cb?.(e),
+    );
   }
 
   private remember(sid: string, at: number) {

@@ -125,7 +125,10 @@ export function sessions(opts: SessionOptions): RequestHandler {
     if (res.headersSent) return;
     const prev = res.getHeader('Set-Cookie');
     if (prev === undefined) return;
-    res.setHeader('Set-Cookie', (Array.isArray(prev) ? prev : [String(prev)]).filter((c) => !c.startsWith(`${name}=`)));
+    res.setHeader(
+      'Set-Cookie',
+      (Array.isArray(prev) ? prev : [String(prev)]).filter((c) => !c.startsWith(`${name}=`)),
+    );
   };
 
   const setCookie = (res: Response, id: string, expires: Date) => {
@@ -242,14 +245,20 @@ export function sessions(opts: SessionOptions): RequestHandler {
     save(cb?: (err?: unknown) => void) {
       this.expiresAt = Date.now() + maxAgeMs;
       setCookie(this.res, this.id, new Date(this.expiresAt));
-      this.write().then(() => cb?.(), (e: unknown) => cb?.(this.failed(e)));
+      this.write().then(
+        () => cb?.(),
+        (e: unknown) => cb?.(this.failed(e)),
+      );
     }
 
     destroy(cb?: (err?: unknown) => void) {
       this.ended = true;
       this.dirty = false;
       (this.req as { session?: unknown }).session = undefined;
-      (this.stored ? store.remove(this.id) : Promise.resolve()).then(() => cb?.(), (e: unknown) => cb?.(e));
+      (this.stored ? store.remove(this.id) : Promise.resolve()).then(
+        () => cb?.(),
+        (e: unknown) => cb?.(e),
+      );
     }
 
     // the proxy's traps ------------------------------------------------------------------------------------

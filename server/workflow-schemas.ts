@@ -43,10 +43,7 @@ export const WORKFLOW_SCHEMAS = {
     .object({
       name: z.string().nullable().optional(),
       version: z.int().nullable().optional(),
-      workflow: z
-        .looseObject({ name: z.string() })
-        .optional()
-        .describe('The document being edited (the Workflow component; a new one is empty: its name "", no steps)'),
+      workflow: z.looseObject({ name: z.string() }).optional().describe('The document being edited (the Workflow component; a new one is empty: its name "", no steps)'),
       instruments: z.array(z.object({ name: z.string().optional(), driver: z.string().optional(), description: z.string().optional(), methods: z.array(z.looseObject({})).optional() })).optional(),
       urls: z.object({ list: z.string().optional(), base: z.string().optional(), run: z.string().optional() }).optional(),
     })

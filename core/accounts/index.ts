@@ -19,13 +19,10 @@ const PREFIXES: Record<TokenScope, string> = { user: 'lab_', agent: AGENT_TOKEN_
 /** Longer than any token labdeck makes (a prefix and 32 characters). */
 const MAX_TOKEN_LENGTH = 64;
 /** A token's scope, read from the token (or from the 8-character prefix the account page shows). */
-export const tokenScope = (tokenOrPrefix: string): TokenScope =>
-  tokenOrPrefix.startsWith(AGENT_TOKEN_PREFIX.slice(0, 8)) ? 'agent' : tokenOrPrefix.startsWith(MCP_TOKEN_PREFIX) ? 'mcp' : 'user';
+export const tokenScope = (tokenOrPrefix: string): TokenScope => (tokenOrPrefix.startsWith(AGENT_TOKEN_PREFIX.slice(0, 8)) ? 'agent' : tokenOrPrefix.startsWith(MCP_TOKEN_PREFIX) ? 'mcp' : 'user');
 
 const scrypt = (pw: string, salt: Buffer, len: number, opts: ScryptOptions) =>
-  new Promise<Buffer>((resolve, reject) =>
-    scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))),
-  );
+  new Promise<Buffer>((resolve, reject) => scryptCb(pw, salt, len, opts, (err, key) => (err ? reject(err) : resolve(key))));
 
 const SCRYPT = { N: 16384, r: 8, p: 1 };
 const KEY_LEN = 32;
@@ -102,14 +99,11 @@ export const ROLES: readonly Role[] = ['admin', 'operator'];
  */
 function checkConfirmation(password: string, confirm: unknown) {
   if (confirm !== undefined && confirm !== password) {
-    throw new LabError('invalid_input', 'The two new passwords differ: type the same new password in both fields.', [
-      { field: 'confirm_password', message: 'does not match new_password' },
-    ]);
+    throw new LabError('invalid_input', 'The two new passwords differ: type the same new password in both fields.', [{ field: 'confirm_password', message: 'does not match new_password' }]);
   }
 }
 
-const noSuchUser = (id: number) =>
-  new LabError('not_found', `No user with id ${id} (it may have been deleted): pick one from the users list.`, [{ field: 'user_id', message: 'no such user' }]);
+const noSuchUser = (id: number) => new LabError('not_found', `No user with id ${id} (it may have been deleted): pick one from the users list.`, [{ field: 'user_id', message: 'no such user' }]);
 
 /**
  * The check `users.change` runs under its lock: the last admin who can log in keeps the role, stays enabled
@@ -119,9 +113,7 @@ const keepAnAdmin =
   (then: string) =>
   (u: UserRow, otherActiveAdmins: number): void => {
     if (u.role === 'admin' && active(u) && otherActiveAdmins === 0) {
-      throw new LabError('conflict', `${u.username} is the last admin who can log in: make another account an admin first, then ${then}.`, [
-        { field: 'user_id', message: 'the last admin' },
-      ]);
+      throw new LabError('conflict', `${u.username} is the last admin who can log in: make another account an admin first, then ${then}.`, [{ field: 'user_id', message: 'the last admin' }]);
     }
   };
 
@@ -183,9 +175,7 @@ export class Accounts {
       ]);
     }
     if (existing) {
-      throw new LabError('conflict', `The user "${creds.username}" already exists; log in instead.`, [
-        { field: 'username', message: 'already taken' },
-      ]);
+      throw new LabError('conflict', `The user "${creds.username}" already exists; log in instead.`, [{ field: 'username', message: 'already taken' }]);
     }
     // the first account is the admin: of many sign-ups racing on an empty lab (in any process), one claims it
     const role: Role = opts.role ?? (count === 0 && (await this.store.settings.claim('first_admin', creds.username)) ? 'admin' : 'operator');
@@ -266,9 +256,7 @@ export class Accounts {
     const user = await this.store.users.byId(userId);
     if (!user || user.deletedAt) throw new LabError('not_found', 'This account no longer exists.');
     if (typeof oldPassword !== 'string' || !(await verifyPassword(oldPassword, user.passwordHash))) {
-      throw new LabError('unauthenticated', 'The current password is wrong.', [
-        { field: 'old_password', message: 'does not match' },
-      ]);
+      throw new LabError('unauthenticated', 'The current password is wrong.', [{ field: 'old_password', message: 'does not match' }]);
     }
     const { password } = checkCredentials(user.username, newPassword, 'new_password');
     checkConfirmation(password, confirmPassword);
@@ -324,9 +312,7 @@ export class Accounts {
   async setRole(by: PublicUser, id: number, role: unknown): Promise<{ user: ManagedUser; from: Role }> {
     mustBeAdmin(by);
     if (typeof role !== 'string' || !(ROLES as readonly string[]).includes(role)) {
-      throw new LabError('invalid_input', `role must be "admin" or "operator", got ${JSON.stringify(role)}.`, [
-        { field: 'role', message: 'must be admin or operator' },
-      ]);
+      throw new LabError('invalid_input', `role must be "admin" or "operator", got ${JSON.stringify(role)}.`, [{ field: 'role', message: 'must be admin or operator' }]);
     }
     let from: Role = role as Role;
     const user = await this.change(id, { role: role as Role }, (u, others) => {
@@ -344,9 +330,7 @@ export class Accounts {
   async resetPasswordOf(by: PublicUser, id: number, newPassword: unknown, confirmPassword?: unknown): Promise<{ user: ManagedUser; sessionsEnded: number }> {
     mustBeAdmin(by);
     if (id === by.id) {
-      throw new LabError('conflict', 'This is your own account: change your password on the Change password page (it asks for the current one).', [
-        { field: 'user_id', message: 'your own account' },
-      ]);
+      throw new LabError('conflict', 'This is your own account: change your password on the Change password page (it asks for the current one).', [{ field: 'user_id', message: 'your own account' }]);
     }
     const user = await this.store.users.byId(id);
     if (!user || user.deletedAt) throw noSuchUser(id);
@@ -364,9 +348,7 @@ export class Accounts {
   async setDisabled(by: PublicUser, id: number, disabled: boolean): Promise<{ user: ManagedUser; sessionsEnded: number }> {
     mustBeAdmin(by);
     if (disabled && id === by.id) {
-      throw new LabError('conflict', 'You cannot disable your own account: you would be locked out. Ask another admin.', [
-        { field: 'user_id', message: 'your own account' },
-      ]);
+      throw new LabError('conflict', 'You cannot disable your own account: you would be locked out. Ask another admin.', [{ field: 'user_id', message: 'your own account' }]);
     }
     const user = await this.change(id, { disabled }, disabled ? keepAnAdmin('disable this one') : undefined);
     const sessionsEnded = disabled ? await this.store.sessions.destroyForUser(id) : 0;

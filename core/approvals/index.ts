@@ -124,7 +124,10 @@ export class Approvals {
     const check = (levels: unknown, field: string): Safety[] => {
       if (!Array.isArray(levels)) throw new LabError('invalid_input', `${field} must be a list of safety levels.`, [{ field, message: 'must be a list' }]);
       const bad = levels.filter((l) => !SAFETY_LEVELS.includes(l as Safety));
-      if (bad.length) throw new LabError('invalid_input', `${field}: ${bad.map((b) => JSON.stringify(b)).join(', ')} is not a safety level (${SAFETY_LEVELS.join(', ')}).`, [{ field, message: 'unknown safety level' }]);
+      if (bad.length)
+        throw new LabError('invalid_input', `${field}: ${bad.map((b) => JSON.stringify(b)).join(', ')} is not a safety level (${SAFETY_LEVELS.join(', ')}).`, [
+          { field, message: 'unknown safety level' },
+        ]);
       return SAFETY_LEVELS.filter((l) => levels.includes(l));
     };
     const clean: ApprovalPolicy = { default: check(policy.default, 'default'), instruments: {} };
@@ -260,7 +263,7 @@ export class Approvals {
     }
     const decidedAt = new Date();
     const decide = (tx: TxStore) => tx.approvals.decide(id, { status: decision === 'approve' ? 'approved' : 'rejected', decidedBy: by.user.id, reason: why, decidedAt });
-    if (!(await alertingWhen(this.opts.store, async (tx) => (await decide(tx)) ? { result: true, ops: [approvalDecided(id, decision, by.user.username)] } : { result: false, ops: [] }))) {
+    if (!(await alertingWhen(this.opts.store, async (tx) => ((await decide(tx)) ? { result: true, ops: [approvalDecided(id, decision, by.user.username)] } : { result: false, ops: [] })))) {
       const now = await this.get(id);
       const state = stateOf(now, decidedAt);
       throw new LabError('conflict', state === 'expired' ? `Request ${id} expired at ${now.expiresAt.toISOString()}: it will never run.` : `Request ${id} was ${state} already.`, undefined, { state });

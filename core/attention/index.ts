@@ -93,10 +93,28 @@ export class Attention {
     // pause steps: this labdeck's, and (PostgreSQL) the other labdecks' as they relay them
     const status = runner.status();
     for (const t of status.running) {
-      if (t.waiting) items.push({ kind: 'pause', title: `${t.name}: ${t.waiting.message}`, action: 'Continue on the run page when it is done.', link: RUN_PAGE, task_id: t.id, run_id: t.run_id, host: runner.host.name });
+      if (t.waiting)
+        items.push({
+          kind: 'pause',
+          title: `${t.name}: ${t.waiting.message}`,
+          action: 'Continue on the run page when it is done.',
+          link: RUN_PAGE,
+          task_id: t.id,
+          run_id: t.run_id,
+          host: runner.host.name,
+        });
     }
     for (const t of status.elsewhere) {
-      if (t.waiting) items.push({ kind: 'pause', title: `${t.name}: ${t.waiting.message}`, action: `Continue it on the run page (it runs on ${t.host}).`, link: RUN_PAGE, task_id: t.task_id, run_id: t.run_id, host: t.host });
+      if (t.waiting)
+        items.push({
+          kind: 'pause',
+          title: `${t.name}: ${t.waiting.message}`,
+          action: `Continue it on the run page (it runs on ${t.host}).`,
+          link: RUN_PAGE,
+          task_id: t.task_id,
+          run_id: t.run_id,
+          host: t.host,
+        });
     }
 
     for (const t of open.filter((x) => x.status === 'interrupted')) {
@@ -111,10 +129,25 @@ export class Attention {
       });
     }
     for (const t of holding.filter((x) => x.status !== 'interrupted')) {
-      items.push({ kind: 'held_queue', title: `The queue is held after task ${t.id} (${t.name}) was ${t.status}`, action: 'Release the queue on the run page when the lab is ready.', link: RUN_PAGE, task_id: t.id, run_id: t.runId, since: t.endedAt?.toISOString() ?? null });
+      items.push({
+        kind: 'held_queue',
+        title: `The queue is held after task ${t.id} (${t.name}) was ${t.status}`,
+        action: 'Release the queue on the run page when the lab is ready.',
+        link: RUN_PAGE,
+        task_id: t.id,
+        run_id: t.runId,
+        since: t.endedAt?.toISOString() ?? null,
+      });
     }
     for (const a of approvals) {
-      items.push({ kind: 'approval', title: `An agent asks: ${a.summary}`, action: 'Approve or reject it in the approval inbox.', link: '/approvals', since: a.createdAt.toISOString(), detail: { approval_id: a.id } });
+      items.push({
+        kind: 'approval',
+        title: `An agent asks: ${a.summary}`,
+        action: 'Approve or reject it in the approval inbox.',
+        link: '/approvals',
+        since: a.createdAt.toISOString(),
+        detail: { approval_id: a.id },
+      });
     }
 
     // pending tasks that need instruments no live labdeck drives (their labdeck is offline)
@@ -143,7 +176,12 @@ export class Attention {
       try {
         items.push(...(await source()));
       } catch (e) {
-        items.push({ kind: name, title: `The ${name} check could not be read: ${e instanceof Error ? e.message : String(e)}`, action: 'Look at it before going on: what cannot be checked is not safe.', link: '/' });
+        items.push({
+          kind: name,
+          title: `The ${name} check could not be read: ${e instanceof Error ? e.message : String(e)}`,
+          action: 'Look at it before going on: what cannot be checked is not safe.',
+          link: '/',
+        });
       }
     }
     return items;

@@ -195,7 +195,11 @@ export class CampaignPoints {
     const p = c.payload;
     return this.store.campaigns.exclusive(id, async (repo) => {
       const points = await repo.points(id);
-      const extra = c.taskId ? (await this.iterations(c)).map((x) => ({ params: x.parameters as Record<string, number | string>, values: x.results! })).filter((o) => Object.values(o.values).every((v) => typeof v === 'number')) : [];
+      const extra = c.taskId
+        ? (await this.iterations(c))
+            .map((x) => ({ params: x.parameters as Record<string, number | string>, values: x.results! }))
+            .filter((o) => Object.values(o.values).every((v) => typeof v === 'number'))
+        : [];
       const instance = await this.rebuild(p, points, extra);
       const taken = new Set(points.filter((x) => x.state === 'pending').map((x) => pointKey(p.space, x.parameters)));
       let next: Record<string, number | string>[];
@@ -207,7 +211,12 @@ export class CampaignPoints {
         throw e;
       }
       if (!next.length) throw new LabError('conflict', `The optimizer ${p.optimizer} has no new point to suggest (it repeats the pending ones).`);
-      return (await repo.addPoints(id, next.map((parameters) => ({ parameters, suggestedBy: `optimizer:${p.optimizer}`, suggestedUser: null })))).map(pointView);
+      return (
+        await repo.addPoints(
+          id,
+          next.map((parameters) => ({ parameters, suggestedBy: `optimizer:${p.optimizer}`, suggestedUser: null })),
+        )
+      ).map(pointView);
     });
   }
 
@@ -216,7 +225,9 @@ export class CampaignPoints {
     const c = await this.campaign(id);
     const parameters = checkStaffPoint(c.payload, body.parameters);
     const results = body.results === undefined || body.results === null ? undefined : checkResults(this.opts.campaigns.measuredNames(c.payload), body.results);
-    const [row] = await this.store.campaigns.addPoints(id, [{ parameters, suggestedBy: person(who), suggestedUser: who.userId, ...(results ? { results, measuredBy: person(who), measuredUser: who.userId } : {}) }]);
+    const [row] = await this.store.campaigns.addPoints(id, [
+      { parameters, suggestedBy: person(who), suggestedUser: who.userId, ...(results ? { results, measuredBy: person(who), measuredUser: who.userId } : {}) },
+    ]);
     return pointView(row!);
   }
 
@@ -234,10 +245,12 @@ export class CampaignPoints {
     let reason: string | null = null;
     if (discard) {
       if (body.results !== undefined) throw new LabError('invalid_input', 'results: a discarded point has no results', [{ field: 'results', message: 'a discarded point has no results' }]);
-      if (typeof body.reason !== 'string' || !body.reason.trim()) throw new LabError('invalid_input', 'reason: say why the point is discarded', [{ field: 'reason', message: 'is required when a point is discarded' }]);
+      if (typeof body.reason !== 'string' || !body.reason.trim())
+        throw new LabError('invalid_input', 'reason: say why the point is discarded', [{ field: 'reason', message: 'is required when a point is discarded' }]);
       reason = body.reason.trim().slice(0, 1000);
     } else {
-      if (body.reason !== undefined && body.reason !== '') throw new LabError('invalid_input', 'reason: only a discarded point takes a reason', [{ field: 'reason', message: 'only a discarded point takes a reason (send discarded: true)' }]);
+      if (body.reason !== undefined && body.reason !== '')
+        throw new LabError('invalid_input', 'reason: only a discarded point takes a reason', [{ field: 'reason', message: 'only a discarded point takes a reason (send discarded: true)' }]);
       results = checkResults(this.opts.campaigns.measuredNames(c.payload), body.results);
     }
     if (point.state !== 'pending') throw new LabError('conflict', `Point ${n} of campaign ${id} is ${point.state} already (${point.measuredBy ?? ''}), and a point is entered once.`);
@@ -278,7 +291,12 @@ export class CampaignPoints {
     const measures = this.opts.campaigns.measuredNames(c.payload);
     const table = parseCsv(file);
     const missing = ['n', ...measures].filter((m) => !table.columns.includes(m));
-    if (missing.length) throw new LabError('invalid_input', `The file has no column ${missing.map((m) => `"${m}"`).join(', ')} (download the pending points to fill them in).`, missing.map((m) => ({ field: `column ${m}`, message: 'is missing' })));
+    if (missing.length)
+      throw new LabError(
+        'invalid_input',
+        `The file has no column ${missing.map((m) => `"${m}"`).join(', ')} (download the pending points to fill them in).`,
+        missing.map((m) => ({ field: `column ${m}`, message: 'is missing' })),
+      );
     const points = new Map((await this.store.campaigns.points(id)).map((x) => [x.n, x]));
     const plan: { n: number; results: Record<string, number> | null; reason: string | null }[] = [];
     const unchanged: number[] = [];
@@ -286,7 +304,8 @@ export class CampaignPoints {
       const line = table.lines[i];
       const n = Number(row.n);
       const point = points.get(n);
-      if (!Number.isInteger(n) || !point) throw new LabError('invalid_input', `line ${line}, column n: campaign ${id} has no point "${row.n}"`, [{ field: `line ${line}, column n`, message: `no point "${row.n}"` }]);
+      if (!Number.isInteger(n) || !point)
+        throw new LabError('invalid_input', `line ${line}, column n: campaign ${id} has no point "${row.n}"`, [{ field: `line ${line}, column n`, message: `no point "${row.n}"` }]);
       const reason = (row.discarded_reason ?? '').trim();
       const given = measures.filter((m) => (row[m] ?? '').trim() !== '');
       if (!given.length && !reason) return void unchanged.push(n);
@@ -294,18 +313,32 @@ export class CampaignPoints {
         // the same file uploaded again: what is in stays, and is not entered twice
         return void unchanged.push(n);
       }
-      if (reason && given.length) throw new LabError('invalid_input', `line ${line}: a point is measured or discarded, not both`, [{ field: `line ${line}, column discarded_reason`, message: 'a discarded point has no results' }]);
+      if (reason && given.length)
+        throw new LabError('invalid_input', `line ${line}: a point is measured or discarded, not both`, [
+          { field: `line ${line}, column discarded_reason`, message: 'a discarded point has no results' },
+        ]);
       if (reason) return void plan.push({ n, results: null, reason });
       try {
         plan.push({ n, results: checkResults(measures, Object.fromEntries(measures.map((m) => [m, row[m]])), 'column'), reason: null });
       } catch (e) {
         const d = (e as LabError).details ?? [];
-        throw new LabError('invalid_input', `line ${line}: ${d.map((x) => `${x.field!.replace('column.', 'column ')}: ${x.message}`).join('; ')}`, d.map((x) => ({ field: `line ${line}, ${x.field!.replace('column.', 'column ')}`, message: x.message })));
+        throw new LabError(
+          'invalid_input',
+          `line ${line}: ${d.map((x) => `${x.field!.replace('column.', 'column ')}: ${x.message}`).join('; ')}`,
+          d.map((x) => ({ field: `line ${line}, ${x.field!.replace('column.', 'column ')}`, message: x.message })),
+        );
       }
     });
     const out = { measured: [] as number[], discarded: [] as number[], unchanged };
     for (const step of plan) {
-      const ok = await this.store.campaigns.settle(id, step.n, { state: step.reason ? 'discarded' : 'measured', results: step.results, reason: step.reason, measuredBy: person(who), measuredUser: who.userId, at: new Date() });
+      const ok = await this.store.campaigns.settle(id, step.n, {
+        state: step.reason ? 'discarded' : 'measured',
+        results: step.results,
+        reason: step.reason,
+        measuredBy: person(who),
+        measuredUser: who.userId,
+        at: new Date(),
+      });
       (ok ? (step.reason ? out.discarded : out.measured) : out.unchanged).push(step.n);
     }
     return out;

@@ -104,7 +104,6 @@ function constraintList(value: unknown, field: string): unknown {
   }
 }
 
-
 /**
  * A plugin's LabError as this runtime's: plugins are loaded in their own module instances (core/plugins/
  * loader.ts), so their LabError is another class (under jest, of another realm) with the same name, code
@@ -122,7 +121,6 @@ const intField = (value: unknown, field: string, fallback?: number): number => {
   if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) return bad(field, `must be a whole number of at least 1, got ${JSON.stringify(value)}`);
   return n;
 };
-
 
 /**
  * Why an output cannot be an objective, from what the deck declares it returns (`run` is an object
@@ -172,7 +170,8 @@ export async function planCampaign(ctx: PlanContext, input: CampaignInput): Prom
     const fixedType = typeof s.value === 'string' ? 'string' : Number.isInteger(s.value) ? 'integer' : 'number';
     if (!p) details.push({ field: `parameters[${i}].name`, message: `"${s.name}" is not a parameter of ${wf.name} (it has ${[...params.keys()].join(', ') || 'none'})` });
     else if (s.type === 'fixed') {
-      if (p.type !== fixedType && !(p.type === 'number' && fixedType === 'integer')) details.push({ field: `parameters[${i}].value`, message: `"${s.name}" is a ${p.type} parameter, and ${JSON.stringify(s.value)} is not` });
+      if (p.type !== fixedType && !(p.type === 'number' && fixedType === 'integer'))
+        details.push({ field: `parameters[${i}].value`, message: `"${s.name}" is a ${p.type} parameter, and ${JSON.stringify(s.value)} is not` });
     } else if (s.type === 'choice' ? p.type !== 'string' : p.type !== 'number' && p.type !== 'integer') {
       details.push({ field: `parameters[${i}].type`, message: `${s.type} does not fit the ${p.type} parameter "${s.name}"` });
     } else if (p.type === 'integer' && s.type === 'range') {
@@ -261,7 +260,11 @@ async function warmStart(files: FileStore, file: string, all: ParameterSpec[], o
     onHead: ({ columns }) => {
       const missing = [...space.map((s) => s.name), ...objectives.map((o) => o.name)].filter((c) => !columns.includes(c));
       if (missing.length) {
-        throw new LabError('invalid_input', `The history file ${file} has no column ${missing.map((m) => `"${m}"`).join(', ')}.`, missing.map((m) => ({ field: 'existing_data', message: `no column ${m}` })));
+        throw new LabError(
+          'invalid_input',
+          `The history file ${file} has no column ${missing.map((m) => `"${m}"`).join(', ')}.`,
+          missing.map((m) => ({ field: 'existing_data', message: `no column ${m}` })),
+        );
       }
       at = new Map(columns.map((c, i) => [c, i]));
       const used = new Set([...space.map((x) => x.name), ...objectives.map((o) => o.name)]);
@@ -293,6 +296,14 @@ async function warmStart(files: FileStore, file: string, all: ParameterSpec[], o
       rows.push({ params, values });
     },
   });
-  if (bad) throw new LabError('invalid_input', `The history file ${file} has ${bad} bad value(s): ${details.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ')}.`, details);
+  if (bad)
+    throw new LabError(
+      'invalid_input',
+      `The history file ${file} has ${bad} bad value(s): ${details
+        .slice(0, 3)
+        .map((d) => `${d.field}: ${d.message}`)
+        .join('; ')}.`,
+      details,
+    );
   return rows;
 }

@@ -20,7 +20,18 @@ export interface PlotPoint {
 
 export interface LatestPlot {
   /** `stopped_early`: the measurement that met stop_when, in words (the campaign ran no further), or null. */
-  campaign: { task_id: number; run_id: number | null; campaign_id?: number | null; name: string; workflow: string; optimizer: string; status: string; budget: number; batch_size: number; stopped_early?: string | null };
+  campaign: {
+    task_id: number;
+    run_id: number | null;
+    campaign_id?: number | null;
+    name: string;
+    workflow: string;
+    optimizer: string;
+    status: string;
+    budget: number;
+    batch_size: number;
+    stopped_early?: string | null;
+  };
   parameters: ParameterSpec[];
   objectives: ObjectiveSpec[];
   /** Measurements of this campaign, in order; warm-start rows come first with iteration null, points measured by hand last (iteration null, `n`). */
@@ -46,7 +57,13 @@ export async function latestPlot(store: Store, task: QueueTaskRow, live: Live | 
     if (ph.status !== 'ok') continue;
     const outputs = (ph.outputs ?? {}) as Record<string, unknown>;
     const values = Object.fromEntries(measuredNames(p).map((name) => [name, typeof outputs[name] === 'number' ? (outputs[name] as number) : null]));
-    points.push({ iteration: ph.iteration ?? 0, params: Object.fromEntries(p.space.map((s) => [s.name, (ph.params as Record<string, unknown>)[s.name]])), values, suggested_by: `optimizer:${p.optimizer}`, measured_by: `run:${task.runId}` });
+    points.push({
+      iteration: ph.iteration ?? 0,
+      params: Object.fromEntries(p.space.map((s) => [s.name, (ph.params as Record<string, unknown>)[s.name]])),
+      values,
+      suggested_by: `optimizer:${p.optimizer}`,
+      measured_by: `run:${task.runId}`,
+    });
     const v = values[first.name];
     // a measurement that misses an outcome constraint is no candidate for the best, whatever its value
     if (typeof v === 'number' && meetsOutcomes(p, outputs) && (bestValue === null || (first.minimize ? v < bestValue : v > bestValue))) bestValue = v;
@@ -57,10 +74,28 @@ export async function latestPlot(store: Store, task: QueueTaskRow, live: Live | 
   const record = await store.campaigns.ofTask(task.id);
   for (const x of record ? await store.campaigns.points(record.id) : []) {
     if (x.state !== 'measured' || !x.results) continue;
-    points.push({ iteration: null, n: x.n, params: x.parameters, values: Object.fromEntries(measuredNames(p).map((name) => [name, x.results![name] ?? null])), suggested_by: x.suggestedBy, measured_by: x.measuredBy ?? undefined });
+    points.push({
+      iteration: null,
+      n: x.n,
+      params: x.parameters,
+      values: Object.fromEntries(measuredNames(p).map((name) => [name, x.results![name] ?? null])),
+      suggested_by: x.suggestedBy,
+      measured_by: x.measuredBy ?? undefined,
+    });
   }
   return {
-    campaign: { task_id: task.id, run_id: task.runId, campaign_id: record?.id ?? null, name: task.name, workflow: p.workflow, optimizer: p.optimizer, status: task.status, budget: p.budget, batch_size: p.batch_size, stopped_early: stopped },
+    campaign: {
+      task_id: task.id,
+      run_id: task.runId,
+      campaign_id: record?.id ?? null,
+      name: task.name,
+      workflow: p.workflow,
+      optimizer: p.optimizer,
+      status: task.status,
+      budget: p.budget,
+      batch_size: p.batch_size,
+      stopped_early: stopped,
+    },
     parameters: p.space,
     objectives: p.objectives,
     points,

@@ -23,10 +23,12 @@ function numberOf(v: unknown): number {
 
 /** Two points are the same when every parameter is (numbers to 10 significant digits, as stored and typed). */
 export function pointKey(space: ParameterSpec[], params: Record<string, unknown>): string {
-  return JSON.stringify(space.map((s) => {
-    const v = params[s.name];
-    return typeof v === 'number' ? Number(v.toPrecision(10)) : v;
-  }));
+  return JSON.stringify(
+    space.map((s) => {
+      const v = params[s.name];
+      return typeof v === 'number' ? Number(v.toPrecision(10)) : v;
+    }),
+  );
 }
 
 /** The searched and fixed parameters of a point, nothing else (a suggestion carries the workflow's fixed values too). */

@@ -83,7 +83,10 @@ export function meetsOutcomes(p: CampaignPayload, outputs: Record<string, unknow
 
 export function campaignRecord(p: CampaignPayload): CampaignRecord {
   const first = p.objectives[0];
-  const values = p.existing.filter((o) => meetsOutcomes(p, o.values)).map((o) => o.values[first?.name ?? '']).filter((v): v is number => typeof v === 'number');
+  const values = p.existing
+    .filter((o) => meetsOutcomes(p, o.values))
+    .map((o) => o.values[first?.name ?? ''])
+    .filter((v): v is number => typeof v === 'number');
   const best = values.length ? (first?.minimize ? Math.min(...values) : Math.max(...values)) : null;
   return {
     campaign: {

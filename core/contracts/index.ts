@@ -112,8 +112,7 @@ export const INSTRUMENT_TAG = Symbol.for('labdeck.instrument');
 export const DEVICE_TAG = Symbol.for('labdeck.device');
 
 /** A driver: the checked definition, plus `with(options)` to declare a deck device using it. */
-export interface InstrumentDriver<O extends ZodObjectAny = ZodObjectAny, I = unknown>
-  extends InstrumentDefinition<O, I> {
+export interface InstrumentDriver<O extends ZodObjectAny = ZodObjectAny, I = unknown> extends InstrumentDefinition<O, I> {
   readonly [INSTRUMENT_TAG]: true;
   contract: number;
   /** Declare a device of this driver for a deck module: `export const pump = pumpDriver.with({ rate: 2 })`. */
@@ -132,9 +131,7 @@ const NAME_RE = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const PARAM_RE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** Check and tag an instrument driver. Throws a ContractError that names the offending part. */
-export function defineInstrument<O extends ZodObjectAny, I>(
-  def: InstrumentDefinition<O, I>,
-): InstrumentDriver<O, I> {
+export function defineInstrument<O extends ZodObjectAny, I>(def: InstrumentDefinition<O, I>): InstrumentDriver<O, I> {
   if (!def || typeof def !== 'object') throw new ContractError('defineInstrument needs a definition object');
   if (typeof def.name !== 'string' || !NAME_RE.test(def.name)) {
     throw new ContractError(`instrument name must match ${NAME_RE}, got ${JSON.stringify(def.name)}`);

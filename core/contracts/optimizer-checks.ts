@@ -6,7 +6,18 @@
 import type { z } from 'zod';
 import { LabError, type ErrorDetail } from './errors.js';
 import type { ZodObjectAny } from './index.js';
-import { CONSTRAINT_TOLERANCE, OPTIMIZER_NAME_RE as NAME_RE, PARAMETER_TYPES, type LinearConstraint, type ObjectiveSpec, type OptimizerCapabilities, type OutcomeConstraint, type ParameterSpec, type ParameterType, type ParamValues } from './optimizer-types.js';
+import {
+  CONSTRAINT_TOLERANCE,
+  OPTIMIZER_NAME_RE as NAME_RE,
+  PARAMETER_TYPES,
+  type LinearConstraint,
+  type ObjectiveSpec,
+  type OptimizerCapabilities,
+  type OutcomeConstraint,
+  type ParameterSpec,
+  type ParameterType,
+  type ParamValues,
+} from './optimizer-types.js';
 
 /* ---------------------------------------------------------------- validation of user input */
 
@@ -166,7 +177,8 @@ function parseRelation(text: string, field: string, known?: Set<string>): Relati
       if (tok.kind === 'sym' && (tok.text === '*' || tok.text === '/')) {
         op = tok.text;
         next();
-      } else if (tok.kind === 'name' || tok.kind === 'num') op = '*'; // 2 x, 2x
+      } else if (tok.kind === 'name' || tok.kind === 'num')
+        op = '*'; // 2 x, 2x
       else return [coef, name];
     }
   };
@@ -208,7 +220,13 @@ function parseRelation(text: string, field: string, known?: Set<string>): Relati
  */
 function textList(raw: unknown, field: string): string[] {
   if (raw === undefined || raw === null || raw === '') return [];
-  const list = typeof raw === 'string' ? raw.split(/[;\n]/).map((s) => s.trim()).filter(Boolean) : raw;
+  const list =
+    typeof raw === 'string'
+      ? raw
+          .split(/[;\n]/)
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : raw;
   const texts = Array.isArray(list) ? list.map((c: unknown) => (isObj(c) && typeof c.text === 'string' ? c.text : c)) : null;
   if (!texts || !texts.every((c): c is string => typeof c === 'string' && c.trim() !== '')) {
     throw invalid(`${field} must be a list of strings`, [{ field, message: 'must be a list of strings such as "x1 + 2*x2 <= 10"' }]);
@@ -227,7 +245,9 @@ export function checkConstraints(raw: unknown, space: ParameterSpec[], def?: { n
   const list = textList(raw, field);
   if (!list.length) return [];
   if (def && !def.capabilities.constraints) {
-    throw invalid(`the optimizer "${def.name}" cannot honour parameter constraints`, [{ field, message: `the optimizer "${def.name}" cannot honour parameter constraints: choose one that can (random, sobol, gp)` }]);
+    throw invalid(`the optimizer "${def.name}" cannot honour parameter constraints`, [
+      { field, message: `the optimizer "${def.name}" cannot honour parameter constraints: choose one that can (random, sobol, gp)` },
+    ]);
   }
   const byName = new Map(space.map((p) => [p.name, p]));
   const searched = space.filter((p) => p.type !== 'fixed').map((p) => p.name);
@@ -264,7 +284,9 @@ export function checkConstraints(raw: unknown, space: ParameterSpec[], def?: { n
     const slack = CONSTRAINT_TOLERANCE * (hi - lo);
     if (lo > rhs + slack || (rel.op === '==' && hi < rhs - slack)) {
       // said the way it was written: the searched part of the left side minus the right
-      const expr = Object.entries(coefficients).map(([n, c], k) => `${sign * c < 0 ? (k ? ' - ' : '-') : k ? ' + ' : ''}${Math.abs(c) === 1 ? '' : `${Math.abs(c)}*`}${n}`).join('');
+      const expr = Object.entries(coefficients)
+        .map(([n, c], k) => `${sign * c < 0 ? (k ? ' - ' : '-') : k ? ' + ' : ''}${Math.abs(c) === 1 ? '' : `${Math.abs(c)}*`}${n}`)
+        .join('');
       const [a, b] = sign < 0 ? [-hi, -lo] : [lo, hi];
       return details.push({ field: at, message: `no values within the bounds satisfy "${text}": ${expr} ranges over ${a}..${b} there` });
     }
@@ -281,7 +303,9 @@ export function checkConstraints(raw: unknown, space: ParameterSpec[], def?: { n
 export function checkOutcomeConstraints(raw: unknown, field: string, def?: { name: string; capabilities: OptimizerCapabilities }): OutcomeConstraint[] {
   const list = textList(raw, field);
   if (list.length && def && !def.capabilities.outcomeConstraints) {
-    throw invalid(`the optimizer "${def.name}" cannot honour outcome constraints`, [{ field, message: `the optimizer "${def.name}" cannot honour outcome constraints: choose one that can (random, sobol, gp)` }]);
+    throw invalid(`the optimizer "${def.name}" cannot honour outcome constraints`, [
+      { field, message: `the optimizer "${def.name}" cannot honour outcome constraints: choose one that can (random, sobol, gp)` },
+    ]);
   }
   return list.map((text, i) => {
     const at = `${field}[${i}]`;
@@ -292,7 +316,7 @@ export function checkOutcomeConstraints(raw: unknown, field: string, def?: { nam
       throw invalid(`${at}: ${message}`, [{ field: at, message }]);
     }
     const [name, c] = entry;
-    const flip = (c < 0) !== (rel.op === '<=');
+    const flip = c < 0 !== (rel.op === '<=');
     return { text, name, op: flip ? '<=' : '>=', bound: rel.rhs / c };
   });
 }
@@ -314,11 +338,7 @@ export function constraintViolation(c: LinearConstraint, params: ParamValues, sp
  * Check the objectives and return a clean copy. With `def`, more than one objective needs a multi-objective
  * optimizer; with `space`, an objective may not share a parameter's name.
  */
-export function checkObjectives(
-  objectives: unknown,
-  def?: { name: string; capabilities: OptimizerCapabilities },
-  space?: ParameterSpec[],
-): ObjectiveSpec[] {
+export function checkObjectives(objectives: unknown, def?: { name: string; capabilities: OptimizerCapabilities }, space?: ParameterSpec[]): ObjectiveSpec[] {
   if (!Array.isArray(objectives) || objectives.length === 0) {
     throw invalid('objectives: give at least one objective', [{ field: 'objectives', message: 'a non-empty list of objectives is required' }]);
   }
@@ -336,8 +356,7 @@ export function checkObjectives(
     // position of a list (`run.0`, a Python method's tuple)
     if (typeof name !== 'string' || !name.split('.').every((part, i) => NAME_RE.test(part) || (i > 0 && /^\d+$/.test(part)))) {
       details.push({ field: `${at}.name`, message: 'must be a name made of letters, digits, _ and - (a.b for a field, a.0 for a position)' });
-    }
-    else if (seen.has(name)) details.push({ field: `${at}.name`, message: `"${name}" is used twice` });
+    } else if (seen.has(name)) details.push({ field: `${at}.name`, message: `"${name}" is used twice` });
     else if (params.has(name)) details.push({ field: `${at}.name`, message: `"${name}" is also a parameter` });
     else seen.add(name);
     if (typeof minimize !== 'boolean') details.push({ field: `${at}.minimize`, message: 'must be true or false' });

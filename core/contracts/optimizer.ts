@@ -19,7 +19,16 @@ import { z } from 'zod';
 import { CONTRACT_VERSION, ContractError } from './base.js';
 import type { JSONSchema, ZodObjectAny } from './index.js';
 import { checkConfig, checkConstraints, checkObjectives, checkOutcomeConstraints, checkSeed, checkSpace } from './optimizer-checks.js';
-import { OPTIMIZER_NAME_RE as NAME_RE, OPTIMIZER_TAG, PARAMETER_TYPES, type Optimizer, type OptimizerCapabilities, type OptimizerDefinition, type ParamValues, type RestoreArgs } from './optimizer-types.js';
+import {
+  OPTIMIZER_NAME_RE as NAME_RE,
+  OPTIMIZER_TAG,
+  PARAMETER_TYPES,
+  type Optimizer,
+  type OptimizerCapabilities,
+  type OptimizerDefinition,
+  type ParamValues,
+  type RestoreArgs,
+} from './optimizer-types.js';
 
 export * from './optimizer-types.js';
 export * from './optimizer-checks.js';
@@ -143,4 +152,3 @@ export function optimizerSchema(def: Pick<Optimizer, 'name' | 'description' | 'c
     },
   };
 }
-

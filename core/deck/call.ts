@@ -75,7 +75,17 @@ export class DeckCalls extends DeckLoader {
       startedAt = new Date();
       if (own) {
         try {
-          taskId = await this.recorder.begin({ instrument, method, args: parsed, userId: opts.userId, runId: opts.runId, phase: opts.phase, iteration: opts.iteration, stepIndex: opts.stepIndex, startedAt });
+          taskId = await this.recorder.begin({
+            instrument,
+            method,
+            args: parsed,
+            userId: opts.userId,
+            runId: opts.runId,
+            phase: opts.phase,
+            iteration: opts.iteration,
+            stepIndex: opts.stepIndex,
+            startedAt,
+          });
         } catch (e) {
           if (guardToken !== null) await this.guard!.finish(guardToken, false, null).catch(() => undefined);
           guardToken = null;
@@ -211,11 +221,7 @@ export class DeckCalls extends DeckLoader {
   private method(dev: Device, method: string): CompiledMethod {
     const m = dev.entry.methods.get(method);
     if (m) return m;
-    throw new LabError(
-      'not_found',
-      `${dev.name} has no method "${method}"; it has ${[...dev.entry.methods.keys()].join(', ')}.`,
-      [{ field: 'method', message: 'unknown method' }],
-    );
+    throw new LabError('not_found', `${dev.name} has no method "${method}"; it has ${[...dev.entry.methods.keys()].join(', ')}.`, [{ field: 'method', message: 'unknown method' }]);
   }
 
   private validate(instrument: string, method: string, m: CompiledMethod, args: unknown): Record<string, unknown> {

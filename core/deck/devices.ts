@@ -49,11 +49,7 @@ export class DeckDevices extends EventEmitter {
     const d = this.devices.get(name);
     if (d) return d;
     const known = [...this.devices.keys()];
-    throw new LabError(
-      'not_found',
-      `No instrument "${name}"; ${known.length ? `the deck has ${known.join(', ')}` : 'the deck is empty'}.`,
-      [{ field: 'instrument', message: 'unknown instrument' }],
-    );
+    throw new LabError('not_found', `No instrument "${name}"; ${known.length ? `the deck has ${known.join(', ')}` : 'the deck is empty'}.`, [{ field: 'instrument', message: 'unknown instrument' }]);
   }
 
   protected checkOnline(dev: Device): void {
@@ -134,22 +130,23 @@ export class DeckDevices extends EventEmitter {
     if (bad.length) throw new LabError('invalid_input', `Device names must be identifiers: ${bad.join(', ')}.`, [{ field: 'filepath', message: 'bad device name' }]);
     const reserved = names.filter((n) => this.reserved.has(n));
     if (reserved.length) {
-      throw new LabError('invalid_input', `${reserved.join(', ')} ${reserved.length > 1 ? 'are names' : 'is a name'} the web app uses for its own pages; rename ${reserved.length > 1 ? 'these devices' : 'the device'} in ${file}.`, reserved.map((n) => ({ field: n, message: 'reserved name' })));
+      throw new LabError(
+        'invalid_input',
+        `${reserved.join(', ')} ${reserved.length > 1 ? 'are names' : 'is a name'} the web app uses for its own pages; rename ${reserved.length > 1 ? 'these devices' : 'the device'} in ${file}.`,
+        reserved.map((n) => ({ field: n, message: 'reserved name' })),
+      );
     }
     const taken = names.filter((n) => this.devices.has(n));
     if (taken.length) {
-      throw new LabError('conflict', `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${file}.`, taken.map((n) => ({ field: n, message: 'name taken' })));
+      throw new LabError(
+        'conflict',
+        `The deck already has ${taken.join(', ')}; rename the device${taken.length > 1 ? 's' : ''} in ${file}.`,
+        taken.map((n) => ({ field: n, message: 'name taken' })),
+      );
     }
   }
 
-  protected async createDevice(
-    name: string,
-    source: Device['source'],
-    entry: DriverEntry,
-    own: DriverEntry | null,
-    rawOptions: Record<string, unknown>,
-    replaceable: boolean,
-  ): Promise<Device> {
+  protected async createDevice(name: string, source: Device['source'], entry: DriverEntry, own: DriverEntry | null, rawOptions: Record<string, unknown>, replaceable: boolean): Promise<Device> {
     const options = this.parseOptions(entry, rawOptions, name);
     let instance: unknown;
     try {
@@ -158,7 +155,21 @@ export class DeckDevices extends EventEmitter {
       if (e instanceof LabError && e.code === 'invalid_input') throw e;
       throw new LabError('instrument_error', `Could not start ${name} (${entry.name}): ${errorMessage(e)}`, undefined, { device: name });
     }
-    const dev: Device = { name, source, entry, own, rawOptions: { ...rawOptions }, instance, schema: undefined as never, mutex: new Mutex(), replaceable, pending: null, removed: false, offline: null, madeAt: new Date() };
+    const dev: Device = {
+      name,
+      source,
+      entry,
+      own,
+      rawOptions: { ...rawOptions },
+      instance,
+      schema: undefined as never,
+      mutex: new Mutex(),
+      replaceable,
+      pending: null,
+      removed: false,
+      offline: null,
+      madeAt: new Date(),
+    };
     dev.schema = this.schemaOf(dev);
     return dev;
   }
@@ -174,7 +185,11 @@ export class DeckDevices extends EventEmitter {
     const clash = [...names].filter((n) => this.devices.has(n));
     for (const n of names) this.reserved.add(n);
     if (clash.length) {
-      throw new LabError('invalid_input', `The deck has a device named ${clash.map((n) => `"${n}"`).join(', ')}, which the web app uses for its own pages: rename it in the deck module.`, clash.map((n) => ({ field: n, message: 'reserved name' })));
+      throw new LabError(
+        'invalid_input',
+        `The deck has a device named ${clash.map((n) => `"${n}"`).join(', ')}, which the web app uses for its own pages: rename it in the deck module.`,
+        clash.map((n) => ({ field: n, message: 'reserved name' })),
+      );
     }
   }
 
@@ -183,9 +198,7 @@ export class DeckDevices extends EventEmitter {
     const entry = this.registry.get(driver);
     if (!entry) {
       const known = [...this.registry.keys()];
-      throw new LabError('not_found', `No driver "${driver}"; ${known.length ? `known drivers: ${known.join(', ')}` : 'no drivers are loaded'}.`, [
-        { field: 'driver', message: 'unknown driver' },
-      ]);
+      throw new LabError('not_found', `No driver "${driver}"; ${known.length ? `known drivers: ${known.join(', ')}` : 'no drivers are loaded'}.`, [{ field: 'driver', message: 'unknown driver' }]);
     }
     if (typeof deviceName !== 'string' || !NAME_RE.test(deviceName) || deviceName.length > MAX_NAME) {
       throw new LabError('invalid_input', `device_name must be a name like "pump_2" (letters, digits, _ and -, at most ${MAX_NAME}), got ${JSON.stringify(deviceName.slice?.(0, 80) ?? deviceName)}.`, [

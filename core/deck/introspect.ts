@@ -13,15 +13,7 @@
  * The zod validators are built here once per method; the deck never builds schemas per call.
  */
 import { readFileSync, existsSync, statSync } from 'node:fs';
-import {
-  z,
-  defineInstrument,
-  ContractError,
-  type InstrumentDriver,
-  type MethodDefinition,
-  type Safety,
-  type ZodObjectAny,
-} from '../contracts/index.js';
+import { z, defineInstrument, ContractError, type InstrumentDriver, type MethodDefinition, type Safety, type ZodObjectAny } from '../contracts/index.js';
 import { classDocs, type ClassDoc, type MemberDoc } from './jsdoc.js';
 import type { Literal } from './literal.js';
 import { constructorParams, functionParams, type ParamInfo } from './params.js';
@@ -54,10 +46,7 @@ const LIFECYCLE = new Set(['constructor', 'dispose']);
 
 /* ------------------------------------------------------------------- types */
 
-export type FieldType =
-  | { kind: 'number' | 'integer' | 'string' | 'boolean' | 'object' | 'any' }
-  | { kind: 'enum'; values: (string | number)[] }
-  | { kind: 'array'; items: FieldType };
+export type FieldType = { kind: 'number' | 'integer' | 'string' | 'boolean' | 'object' | 'any' } | { kind: 'enum'; values: (string | number)[] } | { kind: 'array'; items: FieldType };
 
 const ANY: FieldType = { kind: 'any' };
 
@@ -158,9 +147,7 @@ interface Field {
 }
 
 /** How a validated args object is turned into the function's arguments. */
-type CallShape =
-  | { mode: 'positional'; names: string[]; rest: string | null }
-  | { mode: 'object' };
+type CallShape = { mode: 'positional'; names: string[]; rest: string | null } | { mode: 'object' };
 
 interface Signature {
   shape: Record<string, z.ZodType>;
@@ -198,13 +185,26 @@ function signatureOf(params: ParamInfo[], doc: MemberDoc | undefined): Signature
   // a single destructured parameter `{ rate = 2, volume }`: its keys are the fields; call with one object
   if (params.length === 1 && params[0].fields && !params[0].rest) {
     const srcFields = src?.[0]?.fields;
-    for (const f of params[0].fields) add(buildField(f, doc, srcFields?.find((s) => s.name === f.name)));
+    for (const f of params[0].fields)
+      add(
+        buildField(
+          f,
+          doc,
+          srcFields?.find((s) => s.name === f.name),
+        ),
+      );
     return { shape, untyped, call: { mode: 'object' } };
   }
   const names: string[] = [];
   let rest: string | null = null;
   for (const p of params) {
-    add(buildField(p, doc, src?.find((s) => s.name === p.name)));
+    add(
+      buildField(
+        p,
+        doc,
+        src?.find((s) => s.name === p.name),
+      ),
+    );
     if (p.rest) rest = p.name;
     else names.push(p.name);
   }

@@ -148,7 +148,12 @@ export function classDocs(source: string, className: string): ClassDoc | null {
     if (prev !== body && !(tokens[prev].type === 'punct' ? [';', '}', ')'].includes(tokens[prev].text) : tokens[prev].text !== 'new')) continue;
     // skip modifiers to the member name
     let j = i;
-    while (tokens[j]?.type === 'ident' && ['public', 'async', 'static', 'override', 'readonly', 'protected', 'private', 'get', 'set', 'declare', 'abstract'].includes(tokens[j].text) && tokens[j + 1]?.type === 'ident') j++;
+    while (
+      tokens[j]?.type === 'ident' &&
+      ['public', 'async', 'static', 'override', 'readonly', 'protected', 'private', 'get', 'set', 'declare', 'abstract'].includes(tokens[j].text) &&
+      tokens[j + 1]?.type === 'ident'
+    )
+      j++;
     if (tokens[j]?.text === '*') j++;
     const nameTok = tokens[j];
     let k = j + 1;

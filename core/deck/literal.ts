@@ -38,7 +38,7 @@ export function parseLiteral(tokens: Token[]): { ok: true; value: Literal | unde
     if (t.type === 'punct' && t.text === '[') {
       const arr: Literal[] = [];
       for (;;) {
-        if (toks[i]?.text === ']') return i++, arr;
+        if (toks[i]?.text === ']') return (i++, arr);
         const v = value();
         if (v === FAIL || v === undefined) return FAIL;
         arr.push(v);
@@ -49,7 +49,7 @@ export function parseLiteral(tokens: Token[]): { ok: true; value: Literal | unde
     if (t.type === 'punct' && t.text === '{') {
       const obj: Record<string, Literal> = {};
       for (;;) {
-        if (toks[i]?.text === '}') return i++, obj;
+        if (toks[i]?.text === '}') return (i++, obj);
         const k = toks[i++];
         if (!k || !(k.type === 'ident' || k.type === 'str' || k.type === 'num')) return FAIL;
         if (toks[i++]?.text !== ':') return FAIL;

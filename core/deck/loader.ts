@@ -20,7 +20,10 @@ export class DeckLoader extends DeckRegistry {
    * the agent names it, calls going to the agent. Refused whole when a name is taken or reserved.
    */
   async addAgentDevices(agent: string, devices: [string, InstrumentDriver][]): Promise<string[]> {
-    this.checkNewNames(devices.map(([n]) => n), `the agent ${agent}`);
+    this.checkNewNames(
+      devices.map(([n]) => n),
+      `the agent ${agent}`,
+    );
     const created: Device[] = [];
     for (const [name, driver] of devices) {
       const dev = await this.createDevice(name, 'deck', this.compile(driver, 'deck', `agent:${agent}`), null, {}, false);
@@ -67,9 +70,7 @@ export class DeckLoader extends DeckRegistry {
     const loaded = mod ? { file: mod.file, drivers: findDrivers(mod, 'always') } : await this.foreign!.loadModule(file);
     if (loaded.drivers.length === 0) {
       const what = foreign ? 'define classes with public methods' : 'export defineInstrument(...) results or classes with public methods';
-      throw new LabError('invalid_input', `No instrument drivers found in ${loaded.file}: ${what}.`, [
-        { field: 'filepath', message: 'no instrument drivers found' },
-      ], { file: loaded.file });
+      throw new LabError('invalid_input', `No instrument drivers found in ${loaded.file}: ${what}.`, [{ field: 'filepath', message: 'no instrument drivers found' }], { file: loaded.file });
     }
     return this.setFileDrivers(loaded.file, 'imported', loaded.drivers);
   }
@@ -79,7 +80,10 @@ export class DeckLoader extends DeckRegistry {
     const mod = await loadModule(file);
     const src = moduleSource(mod.file);
     const exported = deviceExports(mod.exports, mod.file);
-    const order = sourceOrder(exported.map(([n]) => n), src);
+    const order = sourceOrder(
+      exported.map(([n]) => n),
+      src,
+    );
     const found = order.map((n) => exported.find(([k]) => k === n)!);
     if (found.length === 0) {
       throw new LabError(
@@ -89,7 +93,10 @@ export class DeckLoader extends DeckRegistry {
         { file: mod.file },
       );
     }
-    this.checkNewNames(found.map(([n]) => n), mod.file);
+    this.checkNewNames(
+      found.map(([n]) => n),
+      mod.file,
+    );
     const created: Device[] = [];
     /** The drivers of the deck's devices no plugin provides: connectable too. */
     const deckDrivers: InstrumentDriver[] = [];
@@ -170,11 +177,17 @@ export class DeckLoader extends DeckRegistry {
         else this.emit('warning', { device: String(f.name), message: `${loaded.file}: ${f.failure.stage} failed: ${f.failure.error}` });
       }
       if (created.length === 0) {
-        throw new LabError('invalid_input', `No instruments found in ${loaded.file}: create instances of your driver classes at the top level of the script.`, [
-          { field: 'filepath', message: 'no instruments found' },
-        ], { file: loaded.file });
+        throw new LabError(
+          'invalid_input',
+          `No instruments found in ${loaded.file}: create instances of your driver classes at the top level of the script.`,
+          [{ field: 'filepath', message: 'no instruments found' }],
+          { file: loaded.file },
+        );
       }
-      this.checkNewNames(created.map((d) => d.name), loaded.file);
+      this.checkNewNames(
+        created.map((d) => d.name),
+        loaded.file,
+      );
     } catch (e) {
       for (const d of created) await this.disposeInstance(d); // the host made them: forget them there too
       throw e;

@@ -59,7 +59,12 @@ function collect(tokens: Token[], i: number, stops: Set<string>, angle: boolean)
   return [out, i];
 }
 
-const tokensText = (toks: Token[]) => toks.map((t) => t.text).join(' ').replace(/\s*([<>[\]|,])\s*/g, '$1').trim();
+const tokensText = (toks: Token[]) =>
+  toks
+    .map((t) => t.text)
+    .join(' ')
+    .replace(/\s*([<>[\]|,])\s*/g, '$1')
+    .trim();
 
 /**
  * Parse a parameter list starting just after its `(` (or `{` for a destructuring pattern, with `close`
@@ -78,7 +83,16 @@ export function parseParamList(tokens: Token[], start: number, close = ')'): [Pa
     if (t.type === 'punct' && CLOSE.has(t.text)) break; // unbalanced text: stop rather than loop
     const p: ParamInfo = { name: `arg${index}`, hasDefault: false, defaultOk: false, rest: false, optional: false };
     // TS constructor parameter properties: `private port = 'COM1'`
-    while (tokens[i]?.type === 'ident' && MODIFIERS.has(tokens[i].text) && ['ident', 'punct'].includes(tokens[i + 1]?.type ?? '') && tokens[i + 1]?.text !== ',' && tokens[i + 1]?.text !== '=' && tokens[i + 1]?.text !== ':' && tokens[i + 1]?.text !== close) i++;
+    while (
+      tokens[i]?.type === 'ident' &&
+      MODIFIERS.has(tokens[i].text) &&
+      ['ident', 'punct'].includes(tokens[i + 1]?.type ?? '') &&
+      tokens[i + 1]?.text !== ',' &&
+      tokens[i + 1]?.text !== '=' &&
+      tokens[i + 1]?.text !== ':' &&
+      tokens[i + 1]?.text !== close
+    )
+      i++;
     if (tokens[i]?.text === '...') {
       p.rest = true;
       i++;

@@ -115,9 +115,7 @@ export class DeckRegistry extends DeckDevices {
       names.add(d.name);
       const other = this.registry.get(d.name);
       if (other && other.file !== file) {
-        throw new LabError('conflict', `The driver "${d.name}" is already provided by ${other.file ?? 'another module'}.`, [
-          { field: 'filepath', message: `driver ${d.name} exists` },
-        ]);
+        throw new LabError('conflict', `The driver "${d.name}" is already provided by ${other.file ?? 'another module'}.`, [{ field: 'filepath', message: `driver ${d.name} exists` }]);
       }
     }
     const entries = drivers.map((d) => this.compile(d, origin, file));

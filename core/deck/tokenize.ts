@@ -22,7 +22,40 @@ export interface Token {
 
 const PUNCT3 = ['===', '!==', '...', '**=', '<<=', '>>=', '>>>', '&&=', '||=', '??='];
 const PUNCT2 = ['=>', '==', '!=', '<=', '>=', '&&', '||', '??', '?.', '**', '++', '--', '+=', '-=', '*=', '/=', '%=', '&=', '|=', '^=', '<<', '>>'];
-const REGEX_AFTER_PUNCT = new Set(['(', ',', '=', ':', '[', '!', '&', '|', '?', '{', '}', ';', '+', '-', '*', '%', '<', '>', '~', '^', '=>', '==', '===', '!=', '!==', '&&', '||', '??', '+=', '-=', '*=', '%=']);
+const REGEX_AFTER_PUNCT = new Set([
+  '(',
+  ',',
+  '=',
+  ':',
+  '[',
+  '!',
+  '&',
+  '|',
+  '?',
+  '{',
+  '}',
+  ';',
+  '+',
+  '-',
+  '*',
+  '%',
+  '<',
+  '>',
+  '~',
+  '^',
+  '=>',
+  '==',
+  '===',
+  '!=',
+  '!==',
+  '&&',
+  '||',
+  '??',
+  '+=',
+  '-=',
+  '*=',
+  '%=',
+]);
 const REGEX_AFTER_WORD = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw', 'case', 'do', 'else', 'yield', 'await']);
 
 const isIdStart = (c: string) => /[A-Za-z_$\u00c0-\uffff]/.test(c);
@@ -142,10 +175,7 @@ function scan(src: string, start: number, untilBrace: boolean, out: Token[]): nu
     // regular expression literal, by the usual "what came before" heuristic; never spans lines
     if (c === '/') {
       const prev = prevSignificant();
-      const regexOk =
-        !prev ||
-        (prev.type === 'punct' && REGEX_AFTER_PUNCT.has(prev.text)) ||
-        (prev.type === 'ident' && REGEX_AFTER_WORD.has(prev.text));
+      const regexOk = !prev || (prev.type === 'punct' && REGEX_AFTER_PUNCT.has(prev.text)) || (prev.type === 'ident' && REGEX_AFTER_WORD.has(prev.text));
       if (regexOk) {
         let j = i + 1;
         let inClass = false;
@@ -155,8 +185,7 @@ function scan(src: string, start: number, untilBrace: boolean, out: Token[]): nu
           else if (src[j] === '[' || src[j] === ']') {
             inClass = src[j] === '[';
             j++;
-          }
-          else if (src[j] === '/' && !inClass) {
+          } else if (src[j] === '/' && !inClass) {
             ok = true;
             break;
           } else j++;

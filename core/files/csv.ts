@@ -57,9 +57,7 @@ const MAX_DETAILS = 100;
 function utf8(input: Buffer | string): Buffer {
   if (typeof input === 'string') return Buffer.from(input, 'utf8');
   if (input.includes(0)) {
-    throw new LabError('invalid_input', 'This is not a CSV text file (it has binary content: an Excel .xlsx? Save it as CSV).', [
-      { field: 'file', message: 'not a text file' },
-    ]);
+    throw new LabError('invalid_input', 'This is not a CSV text file (it has binary content: an Excel .xlsx? Save it as CSV).', [{ field: 'file', message: 'not a text file' }]);
   }
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(input);
@@ -365,10 +363,7 @@ export function toCsv(rows: readonly Record<string, unknown>[], columns: readonl
  * A CSV as a stream of text chunks (one per batch), for exports too large to hold: the header, then the
  * batches' rows. Use with `Readable.from(...)`, or `writeCsv`.
  */
-export async function* csvChunks(
-  columns: readonly string[],
-  batches: AsyncIterable<readonly Record<string, unknown>[]> | Iterable<readonly Record<string, unknown>[]>,
-): AsyncGenerator<string> {
+export async function* csvChunks(columns: readonly string[], batches: AsyncIterable<readonly Record<string, unknown>[]> | Iterable<readonly Record<string, unknown>[]>): AsyncGenerator<string> {
   yield csvLine(columns);
   for await (const batch of batches) {
     let chunk = '';
@@ -381,10 +376,6 @@ export async function* csvChunks(
  * Stream a CSV to `out` (an HTTP response, a file) with back-pressure: memory stays flat whatever the size.
  * Resolves when written; rejects (and stops reading batches) when `out` fails or is closed early.
  */
-export async function writeCsv(
-  out: Writable,
-  columns: readonly string[],
-  batches: AsyncIterable<readonly Record<string, unknown>[]> | Iterable<readonly Record<string, unknown>[]>,
-): Promise<void> {
+export async function writeCsv(out: Writable, columns: readonly string[], batches: AsyncIterable<readonly Record<string, unknown>[]> | Iterable<readonly Record<string, unknown>[]>): Promise<void> {
   await pipeline(Readable.from(csvChunks(columns, batches)), out);
 }

@@ -137,7 +137,10 @@ function historyCheck(workflow: WorkflowShape): Check {
     },
     end: () => {
       if (!count) return;
-      const shown = details.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ');
+      const shown = details
+        .slice(0, 3)
+        .map((d) => `${d.field}: ${d.message}`)
+        .join('; ');
       const more = count > 3 ? `; and ${count - 3} more` : '';
       const rest = count > MAX_DETAILS ? [{ message: `and ${count - MAX_DETAILS} more problems` }] : [];
       throw new LabError('invalid_input', `The history file does not fit workflow "${workflow.name}": ${shown}${more}`, [...details, ...rest]);
@@ -148,12 +151,14 @@ function historyCheck(workflow: WorkflowShape): Check {
 /** The browser's file name, for display only: the last path part, no control characters, at most 255 characters. */
 function displayName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
-  const clean = base.replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  const clean = base
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 255);
   return clean || 'upload.csv';
 }
 
-const notFound = (name: string) =>
-  new LabError('not_found', `No uploaded file named ${JSON.stringify(name.slice(0, 100))}.`, [{ field: 'filename', message: 'unknown file' }]);
+const notFound = (name: string) => new LabError('not_found', `No uploaded file named ${JSON.stringify(name.slice(0, 100))}.`, [{ field: 'filename', message: 'unknown file' }]);
 
 /** Files read at once (an upload's check, a preview, a download): each holds its bytes and the parser's state. */
 const MAX_READERS = 2;
@@ -187,9 +192,7 @@ export class FileStore {
    */
   async save(kind: FileKind, data: Buffer, originalName: string, meta: SaveMeta = {}): Promise<SavedFile> {
     if (data.length > this.limitBytes) {
-      throw new LabError('payload_too_large', `The file is ${data.length} bytes; the upload limit is ${this.limitBytes} bytes.`, [
-        { field: 'file', message: `over ${this.limitBytes} bytes` },
-      ]);
+      throw new LabError('payload_too_large', `The file is ${data.length} bytes; the upload limit is ${this.limitBytes} bytes.`, [{ field: 'file', message: `over ${this.limitBytes} bytes` }]);
     }
     const workflow = meta.workflow ?? null;
     const check = workflow ? (kind === 'config' ? configCheck(workflow) : historyCheck(workflow)) : null;
@@ -261,7 +264,8 @@ export class FileStore {
       return await read();
     } finally {
       const next = this.waiting.shift();
-      if (next) next(); // the turn passes on
+      if (next)
+        next(); // the turn passes on
       else this.active--;
     }
   }

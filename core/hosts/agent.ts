@@ -226,7 +226,10 @@ export class Agents {
     const now = new Map(instruments.map((i) => [i.name, i]));
     const before = new Set(link.instruments.map((i) => i.name));
     const added = instruments.filter((i) => !before.has(i.name));
-    await this.deck.addAgentDevices(link.name, added.map((i) => [i.name, instanceDriver(link, i)]));
+    await this.deck.addAgentDevices(
+      link.name,
+      added.map((i) => [i.name, instanceDriver(link, i)]),
+    );
     this.deck.removeAgentDevices([...before].filter((n) => !now.has(n)));
     for (const n of before) {
       const i = now.get(n);
@@ -249,7 +252,14 @@ export class Agents {
   disconnected(link: AgentLink, socket: AgentSocket, reason: string): void {
     if (link.socket !== socket) return; // an old connection closing after a new one took over
     // with work in flight, a person is told (core/notify): no state of the database changes here
-    if (link.inFlight > 0) void agentLost(this.opts.store, link.name, link.instruments.map((i) => i.name), link.inFlight, reason).catch(() => undefined);
+    if (link.inFlight > 0)
+      void agentLost(
+        this.opts.store,
+        link.name,
+        link.instruments.map((i) => i.name),
+        link.inFlight,
+        reason,
+      ).catch(() => undefined);
     link.lost(reason);
     this.deck.setOffline(
       link.instruments.map((i) => i.name),

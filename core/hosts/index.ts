@@ -36,7 +36,12 @@ function loadFailure(file: string, e: unknown): unknown {
   if (!(e instanceof RemoteError)) return e;
   const p = e.payload;
   if (p.kind === 'conflict') {
-    return new LabError('conflict', `${file}: ${sentence(p.message)}`, (p.names ?? []).map((n) => ({ field: n, message: 'name taken' })), { names: p.names ?? [] });
+    return new LabError(
+      'conflict',
+      `${file}: ${sentence(p.message)}`,
+      (p.names ?? []).map((n) => ({ field: n, message: 'name taken' })),
+      { names: p.names ?? [] },
+    );
   }
   return cannotLoad(file, p.kind === 'load_error' ? p.message : `${p.type}: ${p.message}`, {
     ...(p.file ? { error_file: p.file } : {}),
@@ -68,8 +73,14 @@ export class PythonModules implements ForeignModules {
     this.host.on('online', (names: string[]) => {
       const back = new Set(names);
       const all = mine();
-      deck.setOffline(all.filter((n) => back.has(n)), null);
-      deck.setOffline(all.filter((n) => !back.has(n)), 'not re-created after the Python host restarted (the server log says why)');
+      deck.setOffline(
+        all.filter((n) => back.has(n)),
+        null,
+      );
+      deck.setOffline(
+        all.filter((n) => !back.has(n)),
+        'not re-created after the Python host restarted (the server log says why)',
+      );
     });
   }
 

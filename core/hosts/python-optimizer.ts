@@ -141,7 +141,10 @@ export function pythonOptimizer(host: OptimizerHost, cls: HostOptimizerClass): O
         async suggest(n) {
           const out = await call('suggest', { n });
           if (!Array.isArray(out) || out.length !== n || !out.every((p) => p && typeof p === 'object' && names.every((k) => k in p))) {
-            throw new LabError('internal', `The Python optimizer ${cls.name} answered suggest(${n}) with ${JSON.stringify(out).slice(0, 200)}: expected ${n} parameter set(s) with ${names.join(', ')}.`);
+            throw new LabError(
+              'internal',
+              `The Python optimizer ${cls.name} answered suggest(${n}) with ${JSON.stringify(out).slice(0, 200)}: expected ${n} parameter set(s) with ${names.join(', ')}.`,
+            );
           }
           return out as ParamValues[];
         },

@@ -65,7 +65,8 @@ class Worker {
     this.ready.catch(() => undefined);
     const out = new LineReader((line) => this.onLine(line), {
       maxBytes: maxReply,
-      onTooLong: (_head, bytes) => this.fail(new LabError('invalid_input', `The workflow read from this Python is ${bytes} bytes, over the limit of ${maxReply} bytes (LABDECK_PYTHON_MAX_REPLY): make it smaller.`)),
+      onTooLong: (_head, bytes) =>
+        this.fail(new LabError('invalid_input', `The workflow read from this Python is ${bytes} bytes, over the limit of ${maxReply} bytes (LABDECK_PYTHON_MAX_REPLY): make it smaller.`)),
     });
     this.child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
     const err = new LineReader(
@@ -81,7 +82,10 @@ class Worker {
     this.child.on('error', (e) => this.end(noPython(python, e)));
     this.child.on('exit', (code, signal) => {
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const tail = this.stderr.filter((l) => l.trim()).slice(-2).join(' | ');
+      const tail = this.stderr
+        .filter((l) => l.trim())
+        .slice(-2)
+        .join(' | ');
       this.end(new LabError('invalid_input', `This Python could not be read: the parse process ${how}${tail ? ` (${tail.slice(0, 300)})` : ''}. Make the script simpler.`));
     });
   }
@@ -135,7 +139,10 @@ class Worker {
 function noPython(python: string, e: unknown): LabError {
   const code = (e as { code?: string }).code;
   const why = code === 'ENOENT' ? 'not found' : code === 'EACCES' ? 'not executable' : String((e as Error).message);
-  return new LabError('unavailable', `Python workflows are read with Python, and there is no interpreter "${python}" (${why}): install Python 3.9 or newer, or name one with --python PATH (or LABDECK_PYTHON).`);
+  return new LabError(
+    'unavailable',
+    `Python workflows are read with Python, and there is no interpreter "${python}" (${why}): install Python 3.9 or newer, or name one with --python PATH (or LABDECK_PYTHON).`,
+  );
 }
 
 /** The bytes of the text to parse, and the field that holds most of it. */
@@ -237,7 +244,9 @@ export class ParsePool {
     if (this.all.size < this.size) return Promise.resolve(this.spawn());
     if (this.waiting.length >= this.maxWaiting) {
       return Promise.reject(
-        new LabError('too_many_requests', `${this.waiting.length} Python workflows are waiting to be read already: try again in a moment.`, undefined, { retry_after: Math.ceil(this.timeoutMs / 1000) }),
+        new LabError('too_many_requests', `${this.waiting.length} Python workflows are waiting to be read already: try again in a moment.`, undefined, {
+          retry_after: Math.ceil(this.timeoutMs / 1000),
+        }),
       );
     }
     return new Promise<Worker>((resolve, reject) => this.waiting.push((w) => (w instanceof Error ? reject(w) : resolve(w))));
@@ -270,7 +279,9 @@ export class ParsePool {
   close(): Promise<void> {
     this.closed = true;
     for (const next of this.waiting.splice(0)) next(new LabError('unavailable', 'The Python parse pool is shut down.'));
-    const exits = [...this.all].map((w) => (w.child.pid === undefined || w.child.exitCode !== null || w.child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => w.child.once('exit', () => r()))));
+    const exits = [...this.all].map((w) =>
+      w.child.pid === undefined || w.child.exitCode !== null || w.child.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => w.child.once('exit', () => r())),
+    );
     for (const w of this.all) w.kill();
     this.idle = [];
     return Promise.all(exits).then(() => undefined);

@@ -201,7 +201,11 @@ export class PythonHost extends EventEmitter {
         const reason = this.exitReason(code, signal);
         if (!greeted) {
           greeted = true;
-          reject(new LabError('invalid_input', `The Python host did not start (${this.python}): ${reason}. Name another interpreter with --python PATH (or LABDECK_PYTHON).`, [{ field: 'python', message: reason }]));
+          reject(
+            new LabError('invalid_input', `The Python host did not start (${this.python}): ${reason}. Name another interpreter with --python PATH (or LABDECK_PYTHON).`, [
+              { field: 'python', message: reason },
+            ]),
+          );
           return;
         }
         this.onExit(reason);
@@ -232,7 +236,10 @@ export class PythonHost extends EventEmitter {
 
   private exitReason(code: number | null, signal: NodeJS.Signals | null): string {
     const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-    const tail = this.stderrTail.filter((l) => l.trim()).slice(-3).join(' | ');
+    const tail = this.stderrTail
+      .filter((l) => l.trim())
+      .slice(-3)
+      .join(' | ');
     return `the Python host ${how}${tail ? ` (${tail.slice(0, 500)})` : ''}`;
   }
 
@@ -328,10 +335,12 @@ export class PythonHost extends EventEmitter {
     const id = this.nextId++;
     return new Promise<unknown>((resolve, reject) => {
       let timer: NodeJS.Timeout | undefined;
-      const done = <T>(fn: (v: T) => void) => (v: T) => {
-        clearTimeout(timer);
-        fn(v);
-      };
+      const done =
+        <T>(fn: (v: T) => void) =>
+        (v: T) => {
+          clearTimeout(timer);
+          fn(v);
+        };
       this.pending.set(id, { resolve: done(resolve), reject: done(reject), onEvent });
       if (timeoutMs) {
         timer = setTimeout(() => {
@@ -357,7 +366,12 @@ export class PythonHost extends EventEmitter {
 
   /** Run a deck file: its instruments, the classes they are instances of (connectable too), and its own modules (files under its folder). */
   async loadDeck(file: string, reserved: string[]): Promise<{ instruments: HostInstrument[]; classes: HostClass[]; modules: string[]; failed: HostFailedInstrument[] }> {
-    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as { instruments: HostInstrument[]; classes?: HostClass[]; modules?: string[]; failed?: HostFailedInstrument[] };
+    const v = (await this.send({ type: 'load_deck', file, reserved }, this.loadTimeoutMs)) as {
+      instruments: HostInstrument[];
+      classes?: HostClass[];
+      modules?: string[];
+      failed?: HostFailedInstrument[];
+    };
     this.history.push({ type: 'load_deck', file });
     return { instruments: v.instruments, classes: v.classes ?? [], modules: v.modules ?? [], failed: v.failed ?? [] };
   }

@@ -6,7 +6,19 @@
  * The schemas shown (forms, OpenAPI, clients) are the host's own JSON Schemas, handed to the Deck through
  * `remoteInfo` rather than rebuilt from zod, so nothing the host said is lost in a round trip.
  */
-import { DEVICE_TAG, INSTRUMENT_TAG, consumptionProblem, z, type CallContext, type DeviceSpec, type InstrumentDriver, type JSONSchema, type MethodDefinition, type Safety, type DeclaredSafety } from '../contracts/index.js';
+import {
+  DEVICE_TAG,
+  INSTRUMENT_TAG,
+  consumptionProblem,
+  z,
+  type CallContext,
+  type DeviceSpec,
+  type InstrumentDriver,
+  type JSONSchema,
+  type MethodDefinition,
+  type Safety,
+  type DeclaredSafety,
+} from '../contracts/index.js';
 import type { HostClass, HostInstrument, HostMethod } from '../contracts/host.js';
 import { LabError } from '../errors.js';
 import { checkValue } from '../workflow/jsonschema.js';
@@ -69,7 +81,9 @@ const declared = (s: unknown): DeclaredSafety | undefined => (SAFETIES.has(s as 
 
 /** Whether a method described by a host declares what it consumes, in a shape that fits (./vet.ts logs one that does not). */
 export function declaredUses(m: Pick<HostMethod, 'consumes' | 'params'>): boolean {
-  return m.consumes !== undefined && m.consumes !== null && (m.consumes as unknown[]).length > 0 && consumptionProblem(m.consumes, Object.keys((m.params?.properties as object | undefined) ?? {})) === null;
+  return (
+    m.consumes !== undefined && m.consumes !== null && (m.consumes as unknown[]).length > 0 && consumptionProblem(m.consumes, Object.keys((m.params?.properties as object | undefined) ?? {})) === null
+  );
 }
 
 /**
@@ -165,26 +179,22 @@ function driverOf(
 /** A live instrument of a Python deck: its "driver" only reaches that one instance. */
 export function instanceDriver(host: HostLink, inst: HostInstrument): InstrumentDriver {
   const { defs, info } = methodsOf(host, inst.methods);
-  return driverOf(inst.class, inst.description, { host, options: { type: 'object', properties: {} }, optionsFields: [], methods: info }, defs, z.object({}).strict(), () => ({ host, name: inst.name }));
+  return driverOf(inst.class, inst.description, { host, options: { type: 'object', properties: {} }, optionsFields: [], methods: info }, defs, z.object({}).strict(), () => ({
+    host,
+    name: inst.name,
+  }));
 }
 
 /** A Python class: connecting a device instantiates it in the host under the device's name. */
 export function classDriver(host: PythonHost, cls: HostClass): InstrumentDriver {
   const { defs, info } = methodsOf(host, cls.methods);
-  return driverOf(
-    cls.name,
-    cls.description,
-    { host, options: cls.options, optionsFields: cls.inferredFields ?? [], methods: info },
-    defs,
-    zodFromJsonSchema(cls.options),
-    async (options, device) => {
-      if (!device) throw new Error(`${cls.name} needs a device name to be created`);
-      try {
-        await host.connect(cls.id, device.name, options);
-      } catch (e) {
-        throw hostFailure(e, cls.name);
-      }
-      return { host, name: device.name };
-    },
-  );
+  return driverOf(cls.name, cls.description, { host, options: cls.options, optionsFields: cls.inferredFields ?? [], methods: info }, defs, zodFromJsonSchema(cls.options), async (options, device) => {
+    if (!device) throw new Error(`${cls.name} needs a device name to be created`);
+    try {
+      await host.connect(cls.id, device.name, options);
+    } catch (e) {
+      throw hostFailure(e, cls.name);
+    }
+    return { host, name: device.name };
+  });
 }

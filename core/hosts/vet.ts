@@ -120,7 +120,9 @@ export function identifierMethods<T extends { methods: HostMethod[] }>(described
   const methods = described.methods.filter((m) => {
     const problem = !IDENTIFIER_RE.test(m.name)
       ? `the method name ${show(m.name)} is not an identifier`
-      : Object.keys((m.params?.properties as Record<string, unknown> | undefined) ?? {}).filter((p) => !IDENTIFIER_RE.test(p)).map((p) => `the parameter name ${show(p)} of ${m.name} is not an identifier`)[0];
+      : Object.keys((m.params?.properties as Record<string, unknown> | undefined) ?? {})
+          .filter((p) => !IDENTIFIER_RE.test(p))
+          .map((p) => `the parameter name ${show(p)} of ${m.name} is not an identifier`)[0];
     if (problem) log(`[python] ${where}: ${problem} (letters, digits and _, at most 64): that method is left out`);
     else if (m.consumes !== undefined && m.consumes !== null) {
       const bad = consumptionProblem(m.consumes, Object.keys((m.params?.properties as Record<string, unknown> | undefined) ?? {}));

@@ -61,7 +61,7 @@ export function messageOf(e: OutboxRow, where: Where): Message {
     step: typeof p.step === 'string' ? p.step : null,
     url: link && where.baseUrl ? `${where.baseUrl}${link}` : link,
     time: e.createdAt.toISOString(),
-    message: typeof message === 'string' ? message : TITLES[e.event] ?? e.event,
+    message: typeof message === 'string' ? message : (TITLES[e.event] ?? e.event),
     ...(e.state === 'resolved' ? { resolution: typeof resolution === 'string' ? resolution : 'resolved' } : {}),
   };
 }
@@ -69,9 +69,7 @@ export function messageOf(e: OutboxRow, where: Where): Message {
 /** One line: `[lab] RESOLVED step_failed: … (task 3, run 7) <url>`. */
 export function lineOf(m: Message): string {
   const what = m.state === 'resolved' ? `Resolved (${m.resolution}): ${m.message}` : m.message;
-  const ids = [m.task_id !== null ? `task ${m.task_id}` : '', m.run_id !== null ? `run ${m.run_id}` : '', m.step ? `step ${m.step}` : '', m.host ? `on ${m.host}` : '']
-    .filter(Boolean)
-    .join(', ');
+  const ids = [m.task_id !== null ? `task ${m.task_id}` : '', m.run_id !== null ? `run ${m.run_id}` : '', m.step ? `step ${m.step}` : '', m.host ? `on ${m.host}` : ''].filter(Boolean).join(', ');
   return `[${m.lab}] ${m.event}${m.state === 'resolved' ? ' resolved' : ''}: ${what}${ids ? ` (${ids})` : ''}${m.url ? ` ${m.url}` : ''}`;
 }
 
@@ -121,9 +119,7 @@ export interface MailVia {
 export async function send(channel: Channel | { kind: 'mailto'; name: string; to: string[]; via: MailVia }, messages: Message[], deliveryId: string): Promise<void> {
   if (channel.kind === 'webhook' || channel.kind === 'slack') {
     const body = JSON.stringify(
-      channel.kind === 'webhook'
-        ? webhookBody(messages)
-        : { text: messages.length === 1 ? lineOf(messages[0]!) : `${subjectOf(messages)}\n${messages.map(lineOf).join('\n')}` },
+      channel.kind === 'webhook' ? webhookBody(messages) : { text: messages.length === 1 ? lineOf(messages[0]!) : `${subjectOf(messages)}\n${messages.map(lineOf).join('\n')}` },
     );
     const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'labdeck', 'x-labdeck-delivery': deliveryId };
     if (channel.kind === 'webhook') {

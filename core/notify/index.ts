@@ -55,7 +55,10 @@ export class Notifications {
   async close(flushMs = 2000): Promise<void> {
     if (this.opts.deliver !== false && flushMs > 0) {
       let timer: NodeJS.Timeout | undefined;
-      const last = this.deliverer.idle().then(() => this.deliverer.pass()).catch(() => 0);
+      const last = this.deliverer
+        .idle()
+        .then(() => this.deliverer.pass())
+        .catch(() => 0);
       await Promise.race([last, new Promise((r) => (timer = setTimeout(r, flushMs)))]);
       clearTimeout(timer);
     }
@@ -85,7 +88,10 @@ export class Notifications {
   async test(channelName: string, by: string): Promise<{ channel: string; sent: true }> {
     const s = await this.settings();
     const channel = s.channels.find((c) => c.name === channelName);
-    if (!channel) throw new LabError('not_found', `No channel named "${channelName}": the settings have ${s.channels.map((c) => `"${c.name}"`).join(', ') || 'none'}.`, [{ field: 'channel', message: 'no such channel' }]);
+    if (!channel)
+      throw new LabError('not_found', `No channel named "${channelName}": the settings have ${s.channels.map((c) => `"${c.name}"`).join(', ') || 'none'}.`, [
+        { field: 'channel', message: 'no such channel' },
+      ]);
     const row: OutboxRow = {
       id: 0,
       alertId: randomUUID(),

@@ -7,8 +7,18 @@ import { alertingWhen, keys, open } from './events.js';
 
 export function storeFaultAlerts(t: QueueTaskRow, runId: number | null, reason: string): AlertOp[] {
   const ctx = { host: t.hostId, task_id: t.id, run_id: runId };
-  const ops: AlertOp[] = [open('queue_held', keys.queueHeld(t.id), { ...ctx, message: `The queue is held: task ${t.id} (${t.name}) was interrupted and waits for a decision.` }, { userId: t.createdBy })];
-  if (runId !== null) ops.unshift(open('run_interrupted', keys.interrupted(runId), { ...ctx, message: `Interrupted: the database failed during this run (${reason}). Retry the in-doubt step, skip it, or abort the task.` }, { userId: t.createdBy }));
+  const ops: AlertOp[] = [
+    open('queue_held', keys.queueHeld(t.id), { ...ctx, message: `The queue is held: task ${t.id} (${t.name}) was interrupted and waits for a decision.` }, { userId: t.createdBy }),
+  ];
+  if (runId !== null)
+    ops.unshift(
+      open(
+        'run_interrupted',
+        keys.interrupted(runId),
+        { ...ctx, message: `Interrupted: the database failed during this run (${reason}). Retry the in-doubt step, skip it, or abort the task.` },
+        { userId: t.createdBy },
+      ),
+    );
   return ops;
 }
 
@@ -23,7 +33,9 @@ export function inputNotAskedAgain(store: Store, taskId: number, host: string, w
     const t = await tx.queue.get(taskId);
     if (!t || t.status !== 'interrupted' || !t.holdsQueue) return { result: undefined, ops: [] };
     const ctx = { host, task_id: t.id, run_id: t.runId };
-    const ops: AlertOp[] = [open('queue_held', keys.queueHeld(t.id), { ...ctx, message: `The queue is held: task ${t.id} (${t.name}) was interrupted and waits for a decision.` }, { userId: t.createdBy })];
+    const ops: AlertOp[] = [
+      open('queue_held', keys.queueHeld(t.id), { ...ctx, message: `The queue is held: task ${t.id} (${t.name}) was interrupted and waits for a decision.` }, { userId: t.createdBy }),
+    ];
     if (t.runId !== null) {
       const message = `Interrupted: labdeck stopped while this run waited for input, and could not ask it again by itself (${why}). Ask it again (retry), go on after it, or end the run.`;
       ops.unshift(open('run_interrupted', keys.interrupted(t.runId), { ...ctx, message }, { userId: t.createdBy }));

@@ -52,7 +52,17 @@ export class SafetyAlerts implements GuardEvents {
     const message = file
       ? `The safety file is not valid: every call is blocked (${err.message}). Fix it on the safety page.`
       : `${err.message} (a direct call${c.userId !== null ? ` by user ${c.userId}` : ''}). It is resolved by the next call of ${c.instrument}.${c.method} the guard lets through.`;
-    const payload = { host: this.host, step: `${c.instrument}.${c.method}`, instrument: c.instrument, method: c.method, args: c.args, user_id: c.userId, problems: err.details ?? [], link: '/app/safety', message };
+    const payload = {
+      host: this.host,
+      step: `${c.instrument}.${c.method}`,
+      instrument: c.instrument,
+      method: c.method,
+      args: c.args,
+      user_id: c.userId,
+      problems: err.details ?? [],
+      link: '/app/safety',
+      message,
+    };
     this.write(() => alertOnly(this.store, [open('safety_blocked', key, payload, { userId: c.userId })]));
   }
 
@@ -62,7 +72,12 @@ export class SafetyAlerts implements GuardEvents {
     for (const key of [callKey(instrument, method), FILE]) if (this.opened.delete(key)) done.push(key);
     if (done.length === 0) return;
     const note = `a call of ${instrument}.${method} was let through`;
-    this.write(() => alertOnly(this.store, done.map((k) => resolve(k, note))));
+    this.write(() =>
+      alertOnly(
+        this.store,
+        done.map((k) => resolve(k, note)),
+      ),
+    );
   }
 
   private write(fn: () => Promise<void>): void {

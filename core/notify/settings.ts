@@ -73,7 +73,12 @@ export const Watchdog = z
   .object({
     factor: z.number().min(1).max(1000).default(3).describe('Overdue beyond factor × the median duration'),
     mad_factor: z.number().min(0).max(1000).default(5).describe('… or beyond the median + mad_factor × MAD'),
-    floor_s: z.number().min(0).max(86_400 * 7).default(10).describe('… and never before this many seconds'),
+    floor_s: z
+      .number()
+      .min(0)
+      .max(86_400 * 7)
+      .default(10)
+      .describe('… and never before this many seconds'),
     min_samples: z.number().int().min(1).max(10_000).default(5).describe('Calls of the instrument and method needed before any bound'),
   })
   .strict();
@@ -99,7 +104,11 @@ export type NotificationSettings = z.infer<typeof NotificationSettings>;
 /** A user's own subscription: mail about their own runs. */
 export const UserSubscription = z
   .object({
-    email: z.string().regex(/^[^\s@]+@[^\s@]+$/, 'an email address').max(255).describe('Where the mail goes'),
+    email: z
+      .string()
+      .regex(/^[^\s@]+@[^\s@]+$/, 'an email address')
+      .max(255)
+      .describe('Where the mail goes'),
     events: z.array(z.enum(EVENTS)).default(DEFAULT_EVENTS).describe('Events of your own runs to be told about'),
   })
   .strict();

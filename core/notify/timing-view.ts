@@ -52,7 +52,8 @@ export function timingLines(t: Timing | null | undefined, clock: (iso: string) =
   }));
   for (const s of t.steps) {
     const what = `${s.path} ${s.instrument}.${s.method}${several ? ` (run ${s.run_id})` : ''}, started ${clock(s.started_at)}`;
-    const end = s.expected_end === null ? 'no expected end yet (too few past calls of it)' : s.overdue ? `overdue: expected to end by ${clock(s.expected_end)}` : `expected to end by ${clock(s.expected_end)}`;
+    const end =
+      s.expected_end === null ? 'no expected end yet (too few past calls of it)' : s.overdue ? `overdue: expected to end by ${clock(s.expected_end)}` : `expected to end by ${clock(s.expected_end)}`;
     out.push({ kind: 'step', id: s.step_id, overdue: s.overdue, text: `${what}: ${end}` });
   }
   return out;

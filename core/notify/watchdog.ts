@@ -20,7 +20,14 @@ export interface CallStats {
 export function statsOf(durations: number[]): CallStats | null {
   if (durations.length === 0) return null;
   const median = quantile(durations, 0.5);
-  return { samples: durations.length, medianMs: median, madMs: quantile(durations.map((d) => Math.abs(d - median)), 0.5) };
+  return {
+    samples: durations.length,
+    medianMs: median,
+    madMs: quantile(
+      durations.map((d) => Math.abs(d - median)),
+      0.5,
+    ),
+  };
 }
 
 /** Linear-interpolated quantile q ∈ [0, 1] of values. */
@@ -138,9 +145,9 @@ export class Watchdog {
     const now = this.now();
     const c = this.stats.get(key);
     if (c && now - c.at < STATS_MS) return c.stats;
-    const stats = this.o.store.steps.recent(instrument, this.o.history ?? 500).then((recent) =>
-      statsOf(recent.filter((r) => r.method === method && r.status === 'ok' && r.endedAt).map((r) => r.endedAt!.getTime() - r.startedAt.getTime())),
-    );
+    const stats = this.o.store.steps
+      .recent(instrument, this.o.history ?? 500)
+      .then((recent) => statsOf(recent.filter((r) => r.method === method && r.status === 'ok' && r.endedAt).map((r) => r.endedAt!.getTime() - r.startedAt.getTime())));
     this.stats.set(key, { at: now, stats });
     stats.catch(() => this.stats.delete(key));
     return stats;
@@ -180,9 +187,20 @@ export class Watchdog {
       const ran = Math.round((now - t.startedAt) / 1000);
       const bound = Math.round(t.boundMs / 1000);
       const message = `Step ${t.path} (${t.instrument}.${t.method}) has run ${ran} s, longer than its calls usually take (at most ${bound} s): check the instrument. Nothing was stopped.`;
-      await alerting(this.o.store, [open('step_overdue', keys.overdue(t.stepId), { host: this.o.host, task_id: t.taskId, run_id: t.runId, step: t.path, message, instrument: t.instrument, method: t.method, bound_s: bound }, { userId: t.userId })], async (tx) => {
-        await tx.logs.add(t.runId, 'warn', `Overdue: ${message}`);
-      });
+      await alerting(
+        this.o.store,
+        [
+          open(
+            'step_overdue',
+            keys.overdue(t.stepId),
+            { host: this.o.host, task_id: t.taskId, run_id: t.runId, step: t.path, message, instrument: t.instrument, method: t.method, bound_s: bound },
+            { userId: t.userId },
+          ),
+        ],
+        async (tx) => {
+          await tx.logs.add(t.runId, 'warn', `Overdue: ${message}`);
+        },
+      );
     }
     return raised;
   }

@@ -116,23 +116,43 @@ export function accountOperations(lab: Lab) {
     },
 
     setRole(caller: Caller, id: number, role: unknown): Promise<ManagedUser> {
-      return managed(caller, 'role', accounts.setRole(accountOf(caller), id, role).then(({ user, from }) => ({ user, audit: { from, to: user.role } })));
+      return managed(
+        caller,
+        'role',
+        accounts.setRole(accountOf(caller), id, role).then(({ user, from }) => ({ user, audit: { from, to: user.role } })),
+      );
     },
 
     resetPassword(caller: Caller, id: number, password: unknown, confirm?: unknown): Promise<ManagedUser> {
-      return managed(caller, 'password', accounts.resetPasswordOf(accountOf(caller), id, password, confirm).then(({ user, sessionsEnded }) => ({ user, audit: { sessions_ended: sessionsEnded } })));
+      return managed(
+        caller,
+        'password',
+        accounts.resetPasswordOf(accountOf(caller), id, password, confirm).then(({ user, sessionsEnded }) => ({ user, audit: { sessions_ended: sessionsEnded } })),
+      );
     },
 
     disable(caller: Caller, id: number): Promise<ManagedUser> {
-      return managed(caller, 'disable', accounts.setDisabled(accountOf(caller), id, true).then(({ user, sessionsEnded }) => ({ user, audit: { sessions_ended: sessionsEnded } })));
+      return managed(
+        caller,
+        'disable',
+        accounts.setDisabled(accountOf(caller), id, true).then(({ user, sessionsEnded }) => ({ user, audit: { sessions_ended: sessionsEnded } })),
+      );
     },
 
     enable(caller: Caller, id: number): Promise<ManagedUser> {
-      return managed(caller, 'enable', accounts.setDisabled(accountOf(caller), id, false).then(({ user }) => ({ user })));
+      return managed(
+        caller,
+        'enable',
+        accounts.setDisabled(accountOf(caller), id, false).then(({ user }) => ({ user })),
+      );
     },
 
     remove(caller: Caller, id: number): Promise<ManagedUser> {
-      return managed(caller, 'delete', accounts.deleteUser(accountOf(caller), id).then(({ user, sessionsEnded }) => ({ user, audit: { sessions_ended: sessionsEnded } })));
+      return managed(
+        caller,
+        'delete',
+        accounts.deleteUser(accountOf(caller), id).then(({ user, sessionsEnded }) => ({ user, audit: { sessions_ended: sessionsEnded } })),
+      );
     },
   };
 }

@@ -137,7 +137,13 @@ export function instrumentOperations(lab: Lab) {
       // has no record and throws here, like a waited-for call's refusal
       const first = await Promise.race([begun.promise, call.then(() => PENDING)]);
       if (typeof first !== 'number') throw new LabError('internal', 'The call ended before its record was written.');
-      return { task_id: first, finished: call.then(() => undefined, () => undefined) };
+      return {
+        task_id: first,
+        finished: call.then(
+          () => undefined,
+          () => undefined,
+        ),
+      };
     },
 
     /**
@@ -195,7 +201,11 @@ export function instrumentOperations(lab: Lab) {
       const names = new Set(inst.methods.map((m) => m.name));
       const unknown = order.filter((n) => !names.has(n));
       if (unknown.length) {
-        throw new LabError('invalid_input', `${inst.name} has no method ${unknown.map((n) => `"${n}"`).join(', ')}.`, unknown.map((n) => ({ field: 'order', message: `unknown method ${n}` })));
+        throw new LabError(
+          'invalid_input',
+          `${inst.name} has no method ${unknown.map((n) => `"${n}"`).join(', ')}.`,
+          unknown.map((n) => ({ field: 'order', message: `unknown method ${n}` })),
+        );
       }
       if (new Set(order).size !== order.length) throw new LabError('invalid_input', 'A method appears twice in "order".', [{ field: 'order', message: 'duplicate' }]);
       await store.prefs.setOrder(caller.userId ?? -1, inst.name, order);

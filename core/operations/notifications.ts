@@ -13,7 +13,7 @@ const admin = (caller: Caller, what: string) => {
   if (caller.role !== 'admin') throw new LabError('forbidden', `Only an admin ${what}.`);
 };
 const signedIn = (caller: Caller): number => {
-  if (caller.userId === null) throw new LabError('unauthenticated', 'Log in first: a subscription is an account\'s.');
+  if (caller.userId === null) throw new LabError('unauthenticated', "Log in first: a subscription is an account's.");
   return caller.userId;
 };
 

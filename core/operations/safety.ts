@@ -39,7 +39,8 @@ export function safetyOperations(lab: Pick<Lab, 'safety' | 'deck'>) {
     replaceText(caller: Caller, text: string): Promise<SafetyStatus> {
       admin(caller, 'replaces the safety file');
       const parsed = parseText(text);
-      if (parsed.raw === undefined) throw new LabError('invalid_input', `The safety file ${parsed.problems[0].message}. The old file is kept.`, [{ field: 'text', message: parsed.problems[0].message }]);
+      if (parsed.raw === undefined)
+        throw new LabError('invalid_input', `The safety file ${parsed.problems[0].message}. The old file is kept.`, [{ field: 'text', message: parsed.problems[0].message }]);
       return safety.replace(parsed.raw, caller.userId);
     },
 

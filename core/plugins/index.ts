@@ -225,7 +225,11 @@ export class PluginHost extends EventEmitter {
       const drivers = findDrivers(mod, 'untagged-only');
       const byKind = this.itemsByKind(file, mod.exports);
       this.deck.setFileDrivers(file, 'plugin', drivers);
-      loaded = this.apply(file, drivers.map((d) => d.name), byKind);
+      loaded = this.apply(
+        file,
+        drivers.map((d) => d.name),
+        byKind,
+      );
     } catch (e) {
       return this.fail(file, e);
     }

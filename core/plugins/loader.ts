@@ -38,8 +38,7 @@ async function jitiImport(abs: string): Promise<unknown> {
 /** A module labdeck itself compiled (running from dist/, where nothing but labdeck's own files are). */
 export const isOwnCompiled = (abs: string): boolean => codeRoot !== projectRoot && abs.endsWith('.js') && abs.startsWith(codeRoot + sep);
 
-const fail = (file: string, message: string) =>
-  new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file });
+const fail = (file: string, message: string) => new LabError('invalid_input', `Cannot load ${file}: ${message}`, [{ field: 'filepath', message }], { file });
 
 /** Check that `file` names a module file; returns its absolute path. */
 export function checkModuleFile(file: string): string {
@@ -92,9 +91,7 @@ function* uniqueExports(exports: Record<string, unknown>): Generator<[string, un
 
 /** Does the module export anything tagged by a labdeck contract (a driver, an optimizer, ...)? */
 export function hasTaggedExports(exports: Record<string, unknown>): boolean {
-  return Object.values(exports).some(
-    (v) => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).some((s) => Symbol.keyFor(s)?.startsWith('labdeck.')),
-  );
+  return Object.values(exports).some((v) => !!v && typeof v === 'object' && Object.getOwnPropertySymbols(v).some((s) => Symbol.keyFor(s)?.startsWith('labdeck.')));
 }
 
 export interface FoundDrivers {

@@ -9,20 +9,7 @@ import type { LogRow, StepRow } from '../store/types.js';
  * The steps CSV's columns, in order. `iteration` counts from 1, as every page and the run's data CSV show
  * it; `step_index` counts from 0, as recorded (the index of the step within its phase run).
  */
-export const STEPS_CSV_COLUMNS = [
-  'phase',
-  'iteration',
-  'step_index',
-  'instrument',
-  'method',
-  'args',
-  'output',
-  'status',
-  'error',
-  'started_at',
-  'ended_at',
-  'duration_ms',
-] as const;
+export const STEPS_CSV_COLUMNS = ['phase', 'iteration', 'step_index', 'instrument', 'method', 'args', 'output', 'status', 'error', 'started_at', 'ended_at', 'duration_ms'] as const;
 
 export type StepsCsvRow = Record<(typeof STEPS_CSV_COLUMNS)[number], unknown>;
 

@@ -57,7 +57,9 @@ export const RecordStepSchema = z.object({
   bound_ms: z
     .number()
     .nullable()
-    .describe("The watchdog's overdue bound for the call when it started, learned from the earlier calls of its instrument and method (docs/notifications.md); null for an input step or before min_samples calls"),
+    .describe(
+      "The watchdog's overdue bound for the call when it started, learned from the earlier calls of its instrument and method (docs/notifications.md); null for an input step or before min_samples calls",
+    ),
   overdue: z.boolean().describe('It ran longer than that bound'),
 });
 
@@ -82,10 +84,7 @@ export const RecordDetailSchema = RecordSummarySchema.extend({
   definition: z.unknown().describe('The workflow document as it was when the run started'),
   parameters: z.unknown().describe('The parameter rows, one per iteration'),
   repeat: z.int().nullable().describe('How many times a repeat ran its row; null for a run over config rows'),
-  campaign: z
-    .custom<CampaignRecord['campaign']>()
-    .nullable()
-    .describe("A campaign's set-up (optimizer, seed, space, objectives, fixed values, warm start); null for a workflow run"),
+  campaign: z.custom<CampaignRecord['campaign']>().nullable().describe("A campaign's set-up (optimizer, seed, space, objectives, fixed values, warm start); null for a workflow run"),
   phases: z.array(RecordPhaseSchema),
   logs: z.array(RecordLogSchema),
   steps_shown: z.int().describe('Step records in `phases` (at most 10,000: the steps CSV has all)'),

@@ -96,7 +96,10 @@ async function userNames(store: Store, ids: (number | null)[]): Promise<Map<numb
 /** A page of records, newest first; keyword matches the run name or the workflow name. */
 export async function listRecords(store: Store, q: ListQuery): Promise<RecordList> {
   const { rows, total } = await store.runs.list({ keyword: q.keyword || undefined, page: q.page, perPage: q.perPage });
-  const names = await userNames(store, rows.map((r) => r.userId));
+  const names = await userNames(
+    store,
+    rows.map((r) => r.userId),
+  );
   return {
     records: rows.map((r) => recordSummary(r, r.userId === null ? null : (names.get(r.userId) ?? null))),
     page: q.page,
@@ -132,12 +135,7 @@ async function firstSteps(store: Store, runId: number, limit: number): Promise<{
 export async function recordDetail(store: Store, id: number, opts: { stepLimit?: number } = {}): Promise<RecordDetail> {
   const run = await getRun(store, id);
   const limit = Math.max(0, opts.stepLimit ?? DETAIL_STEP_LIMIT);
-  const [phases, logs, { steps, more }, names] = await Promise.all([
-    store.phases.list(id),
-    store.logs.list(id),
-    firstSteps(store, id, limit),
-    userNames(store, [run.userId]),
-  ]);
+  const [phases, logs, { steps, more }, names] = await Promise.all([store.phases.list(id), store.logs.list(id), firstSteps(store, id, limit), userNames(store, [run.userId])]);
   const bounds = await stepBounds(store, steps);
   const pathOf = stepPathResolver(run.workflow);
   const key = (phase: string | null, iteration: number | null) => `${phase}|${iteration}`;
@@ -158,7 +156,19 @@ export async function recordDetail(store: Store, id: number, opts: { stepLimit?:
   for (const s of steps) {
     let bucket = byKey.get(key(s.phase, s.iteration));
     if (!bucket) {
-      bucket = { id: null, phase: s.phase ?? '(none)', iteration: s.iteration, status: null, params: null, outputs: null, started_at: null, ended_at: null, duration_ms: null, steps: [], steps_complete: true };
+      bucket = {
+        id: null,
+        phase: s.phase ?? '(none)',
+        iteration: s.iteration,
+        status: null,
+        params: null,
+        outputs: null,
+        started_at: null,
+        ended_at: null,
+        duration_ms: null,
+        steps: [],
+        steps_complete: true,
+      };
       byKey.set(key(s.phase, s.iteration), bucket);
       out.push(bucket);
     }
@@ -217,10 +227,14 @@ export async function deleteRecord(store: Store, runner: { status(): RunnerStatu
   }
   const status = runner.status();
   if (status.current_task?.run_id === id) {
-    throw new LabError('conflict', `Run ${id} is in progress: abort it (or let it finish) before deleting its record.`, [{ field: 'workflow_id', message: 'the run is in progress' }], { state: status.state });
+    throw new LabError('conflict', `Run ${id} is in progress: abort it (or let it finish) before deleting its record.`, [{ field: 'workflow_id', message: 'the run is in progress' }], {
+      state: status.state,
+    });
   }
   if (status.interrupted?.run_id === id) {
-    throw new LabError('conflict', `Run ${id} was interrupted and waits for the operator: end it (abort) before deleting its record.`, [{ field: 'workflow_id', message: 'the run is interrupted' }], { state: status.state });
+    throw new LabError('conflict', `Run ${id} was interrupted and waits for the operator: end it (abort) before deleting its record.`, [{ field: 'workflow_id', message: 'the run is interrupted' }], {
+      state: status.state,
+    });
   }
   if (!(await store.runs.delete(id))) throw notFoundRecord(id);
   return run;

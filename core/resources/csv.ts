@@ -6,7 +6,17 @@ export const RESOURCE_COLUMNS = ['name', 'kind', 'quantity', 'unit', 'rows', 'co
 
 export function toCsv(rows: readonly ResourceRow[]): string {
   return writeCsv(
-    rows.map((r) => ({ name: r.name, kind: r.kind, quantity: r.quantity, unit: r.unit, rows: r.rows ?? '', columns: r.columns ?? '', location: r.location ?? '', identity: r.identity ?? '', in_doubt: r.inDoubt })),
+    rows.map((r) => ({
+      name: r.name,
+      kind: r.kind,
+      quantity: r.quantity,
+      unit: r.unit,
+      rows: r.rows ?? '',
+      columns: r.columns ?? '',
+      location: r.location ?? '',
+      identity: r.identity ?? '',
+      in_doubt: r.inDoubt,
+    })),
     RESOURCE_COLUMNS,
   );
 }

@@ -48,7 +48,7 @@ export function snapshotOf(list: readonly InstrumentSchema[]): DeckSnapshot {
 export function diffDecks(a: DeckSnapshot, b: DeckSnapshot): MethodChange[] {
   const out: MethodChange[] = [];
   // own keys only: an instrument may be called "constructor" or "toString"
-  const own = <T,>(o: Record<string, T> | undefined, k: string): T | undefined => (o && Object.hasOwn(o, k) ? o[k] : undefined);
+  const own = <T>(o: Record<string, T> | undefined, k: string): T | undefined => (o && Object.hasOwn(o, k) ? o[k] : undefined);
   for (const name of Object.keys(a)) if (!own(b, name)) out.push({ instrument: name, change: 'instrument removed' });
   for (const name of Object.keys(b)) {
     const before = own(a, name);

@@ -196,9 +196,10 @@ export class Preflight {
   async check(input: Record<string, unknown>): Promise<PreflightResult> {
     let prepared: { kind: 'workflow' | 'campaign'; payload: TaskPayload };
     try {
-      prepared = input.optimizer_type !== undefined || input.parameters !== undefined || input.objectives !== undefined
-        ? await this.opts.campaigns.prepare(input as Parameters<Campaigns['prepare']>[0], { upfront: false })
-        : await this.opts.runner.prepare(input as Parameters<Runner['prepare']>[0], { upfront: false });
+      prepared =
+        input.optimizer_type !== undefined || input.parameters !== undefined || input.objectives !== undefined
+          ? await this.opts.campaigns.prepare(input as Parameters<Campaigns['prepare']>[0], { upfront: false })
+          : await this.opts.runner.prepare(input as Parameters<Runner['prepare']>[0], { upfront: false });
     } catch (e) {
       if (!isLabError(e) || (e.code !== 'invalid_input' && e.code !== 'not_found')) throw e;
       const problems = e.details?.length ? e.details : [{ field: 'workflow', message: e.message }];
@@ -260,7 +261,11 @@ export class Preflight {
             if (schema.offline) problems.push({ field: `${v.path}.instrument`, message: `${v.step.instrument} is offline: ${schema.offline}` });
             const m = schema.methods.find((x) => x.name === (v.step as { method: string }).method);
             const props = ((m?.params as { properties?: Record<string, { default?: unknown }> } | undefined)?.properties ?? {}) as Record<string, { default?: unknown }>;
-            argDefaults = Object.fromEntries(Object.entries(props).filter(([, s]) => s && 'default' in s).map(([k, s]) => [k, s.default]));
+            argDefaults = Object.fromEntries(
+              Object.entries(props)
+                .filter(([, s]) => s && 'default' in s)
+                .map(([k, s]) => [k, s.default]),
+            );
             declared = m?.consumes;
           } catch {
             // prepare() checked the workflow against the same catalogue; an instrument gone since is its problem
@@ -283,13 +288,15 @@ export class Preflight {
       if (!applicable.length) continue;
       const phase = c.visit.path.startsWith('main') ? 'main' : 'other';
       const passes = phase === 'main' ? it.count : 1;
-      const argOf = (row: Record<string, unknown>) => (name: string): Known => {
-        const a = step.args?.[name];
-        if (a === undefined) return name in c.defaults ? c.defaults[name] : UNKNOWN;
-        if ('value' in a) return a.value;
-        if ('param' in a) return a.param in row ? row[a.param] : defaults[a.param];
-        return UNKNOWN;
-      };
+      const argOf =
+        (row: Record<string, unknown>) =>
+        (name: string): Known => {
+          const a = step.args?.[name];
+          if (a === undefined) return name in c.defaults ? c.defaults[name] : UNKNOWN;
+          if ('value' in a) return a.value;
+          if ('param' in a) return a.param in row ? row[a.param] : defaults[a.param];
+          return UNKNOWN;
+        };
       // a workflow run's rows differ; a repeat or a prep step has one shape: count it once, multiply
       const distinctRows = phase === 'main' && kind === 'workflow' && !(payload as WorkflowPayload).repeat ? passes : 1;
       const factor = distinctRows === 1 ? passes * c.visit.mult : c.visit.mult;
@@ -304,7 +311,8 @@ export class Preflight {
     const resources = [...needs].map(([name, needed]) => ({ name, needed: round(needed), available: stock.get(name)?.quantity ?? 0, unit: stock.get(name)?.unit ?? null }));
     for (const r of resources) {
       const unit = r.unit && r.unit !== 'each' ? ` ${r.unit}` : '';
-      if (!stock.has(r.name)) problems.push({ field: `resources.${r.name}`, message: `the task needs ${r.needed}${unit} of "${r.name}", which is not in the lab's resources (POST /app/resources adds it)` });
+      if (!stock.has(r.name))
+        problems.push({ field: `resources.${r.name}`, message: `the task needs ${r.needed}${unit} of "${r.name}", which is not in the lab's resources (POST /app/resources adds it)` });
       else if (r.needed > r.available) problems.push({ field: `resources.${r.name}`, message: `the task needs ${r.needed}${unit} of "${r.name}"; ${r.available} in stock` });
       const inDoubt = stock.get(r.name)?.inDoubt ?? 0;
       if (inDoubt > 0) problems.push({ field: `resources.${r.name}`, message: `"${r.name}" has ${inDoubt} in-doubt call(s) to settle first: its stock may be off (GET /app/resources/${r.name})` });
@@ -370,4 +378,3 @@ export class Preflight {
     );
   }
 }
-

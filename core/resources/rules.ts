@@ -20,7 +20,10 @@ export const ConsumptionRule = z.strictObject({
   method: z.string().min(1).describe('The method whose calls use the resource'),
   resource: z.union([z.string().min(1), ArgRef]).describe('The resource by name, or { "arg": param }: the name is that argument of the call'),
   amount: z.union([z.number().finite(), ArgRef]).optional().describe('How much one call uses (default 1; negative: makes it), or { "arg": param }'),
-  to: z.union([z.string().min(1), ArgRef]).optional().describe('Moves the resource there (a sample to a position) instead of using it'),
+  to: z
+    .union([z.string().min(1), ArgRef])
+    .optional()
+    .describe('Moves the resource there (a sample to a position) instead of using it'),
 });
 export type ConsumptionRule = z.infer<typeof ConsumptionRule>;
 export const ConsumptionRules = z.array(ConsumptionRule).max(1000);
@@ -29,7 +32,10 @@ export const ConsumptionRules = z.array(ConsumptionRule).max(1000);
 export function parseRules(doc: unknown): ConsumptionRule[] {
   const parsed = ConsumptionRules.safeParse(doc);
   if (parsed.success) return parsed.data;
-  const details = parsed.error.issues.map((i) => ({ field: i.path.length ? i.path.map((p, n) => (typeof p === 'number' ? `[${p}]` : n ? `.${String(p)}` : String(p))).join('') : 'rules', message: i.message }));
+  const details = parsed.error.issues.map((i) => ({
+    field: i.path.length ? i.path.map((p, n) => (typeof p === 'number' ? `[${p}]` : n ? `.${String(p)}` : String(p))).join('') : 'rules',
+    message: i.message,
+  }));
   throw new LabError('invalid_input', `The consumption rules do not fit: ${details.map((d) => `${d.field}: ${d.message}`).join('; ')}.`, details);
 }
 

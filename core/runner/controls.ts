@@ -180,10 +180,19 @@ export function statusAlerts(s: AlertStatus): { tone: 'danger' | 'warning'; text
   if (s.interrupted && !s.busy) {
     const remade = s.interrupted.remade ?? [];
     if (remade.length) {
-      const retry = s.interrupted.retry === 'iteration' ? 'Retry re-runs the iteration from its first step (Retry the step only re-runs the in-doubt step)' : 'Retry re-runs its in-doubt step, Re-run the iteration runs the iteration again from its first step';
-      out.push({ tone: 'danger', text: `Task ${s.interrupted.task_id} was interrupted, and the instruments of this iteration were re-created since the step ran (${remade.join(', ')}): a measurement on them now is not one with the steps before. ${retry}; Skip goes on after it, Abort the task ends it.` });
+      const retry =
+        s.interrupted.retry === 'iteration'
+          ? 'Retry re-runs the iteration from its first step (Retry the step only re-runs the in-doubt step)'
+          : 'Retry re-runs its in-doubt step, Re-run the iteration runs the iteration again from its first step';
+      out.push({
+        tone: 'danger',
+        text: `Task ${s.interrupted.task_id} was interrupted, and the instruments of this iteration were re-created since the step ran (${remade.join(', ')}): a measurement on them now is not one with the steps before. ${retry}; Skip goes on after it, Abort the task ends it.`,
+      });
     } else {
-      out.push({ tone: 'warning', text: `Task ${s.interrupted.task_id} was interrupted (labdeck stopped, or its database failed, during it): Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.` });
+      out.push({
+        tone: 'warning',
+        text: `Task ${s.interrupted.task_id} was interrupted (labdeck stopped, or its database failed, during it): Retry re-runs its in-doubt step, Skip goes on after it, Abort the task ends it.`,
+      });
     }
   }
   return out;

@@ -136,7 +136,10 @@ async function execute(s: SharedState, task: QueueTaskRow, resume?: Resume): Pro
   s.emitQueue();
   emitStatus(s);
   s.emit({ type: 'run', run_id: run.id, task_id: task.id, status: 'running' });
-  await log('info', resume ? (ending ? 'Ending the interrupted run: cleanup only.' : resumeLine(resume.mode, resume.remade ?? [])) : `Started ${wf.name} v${payload.version}: ${source.total} iteration(s).`);
+  await log(
+    'info',
+    resume ? (ending ? 'Ending the interrupted run: cleanup only.' : resumeLine(resume.mode, resume.remade ?? [])) : `Started ${wf.name} v${payload.version}: ${source.total} iteration(s).`,
+  );
 
   // Replay of an interrupted run: finished phases replay from their records; the interrupted one replays
   // up to its in-doubt step (or its last recorded step) and goes on for real from there.
@@ -280,11 +283,17 @@ async function endAlerts(s: SharedState, c: TaskRun, outcome: RunStatus, error: 
     const best = await campaignBest(s.store, c.run.id, c.payload).catch(() => null);
     const message = `Campaign ${c.task.name} ${outcome === 'completed' ? 'finished' : `ended early (${outcome})`}${error ? `: ${error}` : '.'} ${bestText(best)}`;
     ops.push(openAlert('campaign_finished', alertKeys.campaignFinished(c.run.id), { ...ctx, message, best }, { userId: c.task.createdBy }));
-  }
-  else if (outcome === 'completed') ops.push(openAlert('run_completed', alertKeys.runCompleted(c.run.id), { ...ctx, message: `Run ${c.task.name} completed${c.skipped ? ` with ${skippedSteps(c.skipped)}` : ''}.` }, { userId: c.task.createdBy }));
+  } else if (outcome === 'completed')
+    ops.push(
+      openAlert(
+        'run_completed',
+        alertKeys.runCompleted(c.run.id),
+        { ...ctx, message: `Run ${c.task.name} completed${c.skipped ? ` with ${skippedSteps(c.skipped)}` : ''}.` },
+        { userId: c.task.createdBy },
+      ),
+    );
   return ops;
 }
-
 
 /** Read through a function: the operator changes it while a phase awaits (TypeScript would narrow a field). */
 const stopAfterIteration = (c: TaskRun): boolean => c.abortRequest === 'iteration';

@@ -205,7 +205,10 @@ export class Runner extends EventEmitter {
   }
 
   /** The task a run would queue, checked and named; nothing is queued (an approval shows it to a person first). */
-  prepare(input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] }, opts: { upfront?: boolean } = {}): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
+  prepare(
+    input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; rowLabel?: RowOptions['label'] },
+    opts: { upfront?: boolean } = {},
+  ): Promise<{ name: string; kind: 'workflow'; payload: WorkflowPayload }> {
     return queue.prepare(this.s, input, opts);
   }
 

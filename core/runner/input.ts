@@ -64,7 +64,19 @@ export type InputEvent = {
   by?: string | null;
   at: string;
 };
-type StepEvent = { type: 'step'; run_id: number; phase: StepAt['phase']; iteration: number | null; path: string; index: number; state: 'start' | 'ok' | 'error'; kind: 'input'; output?: unknown; error?: string; step_id?: number };
+type StepEvent = {
+  type: 'step';
+  run_id: number;
+  phase: StepAt['phase'];
+  iteration: number | null;
+  path: string;
+  index: number;
+  state: 'start' | 'ok' | 'error';
+  kind: 'input';
+  output?: unknown;
+  error?: string;
+  step_id?: number;
+};
 
 const show = (v: unknown) => (JSON.stringify(v) ?? String(v)).slice(0, 200);
 
@@ -75,7 +87,17 @@ const show = (v: unknown) => (JSON.stringify(v) ?? String(v)).slice(0, 200);
 export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, step: InputStep, doubt: StepRow | null): Promise<unknown> {
   const runId = c.run.id;
   const since = new Date();
-  const record = { runId, phase: at.phase, iteration: at.iteration, stepIndex: at.index, instrument: INPUT_INSTRUMENT, method: step.save_as, args: { prompt: step.prompt, schema: step.schema }, userId: c.task.createdBy, startedAt: since };
+  const record = {
+    runId,
+    phase: at.phase,
+    iteration: at.iteration,
+    stepIndex: at.index,
+    instrument: INPUT_INSTRUMENT,
+    method: step.save_as,
+    args: { prompt: step.prompt, schema: step.schema },
+    userId: c.task.createdBy,
+    startedAt: since,
+  };
   // the one writer of step records (core/deck/recorder.ts), on the transaction each write is part of
   const recorder = (tx: TxStore) => new CallRecorder(tx.steps);
   const expects = describeInput(step.schema);
@@ -106,7 +128,17 @@ export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, st
     if (doubt) await recorder(tx).reopen(id);
     else id = await recorder(tx).begin(record);
   });
-  const view: WaitingInput = { task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, expects, step_id: id, since: (doubt?.startedAt ?? since).toISOString() };
+  const view: WaitingInput = {
+    task_id: c.id,
+    run_id: runId,
+    path: at.path,
+    prompt: step.prompt,
+    save_as: step.save_as,
+    schema: step.schema,
+    expects,
+    step_id: id,
+    since: (doubt?.startedAt ?? since).toISOString(),
+  };
   c.waitingInput = Object.assign(waiter<{ value: unknown; by: GivenBy | null }>(), { view, step });
   const base = { run_id: runId, phase: at.phase, iteration: at.iteration, path: at.path, index: at.index, kind: 'input' as const, step_id: id };
   ctx.emit({ type: 'step', ...base, state: 'start' });
@@ -120,7 +152,19 @@ export async function waitForInput(ctx: InputContext, c: TaskRun, at: StepAt, st
       recorder(tx).complete(id, { output: value, status: 'ok', userId: by?.id ?? null, endedAt: at2 }),
     );
     ctx.emit({ type: 'step', ...base, state: 'ok', output: value });
-    ctx.emit({ type: 'input', state: 'given', task_id: c.id, run_id: runId, path: at.path, prompt: step.prompt, save_as: step.save_as, schema: step.schema, value, by: by?.username ?? null, at: at2.toISOString() });
+    ctx.emit({
+      type: 'input',
+      state: 'given',
+      task_id: c.id,
+      run_id: runId,
+      path: at.path,
+      prompt: step.prompt,
+      save_as: step.save_as,
+      schema: step.schema,
+      value,
+      by: by?.username ?? null,
+      at: at2.toISOString(),
+    });
     return value;
   } catch (e) {
     // an abort ends the wait (its record says so); a shutdown leaves it running, to be asked again after the restart
@@ -150,9 +194,14 @@ export function giveInput(tasks: readonly TaskRun[], raw: unknown, opts: { taskI
       throw new LabError('conflict', `Task ${t.id} waits for no input (it is ${t.state()}).`, [{ field: 'task_id', message: 'waits for no input' }], { state: t.state() });
     }
   } else if (waiting.length > 1) {
-    throw new LabError('conflict', `${waiting.length} tasks wait for input (${waiting.map((x) => `task ${x.id}: ${x.waitingInput!.view.prompt}`).join('; ')}): say which with task_id.`, [{ field: 'task_id', message: 'required while several tasks wait for input' }], {
-      waiting: waiting.map((x) => x.waitingInput!.view),
-    });
+    throw new LabError(
+      'conflict',
+      `${waiting.length} tasks wait for input (${waiting.map((x) => `task ${x.id}: ${x.waitingInput!.view.prompt}`).join('; ')}): say which with task_id.`,
+      [{ field: 'task_id', message: 'required while several tasks wait for input' }],
+      {
+        waiting: waiting.map((x) => x.waitingInput!.view),
+      },
+    );
   } else t = waiting[0];
   if (!t) return { task: undefined as unknown as TaskRun, value: undefined };
   const w = t.waitingInput!;

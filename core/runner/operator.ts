@@ -41,7 +41,10 @@ export async function input(s: SharedState, raw: unknown, opts: { taskId?: numbe
 /** An input another labdeck passes on for a task this one runs. */
 export function inputAsked(s: SharedState, body: unknown) {
   const m = (body ?? {}) as { task_id?: unknown; value?: unknown; by?: GivenBy | null };
-  return input(s, m.value, { taskId: typeof m.task_id === 'number' ? m.task_id : undefined, by: m.by && typeof m.by.username === 'string' ? { id: typeof m.by.id === 'number' ? m.by.id : null, username: m.by.username } : null });
+  return input(s, m.value, {
+    taskId: typeof m.task_id === 'number' ? m.task_id : undefined,
+    by: m.by && typeof m.by.username === 'string' ? { id: typeof m.by.id === 'number' ? m.by.id : null, username: m.by.username } : null,
+  });
 }
 
 /**
@@ -51,9 +54,14 @@ export function inputAsked(s: SharedState, body: unknown) {
  */
 function only(s: SharedState, what: string): TaskRun | null {
   if (s.tasks.length > 1) {
-    throw new LabError('conflict', `${s.tasks.length} tasks are running (${runningList(s)}): say which one to ${what} with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], {
-      running: runningData(s),
-    });
+    throw new LabError(
+      'conflict',
+      `${s.tasks.length} tasks are running (${runningList(s)}): say which one to ${what} with task_id.`,
+      [{ field: 'task_id', message: 'required while several tasks run' }],
+      {
+        running: runningData(s),
+      },
+    );
   }
   return s.tasks[0] ?? null;
 }
@@ -70,10 +78,15 @@ async function named(s: SharedState, taskId: number): Promise<TaskRun | 'interru
   if (!task) throw new LabError('not_found', `There is no task ${taskId}.`, [{ field: 'task_id', message: 'no such task' }]);
   const there = s.elsewhere.find((t) => t.task_id === taskId);
   const here = s.tasks.length ? `; running here: ${runningList(s)}` : '';
-  throw new LabError('conflict', there ? `Task ${taskId} runs on ${there.host}: control it there.` : `Task ${taskId} is not running (it is ${task.status})${here}.`, [{ field: 'task_id', message: 'not running here' }], {
-    state: statusOf(s).state,
-    running: runningData(s),
-  });
+  throw new LabError(
+    'conflict',
+    there ? `Task ${taskId} runs on ${there.host}: control it there.` : `Task ${taskId} is not running (it is ${task.status})${here}.`,
+    [{ field: 'task_id', message: 'not running here' }],
+    {
+      state: statusOf(s).state,
+      running: runningData(s),
+    },
+  );
 }
 
 /** A control that does nothing to its target (a running task, else the queue) now: a conflict naming where it is. */
@@ -81,7 +94,9 @@ function check(s: SharedState, control: Control, t: TaskRun | 'interrupted' | nu
   const v = t instanceof TaskRun ? viewOf(s, t) : idleView(s);
   if (availableControls(v)[control]) return;
   const who = t instanceof TaskRun && s.tasks.length > 1 ? `task ${t.id} is` : 'the runner is';
-  throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: ${who} ${SITUATION[situationOf(v)].label}${t instanceof TaskRun ? '' : elsewhereNote(s)}.`, undefined, { state: v.state });
+  throw new LabError('conflict', `${CONTROL_LABEL[control]} does nothing now: ${who} ${SITUATION[situationOf(v)].label}${t instanceof TaskRun ? '' : elsewhereNote(s)}.`, undefined, {
+    state: v.state,
+  });
 }
 
 /** `check` for the controls of a running task only (pause, resume, continue). */
@@ -261,7 +276,9 @@ export async function control(s: SharedState, name: RunControlName, taskId?: num
     const there = taskId === undefined ? s.elsewhere : s.elsewhere.filter((t) => t.task_id === taskId);
     if (there.length > 1) {
       const list = there.map((t) => `task ${t.task_id} on ${t.host}`).join(', ');
-      throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], { running: there });
+      throw new LabError('conflict', `Several tasks run on other labdecks (${list}): say which one with task_id.`, [{ field: 'task_id', message: 'required while several tasks run' }], {
+        running: there,
+      });
     }
     if (there.length === 1) {
       const answer = await askControl(s, there[0], name, by);
@@ -289,7 +306,6 @@ export function controlAsked(s: SharedState, body: unknown): Promise<RunnerStatu
   // an older labdeck sends no `by`: taken for an agent's only when it says so
   return act(s, m!.control as RunControlName, typeof m!.task_id === 'number' ? m!.task_id : undefined, m!.by === 'agent' ? 'agent' : 'person');
 }
-
 
 /** Each control by the Runner method that does it (`act`). */
 const CONTROL_OF: Record<Exclude<RunControlName, 'release'>, (s: SharedState, taskId?: number, by?: ControlBy) => Promise<RunnerStatus>> = {

@@ -21,7 +21,15 @@ export const OUTPUT_INLINE = 4_000;
 export function publishLive(s: SharedState, e: RunnerEvent): void {
   if (e.host !== undefined || e.type === 'queue') return;
   if (e.type !== 'status') return s.relay.publish(e);
-  const running: (LiveTask & { task_id: number })[] = e.status.running.map((t) => ({ task_id: t.id, state: t.state, paused: t.paused, progress: t.progress, failed_step: t.failed_step, waiting: t.waiting, input: t.input }));
+  const running: (LiveTask & { task_id: number })[] = e.status.running.map((t) => ({
+    task_id: t.id,
+    state: t.state,
+    paused: t.paused,
+    progress: t.progress,
+    failed_step: t.failed_step,
+    waiting: t.waiting,
+    input: t.input,
+  }));
   s.relay.publish({ type: 'status', running });
 }
 
@@ -37,7 +45,10 @@ export function syncInstruments(s: SharedState): Promise<void> {
     const freed = [...s.othersHold.keys()].filter((n) => !holds.has(n) && s.deck.has(n));
     s.othersHold = holds;
     for (const host of new Set(holds.values())) {
-      s.deck.setOffline([...holds].filter(([, h]) => h === host).map(([n]) => n), `driven by ${host}, another labdeck on this database (not by this one, ${s.host.name})`);
+      s.deck.setOffline(
+        [...holds].filter(([, h]) => h === host).map(([n]) => n),
+        `driven by ${host}, another labdeck on this database (not by this one, ${s.host.name})`,
+      );
     }
     if (freed.length) s.deck.setOffline(freed, null);
     // instruments this labdeck has just taken: a direct call left running on them by a labdeck that stopped

@@ -29,7 +29,15 @@ async function markSkipped(s: SharedState, c: TaskRun, stepId: number | null) {
  * Resolves with the iteration's outputs (main; {} for prep and cleanup) and whether a step of it was
  * skipped: then the phase is recorded `skipped`, and its outputs are not data.
  */
-export async function runPhase(s: SharedState, c: TaskRun, phase: Phase, iteration: number | null, steps: Step[], scope: Scope, replay: Replay | undefined): Promise<{ outputs: Record<string, unknown>; skipped: boolean }> {
+export async function runPhase(
+  s: SharedState,
+  c: TaskRun,
+  phase: Phase,
+  iteration: number | null,
+  steps: Step[],
+  scope: Scope,
+  replay: Replay | undefined,
+): Promise<{ outputs: Record<string, unknown>; skipped: boolean }> {
   if (steps.length === 0 && phase !== 'main') return { outputs: {}, skipped: false };
   c.phase = phase;
   if (iteration !== null) c.iteration = iteration;
@@ -203,7 +211,6 @@ async function callStep(s: SharedState, c: TaskRun, at: StepAt, instrument: stri
     throw e;
   }
 }
-
 
 /** The in-doubt step of a resumed run, skipped by the operator's choice. */
 class SkipInDoubt extends Error {

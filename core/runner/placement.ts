@@ -20,9 +20,10 @@ export function placementProblem(needs: string[], drivers: Drivers, opts: { self
   const one = ids.size === 1 && !ids.has(null) ? by[0].driver! : null;
   if (one !== null && (!opts.ownOnly || one.id === opts.self.id)) return null;
   const who = by.map((b) => `${b.name} (${b.host ?? 'no labdeck drives it now'})`).join(', ');
-  const why = opts.ownOnly && one !== null
-    ? `every instrument it uses is driven by ${one.name}, not by this labdeck (${opts.self.name}), which runs only what is queued through it: queue it on ${one.name}`
-    : 'no labdeck on this database drives all of its instruments, so none could start it: connect them to one labdeck, or split the workflow';
+  const why =
+    opts.ownOnly && one !== null
+      ? `every instrument it uses is driven by ${one.name}, not by this labdeck (${opts.self.name}), which runs only what is queued through it: queue it on ${one.name}`
+      : 'no labdeck on this database drives all of its instruments, so none could start it: connect them to one labdeck, or split the workflow';
   return new LabError(
     'conflict',
     `${opts.task} cannot be queued: ${why}. Its instruments: ${who}.`,

@@ -22,7 +22,10 @@ export const DIRECTIONS: readonly Direction[] = ['up', 'down', 'top', 'bottom'];
  * Queue a workflow over config rows or a repeat count. The workflow is validated against the live deck and
  * the rows against its parameters now, so a task never starts with a problem that could be seen before.
  */
-export async function submit(s: SharedState, input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; userId: number | null; rowLabel?: RowOptions['label'] }): Promise<QueueTaskRow> {
+export async function submit(
+  s: SharedState,
+  input: { workflow: unknown; config?: unknown; repeat?: unknown; name?: unknown; userId: number | null; rowLabel?: RowOptions['label'] },
+): Promise<QueueTaskRow> {
   return enqueue(s, { ...(await prepare(s, input)), createdBy: input.userId });
 }
 
@@ -225,7 +228,12 @@ export async function renameTask(s: SharedState, id: number, name: unknown, by?:
 /** Hold the queue because of this task (aborted, or interrupted): a decision about it, not a lab-wide flag. */
 export async function hold(s: SharedState, taskId: number) {
   s.setHeld(true);
-  const ctx = { host: s.host.name, task_id: taskId, run_id: s.tasks.find((t) => t.id === taskId)?.run.id ?? null, message: `The queue is held after task ${taskId} was aborted: release it to let the next task start.` };
+  const ctx = {
+    host: s.host.name,
+    task_id: taskId,
+    run_id: s.tasks.find((t) => t.id === taskId)?.run.id ?? null,
+    message: `The queue is held after task ${taskId} was aborted: release it to let the next task start.`,
+  };
   await alerting(s.store, [openAlert('queue_held', alertKeys.queueHeld(taskId), ctx)], (tx) => tx.queue.update(taskId, { holdsQueue: true }));
   // a read of the database that began while this was being written may have found no hold: it is older
   s.setHeld(true);
@@ -249,8 +257,19 @@ export async function refreshHeld(s: SharedState) {
 export async function checkPlaceFor(s: SharedState, taskId: number): Promise<void> {
   // a task the store cut off keeps its own place and instruments: they count for it, not against it
   if ([...s.leases.keys()].filter((id) => id !== taskId).length >= s.parallel) {
-    throw new LabError('conflict', `This labdeck runs ${s.parallel === 1 ? 'one task at a time' : `${s.parallel} tasks at once`} and is running ${runningList(s)}: decide about task ${taskId} when one has ended.`, undefined, { state: statusOf(s).state, running: runningData(s) });
+    throw new LabError(
+      'conflict',
+      `This labdeck runs ${s.parallel === 1 ? 'one task at a time' : `${s.parallel} tasks at once`} and is running ${runningList(s)}: decide about task ${taskId} when one has ended.`,
+      undefined,
+      { state: statusOf(s).state, running: runningData(s) },
+    );
   }
   const clash = clashes(s, await needsOf(s, taskId), taskId);
-  if (clash) throw new LabError('conflict', `Task ${taskId} needs ${clash.instrument}, which task ${clash.task} is using: decide about it when that task has ended.`, [{ field: clash.instrument, message: `in use by task ${clash.task}` }], { state: statusOf(s).state });
+  if (clash)
+    throw new LabError(
+      'conflict',
+      `Task ${taskId} needs ${clash.instrument}, which task ${clash.task} is using: decide about it when that task has ended.`,
+      [{ field: clash.instrument, message: `in use by task ${clash.task}` }],
+      { state: statusOf(s).state },
+    );
 }

@@ -92,7 +92,11 @@ export async function resumeInterrupted(s: SharedState, mode: 'retry' | 'skip' |
   const task = await getTask(s, info.task_id);
   const needs = await missing(s, task.id);
   if (needs.length) {
-    throw new LabError('conflict', `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`, needs.map((n) => ({ field: n, message: 'not driven here' })));
+    throw new LabError(
+      'conflict',
+      `Task ${task.id} needs ${needs.join(', ')}, which this labdeck does not drive: ${mode} it on the labdeck that does.`,
+      needs.map((n) => ({ field: n, message: 'not driven here' })),
+    );
   }
   await checkPlaceFor(s, task.id);
   const run = task.runId ? await s.store.runs.get(task.runId) : null;

@@ -198,7 +198,8 @@ export class HostRelay {
     const answer = new Promise<T>((resolve, reject) => {
       const ackTimer = setTimeout(() => {
         const p = this.pending.get(id);
-        if (p && !p.acked) this.settle(id, p, new LabError('unavailable', `${to.name} did not answer within ${ACK_MS / 1000} s: ${what} was not done from here (it is not sent again).`, undefined, { in_doubt: true }));
+        if (p && !p.acked)
+          this.settle(id, p, new LabError('unavailable', `${to.name} did not answer within ${ACK_MS / 1000} s: ${what} was not done from here (it is not sent again).`, undefined, { in_doubt: true }));
       }, ACK_MS);
       this.pending.set(id, { to, what, acked: false, ackTimer, maxMs, since: Date.now(), resolve: resolve as (v: unknown) => void, reject });
     });
@@ -239,13 +240,21 @@ export class HostRelay {
       if (h === undefined) continue; // the database did not answer: look again next time
       if (h && !h.stoppedAt && !this.self.expired(h)) continue;
       for (const [id, p] of waiting.filter(([, p]) => p.to.id === hostId)) {
-        this.settle(id, p, new LabError('unavailable', `${p.to.name} went away during ${p.what}: it may or may not have been done there (see its records); it is not sent again.`, undefined, { in_doubt: true }));
+        this.settle(
+          id,
+          p,
+          new LabError('unavailable', `${p.to.name} went away during ${p.what}: it may or may not have been done there (see its records); it is not sent again.`, undefined, { in_doubt: true }),
+        );
       }
     }
     const now = Date.now();
     for (const [id, p] of waiting) {
       if (this.pending.has(id) && now - p.since > p.maxMs) {
-        this.settle(id, p, new LabError('unavailable', `${p.to.name} did not answer ${p.what} within ${Math.round(p.maxMs / 1000)} s: see its records (it is not sent again).`, undefined, { in_doubt: true }));
+        this.settle(
+          id,
+          p,
+          new LabError('unavailable', `${p.to.name} did not answer ${p.what} within ${Math.round(p.maxMs / 1000)} s: see its records (it is not sent again).`, undefined, { in_doubt: true }),
+        );
       }
     }
   }
@@ -269,7 +278,13 @@ export class HostRelay {
       answer = { error: { code: err.code, message: err.message.length > 2 * CUT_AT ? cutText(err.message) : err.message, details: err.details?.slice(0, 20), data: err.data } };
     }
     if (bytes(answer) > MESSAGE_LIMIT - 300) {
-      answer = { error: { code: 'payload_too_large', message: `${this.self.name} did it, but its answer (${bytes(answer)} bytes) is more than a message between labdecks carries (${MESSAGE_LIMIT} bytes).`, data: { limit: MESSAGE_LIMIT } } };
+      answer = {
+        error: {
+          code: 'payload_too_large',
+          message: `${this.self.name} did it, but its answer (${bytes(answer)} bytes) is more than a message between labdecks carries (${MESSAGE_LIMIT} bytes).`,
+          data: { limit: MESSAGE_LIMIT },
+        },
+      };
     }
     // the asker waits for this answer: try again through a short database hiccup
     for (let attempt = 0; attempt < 3; attempt++) {

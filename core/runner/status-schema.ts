@@ -69,8 +69,12 @@ export const ElsewhereTaskSchema = z.object({
 export const IterationDoubtSchema = z.object({
   remade: z
     .array(z.string())
-    .describe("Instruments of the in-doubt step's iteration made again since the iteration began (a restart, a Python host restarted, a reload, an agent reconnected): a retry of the step alone would mix two instruments' measurements"),
-  retry: z.enum(['step', 'iteration']).describe('What POST /executions/retry does: re-run the in-doubt step, or (a campaign whose instruments were made again) the whole iteration from its first step'),
+    .describe(
+      "Instruments of the in-doubt step's iteration made again since the iteration began (a restart, a Python host restarted, a reload, an agent reconnected): a retry of the step alone would mix two instruments' measurements",
+    ),
+  retry: z
+    .enum(['step', 'iteration'])
+    .describe('What POST /executions/retry does: re-run the in-doubt step, or (a campaign whose instruments were made again) the whole iteration from its first step'),
 });
 
 /** The runner as GET /executions/status (and the controls) answer it. */
@@ -88,7 +92,10 @@ export const RunnerStatusSchema = z.object({
     .object({
       task_id: z.int(),
       run_id: z.int().nullable(),
-      step: z.object({ id: z.int(), phase: z.string().nullable(), iteration: z.int().nullable(), index: z.int().nullable(), instrument: z.string(), method: z.string() }).nullable().describe('Its in-doubt step'),
+      step: z
+        .object({ id: z.int(), phase: z.string().nullable(), iteration: z.int().nullable(), index: z.int().nullable(), instrument: z.string(), method: z.string() })
+        .nullable()
+        .describe('Its in-doubt step'),
       ...IterationDoubtSchema.shape,
     })
     .nullable()
@@ -97,9 +104,7 @@ export const RunnerStatusSchema = z.object({
   elsewhere: z
     .array(ElsewhereTaskSchema)
     .describe('Tasks other labdecks on this database are running, with their state and progress as those labdecks relay them (PostgreSQL); the run controls here act on them there'),
-  running: z
-    .array(RunningTaskSchema)
-    .describe('Every task this labdeck runs, in the order they started (current_task and the fields above are the first); with several, the controls take task_id'),
+  running: z.array(RunningTaskSchema).describe('Every task this labdeck runs, in the order they started (current_task and the fields above are the first); with several, the controls take task_id'),
   parallel: z.int().describe('How many tasks on disjoint instruments this labdeck runs at once (lab serve --parallel N; default 1)'),
 });
 

@@ -185,8 +185,14 @@ export function compare(left: unknown, op: ClauseDef['op'], right: unknown): boo
 }
 
 const OP_WORDS: Record<ClauseDef['op'], string> = {
-  '==': 'must be', '!=': 'must not be', in: 'must be one of', 'not in': 'must not be one of',
-  '<': 'must be below', '<=': 'must be at most', '>': 'must be above', '>=': 'must be at least',
+  '==': 'must be',
+  '!=': 'must not be',
+  in: 'must be one of',
+  'not in': 'must not be one of',
+  '<': 'must be below',
+  '<=': 'must be at most',
+  '>': 'must be above',
+  '>=': 'must be at least',
 };
 
 export class Evaluator {
@@ -307,7 +313,10 @@ export function checkValue(c: Constraint, value: unknown, out: SafetyProblem[]):
 /** Evaluates one call's clauses; a reading is taken once per call. */
 export class ClauseContext {
   private readonly reads = new Map<string, Promise<unknown>>();
-  constructor(private readonly call: CallInfo, private readonly readings: Readings) {}
+  constructor(
+    private readonly call: CallInfo,
+    private readonly readings: Readings,
+  ) {}
 
   async rule(rule: RuleDef, id: string): Promise<SafetyProblem | null> {
     for (const clause of rule.if) {

@@ -35,8 +35,19 @@ const Tray = z.strictObject({
 
 const Operand = z.union([
   z.strictObject({ arg: name }),
-  z.strictObject({ read: z.string().trim().regex(/^[^.\s]+\.[^.\s]+$/, 'is written instrument.member, e.g. reactor.read_temperature'), path: z.string().trim().optional() }),
-  z.strictObject({ last: z.string().trim().regex(/^[^.\s]+(\.[^.\s]+\.[^\s]+)?$/, 'is an instrument (its last action) or instrument.method.param (the last value sent)') }),
+  z.strictObject({
+    read: z
+      .string()
+      .trim()
+      .regex(/^[^.\s]+\.[^.\s]+$/, 'is written instrument.member, e.g. reactor.read_temperature'),
+    path: z.string().trim().optional(),
+  }),
+  z.strictObject({
+    last: z
+      .string()
+      .trim()
+      .regex(/^[^.\s]+(\.[^.\s]+\.[^\s]+)?$/, 'is an instrument (its last action) or instrument.method.param (the last value sent)'),
+  }),
   z.strictObject({ state: name }),
   z.strictObject({ value: z.unknown() }),
 ]);
@@ -209,7 +220,8 @@ export function validate(raw: unknown): { config: SafetyConfig | null; problems:
     const values = new Set(state.values);
     state.set_by.forEach((e, i) => {
       if (e.method === ANY) err(`${at}.set_by[${i}].method`, 'say which method sets it (not "*")');
-      if (values.size && (typeof e.value !== 'object') && !values.has(String(e.value))) err(`${at}.set_by[${i}].value`, `${JSON.stringify(e.value)} is not one of its values (${state.values.join(', ')})`);
+      if (values.size && typeof e.value !== 'object' && !values.has(String(e.value)))
+        err(`${at}.set_by[${i}].value`, `${JSON.stringify(e.value)} is not one of its values (${state.values.join(', ')})`);
       if (e.if) checkClauses(e.if, `${at}.set_by[${i}].if`, e.method);
     });
     const read = typeof state.read === 'string' ? { read: state.read } : state.read;

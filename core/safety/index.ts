@@ -336,7 +336,14 @@ export class SafetyGuard {
 
   /** The broken file's error (503), or null. */
   fileError(): LabError | null {
-    return this.error ? new LabError('safety_file', this.error, this.problems.map((p) => ({ field: p.path, message: p.message })), { safety_file: this.source }) : null;
+    return this.error
+      ? new LabError(
+          'safety_file',
+          this.error,
+          this.problems.map((p) => ({ field: p.path, message: p.message })),
+          { safety_file: this.source },
+        )
+      : null;
   }
 
   /**
@@ -430,7 +437,11 @@ export class SafetyGuard {
   async replace(raw: unknown, userId: number | null): Promise<SafetyStatus> {
     const { config, problems } = validate(raw);
     if (!config) {
-      throw new LabError('invalid_input', `The safety file is not valid: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}. The old file is kept.`, problems.map((p) => ({ field: p.path, message: p.message })));
+      throw new LabError(
+        'invalid_input',
+        `The safety file is not valid: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}. The old file is kept.`,
+        problems.map((p) => ({ field: p.path, message: p.message })),
+      );
     }
     const before = this.raw;
     const text = `${JSON.stringify(raw, null, 2)}\n`;
@@ -455,7 +466,10 @@ export class SafetyGuard {
   /** A person says what a state is (null: that they do not know). */
   async setState(name: string, value: unknown, userId: number | null, by: string): Promise<StateEntry> {
     const spec = Object.hasOwn(this.config.states, name) ? this.config.states[name] : undefined;
-    if (!spec) throw new LabError('not_found', `There is no state "${name}" in the safety file (states: ${Object.keys(this.config.states).join(', ') || 'none'}).`, [{ field: 'state', message: 'unknown state' }]);
+    if (!spec)
+      throw new LabError('not_found', `There is no state "${name}" in the safety file (states: ${Object.keys(this.config.states).join(', ') || 'none'}).`, [
+        { field: 'state', message: 'unknown state' },
+      ]);
     if (spec.read) throw new LabError('invalid_input', `"${name}" is read from the instrument; it cannot be set by hand.`, [{ field: 'state', message: 'read from the instrument' }]);
     if (value !== null && value !== '' && Array.isArray(spec.values) && spec.values.length && !spec.values.includes(String(value))) {
       throw new LabError('invalid_input', `"${name}" is one of ${spec.values.join(', ')}, not ${JSON.stringify(value)}.`, [{ field: 'value', message: `one of ${spec.values.join(', ')}` }]);

@@ -56,15 +56,27 @@ export function extents(space: readonly ParameterSpec[], constraints: readonly L
     });
     if (c.op === '==') {
       row(a, r + SLACK);
-      row(a.map((x) => -x), -r + SLACK);
+      row(
+        a.map((x) => -x),
+        -r + SLACK,
+      );
     } else row(a, r);
   }
-  params.forEach((_, j) => row(params.map((__, k) => (k === j ? 1 : 0)), 1));
+  params.forEach((_, j) =>
+    row(
+      params.map((__, k) => (k === j ? 1 : 0)),
+      1,
+    ),
+  );
   for (const [j, p] of params.entries()) {
     const [lo, hi] = p.bounds!;
     const up = params.map((__, k) => (k === j ? 1 : 0));
     const most = linprog(A, b, up);
-    const least = linprog(A, b, up.map((x) => -x));
+    const least = linprog(
+      A,
+      b,
+      up.map((x) => -x),
+    );
     if (!most && !least) {
       // infeasible for one is infeasible for all (the same polytope); a program that failed stands for the box
       if (linprog(A, b, new Array<number>(n).fill(0)) === null) return { empty: true };

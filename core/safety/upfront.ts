@@ -52,7 +52,14 @@ const detail = (field: string, at: string, step: CallStep, p: SafetyProblem, pre
 function refuse(what: string, details: ErrorDetail[]): never {
   const shown = details.slice(0, MAX_REPORTED);
   const more = details.length > shown.length ? ` And ${details.length - shown.length} more.` : '';
-  throw new LabError('invalid_input', `${what} breaks the lab's safety limits: ${shown.slice(0, 3).map((d) => `${d.field}: ${d.message}`).join('; ')}${details.length > 3 ? '; …' : ''}.${more} Nothing was queued.`, shown);
+  throw new LabError(
+    'invalid_input',
+    `${what} breaks the lab's safety limits: ${shown
+      .slice(0, 3)
+      .map((d) => `${d.field}: ${d.message}`)
+      .join('; ')}${details.length > 3 ? '; …' : ''}.${more} Nothing was queued.`,
+    shown,
+  );
 }
 
 /** A step's arguments for one row: literals, the row's parameter values (defaults where the row has none). */
@@ -117,7 +124,14 @@ export function checkSpace(guard: SafetyGuard, schemaOf: SchemaOf, definition: W
 }
 
 /** What `checkSpace` refuses a campaign for (field: the parameter's bounds or choices, a fixed value, or a step's argument). */
-export function spaceProblems(guard: SafetyGuard, schemaOf: SchemaOf, definition: Workflow, space: ParameterSpec[], fixed: Record<string, unknown>, constraints: readonly string[] = []): ErrorDetail[] {
+export function spaceProblems(
+  guard: SafetyGuard,
+  schemaOf: SchemaOf,
+  definition: Workflow,
+  space: ParameterSpec[],
+  fixed: Record<string, unknown>,
+  constraints: readonly string[] = [],
+): ErrorDetail[] {
   const defaults = Object.fromEntries((definition.parameters ?? []).map((p) => [p.name, p.default]));
   const details: ErrorDetail[] = [];
   const index = new Map(space.map((s, i) => [s.name, i]));
@@ -184,9 +198,10 @@ export function preflightVerdict(
   const source = guard.source;
   const broken = guard.fileError();
   if (broken) return { allowed: false, problems: [{ field: 'safety', message: broken.message }], error: broken.message, source, note: LEFT_TO_CALLS };
-  const problems = kind === 'campaign'
-    ? spaceProblems(guard, schemaOf, p.definition, p.space ?? [], p.fixed ?? {}, p.constraints ?? [])
-    : runProblems(guard, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
+  const problems =
+    kind === 'campaign'
+      ? spaceProblems(guard, schemaOf, p.definition, p.space ?? [], p.fixed ?? {}, p.constraints ?? [])
+      : runProblems(guard, schemaOf, p.definition, p.rows ?? (p.repeat ? [p.repeat.row] : []), !p.rows);
   const shown = problems.slice(0, MAX_PREFLIGHT);
   if (problems.length > shown.length) shown.push({ field: 'safety', message: `and ${problems.length - shown.length} more problem(s) of the same kind` });
   return { allowed: problems.length === 0, problems: shown, error: null, source, note: LEFT_TO_CALLS };

@@ -53,10 +53,14 @@ export function createApprovalRepository(sql: Sql): Store['approvals'] {
       return toInt(r?.n ?? 0);
     },
     async decide(id, d) {
-      const n = await sql.run(
-        `UPDATE "approvals" SET "status" = ?, "decided_by" = ?, "decided_at" = ?, "reason" = ? WHERE "id" = ? AND "status" = 'pending' AND "expires_at" > ?`,
-        [d.status, d.decidedBy, d.decidedAt, d.reason, id, d.decidedAt],
-      );
+      const n = await sql.run(`UPDATE "approvals" SET "status" = ?, "decided_by" = ?, "decided_at" = ?, "reason" = ? WHERE "id" = ? AND "status" = 'pending' AND "expires_at" > ?`, [
+        d.status,
+        d.decidedBy,
+        d.decidedAt,
+        d.reason,
+        id,
+        d.decidedAt,
+      ]);
       return n === 1;
     },
     rejectPendingOf(tokenId, d) {

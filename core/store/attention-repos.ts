@@ -21,7 +21,13 @@ export function createAttentionRepository(sql: Sql): Store['attention'] {
           `ORDER BY s."id" LIMIT 500`,
         [],
       );
-      return rows.map((r) => ({ ...stepRow(r), taskId: toIntOrNull(r.task_id), runName: String(r.run_name), hostId: r.host_id === null || r.host_id === undefined ? null : String(r.host_id), runStatus: String(r.run_status) }));
+      return rows.map((r) => ({
+        ...stepRow(r),
+        taskId: toIntOrNull(r.task_id),
+        runName: String(r.run_name),
+        hostId: r.host_id === null || r.host_id === undefined ? null : String(r.host_id),
+        runStatus: String(r.run_status),
+      }));
     },
   };
 }

@@ -43,10 +43,14 @@ export function createCampaignRepository(sql: Sql): CampaignStore {
   const repo: CampaignStore = {
     exclusive: (campaignId, fn) => sql.exclusive(`campaign:${campaignId}`, (tx) => fn(createCampaignRepository(tx))),
     async create(c) {
-      const r = await sql.one(
-        `INSERT INTO "campaigns" ("name", "execution", "task_id", "payload", "created_by", "created_at") VALUES (?, ?, ?, ?, ?, ?) RETURNING ${CAMPAIGN_COLS}`,
-        [c.name, c.execution, c.taskId, encodeJson(c.payload, 'campaign')!, c.createdBy, new Date()],
-      );
+      const r = await sql.one(`INSERT INTO "campaigns" ("name", "execution", "task_id", "payload", "created_by", "created_at") VALUES (?, ?, ?, ?, ?, ?) RETURNING ${CAMPAIGN_COLS}`, [
+        c.name,
+        c.execution,
+        c.taskId,
+        encodeJson(c.payload, 'campaign')!,
+        c.createdBy,
+        new Date(),
+      ]);
       return campaignRow(r!);
     },
     async get(id) {
@@ -76,7 +80,19 @@ export function createCampaignRepository(sql: Sql): CampaignStore {
               const r = await tx.one(
                 `INSERT INTO "campaign_points" ("campaign_id", "n", "parameters", "state", "results", "reason", "suggested_by", "suggested_user", "measured_by", "measured_user", "created_at", "measured_at") ` +
                   `VALUES (?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, ?) RETURNING ${POINT_COLS}`,
-                [campaignId, ++n, encodeJson(p.parameters, 'parameters')!, measured ? 'measured' : 'pending', measured ? encodeJson(p.results, 'results') : null, p.suggestedBy, p.suggestedUser, measured ? (p.measuredBy ?? null) : null, measured ? (p.measuredUser ?? null) : null, now, measured ? now : null],
+                [
+                  campaignId,
+                  ++n,
+                  encodeJson(p.parameters, 'parameters')!,
+                  measured ? 'measured' : 'pending',
+                  measured ? encodeJson(p.results, 'results') : null,
+                  p.suggestedBy,
+                  p.suggestedUser,
+                  measured ? (p.measuredBy ?? null) : null,
+                  measured ? (p.measuredUser ?? null) : null,
+                  now,
+                  measured ? now : null,
+                ],
               );
               out.push(pointRow(r!));
             }

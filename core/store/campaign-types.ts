@@ -60,5 +60,9 @@ export interface CampaignStore {
    */
   /** Run `fn` holding the campaign's lab-wide lock (one suggestion at a time per campaign, on every labdeck). */
   exclusive<T>(campaignId: number, fn: (repo: CampaignStore) => Promise<T>): Promise<T>;
-  settle(campaignId: number, n: number, s: { state: 'measured' | 'discarded'; results: Record<string, number> | null; reason: string | null; measuredBy: string; measuredUser: number | null; at: Date }): Promise<boolean>;
+  settle(
+    campaignId: number,
+    n: number,
+    s: { state: 'measured' | 'discarded'; results: Record<string, number> | null; reason: string | null; measuredBy: string; measuredUser: number | null; at: Date },
+  ): Promise<boolean>;
 }

@@ -12,9 +12,7 @@ import { steps } from './tables.js';
 /** The value if it is one of `allowed`, else an invalid_input error naming the field. */
 export function oneOf<T extends string>(value: string, allowed: readonly T[], field: string): T {
   if (!(allowed as readonly string[]).includes(value)) {
-    throw new LabError('invalid_input', `Unknown ${field} "${value}".`, [
-      { field, message: `must be one of ${allowed.join(', ')}` },
-    ]);
+    throw new LabError('invalid_input', `Unknown ${field} "${value}".`, [{ field, message: `must be one of ${allowed.join(', ')}` }]);
   }
   return value as T;
 }
@@ -64,8 +62,7 @@ export function encodeOutput(v: unknown): string | null {
 export function boundedStepCols(dialect: 'sqlite' | 'postgres', chars: number): string {
   const n = Math.max(1, Math.floor(chars));
   const bytes = (c: string) => (dialect === 'postgres' ? `octet_length("${c}")` : `length(CAST("${c}" AS BLOB))`);
-  const col = (c: string) =>
-    `substr("${c}", 1, ${n}) AS "${c}", CASE WHEN length("${c}") > ${n} THEN ${bytes(c)} END AS "${c}_over"`;
+  const col = (c: string) => `substr("${c}", 1, ${n}) AS "${c}", CASE WHEN length("${c}") > ${n} THEN ${bytes(c)} END AS "${c}_over"`;
   return STEP_COLS.replace(`"args", "output"`, `${col('args')}, ${col('output')}`);
 }
 

@@ -17,10 +17,7 @@ export type Dialect = 'sqlite' | 'postgres';
 
 export type ColumnType = 'id' | 'bigid' | 'text' | 'int' | 'bigint' | 'real' | 'ts' | 'bool';
 
-export type Column =
-  | ColumnType
-  | `${Exclude<ColumnType, 'id' | 'bigid'>}?`
-  | { type: Exclude<ColumnType, 'id' | 'bigid'>; nullable?: boolean; default?: number | boolean };
+export type Column = ColumnType | `${Exclude<ColumnType, 'id' | 'bigid'>}?` | { type: Exclude<ColumnType, 'id' | 'bigid'>; nullable?: boolean; default?: number | boolean };
 
 /** Each word's SQL type per dialect (as TypeORM names it too). */
 export const SQL_TYPES: Record<ColumnType, Record<Dialect, string>> = {

@@ -26,10 +26,15 @@ export function createHostRepository(sql: Sql): RunStore['hosts'] {
   const hosts: RunStore['hosts'] = {
     async register(h) {
       const at = new Date();
-      const r = await sql.one(
-        `INSERT INTO "hosts" ("id", "name", "kind", "machine", "pid", "started_at", "heartbeat_at") VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${HOST_COLS}`,
-        [h.id, h.name, h.kind, h.machine, h.pid, at, at],
-      );
+      const r = await sql.one(`INSERT INTO "hosts" ("id", "name", "kind", "machine", "pid", "started_at", "heartbeat_at") VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING ${HOST_COLS}`, [
+        h.id,
+        h.name,
+        h.kind,
+        h.machine,
+        h.pid,
+        at,
+        at,
+      ]);
       return hostRow(r!);
     },
     async get(id) {
@@ -71,8 +76,7 @@ export function createHostRepository(sql: Sql): RunStore['hosts'] {
     },
     async catalogue() {
       const rows = await sql.rows(
-        `SELECT l."name", l."schema", l."host_id", h."name" AS "host_name" FROM "instrument_leases" l JOIN "hosts" h ON h."id" = l."host_id" ` +
-          `WHERE h."stopped_at" IS NULL ORDER BY l."name"`,
+        `SELECT l."name", l."schema", l."host_id", h."name" AS "host_name" FROM "instrument_leases" l JOIN "hosts" h ON h."id" = l."host_id" ` + `WHERE h."stopped_at" IS NULL ORDER BY l."name"`,
       );
       return rows.map((r) => ({ name: String(r.name), schema: decodeJson(r.schema), hostId: String(r.host_id), host: String(r.host_name) }));
     },

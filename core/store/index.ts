@@ -68,11 +68,9 @@ export function parseDbUrl(url: string | undefined, dataDir: string): Target {
 }
 
 function badUrl(url: string): LabError {
-  return new LabError(
-    'invalid_input',
-    `Unsupported database URL "${redact(url)}": use sqlite:PATH, sqlite::memory: or postgres://user@host/db.`,
-    [{ field: 'db', message: 'expected sqlite:PATH, sqlite::memory: or postgres://…' }],
-  );
+  return new LabError('invalid_input', `Unsupported database URL "${redact(url)}": use sqlite:PATH, sqlite::memory: or postgres://user@host/db.`, [
+    { field: 'db', message: 'expected sqlite:PATH, sqlite::memory: or postgres://…' },
+  ]);
 }
 
 /** The URL without its password, for messages and logs. */
@@ -192,9 +190,10 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const logging = opts.logging ?? false;
   let conn: Connection;
   try {
-    conn = target.dialect === 'postgres'
-      ? { dialect: 'postgres', ds: await openPostgres(target.url, logging, dbTimeoutMs(opts.timeoutMs)) }
-      : { dialect: 'sqlite', db: await openSqliteFile(target.database, logging) };
+    conn =
+      target.dialect === 'postgres'
+        ? { dialect: 'postgres', ds: await openPostgres(target.url, logging, dbTimeoutMs(opts.timeoutMs)) }
+        : { dialect: 'sqlite', db: await openSqliteFile(target.database, logging) };
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
     throw new LabError('internal', `Cannot open the database ${where}: ${msg}`, [{ field: 'db', message: msg }]);

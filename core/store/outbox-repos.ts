@@ -95,17 +95,15 @@ export function createOutboxRepository(sql: Sql): OutboxStore {
         list,
       );
       const events = await withOpenPayloads(sql, rows.map(outboxRow));
-      return rows.map(
-        (r, i): DeliveryRow => ({
-          id: toInt(r.d_id),
-          channel: String(r.channel),
-          status: r.status as DeliveryRow['status'],
-          attempts: toInt(r.attempts),
-          nextAt: toDate(r.next_at),
-          lastError: r.last_error === null || r.last_error === undefined ? null : String(r.last_error),
-          event: events[i]!,
-        }),
-      );
+      return rows.map((r, i): DeliveryRow => ({
+        id: toInt(r.d_id),
+        channel: String(r.channel),
+        status: r.status as DeliveryRow['status'],
+        attempts: toInt(r.attempts),
+        nextAt: toDate(r.next_at),
+        lastError: r.last_error === null || r.last_error === undefined ? null : String(r.last_error),
+        event: events[i]!,
+      }));
     },
     async delivered(ids, host, now) {
       if (ids.length === 0) return;
@@ -134,7 +132,10 @@ export function createOutboxRepository(sql: Sql): OutboxStore {
       );
       const out: ChannelHealth[] = [];
       for (const r of rows) {
-        const err = await sql.one<{ last_error: unknown }>(`SELECT "last_error" FROM "notify_deliveries" WHERE "channel" = ? AND "last_error" IS NOT NULL AND "status" <> 'delivered' ORDER BY "id" DESC LIMIT 1`, [String(r.channel)]);
+        const err = await sql.one<{ last_error: unknown }>(
+          `SELECT "last_error" FROM "notify_deliveries" WHERE "channel" = ? AND "last_error" IS NOT NULL AND "status" <> 'delivered' ORDER BY "id" DESC LIMIT 1`,
+          [String(r.channel)],
+        );
         out.push({
           channel: String(r.channel),
           waiting: toInt(r.waiting ?? 0),

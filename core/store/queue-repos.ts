@@ -112,15 +112,12 @@ export function createQueueRepository(sql: Sql, { withLock, withRefs, updateById
         const task = await queue.get(id);
         if (!task) throw notFound('queue task', id);
         if (!OPEN_STATUSES.includes(task.status)) {
-          throw new LabError('conflict', `Queue task ${id} has finished (${task.status}); only waiting tasks can move.`, [
-            { field: 'id', message: `task is ${task.status}` },
-          ]);
+          throw new LabError('conflict', `Queue task ${id} has finished (${task.status}); only waiting tasks can move.`, [{ field: 'id', message: `task is ${task.status}` }]);
         }
         const list = await queue.open();
         const i = list.findIndex((t) => t.id === id);
         const last = list.length - 1;
-        const setPos = (t: QueueTaskRow, position: number) =>
-          sql.run(`UPDATE "queue_tasks" SET "position" = ? WHERE "id" = ?`, [position, t.id]);
+        const setPos = (t: QueueTaskRow, position: number) => sql.run(`UPDATE "queue_tasks" SET "position" = ? WHERE "id" = ?`, [position, t.id]);
         // Moving the first up or the last down changes nothing.
         if (direction === 'top') {
           if (i > 0) await setPos(task, list[0]!.position - 1);

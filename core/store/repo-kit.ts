@@ -18,8 +18,7 @@ export function repoKit(sql: Sql) {
   // Case-insensitive substring match of a keyword pattern. SQLite's LIKE ignores (ASCII) case already. On
   // PostgreSQL, `lower(col) LIKE lower(?)` is what ILIKE does internally for UTF-8 text (same result),
   // measured 2.5× faster than ILIKE over 100k rows.
-  const matches = (col: string) =>
-    sql.dialect === 'postgres' ? `lower("${col}") LIKE lower(?) ESCAPE '!'` : `"${col}" LIKE ? ESCAPE '!'`;
+  const matches = (col: string) => (sql.dialect === 'postgres' ? `lower("${col}") LIKE lower(?) ESCAPE '!'` : `"${col}" LIKE ? ESCAPE '!'`);
 
   /** Runs fn; a foreign key violation becomes not_found naming the input field whose row is missing. */
   async function withRefs<T>(refs: Ref[], fn: () => Promise<T>): Promise<T> {
@@ -37,14 +36,7 @@ export function repoKit(sql: Sql) {
   }
 
   /** UPDATE by id; not_found when the row does not exist (also for an empty patch). */
-  async function updateById<P extends object>(
-    table: string,
-    what: string,
-    id: number,
-    patch: P,
-    fields: Encoders<P>,
-    refs: Ref[] = [],
-  ): Promise<void> {
+  async function updateById<P extends object>(table: string, what: string, id: number, patch: P, fields: Encoders<P>, refs: Ref[] = []): Promise<void> {
     const { sets, params } = setClause(patch, fields);
     const n =
       sets.length === 0

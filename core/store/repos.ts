@@ -6,19 +6,7 @@
 import { LabError } from '../errors.js';
 import { boundedStepCols, encodeOutput, keyedLock, notFound, oneOf, same, setClause, stepRow, type Encoders } from './codec.js';
 import { SHOWN_RESULT_CHARS, maxResultBytes } from '../result-limit.js';
-import {
-  Sql,
-  decodeJson,
-  encodeJson,
-  isForeignKeyViolation,
-  isUniqueViolation,
-  toDate,
-  toDateOrNull,
-  toInt,
-  toIntOrNull,
-  type DbRow,
-  type Param,
-} from './sql.js';
+import { Sql, decodeJson, encodeJson, isForeignKeyViolation, isUniqueViolation, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
 import type { AuditRow, MethodPrefs, NewStep, Role, RunStore, StepRow, Store, TokenRow, UserRow } from './types.js';
 import { apiTokens, auditLog, users } from './tables.js';
 
@@ -57,7 +45,22 @@ export const STEP_FIELDS: Encoders<NewStep> = {
 
 /** The parameters of INSERT_STEP for a new step. */
 export function stepParams(s: NewStep): Param[] {
-  return [s.runId, s.phase, s.iteration, s.stepIndex, s.instrument, s.method, encodeJson(s.args, 'args'), encodeOutput(s.output), checkStatus(s.status), s.error, s.userId, s.startedAt, s.endedAt, s.log ?? null];
+  return [
+    s.runId,
+    s.phase,
+    s.iteration,
+    s.stepIndex,
+    s.instrument,
+    s.method,
+    encodeJson(s.args, 'args'),
+    encodeOutput(s.output),
+    checkStatus(s.status),
+    s.error,
+    s.userId,
+    s.startedAt,
+    s.endedAt,
+    s.log ?? null,
+  ];
 }
 
 function userRow(r: DbRow): UserRow {
@@ -86,7 +89,9 @@ function tokenRow(r: DbRow): TokenRow {
 const userNotFound = (userId: number) => notFound('user', userId, 'userId');
 
 /** The repositories of users, sessions, tokens, prefs, steps, audit and settings (run-repos.ts: the rest). */
-export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | 'campaigns' | 'safety' | 'attention' | keyof RunStore> {
+export function createRepositories(
+  sql: Sql,
+): Omit<Store, 'dialect' | 'close' | 'signals' | 'approvals' | 'outbox' | 'transaction' | 'resources' | 'campaigns' | 'safety' | 'attention' | keyof RunStore> {
   const withLock = keyedLock();
 
   const users: Store['users'] = {
@@ -109,17 +114,16 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
     async create(u) {
       oneOf(u.role, ROLES, 'role');
       try {
-        const r = await sql.one(
-          `INSERT INTO "users" ("username", "password_hash", "role", "created_at") VALUES (?, ?, ?, ?) ` +
-            `RETURNING ${USER_COLS}`,
-          [u.username, u.passwordHash, u.role, new Date()],
-        );
+        const r = await sql.one(`INSERT INTO "users" ("username", "password_hash", "role", "created_at") VALUES (?, ?, ?, ?) ` + `RETURNING ${USER_COLS}`, [
+          u.username,
+          u.passwordHash,
+          u.role,
+          new Date(),
+        ]);
         return userRow(r!);
       } catch (e) {
         if (isUniqueViolation(e)) {
-          throw new LabError('conflict', `The username "${u.username}" is already taken.`, [
-            { field: 'username', message: 'already taken' },
-          ]);
+          throw new LabError('conflict', `The username "${u.username}" is already taken.`, [{ field: 'username', message: 'already taken' }]);
         }
         throw e;
       }
@@ -135,10 +139,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
         if (!r) return null;
         const user = userRow(r);
         if (check) {
-          const others = await tx.one<DbRow>(
-            `SELECT COUNT(*) AS "n" FROM "users" WHERE "role" = 'admin' AND "disabled_at" IS NULL AND "deleted_at" IS NULL AND "id" <> ?`,
-            [id],
-          );
+          const others = await tx.one<DbRow>(`SELECT COUNT(*) AS "n" FROM "users" WHERE "role" = 'admin' AND "disabled_at" IS NULL AND "deleted_at" IS NULL AND "id" <> ?`, [id]);
           check(user, toInt(others?.n ?? 0));
         }
         const sets: string[] = [];
@@ -169,10 +170,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
   const sessions: Store['sessions'] = {
     async get(sid) {
       // An expired session is as good as gone, even before prune() deletes it.
-      const r = await sql.one(`SELECT "data", "expires_at" FROM "sessions" WHERE "sid" = ? AND "expires_at" > ?`, [
-        sid,
-        new Date(),
-      ]);
+      const r = await sql.one(`SELECT "data", "expires_at" FROM "sessions" WHERE "sid" = ? AND "expires_at" > ?`, [sid, new Date()]);
       return r ? { data: String(r.data), expiresAt: toDate(r.expires_at) } : null;
     },
     async create(sid, data, expiresAt) {
@@ -212,18 +210,18 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
   const tokens: Store['tokens'] = {
     async create(t) {
       try {
-        const r = await sql.one(
-          `INSERT INTO "api_tokens" ("user_id", "name", "token_hash", "prefix", "created_at") ` +
-            `VALUES (?, ?, ?, ?, ?) RETURNING ${TOKEN_COLS}`,
-          [t.userId, t.name, t.tokenHash, t.prefix, new Date()],
-        );
+        const r = await sql.one(`INSERT INTO "api_tokens" ("user_id", "name", "token_hash", "prefix", "created_at") ` + `VALUES (?, ?, ?, ?, ?) RETURNING ${TOKEN_COLS}`, [
+          t.userId,
+          t.name,
+          t.tokenHash,
+          t.prefix,
+          new Date(),
+        ]);
         return tokenRow(r!);
       } catch (e) {
         if (isForeignKeyViolation(e)) throw userNotFound(t.userId);
         if (isUniqueViolation(e)) {
-          throw new LabError('conflict', 'A token with this hash already exists.', [
-            { field: 'tokenHash', message: 'already exists' },
-          ]);
+          throw new LabError('conflict', 'A token with this hash already exists.', [{ field: 'tokenHash', message: 'already exists' }]);
         }
         throw e;
       }
@@ -244,9 +242,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       return { ...userRow(r), token: { id: toInt(r.token_id), name: String(r.token_name) } };
     },
     async list(userId) {
-      const rows = await sql.rows(`SELECT ${TOKEN_COLS} FROM "api_tokens" WHERE "user_id" = ? ORDER BY "id"`, [
-        userId,
-      ]);
+      const rows = await sql.rows(`SELECT ${TOKEN_COLS} FROM "api_tokens" WHERE "user_id" = ? ORDER BY "id"`, [userId]);
       return rows.map(tokenRow);
     },
     async revoke(userId, id) {
@@ -255,10 +251,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
   };
 
   async function readPrefs(userId: number, instrument: string): Promise<MethodPrefs> {
-    const r = await sql.one(`SELECT "method_order", "hidden" FROM "method_prefs" WHERE "user_id" = ? AND "instrument" = ?`, [
-      userId,
-      instrument,
-    ]);
+    const r = await sql.one(`SELECT "method_order", "hidden" FROM "method_prefs" WHERE "user_id" = ? AND "instrument" = ?`, [userId, instrument]);
     if (!r) return { order: [], hidden: [] };
     return { order: decodeJson(r.method_order) as string[], hidden: decodeJson(r.hidden) as string[] };
   }
@@ -314,7 +307,11 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       if (!instruments.length) return 0;
       const marks = instruments.map(() => '?').join(', ');
       const when = before ? ` AND "started_at" < ?` : '';
-      return sql.run(`UPDATE "steps" SET "status" = 'in-doubt', "error" = ? WHERE "run_id" IS NULL AND "status" = 'running' AND "instrument" IN (${marks})${when}`, [error, ...instruments, ...(before ? [before] : [])]);
+      return sql.run(`UPDATE "steps" SET "status" = 'in-doubt', "error" = ? WHERE "run_id" IS NULL AND "status" = 'running' AND "instrument" IN (${marks})${when}`, [
+        error,
+        ...instruments,
+        ...(before ? [before] : []),
+      ]);
     },
     // a record is read up to the result bound (a value stored before the bound existed comes back cut)
     async get(id) {
@@ -339,28 +336,18 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
 
   const audit: Store['audit'] = {
     async add(a) {
-      await sql.run(`INSERT INTO "audit_log" ("user_id", "action", "detail", "at") VALUES (?, ?, ?, ?)`, [
-        a.userId,
-        a.action,
-        encodeJson(a.detail, 'detail'),
-        new Date(),
-      ]);
+      await sql.run(`INSERT INTO "audit_log" ("user_id", "action", "detail", "at") VALUES (?, ?, ?, ?)`, [a.userId, a.action, encodeJson(a.detail, 'detail'), new Date()]);
     },
     async list(limit = 100) {
       const n = Math.max(1, Math.min(10_000, Math.floor(limit) || 100));
-      const rows = await sql.rows(
-        `SELECT ${auditLog.cols()} FROM "audit_log" ORDER BY "id" DESC LIMIT ?`,
-        [n],
-      );
-      return rows.map(
-        (r): AuditRow => ({
-          id: toInt(r.id),
-          userId: toIntOrNull(r.user_id),
-          action: String(r.action),
-          detail: decodeJson(r.detail),
-          at: toDate(r.at),
-        }),
-      );
+      const rows = await sql.rows(`SELECT ${auditLog.cols()} FROM "audit_log" ORDER BY "id" DESC LIMIT ?`, [n]);
+      return rows.map((r): AuditRow => ({
+        id: toInt(r.id),
+        userId: toIntOrNull(r.user_id),
+        action: String(r.action),
+        detail: decodeJson(r.detail),
+        at: toDate(r.at),
+      }));
     },
   };
 
@@ -370,10 +357,7 @@ export function createRepositories(sql: Sql): Omit<Store, 'dialect' | 'close' | 
       return r ? (decodeJson(r.value) as T | null) : null;
     },
     async set(key, value) {
-      await sql.run(
-        `INSERT INTO "settings" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"`,
-        [key, encodeJson(value, 'value') ?? 'null'],
-      );
+      await sql.run(`INSERT INTO "settings" ("key", "value") VALUES (?, ?) ON CONFLICT ("key") DO UPDATE SET "value" = excluded."value"`, [key, encodeJson(value, 'value') ?? 'null']);
     },
     async claim(key, value) {
       // one INSERT: the primary key lets exactly one of any number of concurrent claims (any process) win

@@ -146,7 +146,12 @@ export function createResourceRepository(sql: Sql): {
     async move(name, to, userId, note) {
       const at = new Date();
       const row = await sql.atomic({ sql: `SELECT ${COLS} FROM "resources" WHERE "name" = ?`, params: [name] }, (r) =>
-        r ? [moveStmt(name, 'move', 'done', null, to, { stepId: null, runId: null, userId }, note ?? null), { sql: `UPDATE "resources" SET "location" = ?, "updated_at" = ? WHERE "name" = ?`, params: [to, at, name] }] : [],
+        r
+          ? [
+              moveStmt(name, 'move', 'done', null, to, { stepId: null, runId: null, userId }, note ?? null),
+              { sql: `UPDATE "resources" SET "location" = ?, "updated_at" = ? WHERE "name" = ?`, params: [to, at, name] },
+            ]
+          : [],
       );
       return row ? resources.get(name) : null;
     },
@@ -158,9 +163,10 @@ export function createResourceRepository(sql: Sql): {
     },
     async moves(name, limit) {
       const n = Math.max(1, Math.min(10_000, Math.floor(limit) || 100));
-      const rows = name === null
-        ? await sql.rows(`SELECT ${MOVE_COLS} FROM "resource_moves" ORDER BY "id" DESC LIMIT ?`, [n])
-        : await sql.rows(`SELECT ${MOVE_COLS} FROM "resource_moves" WHERE "resource" = ? ORDER BY "id" DESC LIMIT ?`, [name, n]);
+      const rows =
+        name === null
+          ? await sql.rows(`SELECT ${MOVE_COLS} FROM "resource_moves" ORDER BY "id" DESC LIMIT ?`, [n])
+          : await sql.rows(`SELECT ${MOVE_COLS} FROM "resource_moves" WHERE "resource" = ? ORDER BY "id" DESC LIMIT ?`, [name, n]);
       return rows.map(moveRow);
     },
     async inDoubt() {
@@ -183,10 +189,11 @@ export function createResourceRepository(sql: Sql): {
       return row ? moveRow(row) : null;
     },
     async durations(instrument, method, limit) {
-      const rows = await sql.rows(
-        `SELECT "started_at", "ended_at" FROM "steps" WHERE "instrument" = ? AND "method" = ? AND "status" = 'ok' AND "ended_at" IS NOT NULL ORDER BY "id" DESC LIMIT ?`,
-        [instrument, method, limit],
-      );
+      const rows = await sql.rows(`SELECT "started_at", "ended_at" FROM "steps" WHERE "instrument" = ? AND "method" = ? AND "status" = 'ok' AND "ended_at" IS NOT NULL ORDER BY "id" DESC LIMIT ?`, [
+        instrument,
+        method,
+        limit,
+      ]);
       return rows.map((r) => toDate(r.ended_at).getTime() - toDate(r.started_at).getTime()).filter((d) => Number.isFinite(d) && d >= 0);
     },
     async markRunInDoubt(runId) {
@@ -214,9 +221,10 @@ export function createResourceRepository(sql: Sql): {
         return versionRow(r!);
       },
       async latest(host) {
-        const r = host === undefined
-          ? await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" ORDER BY "id" DESC LIMIT 1`)
-          : await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" WHERE "host" = ? ORDER BY "id" DESC LIMIT 1`, [host]);
+        const r =
+          host === undefined
+            ? await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" ORDER BY "id" DESC LIMIT 1`)
+            : await sql.one(`SELECT ${VERSION_COLS} FROM "deck_versions" WHERE "host" = ? ORDER BY "id" DESC LIMIT 1`, [host]);
         return r ? versionRow(r) : null;
       },
       async get(id) {

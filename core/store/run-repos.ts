@@ -11,29 +11,9 @@ import { createHostRepository } from './host-repos.js';
 import { createQueueRepository } from './queue-repos.js';
 import { ORPHANED, repoKit, type Ref } from './repo-kit.js';
 import { STEP_COLS, boundedStepCols, oneOf, same, stepRow, type Encoders } from './codec.js';
-import {
-  Sql,
-  decodeJson,
-  encodeJson,
-  isUniqueViolation,
-  toDate,
-  toDateOrNull,
-  toInt,
-  toIntOrNull,
-  type DbRow,
-  type Param,
-} from './sql.js';
+import { Sql, decodeJson, encodeJson, isUniqueViolation, toDate, toDateOrNull, toInt, toIntOrNull, type DbRow, type Param } from './sql.js';
 import { files, phases, runLogs, runs, workflows } from './tables.js';
-import type {
-  FileKind,
-  FileRow,
-  LogRow,
-  PhaseRow,
-  RunRow,
-  RunStatus,
-  RunStore,
-  WorkflowRow,
-} from './types.js';
+import type { FileKind, FileRow, LogRow, PhaseRow, RunRow, RunStatus, RunStore, WorkflowRow } from './types.js';
 
 const RUN_STATUSES: readonly RunStatus[] = ['running', 'completed', 'failed', 'stopped', 'aborted', 'interrupted'];
 const PHASES: readonly PhaseRow['phase'][] = ['prep', 'main', 'cleanup'];
@@ -50,7 +30,6 @@ const WORKFLOW_COLS = workflows.cols();
 const RUN_COLS = runs.cols();
 const PHASE_COLS = phases.cols();
 const FILE_COLS = files.cols();
-
 
 /** Case-insensitive substring pattern for LIKE/ILIKE, with `!` escaping the wildcards. */
 function containsPattern(keyword: string): string {
@@ -134,8 +113,7 @@ export function createRunRepositories(sql: Sql): RunStore {
   const workflows: RunStore['workflows'] = {
     async list() {
       const rows = await sql.rows(
-        `SELECT ${WORKFLOW_COLS} FROM "workflows" w WHERE "deleted_at" IS NULL AND "version" = ` +
-          `(SELECT MAX(x."version") FROM "workflows" x WHERE x."name" = w."name" AND x."deleted_at" IS NULL)`,
+        `SELECT ${WORKFLOW_COLS} FROM "workflows" w WHERE "deleted_at" IS NULL AND "version" = ` + `(SELECT MAX(x."version") FROM "workflows" x WHERE x."name" = w."name" AND x."deleted_at" IS NULL)`,
       );
       return rows.map(workflowRow).sort(byName);
     },
@@ -159,21 +137,14 @@ export function createRunRepositories(sql: Sql): RunStore {
       // The next version (after every one the name ever had, deleted ones too) is computed inside the INSERT;
       // UNIQUE(name, version) turns a concurrent save of the same name (PostgreSQL) into a retry, and a
       // second "new" workflow of that name into a conflict. A new one needs no live version of the name.
-      const taken = () =>
-        new LabError('conflict', `A workflow named "${name}" already exists.`, [
-          { field: 'name', message: 'already exists' },
-        ]);
+      const taken = () => new LabError('conflict', `A workflow named "${name}" already exists.`, [{ field: 'name', message: 'already exists' }]);
       if (opts.expectNew && (await workflows.get(name))) throw taken();
       const version = `(SELECT COALESCE(MAX("version"), 0) + 1 FROM "workflows" WHERE "name" = ?)`;
       const params: Param[] = [name, name, def, userId, new Date()];
       for (let attempt = 0; ; attempt++) {
         try {
           const r = await withRefs(refs, () =>
-            sql.one(
-              `INSERT INTO "workflows" ("name", "version", "definition", "created_by", "created_at") ` +
-                `VALUES (?, ${version}, ?, ?, ?) RETURNING ${WORKFLOW_COLS}`,
-              params,
-            ),
+            sql.one(`INSERT INTO "workflows" ("name", "version", "definition", "created_by", "created_at") ` + `VALUES (?, ${version}, ?, ?, ?) RETURNING ${WORKFLOW_COLS}`, params),
           );
           return workflowRow(r!);
         } catch (e) {
@@ -244,11 +215,11 @@ export function createRunRepositories(sql: Sql): RunStore {
       }
       // The inner query pages over the covering index; only the page's rows are read in full.
       const [rows, count] = await Promise.all([
-        sql.rows(
-          `SELECT ${RUN_COLS} FROM "runs" WHERE "id" IN ` +
-            `(SELECT "id" FROM "runs" ${where} ORDER BY "id" DESC LIMIT ? OFFSET ?) ORDER BY "id" DESC`,
-          [...params, perPage, (page - 1) * perPage],
-        ),
+        sql.rows(`SELECT ${RUN_COLS} FROM "runs" WHERE "id" IN ` + `(SELECT "id" FROM "runs" ${where} ORDER BY "id" DESC LIMIT ? OFFSET ?) ORDER BY "id" DESC`, [
+          ...params,
+          perPage,
+          (page - 1) * perPage,
+        ]),
         sql.one<DbRow>(`SELECT COUNT(*) AS "n" FROM "runs" ${where}`, params),
       ]);
       return { rows: rows.map(runRow), total: toInt(count?.n ?? 0) };
@@ -277,18 +248,14 @@ export function createRunRepositories(sql: Sql): RunStore {
   const phases: RunStore['phases'] = {
     async create(p) {
       const r = await withRefs([['runId', 'runs', p.runId, 'run']], () =>
-        sql.one<DbRow>(
-          `INSERT INTO "phases" ("run_id", "phase", "iteration", "params", "status", "started_at") ` +
-            `VALUES (?, ?, ?, ?, ?, ?) RETURNING "id"`,
-          [
-            p.runId,
-            oneOf(p.phase, PHASES, 'phase'),
-            p.iteration,
-            encodeJson(p.params, 'params'),
-            oneOf(p.status ?? 'running', PHASE_STATUSES, 'status'),
-            p.startedAt,
-          ],
-        ),
+        sql.one<DbRow>(`INSERT INTO "phases" ("run_id", "phase", "iteration", "params", "status", "started_at") ` + `VALUES (?, ?, ?, ?, ?, ?) RETURNING "id"`, [
+          p.runId,
+          oneOf(p.phase, PHASES, 'phase'),
+          p.iteration,
+          encodeJson(p.params, 'params'),
+          oneOf(p.status ?? 'running', PHASE_STATUSES, 'status'),
+          p.startedAt,
+        ]),
       );
       return toInt(r!.id);
     },
@@ -303,27 +270,18 @@ export function createRunRepositories(sql: Sql): RunStore {
   const logs: RunStore['logs'] = {
     async add(runId, level, message, at = new Date()) {
       await withRefs([['runId', 'runs', runId, 'run']], () =>
-        sql.run(`INSERT INTO "run_logs" ("run_id", "at", "level", "message") VALUES (?, ?, ?, ?)`, [
-          runId,
-          at,
-          oneOf(level, LOG_LEVELS, 'level'),
-          String(message),
-        ]),
+        sql.run(`INSERT INTO "run_logs" ("run_id", "at", "level", "message") VALUES (?, ?, ?, ?)`, [runId, at, oneOf(level, LOG_LEVELS, 'level'), String(message)]),
       );
     },
     async list(runId) {
-      const rows = await sql.rows(`SELECT ${runLogs.cols()} FROM "run_logs" WHERE "run_id" = ? ORDER BY "id"`, [
-        runId,
-      ]);
-      return rows.map(
-        (r): LogRow => ({
-          id: toInt(r.id),
-          runId: toInt(r.run_id),
-          at: toDate(r.at),
-          level: r.level as LogRow['level'],
-          message: String(r.message),
-        }),
-      );
+      const rows = await sql.rows(`SELECT ${runLogs.cols()} FROM "run_logs" WHERE "run_id" = ? ORDER BY "id"`, [runId]);
+      return rows.map((r): LogRow => ({
+        id: toInt(r.id),
+        runId: toInt(r.run_id),
+        at: toDate(r.at),
+        level: r.level as LogRow['level'],
+        message: String(r.message),
+      }));
     },
   };
 
@@ -339,10 +297,7 @@ export function createRunRepositories(sql: Sql): RunStore {
       const cols = stepCols(chars);
       let after = 0;
       for (;;) {
-        const rows = await sql.rows(
-          `SELECT ${cols} FROM "steps" WHERE "run_id" = ? AND "id" > ? ORDER BY "id" LIMIT ?`,
-          [runId, after, n],
-        );
+        const rows = await sql.rows(`SELECT ${cols} FROM "steps" WHERE "run_id" = ? AND "id" > ? ORDER BY "id" LIMIT ?`, [runId, after, n]);
         if (rows.length === 0) return;
         const steps = rows.map(stepRow);
         yield steps;
@@ -362,25 +317,13 @@ export function createRunRepositories(sql: Sql): RunStore {
           sql.one(
             `INSERT INTO "files" ("kind", "stored_name", "original_name", "workflow", "rows", "columns", "size", ` +
               `"created_by", "created_at") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${FILE_COLS}`,
-            [
-              oneOf(f.kind, FILE_KINDS, 'kind'),
-              f.storedName,
-              f.originalName,
-              f.workflow,
-              f.rows,
-              encodeJson(f.columns, 'columns') ?? '[]',
-              f.size,
-              f.createdBy,
-              new Date(),
-            ],
+            [oneOf(f.kind, FILE_KINDS, 'kind'), f.storedName, f.originalName, f.workflow, f.rows, encodeJson(f.columns, 'columns') ?? '[]', f.size, f.createdBy, new Date()],
           ),
         );
         return fileRow(r!);
       } catch (e) {
         if (isUniqueViolation(e)) {
-          throw new LabError('conflict', `A file is already stored as "${f.storedName}".`, [
-            { field: 'storedName', message: 'already exists' },
-          ]);
+          throw new LabError('conflict', `A file is already stored as "${f.storedName}".`, [{ field: 'storedName', message: 'already exists' }]);
         }
         throw e;
       }
@@ -394,10 +337,7 @@ export function createRunRepositories(sql: Sql): RunStore {
       const rows =
         workflow === undefined
           ? await sql.rows(`SELECT ${FILE_COLS} FROM "files" WHERE "kind" = ? ORDER BY "id" DESC`, [kind])
-          : await sql.rows(`SELECT ${FILE_COLS} FROM "files" WHERE "kind" = ? AND "workflow" = ? ORDER BY "id" DESC`, [
-              kind,
-              workflow,
-            ]);
+          : await sql.rows(`SELECT ${FILE_COLS} FROM "files" WHERE "kind" = ? AND "workflow" = ? ORDER BY "id" DESC`, [kind, workflow]);
       return rows.map(fileRow);
     },
   };

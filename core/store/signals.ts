@@ -113,7 +113,10 @@ export function signals(conn: Connection): Store['signals'] {
       if (!c) return false;
       let timer: NodeJS.Timeout | undefined;
       const answered = await Promise.race([
-        c.query('SELECT 1').then(() => true, () => false), // failed: 'error' or 'end' drops it
+        c.query('SELECT 1').then(
+          () => true,
+          () => false,
+        ), // failed: 'error' or 'end' drops it
         new Promise<false>((resolve) => (timer = setTimeout(resolve, CHECK_MS, false))),
       ]);
       clearTimeout(timer);

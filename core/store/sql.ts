@@ -384,9 +384,7 @@ export function encodeJson(value: unknown, field: string): string | null {
     return JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
   } catch (e) {
     const msg = e instanceof Error ? e.message : String(e);
-    throw new LabError('invalid_input', `The ${field} cannot be stored as JSON: ${msg}`, [
-      { field, message: `not JSON-serialisable: ${msg}` },
-    ]);
+    throw new LabError('invalid_input', `The ${field} cannot be stored as JSON: ${msg}`, [{ field, message: `not JSON-serialisable: ${msg}` }]);
   }
 }
 

@@ -52,7 +52,10 @@ export function table<C extends Record<string, Column>>(name: string, columns: C
     cols(opts = {}) {
       if (!opts.except?.length && !opts.as) return all;
       const prefix = opts.as ? `${opts.as}.` : '';
-      return fields.filter((f) => !opts.except?.includes(f)).map((f) => `${prefix}"${snake(f)}"`).join(', ');
+      return fields
+        .filter((f) => !opts.except?.includes(f))
+        .map((f) => `${prefix}"${snake(f)}"`)
+        .join(', ');
     },
   };
 }

@@ -69,11 +69,7 @@ export const steps = table(
   },
 );
 
-export const auditLog = table(
-  'audit_log',
-  { id: 'id', userId: 'int?', action: 'text', detail: 'text?', at: 'ts' },
-  { foreignKeys: { fk_audit_log_user: ['userId', 'users', 'SET NULL'] } },
-);
+export const auditLog = table('audit_log', { id: 'id', userId: 'int?', action: 'text', detail: 'text?', at: 'ts' }, { foreignKeys: { fk_audit_log_user: ['userId', 'users', 'SET NULL'] } });
 
 export const settings = table('settings', { key: 'text', value: 'text' }, { primary: 'key' });
 
@@ -170,11 +166,7 @@ export const files = table(
 // ---- hosts, approvals, safety ----
 
 /** A labdeck process that touches instruments, and its lease: alive while its heartbeat is recent. */
-export const hosts = table(
-  'hosts',
-  { id: 'text', name: 'text', kind: 'text', machine: 'text', pid: 'int', startedAt: 'ts', heartbeatAt: 'ts', stoppedAt: 'ts?' },
-  { primary: 'id' },
-);
+export const hosts = table('hosts', { id: 'text', name: 'text', kind: 'text', machine: 'text', pid: 'int', startedAt: 'ts', heartbeatAt: 'ts', stoppedAt: 'ts?' }, { primary: 'id' });
 
 /** The one host that drives an instrument (by name, lab-wide). */
 export const instrumentLeases = table(
@@ -327,8 +319,31 @@ export const campaignPoints = table(
 
 /** Every table, in the order the entities are listed. */
 export const tables: TableShape[] = [
-  users, sessions, apiTokens, methodPrefs, steps, auditLog, settings, workflows, queueTasks, runs, phases, runLogs, files, hosts, instrumentLeases,
-  approvals, safetyDocs, notifyOutbox, notifyDeliveries, resources, resourceMoves, deckVersions, runDeckVersions, campaigns, campaignPoints,
+  users,
+  sessions,
+  apiTokens,
+  methodPrefs,
+  steps,
+  auditLog,
+  settings,
+  workflows,
+  queueTasks,
+  runs,
+  phases,
+  runLogs,
+  files,
+  hosts,
+  instrumentLeases,
+  approvals,
+  safetyDocs,
+  notifyOutbox,
+  notifyDeliveries,
+  resources,
+  resourceMoves,
+  deckVersions,
+  runDeckVersions,
+  campaigns,
+  campaignPoints,
 ];
 
 // ---- the row types of types.ts have exactly their table's fields (a compile error here says which differs) ----

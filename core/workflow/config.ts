@@ -73,11 +73,7 @@ function configError(workflow: Pick<Workflow, 'name'>, details: ErrorDetail[]): 
  * Check and coerce config rows: one parameter set per row, keys in the parameters' order. Throws one
  * LabError('invalid_input') listing every problem (`{ field: 'row 3, column volume', message }`).
  */
-export function checkConfigRows(
-  workflow: Pick<Workflow, 'name' | 'parameters'>,
-  rows: unknown,
-  options: RowOptions = {},
-): Record<string, unknown>[] {
+export function checkConfigRows(workflow: Pick<Workflow, 'name' | 'parameters'>, rows: unknown, options: RowOptions = {}): Record<string, unknown>[] {
   const label = options.label ?? ((i: number) => `row ${i + 1}`);
   if (!Array.isArray(rows)) throw configError(workflow, [{ field: 'config', message: 'must be a list of rows (one object of parameter values per iteration)' }]);
   if (rows.length === 0) throw configError(workflow, [{ field: 'config', message: 'has no rows: give at least one parameter set' }]);

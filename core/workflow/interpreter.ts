@@ -65,18 +65,14 @@ export function resolveArg(arg: Arg, scope: Scope, field: string): unknown {
   if ('value' in arg) return arg.value;
   if ('param' in arg) {
     if (!has(scope.params, arg.param)) {
-      throw new LabError('invalid_input', `The parameter "${arg.param}" has no value in this run.`, [
-        { field, message: `the parameter "${arg.param}" has no value` },
-      ]);
+      throw new LabError('invalid_input', `The parameter "${arg.param}" has no value in this run.`, [{ field, message: `the parameter "${arg.param}" has no value` }]);
     }
     return scope.params[arg.param];
   }
   if (!has(scope.vars, arg.var)) {
-    throw new LabError(
-      'invalid_input',
-      `The variable "${arg.var}" is not set: the step that saves it has not run (skipped, failed, or in a branch not taken).`,
-      [{ field, message: `the variable "${arg.var}" is not set` }],
-    );
+    throw new LabError('invalid_input', `The variable "${arg.var}" is not set: the step that saves it has not run (skipped, failed, or in a branch not taken).`, [
+      { field, message: `the variable "${arg.var}" is not set` },
+    ]);
   }
   const value = scope.vars[arg.var];
   // a result over the bound was kept as its marker (core/result-limit.ts): it is no data to pass on

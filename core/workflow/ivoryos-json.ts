@@ -24,7 +24,9 @@ type SourcePhase = 'prep' | 'script' | 'cleanup';
 
 /** `float`, `<class 'float'>`, `int`, `str`, `bool`, `wells` → a parameter type. */
 function typeOf(t: unknown): Parameter['type'] {
-  const s = String(t ?? '').replace(/^<class '(.*)'>$/, '$1').toLowerCase();
+  const s = String(t ?? '')
+    .replace(/^<class '(.*)'>$/, '$1')
+    .toLowerCase();
   if (s === 'int' || s === 'integer') return 'integer';
   if (s === 'str' || s === 'string' || s === 'wells' || s === 'literal') return 'string';
   if (s === 'bool' || s === 'boolean') return 'boolean';
@@ -35,7 +37,10 @@ const typeName = (t: Parameter['type']) => ({ number: 'float', integer: 'int', s
 
 /** Classic's flow steps, named by their instrument (normalised: lower case, no `_`, `-` or space). */
 const CLASSIC_FLOW = new Set(['if', 'repeat', 'while', 'pause', 'wait', 'input', 'comment', 'variable', 'for', 'procode', 'mathvariable']);
-const norm = (s: unknown) => String(s ?? '').toLowerCase().replace(/[\s_-]/g, '');
+const norm = (s: unknown) =>
+  String(s ?? '')
+    .toLowerCase()
+    .replace(/[\s_-]/g, '');
 
 /** The flow step kind of a step (`if`, `else`, `endif`, `comment`, `userinput`, …), or null for a call: both halves' spellings. */
 function flowOf(step: Record<string, unknown>): string | null {
@@ -193,7 +198,8 @@ class Reader {
   returnOf(raw: Record<string, unknown>, field: string): string | undefined {
     const bindings = Array.isArray(raw.return_bindings) ? raw.return_bindings : [];
     for (const [j, b] of bindings.entries()) {
-      if (!isRecord(b) || (b.path !== undefined && b.path !== '')) this.refuse(`${field}.return_bindings[${j}]`, 'binds a field of the result: labdeck saves the whole result; bind it with an empty path and name the field as an output (result.field)');
+      if (!isRecord(b) || (b.path !== undefined && b.path !== ''))
+        this.refuse(`${field}.return_bindings[${j}]`, 'binds a field of the result: labdeck saves the whole result; bind it with an empty path and name the field as an output (result.field)');
     }
     const bound = bindings.map((b) => (b as { var?: unknown }).var).find((v) => typeof v === 'string' && v);
     const ret = (typeof raw.return === 'string' && raw.return) || (bound as string | undefined);
@@ -210,7 +216,9 @@ export function fromIvoryosJson(doc: unknown, name?: string): WorkflowInput {
   const row = isRecord(doc.script_dict) ? doc : null;
   const body = row ? (row.script_dict as Record<string, unknown>) : doc;
   if (!('script' in body) && !('prep' in body) && !('cleanup' in body)) {
-    throw new LabError('invalid_input', 'The ivoryOS workflow has no prep, script or cleanup: is it a workflow JSON (or a Classic script_dict)?', [{ field: 'workflow.script', message: 'is missing' }]);
+    throw new LabError('invalid_input', 'The ivoryOS workflow has no prep, script or cleanup: is it a workflow JSON (or a Classic script_dict)?', [
+      { field: 'workflow.script', message: 'is missing' },
+    ]);
   }
   const r = new Reader();
   const prep = r.phase(body.prep, 'prep');
@@ -220,7 +228,11 @@ export function fromIvoryosJson(doc: unknown, name?: string): WorkflowInput {
   if (!wfName) throw new LabError('invalid_input', 'The ivoryOS workflow has no name: give one (name).', [{ field: 'name', message: 'is required' }]);
   return {
     // ivoryOS names workflows freely ("UV-Vis linearity check"): the labdeck name keeps letters, digits, _ and -
-    name: wfName.trim().replace(/[^A-Za-z0-9_-]+/g, '_').replace(/^([^A-Za-z_])/, '_$1').slice(0, 100),
+    name: wfName
+      .trim()
+      .replace(/[^A-Za-z0-9_-]+/g, '_')
+      .replace(/^([^A-Za-z_])/, '_$1')
+      .slice(0, 100),
     description: typeof doc.description === 'string' ? doc.description : '',
     parameters: [...r.params.values()],
     outputs: r.outputs,
@@ -235,7 +247,8 @@ export function toIvoryosJson(wf: Workflow): Record<string, unknown> {
   const types = new Map(wf.parameters.map((p) => [p.name, p.type]));
   let id = 0;
   const value = (a: Arg): unknown => ('param' in a ? `#${a.param}` : 'var' in a ? `#${a.var}` : a.value);
-  const side = (a: Arg) => ('value' in a ? (typeof a.value === 'string' ? `'${a.value}'` : a.value === true ? 'True' : a.value === false ? 'False' : String(a.value)) : 'param' in a ? `#${a.param}` : a.var);
+  const side = (a: Arg) =>
+    'value' in a ? (typeof a.value === 'string' ? `'${a.value}'` : a.value === true ? 'True' : a.value === false ? 'False' : String(a.value)) : 'param' in a ? `#${a.param}` : a.var;
   const step = (instrument: string, action: string, args: Record<string, unknown> = {}, argTypes: Record<string, string> = {}, ret = '') => ({
     id: ++id,
     instrument,
@@ -256,7 +269,14 @@ export function toIvoryosJson(wf: Workflow): Record<string, unknown> {
         if (s.kind === 'call') {
           const args = Object.fromEntries(Object.entries(s.args ?? {}).map(([k, a]) => [k, value(a)]));
           const argTypes = Object.fromEntries(
-            Object.entries(s.args ?? {}).map(([k, a]) => [k, 'param' in a ? typeName(types.get(a.param) ?? 'number') : 'value' in a ? typeName(typeof a.value === 'string' ? 'string' : typeof a.value === 'boolean' ? 'boolean' : Number.isInteger(a.value) ? 'integer' : 'number') : 'float']),
+            Object.entries(s.args ?? {}).map(([k, a]) => [
+              k,
+              'param' in a
+                ? typeName(types.get(a.param) ?? 'number')
+                : 'value' in a
+                  ? typeName(typeof a.value === 'string' ? 'string' : typeof a.value === 'boolean' ? 'boolean' : Number.isInteger(a.value) ? 'integer' : 'number')
+                  : 'float',
+            ]),
           );
           out.push(step(s.instrument, s.method, args, argTypes, s.save_as ?? ''));
         } else if (s.kind === 'if') {
@@ -275,7 +295,10 @@ export function toIvoryosJson(wf: Workflow): Record<string, unknown> {
           out.push(flow('Comment', { message: s.label.slice(COMMENT.length) }, { message: 'str' }));
         } else if (s.kind === 'wait') out.push(flow('Wait', { time: s.seconds }, { time: 'float' }));
         else if (s.kind === 'pause') out.push(flow('Pause', s.message ? { reason: s.message } : {}, s.message ? { reason: 'str' } : {}));
-        else if (s.kind === 'input') out.push(flow('User_Input', { prompt: s.prompt }, { prompt: s.schema.type === 'number' ? 'float' : s.schema.type === 'integer' ? 'int' : s.schema.type === 'boolean' ? 'bool' : 'str' }, s.save_as));
+        else if (s.kind === 'input')
+          out.push(
+            flow('User_Input', { prompt: s.prompt }, { prompt: s.schema.type === 'number' ? 'float' : s.schema.type === 'integer' ? 'int' : s.schema.type === 'boolean' ? 'bool' : 'str' }, s.save_as),
+          );
       }
     };
     walk(steps);

@@ -25,12 +25,7 @@ const MAX_COUNT = 1000;
 
 /** Sorted, merged, inclusive code point ranges, flattened: [lo0, hi0, lo1, hi1, …]. */
 type Ranges = number[];
-type Node =
-  | { t: 'char'; r: Ranges }
-  | { t: 'cat'; a: Node[] }
-  | { t: 'alt'; a: Node[] }
-  | { t: 'rep'; n: Node; min: number; max: number }
-  | { t: 'assert'; k: '^' | '$' | 'b' | 'B' };
+type Node = { t: 'char'; r: Ranges } | { t: 'cat'; a: Node[] } | { t: 'alt'; a: Node[] } | { t: 'rep'; n: Node; min: number; max: number } | { t: 'assert'; k: '^' | '$' | 'b' | 'B' };
 
 const MAX_CP = 0x10ffff;
 const DIGIT: Ranges = [0x30, 0x39];

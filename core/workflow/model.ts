@@ -11,14 +11,9 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const name = () => z.string().regex(NAME, 'must start with a letter or _ and use only letters, digits, _ or -');
 
 /** An argument: a literal, a workflow parameter, or a variable saved by an earlier step. */
-export const Arg = z.union(
-  [
-    z.strictObject({ value: z.unknown() }),
-    z.strictObject({ param: z.string().min(1) }),
-    z.strictObject({ var: z.string().min(1) }),
-  ],
-  { error: 'must be {"value": …}, {"param": "name"} or {"var": "name"}' },
-);
+export const Arg = z.union([z.strictObject({ value: z.unknown() }), z.strictObject({ param: z.string().min(1) }), z.strictObject({ var: z.string().min(1) })], {
+  error: 'must be {"value": …}, {"param": "name"} or {"var": "name"}',
+});
 export type Arg = z.infer<typeof Arg>;
 
 export const COMPARISONS = ['==', '!=', '<', '<=', '>', '>='] as const;
@@ -54,7 +49,14 @@ export const Step: z.ZodType<Step> = z.lazy(() =>
         .optional(),
       label,
     }),
-    z.strictObject({ kind: z.literal('wait'), seconds: z.number().min(0).max(7 * 24 * 3600), label }),
+    z.strictObject({
+      kind: z.literal('wait'),
+      seconds: z
+        .number()
+        .min(0)
+        .max(7 * 24 * 3600),
+      label,
+    }),
     z.strictObject({ kind: z.literal('pause'), message: z.string().max(2000).optional(), label }),
     z.strictObject({ kind: z.literal('repeat'), times: z.int().min(0).max(1_000_000), steps: z.array(Step), label }),
     z.strictObject({ kind: z.literal('if'), condition: Condition, then: z.array(Step), else: z.array(Step).optional(), label }),

@@ -37,7 +37,9 @@ export async function workflowFromPython(host: WorkflowParser, req: ParseWorkflo
 /** A plain Python identifier (ASCII), not a keyword: what may be written into a script as code. */
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PY_KEYWORDS = new Set(
-  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(' '),
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield'.split(
+    ' ',
+  ),
 );
 const plain = (name: unknown): boolean => typeof name === 'string' && IDENTIFIER.test(name) && !PY_KEYWORDS.has(name);
 
@@ -51,8 +53,25 @@ function exportable(doc: unknown): Workflow {
   const parsed = Workflow.safeParse(doc);
   const name = (doc as { name?: unknown } | null)?.name;
   const fail = (details: ErrorDetail[]) =>
-    new LabError('invalid_input', `The workflow ${JSON.stringify(String(name).slice(0, 100))} cannot be written as Python: ${details.map((d) => `${d.field} ${d.message}`).slice(0, 3).join('; ')}.`, details);
-  if (!parsed.success) throw fail(parsed.error.issues.map((i) => ({ field: i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') || 'workflow', message: i.message })));
+    new LabError(
+      'invalid_input',
+      `The workflow ${JSON.stringify(String(name).slice(0, 100))} cannot be written as Python: ${details
+        .map((d) => `${d.field} ${d.message}`)
+        .slice(0, 3)
+        .join('; ')}.`,
+      details,
+    );
+  if (!parsed.success)
+    throw fail(
+      parsed.error.issues.map((i) => ({
+        field:
+          i.path
+            .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+            .join('')
+            .replace(/^\./, '') || 'workflow',
+        message: i.message,
+      })),
+    );
   const wf = parsed.data;
   const bad: ErrorDetail[] = [];
   const need = (field: string, v: string) => {
@@ -102,7 +121,10 @@ function literal(v: unknown): string {
   if (v === true) return 'True';
   if (v === false) return 'False';
   if (Array.isArray(v)) return `[${v.map(literal).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${literal(x)}`).join(', ')}}`;
+  if (typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}: ${literal(x)}`)
+      .join(', ')}}`;
   return JSON.stringify(v);
 }
 
@@ -125,7 +147,10 @@ function steps(list: readonly Step[], depth: number, on = 'lab'): string[] {
       case 'pause':
         return [...label, `${pad}input(${s.message ? literal(s.message) : ''})`];
       case 'input':
-        return [...label, `${pad}${s.save_as} = ${s.schema.type === 'number' ? 'float(' : s.schema.type === 'integer' ? 'int(' : ''}input(${literal(s.prompt)})${s.schema.type === 'number' || s.schema.type === 'integer' ? ')' : ''}`];
+        return [
+          ...label,
+          `${pad}${s.save_as} = ${s.schema.type === 'number' ? 'float(' : s.schema.type === 'integer' ? 'int(' : ''}input(${literal(s.prompt)})${s.schema.type === 'number' || s.schema.type === 'integer' ? ')' : ''}`,
+        ];
       case 'repeat':
         return [...label, `${pad}for _ in range(${s.times}):`, ...steps(s.steps, depth + 1, on)];
       case 'if':
@@ -147,7 +172,9 @@ function mainName(wf: Workflow): string {
 }
 
 const PY_RESERVED = new Set(
-  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield lab time labdeck_client input range argparse os params parser'.split(' '),
+  'False None True and as assert async await break class continue def del elif else except finally for from global if import in is lambda nonlocal not or pass raise return try while with yield lab time labdeck_client input range argparse os params parser'.split(
+    ' ',
+  ),
 );
 
 /**
@@ -178,7 +205,12 @@ export function workflowToPython(stored: Workflow, clientUrl: string): string {
     `# Exported from labdeck (workflow "${comment(wf.name)}"). It runs over labdeck's Python client: download`,
     `# ${comment(clientUrl)} as labdeck_client.py beside this file, set LABDECK_TOKEN to an API token, and run it.`,
     `# Import it back with POST /app/workflows/import/python (or the workflows page).`,
-    ...(wf.parameters.length ? [`# ${comment(`Its parameters are options: python ${wf.name}.py ${wf.parameters.map((p) => `--${p.name} ${p.default === undefined ? p.type.toUpperCase() : JSON.stringify(p.default)}`).join(' ')} (--help lists them).`)}`, 'import argparse'] : []),
+    ...(wf.parameters.length
+      ? [
+          `# ${comment(`Its parameters are options: python ${wf.name}.py ${wf.parameters.map((p) => `--${p.name} ${p.default === undefined ? p.type.toUpperCase() : JSON.stringify(p.default)}`).join(' ')} (--help lists them).`)}`,
+          'import argparse',
+        ]
+      : []),
     'import os',
     'import time',
     '',

@@ -21,7 +21,6 @@ import { formatPath, type DeckSchemas, type Segment } from './walk.js';
 
 export { countSteps, formatPath, instrumentsOf, outputSchema, stepPaths, walkSteps, type DeckSchemas, type StepVisit } from './walk.js';
 
-
 /* ----------------------------------------------------------- zod problems */
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -362,8 +361,7 @@ class Checker {
 
 /* ------------------------------------------------------------ the entry */
 
-const within = (field: string, parent: string) =>
-  field === parent || field.startsWith(`${parent}.`) || field.startsWith(`${parent}[`);
+const within = (field: string, parent: string) => field === parent || field.startsWith(`${parent}.`) || field.startsWith(`${parent}[`);
 
 /** One error for all the problems: "Workflow "x" has 2 problems: main[1].args.v must …; …". */
 function workflowError(doc: unknown, details: ErrorDetail[]): LabError {

@@ -218,12 +218,12 @@ export function likelihood(S: Float64Array, y: Float64Array, n: number, D: numbe
     for (let d = 0; d < D; d++) {
       const l = Math.exp(theta[d]!);
       lp += (PRIOR.ls[0] - 1) * theta[d]! - PRIOR.ls[1] * l;
-      grad[d] = grad[d]! - ((PRIOR.ls[0] - 1) - PRIOR.ls[1] * l);
+      grad[d] = grad[d]! - (PRIOR.ls[0] - 1 - PRIOR.ls[1] * l);
     }
     lp += (PRIOR.signal[0] - 1) * theta[D]! - PRIOR.signal[1] * sf2;
-    grad[D] = grad[D]! - ((PRIOR.signal[0] - 1) - PRIOR.signal[1] * sf2);
+    grad[D] = grad[D]! - (PRIOR.signal[0] - 1 - PRIOR.signal[1] * sf2);
     lp += (PRIOR.noise[0] - 1) * theta[D + 1]! - PRIOR.noise[1] * sn2;
-    grad[D + 1] = grad[D + 1]! - ((PRIOR.noise[0] - 1) - PRIOR.noise[1] * sn2);
+    grad[D + 1] = grad[D + 1]! - (PRIOR.noise[0] - 1 - PRIOR.noise[1] * sn2);
     return nlml - lp;
   };
 }
@@ -284,4 +284,3 @@ export function fitHyper(X: Float64Array, n: number, D: number, y: Float64Array,
   }
   return { ...best, evaluations };
 }
-

@@ -392,4 +392,3 @@ function packedDot(Lp: Float64Array, i: number, b: Float64Array): number {
   for (let j = 0; j <= i; j++) s += Lp[o + j]! * b[j]!;
   return s;
 }
-

@@ -177,7 +177,11 @@ export class FeasibleSpace {
     this.free.forEach((pi, i) => (u[pi] = v[i]!));
     const z = Float64Array.from({ length: this.k }, (_, l) => this.zlo[l]! + v[this.free.length + l]! * (this.zhi[l]! - this.zlo[l]!));
     if (!this.feasibleZ(z)) return null;
-    this.writeZ(z, u, this.constrained.map((pi) => pi));
+    this.writeZ(
+      z,
+      u,
+      this.constrained.map((pi) => pi),
+    );
     return u;
   }
 

@@ -11,7 +11,7 @@ export const PASSWORD = 'bench-password';
 /** `lab serve` on a free port; `extra` are more of its options (e.g. `['--deck', file]`). */
 export function startServer(dataDir, extra = []) {
   const t0 = performance.now();
-  const proc = spawn(bin, [ 'serve', '--port', '0', '--no-watch', '--data-dir', dataDir, '--plugins', join(dataDir, 'plugins'), ...extra], {
+  const proc = spawn(bin, ['serve', '--port', '0', '--no-watch', '--data-dir', dataDir, '--plugins', join(dataDir, 'plugins'), ...extra], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return ready(proc, t0, 'server');
@@ -26,14 +26,21 @@ function ready(proc, t0, what) {
       const m = /ready in \d+ ms: (http:\/\/\S+)/.exec(out);
       if (m) {
         const readyMs = performance.now() - t0;
-        cpuOf(proc.pid).then((cpuMs) => resolve({ proc, base: m[1], readyMs, cpuMs }), () => resolve({ proc, base: m[1], readyMs, cpuMs: NaN }));
+        cpuOf(proc.pid).then(
+          (cpuMs) => resolve({ proc, base: m[1], readyMs, cpuMs }),
+          () => resolve({ proc, base: m[1], readyMs, cpuMs: NaN }),
+        );
       }
     });
     proc.once('exit', (c) => reject(new Error(`${what} exited ${c}: ${out}`)));
   });
 }
 
-export const stop = (proc) => new Promise((r) => { proc.once('exit', r); proc.kill('SIGTERM'); });
+export const stop = (proc) =>
+  new Promise((r) => {
+    proc.once('exit', r);
+    proc.kill('SIGTERM');
+  });
 
 export const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 export function http(method, url, { body, headers = {} } = {}) {
@@ -62,9 +69,11 @@ export async function tokenFor(base) {
 }
 
 export const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-export const pct = (xs, p) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
+export const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
 export const line = (name, value, target, ok) => console.log(`${name.padEnd(44)} ${value.padStart(14)}   target ${target}${ok === undefined ? '' : ok ? '  ok' : '  MISSED'}`);
-
 
 export async function built(rel) {
   const url = new URL(`../../dist/${rel}`, import.meta.url);
@@ -96,7 +105,6 @@ export function runEnd(runner, taskId) {
     runner.on('event', on);
   });
 }
-
 
 export function pythonVersion() {
   return new Promise((resolve) => {

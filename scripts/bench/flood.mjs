@@ -45,21 +45,23 @@ export async function flood(base, { sockets = 2000, asks = 40, pid } = {}) {
   let closedEarly = 0;
   let failed = 0;
   const opened = await Promise.all(
-    Array.from({ length: n }, (_, i) =>
-      new Promise((resolve) => {
-        const s = connect({ host: '127.0.0.1', port: Number(u.port), localAddress: '127.0.0.1' });
-        s.on('error', () => undefined);
-        s.once('connect', () => {
-          open.add(s);
-          if (i % 2) s.write('GET /app/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: '); // never finished
-          resolve(true);
-        });
-        s.once('close', () => {
-          if (open.delete(s)) closedEarly++;
-          else failed++;
-          resolve(false);
-        });
-      }),
+    Array.from(
+      { length: n },
+      (_, i) =>
+        new Promise((resolve) => {
+          const s = connect({ host: '127.0.0.1', port: Number(u.port), localAddress: '127.0.0.1' });
+          s.on('error', () => undefined);
+          s.once('connect', () => {
+            open.add(s);
+            if (i % 2) s.write('GET /app/healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: '); // never finished
+            resolve(true);
+          });
+          s.once('close', () => {
+            if (open.delete(s)) closedEarly++;
+            else failed++;
+            resolve(false);
+          });
+        }),
     ),
   );
   const connected = opened.filter(Boolean).length;

@@ -21,11 +21,13 @@ async function withDir(fn) {
  * reads the certificates when it starts, whatever the program.
  */
 async function nodeAlone() {
-  const run = (env) => new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    spawn(process.execPath, ['-e', '0'], { env, stdio: 'ignore' }).once('exit', (c) => (c === 0 ? resolve(performance.now() - t0) : reject(new Error(`node -e 0 exited ${c}`))));
-  });
-  const withIt = [], without = [];
+  const run = (env) =>
+    new Promise((resolve, reject) => {
+      const t0 = performance.now();
+      spawn(process.execPath, ['-e', '0'], { env, stdio: 'ignore' }).once('exit', (c) => (c === 0 ? resolve(performance.now() - t0) : reject(new Error(`node -e 0 exited ${c}`))));
+    });
+  const withIt = [],
+    without = [];
   const { NODE_EXTRA_CA_CERTS, ...rest } = process.env;
   for (let i = 0; i < 9; i++) {
     withIt.push(await run(process.env));
@@ -38,7 +40,8 @@ async function nodeAlone() {
 }
 
 const callBody = JSON.stringify({ method: 'ping', args: {} });
-const load = (url, headers, duration) => autocannon({ url, method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json', ...headers }, body: callBody, connections: 32, duration });
+const load = (url, headers, duration) =>
+  autocannon({ url, method: 'POST', headers: { accept: 'application/json', 'content-type': 'application/json', ...headers }, body: callBody, connections: 32, duration });
 
 export default async function foundation() {
   console.log('\n== direct control (issues 2 and 16): no-op instrument method, SQLite, this machine ==');
@@ -121,10 +124,25 @@ export default async function foundation() {
       line('  with a session cookie, against a token', `${vsToken.toFixed(2)}`, `>= 0.9 (cookie: ${median(rates.cookie).toFixed(0)}/s)`, vsToken >= 0.9);
       const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
       const perCpu = (a, b) => cpu[b].map((x, i) => x / cpu[a][i]); // calls per CPU-second of a, against b's
-      if (vsBare > 1) console.log("  (labdeck's HTTP server makes requests and responses with the fields Express adds already declared, server/fast/http-server.ts; a bare Express server's gain them one by one, which slows every request it answers)");
-      console.log(`  (each of ${ROUNDS} rounds, calls/s: against bare Express ${range(rates.token.map((t, i) => t / rates.bare[i]))}, cookie against token ${range(rates.cookie.map((c, i) => c / rates.token[i]))})`);
-      line('  calls per CPU-second, against bare Express', `${median(perCpu('token', 'bare')).toFixed(2)}`, `>= 0.9 (rounds ${range(perCpu('token', 'bare'))}; ${median(cpu.token).toFixed(3)} vs ${median(cpu.bare).toFixed(3)} ms)`, median(perCpu('token', 'bare')) >= 0.9);
-      line('  calls per CPU-second, cookie against token', `${median(perCpu('cookie', 'token')).toFixed(2)}`, `>= 0.9 (rounds ${range(perCpu('cookie', 'token'))})`, median(perCpu('cookie', 'token')) >= 0.9);
+      if (vsBare > 1)
+        console.log(
+          "  (labdeck's HTTP server makes requests and responses with the fields Express adds already declared, server/fast/http-server.ts; a bare Express server's gain them one by one, which slows every request it answers)",
+        );
+      console.log(
+        `  (each of ${ROUNDS} rounds, calls/s: against bare Express ${range(rates.token.map((t, i) => t / rates.bare[i]))}, cookie against token ${range(rates.cookie.map((c, i) => c / rates.token[i]))})`,
+      );
+      line(
+        '  calls per CPU-second, against bare Express',
+        `${median(perCpu('token', 'bare')).toFixed(2)}`,
+        `>= 0.9 (rounds ${range(perCpu('token', 'bare'))}; ${median(cpu.token).toFixed(3)} vs ${median(cpu.bare).toFixed(3)} ms)`,
+        median(perCpu('token', 'bare')) >= 0.9,
+      );
+      line(
+        '  calls per CPU-second, cookie against token',
+        `${median(perCpu('cookie', 'token')).toFixed(2)}`,
+        `>= 0.9 (rounds ${range(perCpu('cookie', 'token'))})`,
+        median(perCpu('cookie', 'token')) >= 0.9,
+      );
       console.log(`  (for scale: the tool labs use today starts in ~0.9 s at 120 MB and serves ~115 calls/s to one client: ${(rps / 115).toFixed(0)}x that)`);
     } finally {
       await stop(s.proc);
@@ -156,7 +174,8 @@ export default async function foundation() {
 
 /** A deck of 100 instruments with 20 methods each (2,000 forms), of four typed parameters per method. */
 function bigDeck() {
-  const params = "z.object({ volume_ml: z.number().min(0).max(50).describe('Volume, mL'), rate: z.number().default(1).describe('Rate, mL/min'), mode: z.enum(['fast', 'slow']).default('slow'), note: z.string().optional() })";
+  const params =
+    "z.object({ volume_ml: z.number().min(0).max(50).describe('Volume, mL'), rate: z.number().default(1).describe('Rate, mL/min'), mode: z.enum(['fast', 'slow']).default('slow'), note: z.string().optional() })";
   const methods = Array.from({ length: 20 }, (_, m) => `    m${m}: { description: 'Method ${m}: dose a volume at a rate.', params: ${params}, returns: z.number(), run: (_i, a) => a.volume_ml },`);
   return [
     "import { defineInstrument, z } from 'labdeck/contracts';",
@@ -179,7 +198,10 @@ async function deckPages() {
         if (p === '/instruments/' && !r.text.includes('inst99')) throw new Error('the instrument list lacks inst99');
         if (p === '/instruments/inst7' && forms < 20) throw new Error(`inst7's page has ${forms} forms, not 20 or more`);
       };
-      const [list, one, listJson, oneJson] = await timePaths(s.base, ['/instruments/', '/instruments/inst7', '/instruments/?format=json', '/instruments/inst7?format=json'], headers, { rounds: 100, check });
+      const [list, one, listJson, oneJson] = await timePaths(s.base, ['/instruments/', '/instruments/inst7', '/instruments/?format=json', '/instruments/inst7?format=json'], headers, {
+        rounds: 100,
+        check,
+      });
       line('instrument list page (median of 100)', `${list.toFixed(1)} ms`, `< 20 ms (its JSON: ${listJson.toFixed(1)} ms)`, list < 20);
       line("one instrument's page, 20 forms", `${one.toFixed(1)} ms`, `< 20 ms (its JSON: ${oneJson.toFixed(1)} ms)`, one < 20);
     } finally {

@@ -60,7 +60,12 @@ export default async function hardening() {
     await new Promise((r) => setTimeout(r, 5000));
     const m4 = mem.stop();
     const statuses = four.map((r) => r.status).join(', ');
-    line('four such uploads at once: all stored', statuses, '201 each', four.every((r) => r.status === 201));
+    line(
+      'four such uploads at once: all stored',
+      statuses,
+      '201 each',
+      four.every((r) => r.status === 201),
+    );
     console.log(`  (in ${(fourMs / 1000).toFixed(1)} s: at most two files are read at once, eight may wait, more get 503 with Retry-After)`);
     line('  other users meanwhile: slowest health check', `${Math.max(...probes).toFixed(0)} ms`, '< 250 ms (was 4-5 s)', Math.max(...probes) < 250);
     line('  memory: idle / peak / 5 s after', `${idle.toFixed(0)}/${m4.peak.toFixed(0)}/${m4.last.toFixed(0)} MB`, 'peak < idle + 250 (was 1.1 GB)', m4.peak < idle + 250);
@@ -80,7 +85,19 @@ export default async function hardening() {
     };
     await load('no run');
     // the run drives the hotplate (a direct call to an instrument a run holds is refused, 409): the load stays on noop
-    const wf = { name: 'bench-load', main: [{ kind: 'repeat', times: 1000, steps: [{ kind: 'call', instrument: 'hotplate', method: 'temperature' }, { kind: 'wait', seconds: 0.02 }] }] };
+    const wf = {
+      name: 'bench-load',
+      main: [
+        {
+          kind: 'repeat',
+          times: 1000,
+          steps: [
+            { kind: 'call', instrument: 'hotplate', method: 'temperature' },
+            { kind: 'wait', seconds: 0.02 },
+          ],
+        },
+      ],
+    };
     await http('POST', `${s.base}/workflows`, { body: wf, headers: auth });
     const queued = await http('POST', `${s.base}/executions/config`, { body: { workflow: 'bench-load', repeat: 100 }, headers: auth });
     if (queued.status !== 200) throw new Error(`queue a run: ${queued.status} ${queued.text.slice(0, 300)}`);
@@ -109,6 +126,7 @@ export default async function hardening() {
   const fails = failing ? Number(failing[1]) : out.code === 0 ? 0 : NaN;
   line('long fuzz: requests sent', `${requests}`, '>= 25,000', requests >= 25_000);
   line('  answered 5xx, slow or hanging', `${fails}`, '0', fails === 0);
-  console.log(`  (${((performance.now() - t) / 1000).toFixed(0)} s, seed 7, FUZZ_SCALE=30; the suite runs 1 scale of seed 0x1abdec${fails ? '; failures:\n' + out.text.slice(out.text.indexOf('failing request'), out.text.indexOf('failing request') + 3000) : ''})`);
+  console.log(
+    `  (${((performance.now() - t) / 1000).toFixed(0)} s, seed 7, FUZZ_SCALE=30; the suite runs 1 scale of seed 0x1abdec${fails ? '; failures:\n' + out.text.slice(out.text.indexOf('failing request'), out.text.indexOf('failing request') + 3000) : ''})`,
+  );
 }
-

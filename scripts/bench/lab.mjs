@@ -143,7 +143,9 @@ async function agentCall() {
     }
     const added = median(remote) - median(local);
     line('agent call adds over a local call, p50', `${added.toFixed(2)} ms`, '< 2 ms', added < 2);
-    console.log(`  (p50 ${median(local).toFixed(2)} ms local, ${median(remote).toFixed(2)} ms on the agent; p99 ${pct(local, 99).toFixed(2)} / ${pct(remote, 99).toFixed(2)} ms; 2,000 calls each, recorded)`);
+    console.log(
+      `  (p50 ${median(local).toFixed(2)} ms local, ${median(remote).toFixed(2)} ms on the agent; p99 ${pct(local, 99).toFixed(2)} / ${pct(remote, 99).toFixed(2)} ms; 2,000 calls each, recorded)`,
+    );
   } finally {
     agent?.kill('SIGTERM');
     await stop(s.proc);

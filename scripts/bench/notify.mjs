@@ -44,7 +44,13 @@ async function latency() {
     const h = { authorization: `Bearer ${token}`, accept: 'application/json' };
     const put = await http('PUT', `${base}/notifications`, { body: { channels: [{ name: 'hook', kind: 'webhook', url: hook.url, rate_per_minute: 600 }] }, headers: h });
     if (put.status !== 200) throw new Error(`PUT /notifications: ${put.status} ${put.text}`);
-    const wf = { name: 'pause-bench', main: [{ kind: 'call', instrument: 'noop', method: 'ping', args: {} }, { kind: 'pause', message: 'bench' }] };
+    const wf = {
+      name: 'pause-bench',
+      main: [
+        { kind: 'call', instrument: 'noop', method: 'ping', args: {} },
+        { kind: 'pause', message: 'bench' },
+      ],
+    };
     await http('POST', `${base}/workflows`, { body: wf, headers: h });
     const q = await http('POST', `${base}/executions/config`, { body: { workflow: wf.name, repeat: ROUNDS }, headers: h });
     if (q.status !== 200) throw new Error(`queue: ${q.status} ${q.text}`);
@@ -76,7 +82,17 @@ async function costPerStep() {
     const wd = new Watchdog({ store, host: 'bench', settings: async () => settings, intervalMs: 0 });
     const guard = new SafetyAlerts(store, 'bench');
     await guard.load();
-    const run = await store.runs.create({ taskId: null, name: 'bench', workflowName: 'bench', workflowVersion: 1, workflow: {}, parameters: [], status: 'running', userId: null, startedAt: new Date() });
+    const run = await store.runs.create({
+      taskId: null,
+      name: 'bench',
+      workflowName: 'bench',
+      workflowVersion: 1,
+      workflow: {},
+      parameters: [],
+      status: 'running',
+      userId: null,
+      startedAt: new Date(),
+    });
     const N = 20_000;
     await wd.stepStarted({ stepId: 0, runId: run.id, path: 'main[0]', instrument: 'noop', method: 'ping' }); // the records' stats, read once
     await wd.stepEnded(0);

@@ -1,12 +1,25 @@
 import { line, built } from './common.mjs';
 
 const BRANIN = {
-  space: [{ name: 'x1', type: 'range', bounds: [-5, 10] }, { name: 'x2', type: 'range', bounds: [0, 15] }],
+  space: [
+    { name: 'x1', type: 'range', bounds: [-5, 10] },
+    { name: 'x2', type: 'range', bounds: [0, 15] },
+  ],
   min: 0.397887,
   f: ({ x1, x2 }) => (x2 - (5.1 / (4 * Math.PI ** 2)) * x1 * x1 + (5 / Math.PI) * x1 - 6) ** 2 + 10 * (1 - 1 / (8 * Math.PI)) * Math.cos(x1) + 10,
 };
-const H6_A = [[10, 3, 17, 3.5, 1.7, 8], [0.05, 10, 17, 0.1, 8, 14], [3, 3.5, 1.7, 10, 17, 8], [17, 8, 0.05, 10, 0.1, 14]];
-const H6_P = [[1312, 1696, 5569, 124, 8283, 5886], [2329, 4135, 8307, 3736, 1004, 9991], [2348, 1451, 3522, 2883, 3047, 6650], [4047, 8828, 8732, 5743, 1091, 381]];
+const H6_A = [
+  [10, 3, 17, 3.5, 1.7, 8],
+  [0.05, 10, 17, 0.1, 8, 14],
+  [3, 3.5, 1.7, 10, 17, 8],
+  [17, 8, 0.05, 10, 0.1, 14],
+];
+const H6_P = [
+  [1312, 1696, 5569, 124, 8283, 5886],
+  [2329, 4135, 8307, 3736, 1004, 9991],
+  [2348, 1451, 3522, 2883, 3047, 6650],
+  [4047, 8828, 8732, 5743, 1091, 381],
+];
 const H6_ALPHA = [1, 1.2, 3, 3.2];
 const HARTMANN6 = {
   space: Array.from({ length: 6 }, (_, i) => ({ name: `x${i + 1}`, type: 'range', bounds: [0, 1] })),
@@ -111,8 +124,15 @@ export default async function optimizers() {
   const { randomOptimizer } = await built('plugins/optimizer-random.js');
   const fmt = (xs) => `${quantile(xs, 0.5).toPrecision(2)} [${quantile(xs, 0.25).toPrecision(2)}-${quantile(xs, 0.75).toPrecision(2)}]`;
   // targets: median (and for Hartmann-6 the upper quartile: issue 14 item 4); Branin's median was 0.0012 before
-  for (const [label, fn, budget, target, q75] of [['Branin', BRANIN, 30, 0.002], ['Hartmann-6', HARTMANN6, 50, 0.001, 0.01]]) {
-    for (const [name, opt] of [['gp', gpOptimizer], ['sobol', sobolOptimizer], ['random', randomOptimizer]]) {
+  for (const [label, fn, budget, target, q75] of [
+    ['Branin', BRANIN, 30, 0.002],
+    ['Hartmann-6', HARTMANN6, 50, 0.001, 0.01],
+  ]) {
+    for (const [name, opt] of [
+      ['gp', gpOptimizer],
+      ['sobol', sobolOptimizer],
+      ['random', randomOptimizer],
+    ]) {
       const t0 = performance.now();
       const r = await regrets(opt, fn, budget);
       const med = quantile(r, 0.5);
@@ -142,23 +162,36 @@ export default async function optimizers() {
 
   // noisy Branin: regret on the true function of the recommended point (see noisyRegrets)
   const sd = 0.01 * braninRange();
-  for (const [name, opt] of [['gp', gpOptimizer], ['sobol', sobolOptimizer], ['random', randomOptimizer]]) {
+  for (const [name, opt] of [
+    ['gp', gpOptimizer],
+    ['sobol', sobolOptimizer],
+    ['random', randomOptimizer],
+  ]) {
     const t0 = performance.now();
     const { rec, oracle } = await noisyRegrets(opt, 30, sd);
     const secs = name === 'gp' ? ` (${((performance.now() - t0) / 1000).toFixed(0)} s)` : '';
     line(`Noisy Branin after 30, recommended: ${name}${secs}`, fmt(rec), '(reported)');
-    console.log(`  (true regret of ${name === 'gp' ? "gp's recommended point, the measured point with the lowest posterior mean" : `${name}'s best measurement`}; the best true value among its measured points, which no lab knows: ${fmt(oracle)})`);
+    console.log(
+      `  (true regret of ${name === 'gp' ? "gp's recommended point, the measured point with the lowest posterior mean" : `${name}'s best measurement`}; the best true value among its measured points, which no lab knows: ${fmt(oracle)})`,
+    );
   }
   console.log(`  (noise: Gaussian, sd ${sd.toFixed(2)} = 1% of Branin's range over the domain; seeds 0-19)`);
 
   // constrained problems (issue 14): regret, and the share of suggestions that satisfy the constraints,
   // measured with the contract's own yardstick (violation / spread of the left side ≤ CONSTRAINT_TOLERANCE)
   const { CONSTRAINT_TOLERANCE, checkConstraints, checkSpace, constraintViolation } = await built('core/contracts/index.js');
-  for (const [label, fn, budget, target] of [['Branin x1+x2<=8', BRANIN_CUT, 30, 0.01], ['Mixture (sum 1)', MIXTURE, 30, 0.01]]) {
+  for (const [label, fn, budget, target] of [
+    ['Branin x1+x2<=8', BRANIN_CUT, 30, 0.01],
+    ['Mixture (sum 1)', MIXTURE, 30, 0.01],
+  ]) {
     const space = checkSpace(fn.space);
     const cs = checkConstraints(fn.constraints, space);
     const feasible = (p) => cs.every((c) => constraintViolation(c, p, space) <= CONSTRAINT_TOLERANCE);
-    for (const [name, opt] of [['gp', gpOptimizer], ['sobol', sobolOptimizer], ['random', randomOptimizer]]) {
+    for (const [name, opt] of [
+      ['gp', gpOptimizer],
+      ['sobol', sobolOptimizer],
+      ['random', randomOptimizer],
+    ]) {
       const tally = { ok: 0, all: 0 };
       const t0 = performance.now();
       const r = await regrets(opt, fn, budget, feasible, tally);
@@ -212,7 +245,10 @@ async function pythonOptuna(gpOptimizer, fmt) {
   try {
     const [optuna] = (await python.loadModule(file)).optimizers;
     const seeds = 5;
-    for (const [name, opt] of [['optuna (Python, TPE)', optuna], ['gp', gpOptimizer]]) {
+    for (const [name, opt] of [
+      ['optuna (Python, TPE)', optuna],
+      ['gp', gpOptimizer],
+    ]) {
       const t0 = performance.now();
       const r = await regrets(opt, BRANIN, 30, null, undefined, seeds);
       line(`Branin regret after 30, seeds 0-${seeds - 1}: ${name} (${((performance.now() - t0) / 1000).toFixed(1)} s)`, fmt(r), '(reported)');

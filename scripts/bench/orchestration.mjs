@@ -33,4 +33,3 @@ export default async function orchestration() {
     await rm(dir, { recursive: true, force: true });
   }
 }
-

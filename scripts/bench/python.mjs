@@ -59,7 +59,9 @@ export default async function python() {
     const failed = runs.reduce((a, r) => a + r.non2xx + r.errors + r.timeouts, 0);
     line('Python throughput, 32 clients on 4 instruments', `${rps.toFixed(0)} calls/s`, '>= 2,000 calls/s', rps >= 2000);
     line('  refused or failed calls', `${failed}`, `0 of ${total.toLocaleString('en')}`, failed === 0);
-    console.log(`  (per instrument: ${runs.map((r, i) => `${names[i]} ${(r.requests.total / secs).toFixed(0)}/s`).join(', ')}; p50 ${median(runs.map((r) => r.latency.p50))} ms, p99 ${Math.max(...runs.map((r) => r.latency.p99))} ms; for scale: ivoryOS answered 82% of 8 clients "busy")`);
+    console.log(
+      `  (per instrument: ${runs.map((r, i) => `${names[i]} ${(r.requests.total / secs).toFixed(0)}/s`).join(', ')}; p50 ${median(runs.map((r) => r.latency.p50))} ms, p99 ${Math.max(...runs.map((r) => r.latency.p99))} ms; for scale: ivoryOS answered 82% of 8 clients "busy")`,
+    );
 
     // 3. a 1 s call on i0: what it adds to no-op calls on i1 meanwhile
     for (let i = 0; i < 50; i++) await timeNoop('i1');

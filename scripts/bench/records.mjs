@@ -23,7 +23,17 @@ export default async function records() {
         `SELECT 'Run ' || n || CASE WHEN n % 10 = 0 THEN ' Titration' ELSE ' dose' END, 'wf-' || (n % 50), 1, ` +
         `'{"name":"wf","main":"' || hex(zeroblob(400)) || '"}', '[{"x":1}]', 'completed', '2024-01-01 00:00:00.000', '2024-01-01 00:01:00.000' FROM seq`,
     );
-    const run = await store.runs.create({ taskId: null, name: 'Big export', workflowName: 'wf-big', workflowVersion: 1, workflow: { name: 'wf-big' }, parameters: [], status: 'completed', userId: null, startedAt: new Date() });
+    const run = await store.runs.create({
+      taskId: null,
+      name: 'Big export',
+      workflowName: 'wf-big',
+      workflowVersion: 1,
+      workflow: { name: 'wf-big' },
+      parameters: [],
+      status: 'completed',
+      userId: null,
+      startedAt: new Date(),
+    });
     runId = run.id;
     await ds.query(
       `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ${N - 1}) ` +
@@ -32,7 +42,17 @@ export default async function records() {
         `'2024-01-01 00:00:00.000', '2024-01-01 00:00:00.031' FROM seq`,
     );
     // a run three times as long: flat memory means the export's footprint does not grow with its length
-    const big = await store.runs.create({ taskId: null, name: 'Bigger export', workflowName: 'wf-big', workflowVersion: 1, workflow: { name: 'wf-big' }, parameters: [], status: 'completed', userId: null, startedAt: new Date() });
+    const big = await store.runs.create({
+      taskId: null,
+      name: 'Bigger export',
+      workflowName: 'wf-big',
+      workflowVersion: 1,
+      workflow: { name: 'wf-big' },
+      parameters: [],
+      status: 'completed',
+      userId: null,
+      startedAt: new Date(),
+    });
     bigId = big.id;
     await ds.query(
       `WITH RECURSIVE seq(n) AS (SELECT 0 UNION ALL SELECT n + 1 FROM seq WHERE n < ${3 * N - 1}) ` +
@@ -40,7 +60,9 @@ export default async function records() {
         `SELECT ${bigId}, 'main', n / 10, n % 10, 'pump', 'dose', '{"volume_ml":1.5,"note":"=SUM(A1)"}', '{"mass_g":0.98,"raw":[1,2,3]}', 'ok', ` +
         `'2024-01-01 00:00:00.000', '2024-01-01 00:00:00.031' FROM seq`,
     );
-    console.log(`  (filled in ${((performance.now() - t) / 1000).toFixed(1)} s: ${N.toLocaleString('en')} runs, ${N.toLocaleString('en')} steps in run ${runId}, ${(3 * N).toLocaleString('en')} in run ${bigId})`);
+    console.log(
+      `  (filled in ${((performance.now() - t) / 1000).toFixed(1)} s: ${N.toLocaleString('en')} runs, ${N.toLocaleString('en')} steps in run ${runId}, ${(3 * N).toLocaleString('en')} in run ${bigId})`,
+    );
     await store.close();
   }
   const s = await startServer(dir);
@@ -83,7 +105,14 @@ export default async function records() {
         let bytes = 0;
         let peak = 0;
         const t = performance.now();
-        const sampler = setInterval(() => rssOf(s.proc.pid).then((m) => (peak = Math.max(peak, m)), () => undefined), 10);
+        const sampler = setInterval(
+          () =>
+            rssOf(s.proc.pid).then(
+              (m) => (peak = Math.max(peak, m)),
+              () => undefined,
+            ),
+          10,
+        );
         const req = request(`${s.base}/executions/records/${id}/steps_data_csv`, { headers: { authorization: `Bearer ${token}` }, agent }, (res) => {
           if (res.statusCode !== 200) return reject(new Error(`steps CSV: ${res.statusCode}`));
           res.on('data', (c) => {
@@ -112,7 +141,11 @@ export default async function records() {
     line('steps CSV, 100,000 rows: RSS growth, cold server', `+${cold.growth.toFixed(0)} MB`, '(reported: heap warm-up)');
     const warm = await measure(runId, N);
     line('steps CSV, 100,000 rows: RSS growth, warm', `+${warm.growth.toFixed(0)} MB`, `(reported; the file is ${warm.size})`);
-    line('  rows per second', `${Math.round(warm.rows / (warm.ms / 1000)).toLocaleString('en')}`, `(${(warm.ms / 1000).toFixed(2)} s; RSS ${warm.before.toFixed(0)} → peak ${warm.peak.toFixed(0)} MB)`);
+    line(
+      '  rows per second',
+      `${Math.round(warm.rows / (warm.ms / 1000)).toLocaleString('en')}`,
+      `(${(warm.ms / 1000).toFixed(2)} s; RSS ${warm.before.toFixed(0)} → peak ${warm.peak.toFixed(0)} MB)`,
+    );
     const long = await measure(bigId, 3 * N);
     const flat = long.growth <= warm.growth + 16;
     line('steps CSV, 300,000 rows: RSS growth', `+${long.growth.toFixed(0)} MB`, `flat: ≤ the 100,000-row growth + 16 MB (file ${long.size})`, flat);
@@ -123,4 +156,3 @@ export default async function records() {
 }
 
 /* ------------------------------------------------------------------------------------------ optimizers */
-

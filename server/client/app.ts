@@ -38,9 +38,12 @@ function initOrder() {
     animation: 150,
     onEnd: () => {
       const order = [...list.querySelectorAll<HTMLElement>('.method-card')].map((c) => c.dataset.method!);
-      sendJson(url, 'POST', { order }).then((r) => {
-        if (r.status !== 204) flash('Could not save the order.');
-      }, () => flash('Could not save the order: the server did not answer.'));
+      sendJson(url, 'POST', { order }).then(
+        (r) => {
+          if (r.status !== 204) flash('Could not save the order.');
+        },
+        () => flash('Could not save the order: the server did not answer.'),
+      );
     },
   });
 }
@@ -51,7 +54,7 @@ function initHide() {
     if (!btn) return;
     const hidden = btn.dataset.hidden !== 'true';
     sendJson(btn.dataset.url!, 'PATCH', { hidden }).then(
-      (r) => (r.ok ? location.reload() : flash('Could not change the method\'s visibility.')),
+      (r) => (r.ok ? location.reload() : flash("Could not change the method's visibility.")),
       () => flash('The server did not answer.'),
     );
   });

@@ -2,18 +2,7 @@
  * The execution page, live: the runner's state, progress, steps and log from the SSE stream
  * (/executions/events), the control buttons, and the queue's actions. Does nothing on other pages.
  */
-import {
-  availableControls,
-  controlLabel,
-  liveFlags,
-  queueStatusLabel,
-  runOutcome,
-  SITUATION,
-  situationOf,
-  statusAlerts,
-  taskNotice,
-  type Control,
-} from '../../core/runner/controls.js';
+import { availableControls, controlLabel, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
 import { localClock } from './time.js';
 import { showInputForm, type WaitingInput } from './input-form.js';
 import { refreshTiming, watchTiming } from './timing.js';

@@ -18,7 +18,13 @@ function field(s: Schema): HTMLInputElement | HTMLSelectElement {
   const cls = 'form-control form-control-sm';
   if (s.type === 'boolean' || (s.type === 'string' && s.enum)) {
     const sel = make('select', { class: 'form-select form-select-sm', name: 'value', id: 'input-value' });
-    const choices = s.type === 'boolean' ? [['true', 'yes'], ['false', 'no']] : s.enum!.map((c) => [c, c]);
+    const choices =
+      s.type === 'boolean'
+        ? [
+            ['true', 'yes'],
+            ['false', 'no'],
+          ]
+        : s.enum!.map((c) => [c, c]);
     for (const [v, label] of choices) sel.append(make('option', { value: v }, label));
     return sel;
   }

@@ -84,7 +84,6 @@ export function header(lang: 'python' | 'typescript', instruments: InstrumentSch
   return lines.map((l) => (l ? `${mark} ${oneLine(l)}` : mark));
 }
 
-
 // ---------------------------------------------------------------------------------------------------------
 // The runner's methods: one per route declared with `client` (server/route.ts), in both languages
 

@@ -27,28 +27,22 @@ function pyRouteMethod(m: RouteMethod): string[] {
   const keywords = [...body.filter((a) => !a.required && !m.positional.includes(a.wire)), ...query].map((a) => `${a.py}: ${optional(a)}`);
   const sig = ['self', ...first, ...(keywords.length ? ['*', ...keywords] : [])].join(', ');
   const documented = [...path, ...body, ...query].filter(described);
-  const doc = [
-    wrap(`${m.doc} (${m.method} ${m.path})`, 100),
-    ...(documented.length ? ['', 'Args:', ...documented.map((a) => `    ${a.py}: ${described(a)}`)] : []),
-  ].join('\n');
+  const doc = [wrap(`${m.doc} (${m.method} ${m.path})`, 100), ...(documented.length ? ['', 'Args:', ...documented.map((a) => `    ${a.py}: ${described(a)}`)] : [])].join('\n');
   const pathExpr = path.length
     ? `${pyStr(m.path.replace(/\{[^}]+\}/g, '%s'))} % (${path.map((a) => `urllib.parse.quote(str(${a.py}), safe="")`).join(', ')}${path.length === 1 ? ',' : ''})`
     : pyStr(m.path);
   const bodyExpr = m.body === null ? 'None' : body.length ? `_fields({${body.map((a) => `${pyStr(a.wire)}: ${a.py}`).join(', ')}})` : '{}';
   const queryExpr = query.length ? `, query={${query.map((a) => `${pyStr(a.wire)}: ${a.py}`).join(', ')}}` : '';
-  return [
-    `    def ${m.name}(${sig}) -> Dict[str, Any]:`,
-    ...pyDocstring(doc, '        '),
-    `        return self._labdeck_client.request(${pyStr(m.method)}, ${pathExpr}, ${bodyExpr}${queryExpr})`,
-  ];
+  return [`    def ${m.name}(${sig}) -> Dict[str, Any]:`, ...pyDocstring(doc, '        '), `        return self._labdeck_client.request(${pyStr(m.method)}, ${pathExpr}, ${bodyExpr}${queryExpr})`];
 }
 
 /** The Lab class's route methods (Python). */
 const pyRouteMethods = (methods: RouteMethod[]) => methods.flatMap((m) => ['', ...pyRouteMethod(m)]);
 
 const PY_KEYWORDS = new Set(
-  ('False None True and as assert async await break class continue def del elif else except finally for ' +
-    'from global if import in is lambda nonlocal not or pass raise return try while with yield').split(' '),
+  (
+    'False None True and as assert async await break class continue def del elif else except finally for ' + 'from global if import in is lambda nonlocal not or pass raise return try while with yield'
+  ).split(' '),
 );
 
 /** A safe ASCII Python identifier; keywords get a trailing `_`, dunder-like names a leading `x`. */
@@ -101,14 +95,22 @@ function pyType(s: JSONSchema, depth = 0): string {
     return parts.includes('None') ? `Optional[${core}]` : core;
   }
   switch (s.type) {
-    case 'string': return 'str';
-    case 'integer': return 'int';
-    case 'number': return 'float';
-    case 'boolean': return 'bool';
-    case 'null': return 'None';
-    case 'array': return `List[${s.items ? pyType(s.items as JSONSchema, depth + 1) : 'Any'}]`;
-    case 'object': return 'Dict[str, Any]';
-    default: return 'Any';
+    case 'string':
+      return 'str';
+    case 'integer':
+      return 'int';
+    case 'number':
+      return 'float';
+    case 'boolean':
+      return 'bool';
+    case 'null':
+      return 'None';
+    case 'array':
+      return `List[${s.items ? pyType(s.items as JSONSchema, depth + 1) : 'Any'}]`;
+    case 'object':
+      return 'Dict[str, Any]';
+    default:
+      return 'Any';
   }
 }
 

@@ -38,11 +38,15 @@ function tsType(s: JSONSchema, depth = 0): string {
   const parts = Array.isArray(union) ? union.map((u) => tsType(u, depth + 1)) : schemaTypes(s).map((t) => tsType({ ...s, type: t }, depth + 1));
   if (parts.length > 1) return parts.includes('unknown') ? 'unknown' : [...new Set(parts)].join(' | ');
   switch (s.type) {
-    case 'string': return 'string';
+    case 'string':
+      return 'string';
     case 'integer':
-    case 'number': return 'number';
-    case 'boolean': return 'boolean';
-    case 'null': return 'null';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'null':
+      return 'null';
     case 'array': {
       const item = s.items ? tsType(s.items as JSONSchema, depth + 1) : 'unknown';
       return `Array<${item}>`;
@@ -51,9 +55,12 @@ function tsType(s: JSONSchema, depth = 0): string {
       const props = s.properties as Record<string, JSONSchema> | undefined;
       if (!props || Object.keys(props).length === 0) return 'Record<string, unknown>';
       const req = new Set(Array.isArray(s.required) ? (s.required as string[]) : []);
-      return `{ ${Object.entries(props).map(([k, v]) => `${tsKey(k)}${req.has(k) ? '' : '?'}: ${tsType(v, depth + 1)}`).join('; ')} }`;
+      return `{ ${Object.entries(props)
+        .map(([k, v]) => `${tsKey(k)}${req.has(k) ? '' : '?'}: ${tsType(v, depth + 1)}`)
+        .join('; ')} }`;
     }
-    default: return 'unknown';
+    default:
+      return 'unknown';
   }
 }
 
@@ -201,9 +208,7 @@ export function typescript(instruments: InstrumentSchema[], opts: ProxyOptions):
       const doc = [m.description || `Call ${inst.name}.${m.name}.`];
       if (m.safety === 'hazardous') doc.push('', 'Hazardous: this moves hardware or consumes material.');
       methodTypes.push(...jsDoc(doc, '    '), `    ${tsKey(m.name)}(args${optional ? '?' : ''}: ${argsType}): Promise<${ret}>;`);
-      methodValues.push(
-        `      ${tsValueKey(m.name)}: (args${optional ? '?' : ''}: ${argsType}) => call(${JSON.stringify(inst.name)}, ${JSON.stringify(m.name)}, args) as Promise<${ret}>,`,
-      );
+      methodValues.push(`      ${tsValueKey(m.name)}: (args${optional ? '?' : ''}: ${argsType}) => call(${JSON.stringify(inst.name)}, ${JSON.stringify(m.name)}, args) as Promise<${ret}>,`);
     }
     const key = unique(inst.name, keys);
     if (key !== inst.name) renamed.push(`The instrument '${inst.name}' is lab.${key}: ${inst.name} is a Runner method.`);
@@ -237,4 +242,3 @@ export function typescript(instruments: InstrumentSchema[], opts: ProxyOptions):
   );
   return out.join('\n');
 }
-

@@ -11,7 +11,6 @@ import type { RequestHandler } from 'express';
 import { Readable } from 'node:stream';
 import { limitBytes } from '../body-cap.js';
 
-
 /** The body's first character other than JSON's white space. */
 function firstChar(text: string): string {
   let i = 0;
@@ -25,7 +24,13 @@ export function jsonBody(parser: RequestHandler, limit: string): RequestHandler 
   return (req, res, next) => {
     const h = req.headers;
     const length = h['content-length'];
-    const plain = h['content-type'] === 'application/json' && h['content-encoding'] === undefined && h['transfer-encoding'] === undefined && length !== undefined && /^[1-9]\d{0,9}$/.test(length) && Number(length) <= max;
+    const plain =
+      h['content-type'] === 'application/json' &&
+      h['content-encoding'] === undefined &&
+      h['transfer-encoding'] === undefined &&
+      length !== undefined &&
+      /^[1-9]\d{0,9}$/.test(length) &&
+      Number(length) <= max;
     if (!plain || req.readableEnded) return parser(req, res, next);
     const chunks: Buffer[] = [];
     const onData = (c: Buffer) => chunks.push(c);

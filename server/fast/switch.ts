@@ -29,11 +29,9 @@ export function parseFastPath(value: string | undefined): boolean {
   const v = value.trim().toLowerCase();
   if (ON.includes(v)) return true;
   if (OFF.includes(v)) return false;
-  throw new LabError(
-    'invalid_input',
-    `${FAST_PATH_ENV} must be 1 or on (the fast path, the default) or 0, off, false or no (plain Express), not ${JSON.stringify(value)}.`,
-    [{ field: FAST_PATH_ENV, message: 'must be 1, on, 0, off, false or no' }],
-  );
+  throw new LabError('invalid_input', `${FAST_PATH_ENV} must be 1 or on (the fast path, the default) or 0, off, false or no (plain Express), not ${JSON.stringify(value)}.`, [
+    { field: FAST_PATH_ENV, message: 'must be 1, on, 0, off, false or no' },
+  ]);
 }
 
 /** Whether the fast path is on: LABDECK_FAST_PATH as it is now. */

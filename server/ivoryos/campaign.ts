@@ -80,7 +80,7 @@ export function campaignInput(body: IvoryosCampaign, workflow: string, schemaOf:
   const asked = body.optimizer_type;
   const optimizer = STAND_INS[asked] ?? asked;
   if (optimizer !== asked) {
-    warnings.push(`labdeck has no "${asked}" optimizer: its "${optimizer}" runs this campaign (${schemaOf(optimizer)?.description ?? 'labdeck\'s own'}).`);
+    warnings.push(`labdeck has no "${asked}" optimizer: its "${optimizer}" runs this campaign (${schemaOf(optimizer)?.description ?? "labdeck's own"}).`);
   }
   const parameters = body.parameters.map((p, i) => parameter(p, i, details));
   const objectives = body.objectives.map((o, i) => {
@@ -101,7 +101,8 @@ export function campaignInput(body: IvoryosCampaign, workflow: string, schemaOf:
   if (first?.model !== undefined && first.model.toLowerCase() !== 'sobol') {
     warnings.push(`steps.step_1.model "${first.model}" is not used: ${optimizer === 'gp' ? "gp's initial points are Sobol points" : `"${optimizer}" has no steps`}.`);
   }
-  if (then?.model !== undefined) warnings.push(`steps.step_2.model "${then.model}" is not used: ${optimizer === 'gp' ? "after the initial points, gp's own Gaussian process suggests" : `"${optimizer}" has no steps`}.`);
+  if (then?.model !== undefined)
+    warnings.push(`steps.step_2.model "${then.model}" is not used: ${optimizer === 'gp' ? "after the initial points, gp's own Gaussian process suggests" : `"${optimizer}" has no steps`}.`);
   if (then?.num_samples !== undefined && then.num_samples !== -1) warnings.push(`steps.step_2.num_samples is not used: the last step runs until repeat is reached.`);
   if (details.length) refuse(details);
   return {
@@ -131,7 +132,12 @@ export function campaignInput(body: IvoryosCampaign, workflow: string, schemaOf:
 export function inIvoryosTerms(err: LabError, choices: 'bounds' | 'values' = 'bounds'): LabError {
   const rename = (s: string) => s.replace(/(parameters\[\d+\])\.step\b/g, '$1.bounds[2]').replace(/(parameters\[\d+\])\.choices\b/g, `$1.${choices}`);
   if (!err.details?.some((d) => /^parameters\[\d+\]\.(step|choices)\b/.test(d.field ?? ''))) return err;
-  return new LabError(err.code, rename(err.message), err.details.map((d) => ({ ...d, ...(d.field === undefined ? {} : { field: rename(d.field) }) })), err.data);
+  return new LabError(
+    err.code,
+    rename(err.message),
+    err.details.map((d) => ({ ...d, ...(d.field === undefined ? {} : { field: rename(d.field) }) })),
+    err.data,
+  );
 }
 
 /**
@@ -198,6 +204,10 @@ export function axCampaignInput(body: AxCampaign, workflow: string, schemaOf: (n
     return rest;
   });
   if (details.length) refuse(details);
-  const out = campaignInput({ optimizer_type: 'ax', parameters, objectives: body.objectives, repeat: body.repeat, batch_size: body.batch_size, parameter_constraints: body.parameter_constraints }, workflow, schemaOf);
+  const out = campaignInput(
+    { optimizer_type: 'ax', parameters, objectives: body.objectives, repeat: body.repeat, batch_size: body.batch_size, parameter_constraints: body.parameter_constraints },
+    workflow,
+    schemaOf,
+  );
   return { ...out, warnings: [...out.warnings, ...notes] };
 }

@@ -156,7 +156,14 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
     const name = deviceOf(runtime, instrument);
     const { hidden_name: method, hidden_wait: waitField, ...given } = body;
     const m = instruments.schema(name).methods.find((x) => x.name === method);
-    if (!m) throw invalid('hidden_name', `${instrument} has no method "${method}"; it has ${instruments.schema(name).methods.map((x) => x.name).join(', ')}.`);
+    if (!m)
+      throw invalid(
+        'hidden_name',
+        `${instrument} has no method "${method}"; it has ${instruments
+          .schema(name)
+          .methods.map((x) => x.name)
+          .join(', ')}.`,
+      );
     const args = keywordArgs(m, given);
     const caller = who(req);
     const wait = waitField === undefined || String(waitField).toLowerCase() === 'true';
@@ -396,7 +403,10 @@ export function ivoryosRouter(runtime: Runtime, opts: IvoryosOptions): Router {
   const abortIteration = abort('abortNextIteration', 'The current iteration finishes; the rest are skipped, cleanup runs, and the queue goes on.');
   handle(r, R.abortIteration, abortIteration);
   handle(r, R.legacyAbortPending, abortIteration);
-  const abortTask = abort('abortNextTask', 'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume (or /ivoryos/api/pause) releases it.');
+  const abortTask = abort(
+    'abortNextTask',
+    'The step in flight finishes; no further step runs, cleanup runs, and the queue is held until POST /ivoryos/executions/pause-resume (or /ivoryos/api/pause) releases it.',
+  );
   handle(r, R.abortTask, abortTask);
   handle(r, R.legacyAbortCurrent, abortTask);
 

@@ -17,7 +17,15 @@ const fail = (description: string): ResponseObject => json(description, 'Ivoryos
 const ok = (description: string): ResponseObject => json(description, 'IvoryosResult');
 
 /** A whole number, as JSON or as the text ivoryos-client sends (`"repeat": "3"`). */
-const COUNT = z.union([z.int().min(1, 'must be at least 1'), z.string().regex(/^\s*\d+\s*$/, 'must be a whole number').transform(Number)]).pipe(z.int().min(1, 'must be at least 1'));
+const COUNT = z
+  .union([
+    z.int().min(1, 'must be at least 1'),
+    z
+      .string()
+      .regex(/^\s*\d+\s*$/, 'must be a whole number')
+      .transform(Number),
+  ])
+  .pipe(z.int().min(1, 'must be at least 1'));
 
 /** `repeat` as ivoryos-mcp posts it: a whole number, or `"None"` when the tool was given none (once). */
 const REPEAT = z.union([COUNT, z.literal('None'), z.null()]);
@@ -90,7 +98,10 @@ export const IVORYOS_ROUTES = {
     body: {
       schema: z.object({
         hidden_name: z.string().min(1).describe('The method'),
-        hidden_wait: z.union([z.boolean(), z.enum(['true', 'false', 'True', 'False'])]).optional().describe('false: run in the background and answer the task id at once'),
+        hidden_wait: z
+          .union([z.boolean(), z.enum(['true', 'false', 'True', 'False'])])
+          .optional()
+          .describe('false: run in the background and answer the task id at once'),
       }),
       // every other field is a keyword argument of the method (the deck names one that is not)
       extra: /^[^.[\]]+$/,
@@ -107,7 +118,12 @@ export const IVORYOS_ROUTES = {
     section: SECTION,
     summary: 'One call record as ivoryOS SingleStep (end_time null while it runs)',
     operationId: 'ivoryosTask',
-    params: z.object({ task_id: z.union([z.string().regex(/^\d{1,15}$/, 'must be a whole number'), z.int()]).transform(Number).pipe(z.int().min(1, 'must be at least 1')) }),
+    params: z.object({
+      task_id: z
+        .union([z.string().regex(/^\d{1,15}$/, 'must be a whole number'), z.int()])
+        .transform(Number)
+        .pipe(z.int().min(1, 'must be at least 1')),
+    }),
     responses: { 200: ok('The record'), 404: fail('No such task') },
   }),
   library: route({
@@ -169,7 +185,7 @@ export const IVORYOS_ROUTES = {
     method: 'POST',
     path: '/executions/pause-resume',
     section: SECTION,
-    summary: "labdeck's one pause button: { status: \"ok\", pause_status: \"Paused\" | \"Resumed\" }",
+    summary: 'labdeck\'s one pause button: { status: "ok", pause_status: "Paused" | "Resumed" }',
     operationId: 'ivoryosPauseResume',
     responses: { 200: ok('Done') },
   }),
@@ -236,7 +252,10 @@ export const IVORYOS_ROUTES = {
       kinds: ['json'],
       schema: z.object({
         optimizer_type: z.string().min(1).describe("gp, random, sobol (labdeck's), or ax / baybe (run by gp)"),
-        parameters: z.array(z.record(z.string(), z.unknown())).min(1).describe('{ name, type: range | choice | fixed, value_type, bounds: [low, high] | [low, high, step] | [choices], value, log_scale }'),
+        parameters: z
+          .array(z.record(z.string(), z.unknown()))
+          .min(1)
+          .describe('{ name, type: range | choice | fixed, value_type, bounds: [low, high] | [low, high, step] | [choices], value, log_scale }'),
         objectives: z.array(z.record(z.string(), z.unknown())).min(1).describe('{ name, minimize (default true), weight }: outputs of the workflow'),
         repeat: COUNT.describe('Experiments the campaign runs'),
         batch_size: COUNT.optional(),
@@ -268,7 +287,7 @@ export const IVORYOS_ROUTES = {
     summary: "labdeck's optimizers in ivoryOS's schema shape: one ({ optimizer_type }) or all ({ name: schema })",
     operationId: 'ivoryosOptimizerSchema',
     body: { kinds: ['json'], optional: true, schema: z.object({ optimizer_type: z.string().nullish() }) },
-    responses: { 200: ok('The schema (ax and baybe: gp\'s, with a warning)'), 404: fail('No such optimizer') },
+    responses: { 200: ok("The schema (ax and baybe: gp's, with a warning)"), 404: fail('No such optimizer') },
   }),
 
   // ---------------------------------------------------------------- ivoryOS 1.0's routes, for ivoryos-mcp
@@ -300,7 +319,10 @@ export const IVORYOS_ROUTES = {
     body: {
       schema: z.object({
         hidden_name: z.string().min(1).describe('The method'),
-        hidden_wait: z.union([z.boolean(), z.enum(['true', 'false', 'True', 'False'])]).optional().describe('False: run in the background and answer the task id at once'),
+        hidden_wait: z
+          .union([z.boolean(), z.enum(['true', 'false', 'True', 'False'])])
+          .optional()
+          .describe('False: run in the background and answer the task id at once'),
       }),
       extra: /^[^.[\]]+$/,
     },
@@ -402,7 +424,8 @@ export const IVORYOS_ROUTES = {
     method: 'POST',
     path: '/experiment',
     section: MCP_SECTION,
-    summary: 'Run the selected workflow: form or JSON { repeat }, JSON { kwargs: [rows] }, or an Ax-style campaign { parameters, objectives, parameter_constraints, repeat } (run by labdeck\'s gp, and warnings say so)',
+    summary:
+      "Run the selected workflow: form or JSON { repeat }, JSON { kwargs: [rows] }, or an Ax-style campaign { parameters, objectives, parameter_constraints, repeat } (run by labdeck's gp, and warnings say so)",
     operationId: 'ivoryosExperiment',
     body: {
       optional: true,
@@ -433,10 +456,9 @@ export const IVORYOS_ROUTES = {
     method: 'GET',
     path: '/workflow_steps/{workflow_id}',
     section: MCP_SECTION,
-    summary: 'One run as ivoryOS 1.0 answers it: { workflow_info, steps: { prep, script: { i: [...] }, cleanup } }, plus labdeck\'s phases (parameters and outputs)',
+    summary: "One run as ivoryOS 1.0 answers it: { workflow_info, steps: { prep, script: { i: [...] }, cleanup } }, plus labdeck's phases (parameters and outputs)",
     operationId: 'ivoryosWorkflowSteps',
     params: z.object({ workflow_id: ID }),
     responses: { 200: ok('The run'), 404: fail('No such run') },
   }),
 };
-

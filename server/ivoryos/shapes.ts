@@ -35,7 +35,10 @@ function pythonLiteral(v: unknown): string {
   if (v === false) return 'False';
   if (typeof v === 'string') return `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
   if (Array.isArray(v)) return `[${v.map(pythonLiteral).join(', ')}]`;
-  if (typeof v === 'object') return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${pythonLiteral(k)}: ${pythonLiteral(x)}`).join(', ')}}`;
+  if (typeof v === 'object')
+    return `{${Object.entries(v as Record<string, unknown>)
+      .map(([k, x]) => `${pythonLiteral(k)}: ${pythonLiteral(x)}`)
+      .join(', ')}}`;
   return String(v);
 }
 
@@ -55,9 +58,7 @@ export function snapshot(instruments: InstrumentSchema[]) {
   return Object.fromEntries(
     instruments.map((inst) => [
       `${DECK_PREFIX}${inst.name}`,
-      Object.fromEntries(
-        inst.methods.map((m) => [m.name, { signature: signature(m.params), docstring: m.description || null, coroutine: false, has_args: false, has_kwargs: false }]),
-      ),
+      Object.fromEntries(inst.methods.map((m) => [m.name, { signature: signature(m.params), docstring: m.description || null, coroutine: false, has_args: false, has_kwargs: false }])),
     ]),
   );
 }

@@ -48,15 +48,20 @@ async function loadSdk() {
     import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
     import('@modelcontextprotocol/sdk/types.js'),
   ]);
-  return { Server: server.Server, StreamableHTTPServerTransport: http.StreamableHTTPServerTransport, CallToolRequestSchema: types.CallToolRequestSchema, ListToolsRequestSchema: types.ListToolsRequestSchema };
+  return {
+    Server: server.Server,
+    StreamableHTTPServerTransport: http.StreamableHTTPServerTransport,
+    CallToolRequestSchema: types.CallToolRequestSchema,
+    ListToolsRequestSchema: types.ListToolsRequestSchema,
+  };
 }
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** What the assistant reads first. */
 const INSTRUCTIONS =
-  'labdeck runs this lab\'s instruments. Each instrument method is a tool `<instrument>_<method>`; the `lab_` tools read the runner\'s status, the workflows and ' +
+  "labdeck runs this lab's instruments. Each instrument method is a tool `<instrument>_<method>`; the `lab_` tools read the runner's status, the workflows and " +
   'the run records, queue runs and campaigns, pause, resume and abort. Read-only and idempotent calls run at once. A call the lab marks as needing approval ' +
-  '(hazardous ones by default), every run and every campaign wait for a person in labdeck\'s approval inbox: the tool answers with a request id; call ' +
+  "(hazardous ones by default), every run and every campaign wait for a person in labdeck's approval inbox: the tool answers with a request id; call " +
   'lab_approval with it (and wait_seconds) to learn whether it was approved and what came of it, or why it was rejected. Everything you do is audited.';
 
 /** A runner tool: the route it stands for, and what it does with that route's parsed arguments. */
@@ -102,7 +107,7 @@ function requestJson(a: ApprovalRow) {
 }
 
 /** An operation's outcome as the agent reads it: the value, or the request that waits for a person. */
-const answer = <T,>(o: MaybeRequest<T>): T | ReturnType<typeof requestJson> => ('request' in o ? requestJson(o.request) : o.done);
+const answer = <T>(o: MaybeRequest<T>): T | ReturnType<typeof requestJson> => ('request' in o ? requestJson(o.request) : o.done);
 
 function runnerTools(runtime: Runtime): RunnerTool[] {
   const { runs, workflows, campaigns, records, approvals } = runtime.ops;
@@ -137,14 +142,28 @@ function runnerTools(runtime: Runtime): RunnerTool[] {
       title: 'Queue a run (a person approves it first)',
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
       run: async ({ body }, agent) =>
-        answer(await runs.submit(agent, { workflow: body.workflow, config: body.config, repeat: body.repeat, configFile: typeof body.config_file === 'string' ? body.config_file : undefined, name: body.name })),
+        answer(
+          await runs.submit(agent, {
+            workflow: body.workflow,
+            config: body.config,
+            repeat: body.repeat,
+            configFile: typeof body.config_file === 'string' ? body.config_file : undefined,
+            name: body.name,
+          }),
+        ),
     },
     {
       name: 'lab_start_campaign',
       route: at(CAMPAIGN_ROUTES.start),
       title: 'Start an optimization campaign (a person approves it first)',
       annotations: { readOnlyHint: false, destructiveHint: true, openWorldHint: true },
-      run: async ({ body }, agent) => answer(await campaigns.start(agent, campaignInput(body, () => null))),
+      run: async ({ body }, agent) =>
+        answer(
+          await campaigns.start(
+            agent,
+            campaignInput(body, () => null),
+          ),
+        ),
     },
     // what waits for a person: an agent may read it, never answer an input (there is no tool for POST /executions/input)
     { name: 'lab_attention', route: at(ATTENTION_ROUTES.list), title: 'What waits for a person across the lab', annotations: read, run: async () => ({ items: await runtime.ops.attention.list() }) },
@@ -215,7 +234,13 @@ async function instrumentTools(runtime: Runtime, taken: Set<string>): Promise<{ 
             `${approval ? '; each call waits for a person to approve it: the answer is a request id for lab_approval' : ''})` +
             `${inst.offline ? ` — offline now: ${inst.offline}` : ''}`,
           inputSchema: { ...m.params, type: 'object' } as Tool['inputSchema'],
-          annotations: { title: `${inst.name}.${m.name}`, readOnlyHint: level === 'readonly', idempotentHint: level === 'readonly' || level === 'idempotent', destructiveHint: level === 'hazardous' || level === 'unknown', openWorldHint: true },
+          annotations: {
+            title: `${inst.name}.${m.name}`,
+            readOnlyHint: level === 'readonly',
+            idempotentHint: level === 'readonly' || level === 'idempotent',
+            destructiveHint: level === 'hazardous' || level === 'unknown',
+            openWorldHint: true,
+          },
         },
       });
     }
@@ -239,7 +264,13 @@ export async function mcpServer(runtime: Runtime, agent: Caller): Promise<Server
     const away = new Set(runtime.ops.agents.list().flatMap((a) => (a.connected ? [] : a.instruments)));
     return {
       tools: [
-        ...r.map((t): Tool => ({ name: t.name, title: t.title, description: t.route.client?.doc ?? [t.route.summary, t.route.description].filter(Boolean).join('. '), inputSchema: inputSchema(t), annotations: { title: t.title, ...t.annotations } })),
+        ...r.map((t): Tool => ({
+          name: t.name,
+          title: t.title,
+          description: t.route.client?.doc ?? [t.route.summary, t.route.description].filter(Boolean).join('. '),
+          inputSchema: inputSchema(t),
+          annotations: { title: t.title, ...t.annotations },
+        })),
         ...inst.filter((t) => !away.has(t.instrument)).map((t) => t.tool),
       ],
     };
@@ -285,7 +316,7 @@ export async function mcpServer(runtime: Runtime, agent: Caller): Promise<Server
 /** A JSON-RPC 2.0 message, whole: a request or notification (method, params), or a response (result or error). */
 const JSON_RPC = z.object({
   jsonrpc: z.literal('2.0'),
-  id: z.union([z.string(), z.number()]).optional().describe('A request\'s id (a notification has none)'),
+  id: z.union([z.string(), z.number()]).optional().describe("A request's id (a notification has none)"),
   method: z.string().optional().describe('initialize, tools/list, tools/call, ping, notifications/…'),
   params: z.record(z.string(), z.unknown()).optional(),
   result: z.record(z.string(), z.unknown()).optional(),
@@ -323,7 +354,10 @@ export function mcpRoutes(runtime: Runtime): Router {
   const r = Router();
   handle(r, MCP_ROUTES.post, async (req, res) => {
     if (req.authVia !== 'mcp' || !req.agentToken) {
-      throw new LabError('forbidden', 'The MCP server takes an MCP token (Authorization: Bearer labmcp_…): make one on your account page with scope "mcp". It opens this and nothing else, so the agent cannot go around the approval inbox.');
+      throw new LabError(
+        'forbidden',
+        'The MCP server takes an MCP token (Authorization: Bearer labmcp_…): make one on your account page with scope "mcp". It opens this and nothing else, so the agent cannot go around the approval inbox.',
+      );
     }
     const { StreamableHTTPServerTransport } = await sdk();
     const server = await mcpServer(runtime, callerOf(req, 'mcp'));

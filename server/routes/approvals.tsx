@@ -83,7 +83,7 @@ export const APPROVAL_ROUTES = {
     access: 'admin',
     description:
       'JSON: { default: ["hazardous"], instruments: { pump: ["idempotent", "hazardous"] } } (an instrument listed replaces the default for it). ' +
-      'The page\'s form sends `default` and `instrument.<name>` (repeated, one per level ticked; an empty value keeps an instrument with none).',
+      "The page's form sends `default` and `instrument.<name>` (repeated, one per level ticked; an empty value keeps an instrument with none).",
     body: {
       name: 'ApprovalPolicy',
       schema: z.object({
@@ -169,15 +169,17 @@ export function approvalRoutes(runtime: Runtime): Router {
   });
 
   /** Approve or reject: JSON gets the request as decided, a form goes back to the inbox with what happened. */
-  const decide = (decision: 'approve' | 'reject') => async (req: Request, res: Response, { params, body }: { params: { id: number }; body: { reason?: string } }) => {
-    try {
-      // a person decides, in the browser: no token (a script's, or an agent's) approves what an agent asked
-      const row = await approvals.decide(callerOf(req, 'app'), params.id, decision, body.reason);
-      await redirectTo(req, res, url(req, `/approvals?decided=${row.id}`), () => approvalJson(row));
-    } catch (e) {
-      await failed(req, res, e, (err) => inbox(req, res, { error: err, focus: params.id }, statusOf(err)));
-    }
-  };
+  const decide =
+    (decision: 'approve' | 'reject') =>
+    async (req: Request, res: Response, { params, body }: { params: { id: number }; body: { reason?: string } }) => {
+      try {
+        // a person decides, in the browser: no token (a script's, or an agent's) approves what an agent asked
+        const row = await approvals.decide(callerOf(req, 'app'), params.id, decision, body.reason);
+        await redirectTo(req, res, url(req, `/approvals?decided=${row.id}`), () => approvalJson(row));
+      } catch (e) {
+        await failed(req, res, e, (err) => inbox(req, res, { error: err, focus: params.id }, statusOf(err)));
+      }
+    };
   handle(r, R.approve, decide('approve'));
   handle(r, R.reject, decide('reject'));
 

@@ -17,7 +17,10 @@ export const ATTENTION_ROUTES = {
     section: 'Workflow execution',
     summary: 'Everything waiting for a person across the lab, with what to do and a link',
     operationId: 'attention',
-    client: { name: 'attention', doc: 'What waits for a person across the lab: inputs, pause steps, failed steps, approvals, held queues, interrupted runs, labdecks offline with work. Each item has kind, title, action and link.' },
+    client: {
+      name: 'attention',
+      doc: 'What waits for a person across the lab: inputs, pause steps, failed steps, approvals, held queues, interrupted runs, labdecks offline with work. Each item has kind, title, action and link.',
+    },
     query: z.object({ format: z.enum(['json', 'html']).optional().describe('json or html: overrides the Accept header') }),
     responses: { 200: pageOrJson('The list (JSON: { items, count })', 'AttentionList') },
   }),

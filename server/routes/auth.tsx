@@ -30,11 +30,7 @@ const text = (description: string) => z.string().optional().catch(undefined).des
 
 const USERNAME = z.string().regex(USERNAME_RE, 'must be 1-64 letters, digits or . _ @ -').describe('1-64 letters, digits or . _ @ -');
 /** A new password; the messages are the ones the accounts module gives (`lab user` uses it too). */
-export const NEW_PASSWORD = z
-  .string()
-  .min(MIN_PASSWORD, `must be at least ${MIN_PASSWORD} characters`)
-  .max(1024, 'must be at most 1024 characters')
-  .describe(`At least ${MIN_PASSWORD} characters`);
+export const NEW_PASSWORD = z.string().min(MIN_PASSWORD, `must be at least ${MIN_PASSWORD} characters`).max(1024, 'must be at most 1024 characters').describe(`At least ${MIN_PASSWORD} characters`);
 export const CONFIRM_PASSWORD = z.string().optional().describe('The new password again (the form always sends it); when sent it must match');
 /** The body of a route that takes no fields: any field sent is refused by name. */
 export const NO_FIELDS = { name: 'NoFields', schema: z.object({}), description: 'None: the route takes no fields (a field sent is refused by name)' };
@@ -159,7 +155,8 @@ export const AUTH_ROUTES = {
     section: SECTION,
     summary: 'Make an API token (shown once)',
     operationId: 'createToken',
-    description: 'scope `agent` (admins only) makes a token for `lab agent` on an instrument PC: it serves instruments and opens nothing else; scope `mcp` makes one for an AI assistant: it opens the MCP server (/app/mcp) and nothing else.',
+    description:
+      'scope `agent` (admins only) makes a token for `lab agent` on an instrument PC: it serves instruments and opens nothing else; scope `mcp` makes one for an AI assistant: it opens the MCP server (/app/mcp) and nothing else.',
     body: {
       name: 'TokenBody',
       schema: z.object({
@@ -169,7 +166,9 @@ export const AUTH_ROUTES = {
           .string()
           .max(64)
           .optional()
-          .describe("An agent token only: the `lab agent --name` of the PC it is for. That name is bound to the new token at once (taken from any other token, audited): only it may serve under the name. Without it, a name belongs to the first agent token that connects under it."),
+          .describe(
+            'An agent token only: the `lab agent --name` of the PC it is for. That name is bound to the new token at once (taken from any other token, audited): only it may serve under the name. Without it, a name belongs to the first agent token that connects under it.',
+          ),
       }),
     },
     responses: {
@@ -225,8 +224,7 @@ function safeNext(req: Request, next: string | undefined): string {
 /** A query value as the form's pages read it when the input did not fit (the handler gets it parsed). */
 const textOf = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
-const regenerate = (req: Request) =>
-  new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
+const regenerate = (req: Request) => new Promise<void>((resolve, reject) => req.session.regenerate((e) => (e ? reject(e) : resolve())));
 /** Write the session now: a log-in that could not be stored (a full disk: 507) says so instead of a cookie for nothing. */
 const saveSession = (req: Request) => new Promise<void>((resolve, reject) => req.session.save((e) => (e ? reject(e) : resolve())));
 
@@ -238,11 +236,7 @@ export function authRoutes(runtime: Runtime, opts: { secret: string }): Router {
   handle(r, AUTH_ROUTES.loginForm, async (req, res, { query }) => {
     // after sign-up the form comes with the new name filled in; after log-out it says so
     const username = query.username !== undefined && USERNAME_RE.test(query.username) ? query.username : undefined;
-    const notice = query.signed_up
-      ? `Account created${username ? ` for ${username}` : ''}: enter your password to log in.`
-      : query.logged_out
-        ? 'You are logged out.'
-        : undefined;
+    const notice = query.signed_up ? `Account created${username ? ` for ${username}` : ''}: enter your password to log in.` : query.logged_out ? 'You are logged out.' : undefined;
     render(res, <LoginPage ctx={await ctxOf(req)} next={query.next} notice={notice} username={username} />);
   });
 
@@ -364,9 +358,12 @@ export function accountRoutes(runtime: Runtime): Router {
     const scope = body.scope ?? 'user';
     if (scope === 'agent' && req.user!.role !== 'admin') throw new LabError('forbidden', 'Only an admin can make an agent token.', [{ field: 'scope', message: 'admins only' }]);
     const agentName = body.agent_name?.trim() || undefined;
-    if (agentName !== undefined && scope !== 'agent') throw new LabError('invalid_input', 'agent_name is for an agent token (scope "agent") only.', [{ field: 'agent_name', message: 'only with scope agent' }]);
+    if (agentName !== undefined && scope !== 'agent')
+      throw new LabError('invalid_input', 'agent_name is for an agent token (scope "agent") only.', [{ field: 'agent_name', message: 'only with scope agent' }]);
     if (agentName !== undefined && !AGENT_NAME_RE.test(agentName)) {
-      throw new LabError('invalid_input', 'agent_name must be an agent\'s name: letters, digits, ".", "_" and "-", at most 64 (as lab agent --name).', [{ field: 'agent_name', message: 'not an agent name' }]);
+      throw new LabError('invalid_input', 'agent_name must be an agent\'s name: letters, digits, ".", "_" and "-", at most 64 (as lab agent --name).', [
+        { field: 'agent_name', message: 'not an agent name' },
+      ]);
     }
     const { token, row } = await accounts.createToken(callerOf(req, 'app'), body.name ?? '', scope);
     if (agentName) await accounts.bindAgentName(callerOf(req, 'app'), agentName, { id: row.id, name: row.name });

@@ -45,7 +45,10 @@ export const CAMPAIGN_POINT_ROUTES = {
     section: SECTION,
     summary: 'A campaign and its points (n, parameters, state, results, suggested_by, measured_by)',
     operationId: 'campaign',
-    client: { name: 'campaign', doc: 'A campaign carried out by people (or a robot campaign) with its points: n, parameters, state (pending, measured, discarded), results, suggested_by, measured_by.' },
+    client: {
+      name: 'campaign',
+      doc: 'A campaign carried out by people (or a robot campaign) with its points: n, parameters, state (pending, measured, discarded), results, suggested_by, measured_by.',
+    },
     params: ONE,
     responses: { 200: pageOrJson('The campaign page (a form per pending point), or the campaign with its points', 'Campaign'), 404: NO_CAMPAIGN },
   }),
@@ -55,7 +58,7 @@ export const CAMPAIGN_POINT_ROUTES = {
     section: SECTION,
     summary: 'Add n suggestions of the optimizer (pending points): { n }',
     operationId: 'suggestPoints',
-    client: { name: 'suggest_points', doc: 'Ask the campaign\'s optimizer for n more points to measure; it never suggests a pending point again.' },
+    client: { name: 'suggest_points', doc: "Ask the campaign's optimizer for n more points to measure; it never suggests a pending point again." },
     params: ONE,
     body: { name: 'SuggestBody', schema: z.object({ n: z.union([z.int(), z.string()]).describe('How many points (1 to 100)') }) },
     responses: { 200: json('The points added', 'CampaignPoints'), 302: redirect('A form: back to the campaign page'), 400: error('n is not a whole number from 1 to 100'), 404: NO_CAMPAIGN },
@@ -69,7 +72,12 @@ export const CAMPAIGN_POINT_ROUTES = {
     client: { name: 'enter_point', doc: 'Enter what was measured for a pending point ({ results: { yield: 0.8 } }), or discard it ({ discarded: true, reason }). Each point is entered once.' },
     params: POINT,
     body: { name: 'EnterPointBody', schema: ENTER, extra: FIELDS, extraKinds: ['form'] },
-    responses: { 200: json('The point as entered', 'CampaignPoint'), 400: error('A result missing or not a number (details name results.<output>), or a discard without a reason'), 404: NO_CAMPAIGN, 409: error('The point is measured or discarded already') },
+    responses: {
+      200: json('The point as entered', 'CampaignPoint'),
+      400: error('A result missing or not a number (details name results.<output>), or a discard without a reason'),
+      404: NO_CAMPAIGN,
+      409: error('The point is measured or discarded already'),
+    },
   }),
   enterForm: route({
     method: 'POST',
@@ -87,10 +95,23 @@ export const CAMPAIGN_POINT_ROUTES = {
     section: SECTION,
     summary: "Add a person's own point: { parameters: {...}, results?: {...} } (pending until its results are in)",
     operationId: 'addPoint',
-    client: { name: 'add_point', doc: 'Add a point of your own choosing to a campaign ({ parameters }); it is pending until its results are entered, then the optimizer learns from it like from its own. With results it is measured at once.' },
+    client: {
+      name: 'add_point',
+      doc: 'Add a point of your own choosing to a campaign ({ parameters }); it is pending until its results are entered, then the optimizer learns from it like from its own. With results it is measured at once.',
+    },
     params: ONE,
-    body: { name: 'AddPointBody', schema: z.object({ parameters: NUMBERS.optional().describe('A value per parameter of the search space'), results: NUMBERS.optional().describe('What was measured, when it is in already') }), extra: FIELDS, extraKinds: ['form'] },
-    responses: { 201: json('The point added', 'CampaignPoint'), 302: redirect('A form: back to the campaign page'), 400: error('A parameter missing, out of its bounds or unknown (details name parameters.<name>)'), 404: NO_CAMPAIGN },
+    body: {
+      name: 'AddPointBody',
+      schema: z.object({ parameters: NUMBERS.optional().describe('A value per parameter of the search space'), results: NUMBERS.optional().describe('What was measured, when it is in already') }),
+      extra: FIELDS,
+      extraKinds: ['form'],
+    },
+    responses: {
+      201: json('The point added', 'CampaignPoint'),
+      302: redirect('A form: back to the campaign page'),
+      400: error('A parameter missing, out of its bounds or unknown (details name parameters.<name>)'),
+      404: NO_CAMPAIGN,
+    },
   }),
   plot: route({
     method: 'GET',
@@ -122,8 +143,20 @@ export const CAMPAIGN_POINT_ROUTES = {
     summary: 'Upload results: the pending CSV with its output columns (or discarded_reason) filled in',
     operationId: 'uploadResults',
     params: ONE,
-    body: { name: 'ResultsUpload', kinds: ['multipart'], schema: z.object({ file: z.custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'must be an uploaded file').meta({ type: 'string', contentMediaType: 'text/csv', description: 'The CSV' }) }) },
-    responses: { 200: json('What was entered', 'ResultsUploaded'), 302: redirect('A form: back to the campaign page'), 400: error('A line or column that does not fit (details name them); nothing is entered then'), 404: NO_CAMPAIGN, 413: error('Over the upload limit') },
+    body: {
+      name: 'ResultsUpload',
+      kinds: ['multipart'],
+      schema: z.object({
+        file: z.custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'must be an uploaded file').meta({ type: 'string', contentMediaType: 'text/csv', description: 'The CSV' }),
+      }),
+    },
+    responses: {
+      200: json('What was entered', 'ResultsUploaded'),
+      302: redirect('A form: back to the campaign page'),
+      400: error('A line or column that does not fit (details name them); nothing is entered then'),
+      404: NO_CAMPAIGN,
+      413: error('Over the upload limit'),
+    },
   }),
 };
 
@@ -184,18 +217,28 @@ export function campaignPointRoutes(runtime: Runtime): Router {
     await respond(req, res, { json: () => campaigns.get(params.id), html: () => pageOf(req, params.id) });
   });
 
-  handle(r, CAMPAIGN_POINT_ROUTES.suggest, (req, res, { params, body }) => answer(req, res, params.id, async () => ({ points: await campaigns.suggest(callerOf(req, 'app'), params.id, body.n) })), formAgain);
+  handle(
+    r,
+    CAMPAIGN_POINT_ROUTES.suggest,
+    (req, res, { params, body }) => answer(req, res, params.id, async () => ({ points: await campaigns.suggest(callerOf(req, 'app'), params.id, body.n) })),
+    formAgain,
+  );
 
   const enter = (req: Request, res: Response, { params, body }: { params: { id: number; n: number }; body: Record<string, unknown> }) =>
     answer(req, res, params.id, () => campaigns.enter(callerOf(req, 'app'), params.id, params.n, { results: fieldsOf(body, 'results'), discarded: body.discarded, reason: body.reason }));
   handle(r, CAMPAIGN_POINT_ROUTES.enter, enter);
   handle(r, CAMPAIGN_POINT_ROUTES.enterForm, enter, formAgain);
 
-  handle(r, CAMPAIGN_POINT_ROUTES.add, (req, res, { params, body }) => {
-    const results = fieldsOf(body, 'results');
-    const given = results && Object.values(results).some((v) => v !== '' && v !== undefined) ? results : undefined;
-    return answer(req, res, params.id, () => campaigns.addPoint(callerOf(req, 'app'), params.id, { parameters: fieldsOf(body, 'parameters'), results: given }), 201);
-  }, formAgain);
+  handle(
+    r,
+    CAMPAIGN_POINT_ROUTES.add,
+    (req, res, { params, body }) => {
+      const results = fieldsOf(body, 'results');
+      const given = results && Object.values(results).some((v) => v !== '' && v !== undefined) ? results : undefined;
+      return answer(req, res, params.id, () => campaigns.addPoint(callerOf(req, 'app'), params.id, { parameters: fieldsOf(body, 'parameters'), results: given }), 201);
+    },
+    formAgain,
+  );
 
   handle(r, CAMPAIGN_POINT_ROUTES.plot, async (_req, res, { params, query }) => {
     const plot = await campaigns.plot(params.id);
@@ -209,7 +252,10 @@ export function campaignPointRoutes(runtime: Runtime): Router {
     res.type('text/csv; charset=utf-8').send(text);
   });
 
-  handle(r, CAMPAIGN_POINT_ROUTES.upload, (req, res, { params, body }) => answer(req, res, params.id, () => campaigns.upload(callerOf(req, 'app'), params.id, body.file.buffer)), { receive, formAgain });
+  handle(r, CAMPAIGN_POINT_ROUTES.upload, (req, res, { params, body }) => answer(req, res, params.id, () => campaigns.upload(callerOf(req, 'app'), params.id, body.file.buffer)), {
+    receive,
+    formAgain,
+  });
 
   return r;
 }

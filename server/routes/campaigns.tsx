@@ -33,7 +33,11 @@ export function campaignInput(body: Fields, configSchema: (optimizer: unknown) =
   const structured = (prefix: string) => Object.keys(body).filter((k) => k.startsWith(prefix));
   const unknown = structured('param.').filter((k) => !PARAM_FIELDS.includes(k.split('.').slice(2).join('.')));
   if (unknown.length) {
-    throw new LabError('invalid_input', `${unknown.join(', ')}: not a field of a parameter (param.<name>.${PARAM_FIELDS.join('|')})`, unknown.map((field) => ({ field, message: `is not a field of a parameter (its fields: ${PARAM_FIELDS.join(', ')})` })));
+    throw new LabError(
+      'invalid_input',
+      `${unknown.join(', ')}: not a field of a parameter (param.<name>.${PARAM_FIELDS.join('|')})`,
+      unknown.map((field) => ({ field, message: `is not a field of a parameter (its fields: ${PARAM_FIELDS.join(', ')})` })),
+    );
   }
   if (!nonEmpty(body.parameters) && structured('param.').length) {
     const names = [...new Set(structured('param.').map((k) => k.split('.')[1]))];
@@ -42,7 +46,15 @@ export function campaignInput(body: Fields, configSchema: (optimizer: unknown) =
       .filter((n) => field(n, 'use') === 'on' || field(n, 'use') === 'true')
       .map((name) => {
         const type = String(field(name, 'type') ?? 'range');
-        if (type === 'choice') return { name, type, choices: String(field(name, 'choices') ?? '').split('|').map((c) => c.trim()).filter(Boolean) };
+        if (type === 'choice')
+          return {
+            name,
+            type,
+            choices: String(field(name, 'choices') ?? '')
+              .split('|')
+              .map((c) => c.trim())
+              .filter(Boolean),
+          };
         if (type === 'fixed') {
           const v = String(field(name, 'value') ?? '').trim();
           return { name, type, value: v !== '' && Number.isFinite(Number(v)) ? Number(v) : v };
@@ -68,7 +80,11 @@ export function campaignInput(body: Fields, configSchema: (optimizer: unknown) =
     }
   } else if (structured('config.').length) {
     const schema = configSchema(body.optimizer_type);
-    const fields = Object.fromEntries(structured('config.').map((k) => [k.slice('config.'.length), body[k] as string]).filter(([, v]) => v !== ''));
+    const fields = Object.fromEntries(
+      structured('config.')
+        .map((k) => [k.slice('config.'.length), body[k] as string])
+        .filter(([, v]) => v !== ''),
+    );
     input.config = schema ? coerceFormArgs(schema, fields) : fields;
   }
   return input;
@@ -149,8 +165,11 @@ export const CAMPAIGN_ROUTES = {
         existing_data: z.string().optional().describe('An uploaded history file (POST /app/files/execution-data) to warm-start from'),
         batch_size: count.optional().describe('Experiments suggested at a time (1 by default)'),
         seed: count.optional().describe('Makes the suggestions repeatable'),
-        config: z.union([z.record(z.string(), z.unknown()), z.string()]).optional().describe("The optimizer's options (its schema), as an object or JSON text"),
-        name: z.string().max(200).optional().describe('The queued task\'s name'),
+        config: z
+          .union([z.record(z.string(), z.unknown()), z.string()])
+          .optional()
+          .describe("The optimizer's options (its schema), as an object or JSON text"),
+        name: z.string().max(200).optional().describe("The queued task's name"),
         execution: z.enum(['robot', 'manual']).optional().describe('manual: people carry the points out and enter the results (GET /executions/campaigns/{id}); robot (default): the workflow runs'),
       }),
       extra: /^(param|objective|config)\./,
@@ -224,18 +243,23 @@ export function campaignRoutes(runtime: Runtime): Router {
   /** A form that does not fit comes back with the message, its values kept. */
   const formAgain = (req: Request, res: Response, err: LabError) => page(req, res, { error: err, values: (req.body ?? {}) as Fields }, statusOf(err));
 
-  handle(r, CAMPAIGN_ROUTES.start, async (req, res, { body }) => {
-    try {
-      if (body.execution === 'manual') {
-        const view = await campaigns.startManual(callerOf(req, 'app'), campaignInput(body, configSchema));
-        return await redirectTo(req, res, url(req, `/executions/campaigns/${view.campaign_id}`), { campaign_id: view.campaign_id });
+  handle(
+    r,
+    CAMPAIGN_ROUTES.start,
+    async (req, res, { body }) => {
+      try {
+        if (body.execution === 'manual') {
+          const view = await campaigns.startManual(callerOf(req, 'app'), campaignInput(body, configSchema));
+          return await redirectTo(req, res, url(req, `/executions/campaigns/${view.campaign_id}`), { campaign_id: view.campaign_id });
+        }
+        const { task, status } = done(await campaigns.start(callerOf(req, 'app'), campaignInput(body, configSchema)));
+        await redirectTo(req, res, url(req, `/executions/config?workflow=${encodeURIComponent(String(body.workflow))}`), { task_id: task.id, status });
+      } catch (e) {
+        await failed(req, res, e, (err) => formAgain(req, res, err));
       }
-      const { task, status } = done(await campaigns.start(callerOf(req, 'app'), campaignInput(body, configSchema)));
-      await redirectTo(req, res, url(req, `/executions/config?workflow=${encodeURIComponent(String(body.workflow))}`), { task_id: task.id, status });
-    } catch (e) {
-      await failed(req, res, e, (err) => formAgain(req, res, err));
-    }
-  }, formAgain);
+    },
+    formAgain,
+  );
 
   handle(r, CAMPAIGN_ROUTES.latestPlot, async (_req, res, { query }) => {
     const plot = await campaigns.latestPlot();

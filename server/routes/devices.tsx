@@ -131,7 +131,16 @@ export function deviceRoutes(runtime: Runtime): Router {
   const R = DEVICE_ROUTES;
   const driver = (name: string) => {
     const d = devices.drivers().find((x) => x.name === name);
-    if (!d) throw new LabError('not_found', `No driver "${name}"; known drivers: ${devices.drivers().map((x) => x.name).join(', ') || 'none'}.`);
+    if (!d)
+      throw new LabError(
+        'not_found',
+        `No driver "${name}"; known drivers: ${
+          devices
+            .drivers()
+            .map((x) => x.name)
+            .join(', ') || 'none'
+        }.`,
+      );
     return d;
   };
 
@@ -151,19 +160,21 @@ export function deviceRoutes(runtime: Runtime): Router {
     render(res, <NewDevicePage ctx={await ctxOf(req)} drivers={devices.drivers()} error={err} filepath={filepath} />, statusOf(err));
   const importFormAgain = (req: Request, res: Response, err: LabError) => importAgain(req, res, err, typeof req.body?.filepath === 'string' ? req.body.filepath : '');
 
-  const importRoute = (kind: 'module' | 'deck') => async (req: Request, res: Response, { body }: { body: { filepath: string } }) => {
-    const filepath = body.filepath.trim();
-    try {
-      // audited, imported or refused (`import.<kind>.failed` with the message)
-      const added = await devices.import(callerOf(req, 'app'), kind, body.filepath);
-      // the Connect page says what the import added; another page the deck form was sent from gets its page back
-      const connect = url(req, '/instruments/new/');
-      const to = kind === 'module' ? connect : back(req, connect);
-      await redirectTo(req, res, to === connect ? `${connect}?imported=${encodeURIComponent(added.file)}` : to, added);
-    } catch (e) {
-      await failed(req, res, e, (err) => importAgain(req, res, err, filepath));
-    }
-  };
+  const importRoute =
+    (kind: 'module' | 'deck') =>
+    async (req: Request, res: Response, { body }: { body: { filepath: string } }) => {
+      const filepath = body.filepath.trim();
+      try {
+        // audited, imported or refused (`import.<kind>.failed` with the message)
+        const added = await devices.import(callerOf(req, 'app'), kind, body.filepath);
+        // the Connect page says what the import added; another page the deck form was sent from gets its page back
+        const connect = url(req, '/instruments/new/');
+        const to = kind === 'module' ? connect : back(req, connect);
+        await redirectTo(req, res, to === connect ? `${connect}?imported=${encodeURIComponent(added.file)}` : to, added);
+      } catch (e) {
+        await failed(req, res, e, (err) => importAgain(req, res, err, filepath));
+      }
+    };
   handle(r, R.importModule, importRoute('module'), importFormAgain);
   handle(r, R.importDeck, importRoute('deck'), importFormAgain);
 

@@ -77,7 +77,13 @@ const SEVERAL = 'several tasks run and no task_id says which (the message and `r
 
 /** A runner control on a running task: task_id (optional), the status after, 409 when it does not apply. */
 const control = (spec: Pick<RouteSpec, 'path' | 'operationId' | 'summary' | 'description' | 'responses' | 'client'>) =>
-  route({ method: 'POST', section: SECTION, body: CONTROL_BODY, ...spec, responses: { ...TASK_ERRORS, ...spec.responses, 409: error(`${spec.responses[409]?.description ?? 'It does nothing now'}; or ${SEVERAL}`) } });
+  route({
+    method: 'POST',
+    section: SECTION,
+    body: CONTROL_BODY,
+    ...spec,
+    responses: { ...TASK_ERRORS, ...spec.responses, 409: error(`${spec.responses[409]?.description ?? 'It does nothing now'}; or ${SEVERAL}`) },
+  });
 
 export const EXECUTION_ROUTES = {
   page: route({
@@ -110,7 +116,7 @@ export const EXECUTION_ROUTES = {
     body: {
       name: 'RunBody',
       description:
-        'JSON: { workflow, config | repeat | config_file, name? }. The page\'s form sends `workflow`, `name`, and `repeat` ' +
+        "JSON: { workflow, config | repeat | config_file, name? }. The page's form sends `workflow`, `name`, and `repeat` " +
         '(which wins when given) or the typed rows, one field `rows[<i>][<param>]` per cell (empty rows are dropped), or `config_file`.',
       schema: z.object({
         workflow: z.string().min(1).describe('A saved workflow (GET /app/workflows)'),
@@ -119,10 +125,7 @@ export const EXECUTION_ROUTES = {
           .nullish()
           .describe('One object of parameter values per iteration'),
         // a number or its text (a form): the runner checks it is a whole number in range and names the field
-        repeat: z
-          .union([z.number(), z.string()])
-          .nullish()
-          .describe(`Or: this many iterations with the parameter defaults (a whole number from 1 to ${MAX_REPEAT})`),
+        repeat: z.union([z.number(), z.string()]).nullish().describe(`Or: this many iterations with the parameter defaults (a whole number from 1 to ${MAX_REPEAT})`),
         name: z.string().max(200).optional().describe('Display name of the task (default "<workflow> × n")'),
         config_file: z.string().optional().describe('Or: the filename of an uploaded config CSV (POST /app/files/batch-configs)'),
       }),
@@ -228,8 +231,12 @@ export const EXECUTION_ROUTES = {
     path: '/executions/pause',
     summary: 'Pause the running task after its step in flight (409 when nothing runs or it is paused)',
     operationId: 'pause',
-    description: "Sets the pause flag while a task runs: no new step (and no new task) starts; a call in flight finishes. Written in the run's log. Never skips a failed step or continues a pause step (POST /executions/pause-resume does, by the state).",
-    responses: { 200: json('The status after (state running until the step in flight ends, then paused)', 'RunnerStatus'), 409: error('Nothing runs, it is paused already, or it waits for a decision: the state is in the message') },
+    description:
+      "Sets the pause flag while a task runs: no new step (and no new task) starts; a call in flight finishes. Written in the run's log. Never skips a failed step or continues a pause step (POST /executions/pause-resume does, by the state).",
+    responses: {
+      200: json('The status after (state running until the step in flight ends, then paused)', 'RunnerStatus'),
+      409: error('Nothing runs, it is paused already, or it waits for a decision: the state is in the message'),
+    },
   }),
   resume: control({
     path: '/executions/resume',
@@ -249,7 +256,8 @@ export const EXECUTION_ROUTES = {
     path: '/executions/skip',
     summary: 'Skip the failed step and go on (409 when no step failed)',
     operationId: 'skip',
-    description: "Leave the failed step out and go on: its record, its iteration and the run say it was skipped, and the iteration's outputs are not data. For a task interrupted by a stop of labdeck: go on after its in-doubt step.",
+    description:
+      "Leave the failed step out and go on: its record, its iteration and the run say it was skipped, and the iteration's outputs are not data. For a task interrupted by a stop of labdeck: go on after its in-doubt step.",
     responses: { 200: STATUS_AFTER, 409: error('No failed step (and no interrupted task)') },
   }),
   // the queue's, not a task's: no task_id
@@ -261,7 +269,7 @@ export const EXECUTION_ROUTES = {
     summary: 'Release the held queue (409 when it is not held)',
     operationId: 'release',
     description:
-      'The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again. The queue\'s, not a task\'s: it takes no task_id. ' +
+      "The queue was held (after abort next-task, or the pause flag set while idle): let it start tasks again. The queue's, not a task's: it takes no task_id. " +
       'With several tasks at once (lab serve --parallel N) it may be released while other tasks run, not while the aborted task is still ending.',
     responses: { 200: STATUS_AFTER, 409: error('The queue is not held, a task runs, or an interrupted task waits for a decision') },
   }),
@@ -289,7 +297,8 @@ export const EXECUTION_ROUTES = {
     summary: 'An interrupted task: re-run its in-doubt step only',
     operationId: 'retryStep',
     client: { name: 'retry_step', doc: 'An interrupted task: re-run only its in-doubt step, then go on (even where Retry would re-run the iteration). Returns the runner status.' },
-    description: "Re-runs only the in-doubt step of an interrupted task, keeping its iteration's earlier steps: what POST /executions/retry does, except in a campaign whose iteration's instruments were made again (`interrupted.retry` is `iteration`), where Retry re-runs the whole iteration.",
+    description:
+      "Re-runs only the in-doubt step of an interrupted task, keeping its iteration's earlier steps: what POST /executions/retry does, except in a campaign whose iteration's instruments were made again (`interrupted.retry` is `iteration`), where Retry re-runs the whole iteration.",
     responses: { 200: STATUS_AFTER, 409: error('No interrupted task waits with an in-doubt step') },
   }),
   abortNextIteration: control({
@@ -469,9 +478,12 @@ export function executionRoutes(runtime: Runtime): Router {
     const userId = req.user!.id;
     const mine = streams.get(userId) ?? 0;
     if (mine >= MAX_STREAMS_PER_USER || total >= MAX_STREAMS) {
-      throw new LabError('too_many_requests', mine >= MAX_STREAMS_PER_USER
-        ? `You have ${mine} live views open (at most ${MAX_STREAMS_PER_USER}): close some pages or tabs.`
-        : `The lab has ${total} live views open (at most ${MAX_STREAMS}); try again when some close.`);
+      throw new LabError(
+        'too_many_requests',
+        mine >= MAX_STREAMS_PER_USER
+          ? `You have ${mine} live views open (at most ${MAX_STREAMS_PER_USER}): close some pages or tabs.`
+          : `The lab has ${total} live views open (at most ${MAX_STREAMS}); try again when some close.`,
+      );
     }
     const status = runs.status();
     // the current (or last) run so far, so a page opened mid-run or just after shows what it missed

@@ -73,7 +73,9 @@ const UPLOAD_BODY = {
   name: 'UploadBody',
   kinds: ['multipart' as const],
   schema: z.object({
-    file: z.custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'is required: upload the CSV as the multipart field "file"').meta({ type: 'string', contentMediaType: 'text/csv', description: 'The CSV (at most 10 MB by default): a header row, an optional row of type names, one row per line' }),
+    file: z
+      .custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'is required: upload the CSV as the multipart field "file"')
+      .meta({ type: 'string', contentMediaType: 'text/csv', description: 'The CSV (at most 10 MB by default): a header row, an optional row of type names, one row per line' }),
     workflow: z.string().max(200).optional().describe('A saved workflow to check the file against (and to remember as your current workflow)'),
   }),
 };
@@ -236,38 +238,45 @@ export function fileRoutes(runtime: Runtime): Router {
     const named = workflowField(query.workflow);
     const name = named ?? req.session?.workflow;
     if (!name) {
-      throw new LabError('invalid_input', 'Which workflow? Give ?workflow=NAME (no workflow was used in this session yet).', [
-        { field: 'workflow', message: 'required' },
-      ]);
+      throw new LabError('invalid_input', 'Which workflow? Give ?workflow=NAME (no workflow was used in this session yet).', [{ field: 'workflow', message: 'required' }]);
     }
     const workflow = await workflowNamed(name);
     if (named && req.session) req.session.workflow = named;
-    sendCsv(res, `${workflow.name}-config.csv`, toCsv([], workflow.parameters.map((p) => p.name)));
+    sendCsv(
+      res,
+      `${workflow.name}-config.csv`,
+      toCsv(
+        [],
+        workflow.parameters.map((p) => p.name),
+      ),
+    );
   });
 
   /** A script (anything that does not ask for HTML) gets its error as JSON; a browser form, the error page. */
   const uploadFailed = (req: Request, res: Response, err: unknown) => failed(req, res, err, undefined, UPLOAD);
 
-  const uploadRoute = (kind: FileKind) => async (req: Request, res: Response, { body }: { body: { file: Express.Multer.File; workflow?: string } }) => {
-    try {
-      const name = workflowField(body.workflow);
-      const workflow = name ? await workflowNamed(name) : null;
-      const { file, table } = await files.upload(callerOf(req, 'app'), kind, body.file.buffer, body.file.originalname, workflow);
-      if (name && req.session) req.session.workflow = name;
-      const made = {
-        filename: file.storedName,
-        rows: file.rows,
-        columns: file.columns,
-        kind: file.kind,
-        original_name: file.originalName,
-        workflow: file.workflow,
-        ...(table.types ? { types: table.types } : {}),
-      };
-      await redirectTo(req, res, backTo(req, url(req, '/executions/config'), file.storedName), made, { status: 201, location: url(req, `/files/preview/${file.storedName}`), prefer: UPLOAD });
-    } catch (e) {
-      await uploadFailed(req, res, e);
-    }
-  };
+  const uploadRoute =
+    (kind: FileKind) =>
+    async (req: Request, res: Response, { body }: { body: { file: Express.Multer.File; workflow?: string } }) => {
+      try {
+        const name = workflowField(body.workflow);
+        const workflow = name ? await workflowNamed(name) : null;
+        const { file, table } = await files.upload(callerOf(req, 'app'), kind, body.file.buffer, body.file.originalname, workflow);
+        if (name && req.session) req.session.workflow = name;
+        const made = {
+          filename: file.storedName,
+          rows: file.rows,
+          columns: file.columns,
+          kind: file.kind,
+          original_name: file.originalName,
+          workflow: file.workflow,
+          ...(table.types ? { types: table.types } : {}),
+        };
+        await redirectTo(req, res, backTo(req, url(req, '/executions/config'), file.storedName), made, { status: 201, location: url(req, `/files/preview/${file.storedName}`), prefer: UPLOAD });
+      } catch (e) {
+        await uploadFailed(req, res, e);
+      }
+    };
   // multer reads the multipart body once the role is known; a body or field that does not fit answers like the route's own errors
   handle(r, FILE_ROUTES.uploadConfig, uploadRoute('config'), { receive, formAgain: uploadFailed });
   handle(r, FILE_ROUTES.uploadHistory, uploadRoute('history'), { receive, formAgain: uploadFailed });

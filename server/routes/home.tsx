@@ -71,7 +71,10 @@ export const HOME_ROUTES = {
       description: 'The logo file (multipart only) and the mode; without a file, the mode only',
       schema: z.object({
         logo: z
-          .custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as { buffer?: unknown }).buffer), 'must be a file: upload the image as the multipart field "logo"')
+          .custom<Express.Multer.File>(
+            (v) => typeof v === 'object' && v !== null && Buffer.isBuffer((v as { buffer?: unknown }).buffer),
+            'must be a file: upload the image as the multipart field "logo"',
+          )
           .meta({ type: 'string', contentMediaType: 'application/octet-stream', description: 'A PNG, JPEG, GIF or WebP image, at most 1 MB (checked by its bytes)' })
           .optional(),
         mode: z.enum(['light', 'dark']).optional(),
@@ -166,7 +169,12 @@ export const ASSET_ROUTES = {
     operationId: 'vendorFile',
     bare: true,
     // any name reaches the handler, which answers 404 for one that is not listed
-    params: z.object({ file: z.string().meta({ enum: Object.keys(VENDOR) }).describe('A vendored file') }),
+    params: z.object({
+      file: z
+        .string()
+        .meta({ enum: Object.keys(VENDOR) })
+        .describe('A vendored file'),
+    }),
     responses: { 200: A_FILE('The file'), 404: NO_ASSET },
   }),
 };

@@ -32,20 +32,23 @@ export const INPUT_ROUTES = {
     description:
       'The run waits in the state `waiting_input` (GET /app/executions/status: `input` has the prompt, the variable and the schema). ' +
       'JSON or a form: `value` (a form\'s text is read into the schema\'s type: "7.2" is a number), `task_id` while several tasks wait. ' +
-      'A value that does not fit is a 400 naming `value`, and the run keeps waiting. The value is recorded with who gave it and when (the step of the run), and saved as the step\'s variable.',
+      "A value that does not fit is a 400 naming `value`, and the run keeps waiting. The value is recorded with who gave it and when (the step of the run), and saved as the step's variable.",
     body: {
       name: 'InputBody',
       kinds: ['json', 'form', 'multipart'],
       schema: z.object({
         value: z.union([z.string(), z.number(), z.boolean()]).optional().describe('The value: a number, a text, true/false (a form sends text)'),
-        file: z.custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'must be an uploaded file').optional().meta({ type: 'string', contentMediaType: 'application/octet-stream', description: 'A file input\'s file: the multipart field "file"' }),
+        file: z
+          .custom<Express.Multer.File>((v) => typeof v === 'object' && v !== null, 'must be an uploaded file')
+          .optional()
+          .meta({ type: 'string', contentMediaType: 'application/octet-stream', description: 'A file input\'s file: the multipart field "file"' }),
         task_id: ID.optional().describe('The task whose input this is; needed while several tasks wait for input'),
       }),
     },
     responses: {
       200: json('Given: the task, the value as it was saved, and the status after', 'InputGiven'),
       302: redirect('A form: back to the page it came from'),
-      400: error('The value does not fit the step\'s schema (details name `value` and what fits), or a field the route does not take'),
+      400: error("The value does not fit the step's schema (details name `value` and what fits), or a field the route does not take"),
       404: error('task_id names no task'),
       409: error('No input is waiting (or not in that task), or several wait and no task_id says which'),
     },
@@ -69,13 +72,18 @@ export function inputRoutes(runtime: Runtime): Router {
         reject(new LabError('invalid_input', `Send one file, in the multipart field "file" (${m.message ?? 'malformed upload'}).`, [{ field: 'file', message: 'one file, in the field "file"' }]));
       });
     });
-  handle(r, INPUT_ROUTES.give, async (req, res, { body }) => {
-    const caller = callerOf(req, 'app');
-    const given = body.file
-      ? await runtime.ops.runs.inputFile(caller, { data: body.file.buffer, name: body.file.originalname, type: body.file.mimetype }, body.task_id)
-      : await runtime.ops.runs.input(caller, body.value, body.task_id);
-    await redirectTo(req, res, url(req, '/executions/config'), given);
-  }, { receive });
+  handle(
+    r,
+    INPUT_ROUTES.give,
+    async (req, res, { body }) => {
+      const caller = callerOf(req, 'app');
+      const given = body.file
+        ? await runtime.ops.runs.inputFile(caller, { data: body.file.buffer, name: body.file.originalname, type: body.file.mimetype }, body.task_id)
+        : await runtime.ops.runs.input(caller, body.value, body.task_id);
+      await redirectTo(req, res, url(req, '/executions/config'), given);
+    },
+    { receive },
+  );
   return r;
 }
 

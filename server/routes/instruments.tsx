@@ -167,7 +167,8 @@ export const INSTRUMENT_ROUTES = {
     section: SECTION,
     summary: 'Load a deck file instrument that failed again',
     operationId: 'retryInstrument',
-    description: 'An instrument of an `ivoryos-deck/1` file that failed at import, init or setup is listed offline with its stage; after the lab fixed it, this builds it again from the file as it is now. A form answers 302 to its page.',
+    description:
+      'An instrument of an `ivoryos-deck/1` file that failed at import, init or setup is listed offline with its stage; after the lab fixed it, this builds it again from the file as it is now. A form answers 302 to its page.',
     params: ONE,
     responses: {
       200: json('It loaded: the instrument, with its methods', 'Instrument'),
@@ -229,7 +230,10 @@ export const INSTRUMENT_ROUTES = {
     section: SECTION,
     summary: 'One recorded instrument call',
     operationId: 'getTask',
-    client: { name: 'call_record', doc: 'The record of one instrument call (e.g. the task_id of a failed call): instrument, method, args, output, status, error (a traceback for Python drivers), log.' },
+    client: {
+      name: 'call_record',
+      doc: 'The record of one instrument call (e.g. the task_id of a failed call): instrument, method, args, output, status, error (a traceback for Python drivers), log.',
+    },
     params: z.object({ task_id: STEP_ID.describe('The id of a recorded call') }),
     query: z.object({ format: FORMAT }),
     responses: {
@@ -245,13 +249,14 @@ export const INSTRUMENT_ROUTES = {
     summary: 'Run a JavaScript/TypeScript snippet against the deck',
     access: 'admin',
     operationId: 'consoleExecute',
-    description: 'Runs a Python snippet in the deck namespace (like a REPL), or a JavaScript/TypeScript one with `deck` in scope, within the console time limit. Admins only; every use is audit-logged.',
+    description:
+      'Runs a Python snippet in the deck namespace (like a REPL), or a JavaScript/TypeScript one with `deck` in scope, within the console time limit. Admins only; every use is audit-logged.',
     docParameters: [HX_REQUEST],
     body: {
       name: 'ConsoleBody',
       kinds: ['json', 'form', 'text'],
       text: 'code',
-      description: 'The code as the raw body (text/plain, in the deck\'s language), or { code, language } (JSON, or the page\'s form).',
+      description: "The code as the raw body (text/plain, in the deck's language), or { code, language } (JSON, or the page's form).",
       schema: z.object({
         code: z
           .string()
@@ -307,7 +312,16 @@ export function instrumentRoutes(runtime: Runtime, { catalogue }: Pick<MountCont
     const instruments = labList();
     await respond(req, res, {
       json: () => ({
-        instruments: instruments.map((i) => ({ name: i.name, driver: i.driver, description: i.description, source: i.source, methods: i.methods.map((m) => m.name), ...(i.offline ? { offline: i.offline } : {}), ...(i.failure ? { failure: i.failure } : {}), ...(i.host ? { host: i.host } : {}) })),
+        instruments: instruments.map((i) => ({
+          name: i.name,
+          driver: i.driver,
+          description: i.description,
+          source: i.source,
+          methods: i.methods.map((m) => m.name),
+          ...(i.offline ? { offline: i.offline } : {}),
+          ...(i.failure ? { failure: i.failure } : {}),
+          ...(i.host ? { host: i.host } : {}),
+        })),
       }),
       html: async () => <InstrumentsPage ctx={await ctxOf(req)} instruments={instruments} language={consoleLanguage(runtime)} deckChanged={runtime.ops.settings.deckChanged()} />,
     });
@@ -318,7 +332,10 @@ export function instrumentRoutes(runtime: Runtime, { catalogue }: Pick<MountCont
     const { generateProxy } = await import('../proxy.js');
     const base = `${req.protocol}://${req.get('host')}${url(req, '')}`;
     const { filename, content } = generateProxy(lang, ops.local(), { defaultBaseUrl: base, routes: catalogue.routes });
-    res.attachment(filename).type(lang === 'python' ? 'text/x-python' : 'text/plain').send(content);
+    res
+      .attachment(filename)
+      .type(lang === 'python' ? 'text/x-python' : 'text/plain')
+      .send(content);
   });
 
   handle(r, R.task, async (req, res, { params: { task_id: id } }) => {
@@ -410,8 +427,18 @@ export function instrumentRoutes(runtime: Runtime, { catalogue }: Pick<MountCont
       await failed(req, res, e, (err) => callFailed(req, res, name, outcome, err));
     }
   };
-  handle(r, R.callNamed, (req, res, { body }) => call(req, res, body.instrument, body, ['instrument', 'method']), callAgain((req) => req.body?.instrument));
-  handle(r, R.call, (req, res, { params, body }) => call(req, res, params.instrument, body, ['method']), callAgain((req) => req.params.instrument));
+  handle(
+    r,
+    R.callNamed,
+    (req, res, { body }) => call(req, res, body.instrument, body, ['instrument', 'method']),
+    callAgain((req) => req.body?.instrument),
+  );
+  handle(
+    r,
+    R.call,
+    (req, res, { params, body }) => call(req, res, params.instrument, body, ['method']),
+    callAgain((req) => req.params.instrument),
+  );
 
   handle(r, R.retry, async (req, res, { params }) => {
     let schema: InstrumentSchema;

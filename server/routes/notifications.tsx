@@ -43,12 +43,15 @@ export const NOTIFICATION_ROUTES = {
     summary: 'Replace the notification settings: { channels: [{ name, kind: webhook|email|slack, events, …its fields }], watchdog: { factor, mad_factor, floor_s, min_samples } }',
     operationId: 'setNotifications',
     access: 'admin',
-    description: 'A secret (a webhook\'s `secret`, an SMTP `password`) left out keeps the one stored for the channel of that name; GET answers `secret_set` / `password_set` instead.',
+    description: "A secret (a webhook's `secret`, an SMTP `password`) left out keeps the one stored for the channel of that name; GET answers `secret_set` / `password_set` instead.",
     body: {
       name: 'NotificationSettingsBody',
       kinds: ['json'],
       schema: z.object({
-        channels: z.array(z.looseObject({ name: z.unknown(), kind: z.unknown() })).optional().describe('Each { name, kind: webhook | email | slack, events, …its fields } (docs/notifications.md)'),
+        channels: z
+          .array(z.looseObject({ name: z.unknown(), kind: z.unknown() }))
+          .optional()
+          .describe('Each { name, kind: webhook | email | slack, events, …its fields } (docs/notifications.md)'),
         watchdog: z.looseObject({}).optional().describe('{ factor, mad_factor, floor_s, min_samples } (defaults 3, 5, 10, 5)'),
         lab: z.unknown().optional().describe("The lab's name in every message"),
         base_url: z.unknown().optional().describe('Where people reach this labdeck, for the links'),
@@ -74,7 +77,12 @@ export const NOTIFICATION_ROUTES = {
     operationId: 'testNotification',
     access: 'admin',
     body: { name: 'NotificationTest', schema: z.object({ channel: z.string().min(1).max(64).describe('The channel name') }) },
-    responses: { 200: json('{ channel, sent: true }', 'NotificationTested'), 302: redirect('Back to the page (forms)'), 404: error('No such channel'), 502: error('The channel refused it or did not answer: why') },
+    responses: {
+      200: json('{ channel, sent: true }', 'NotificationTested'),
+      302: redirect('Back to the page (forms)'),
+      404: error('No such channel'),
+      502: error('The channel refused it or did not answer: why'),
+    },
   }),
   me: route({
     method: 'GET',
@@ -94,7 +102,10 @@ export const NOTIFICATION_ROUTES = {
     body: {
       name: 'SubscriptionBody',
       kinds: ['json'],
-      schema: z.object({ email: z.string().max(255).describe('Your address; empty ends the subscription'), events: z.array(z.enum(EVENTS)).optional().describe('The events of your own runs (default: all but run_completed)') }),
+      schema: z.object({
+        email: z.string().max(255).describe('Your address; empty ends the subscription'),
+        events: z.array(z.enum(EVENTS)).optional().describe('The events of your own runs (default: all but run_completed)'),
+      }),
     },
     responses: { 200: json('Your subscription', 'NotificationSubscription'), 400: error('Not an email address, or an unknown event (named)') },
   }),
@@ -120,14 +131,25 @@ export function notificationRoutes(runtime: Runtime): Router {
 
   const overview = async () => ({
     settings: await n.view(),
-    health: (await n.health()).map((h) => ({ channel: h.channel, waiting: h.waiting, failing: h.failing, dead: h.dead, last_error: h.lastError, last_delivered_at: h.lastDeliveredAt?.toISOString() ?? null })),
+    health: (await n.health()).map((h) => ({
+      channel: h.channel,
+      waiting: h.waiting,
+      failing: h.failing,
+      dead: h.dead,
+      last_error: h.lastError,
+      last_delivered_at: h.lastDeliveredAt?.toISOString() ?? null,
+    })),
     attention: (await n.attention()).map(rowJson),
     recent: (await n.recent(30)).map(rowJson),
   });
 
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string; draft?: string } = {}, status = 200) => {
     const o = await overview();
-    await respond(req, res, { json: o, html: async () => <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />, htmlStatus: status });
+    await respond(req, res, {
+      json: o,
+      html: async () => <NotificationsPage ctx={await ctxOf(req)} {...o} events={[...EVENTS]} error={extra.error} notice={extra.notice} draft={extra.draft} />,
+      htmlStatus: status,
+    });
   };
 
   handle(r, R.page, async (req, res, { query }) => {

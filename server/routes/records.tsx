@@ -7,14 +7,7 @@ import { Router, type Request } from 'express';
 import { z } from 'zod';
 import { writeCsv } from '../../core/files/csv.js';
 import { LabError } from '../../core/errors.js';
-import {
-  DEFAULT_PER_PAGE,
-  STEPS_CSV_COLUMNS,
-  logText,
-  mayDelete,
-  parseListQuery,
-  stepsCsvBatches,
-} from '../../core/records/index.js';
+import { DEFAULT_PER_PAGE, STEPS_CSV_COLUMNS, logText, mayDelete, parseListQuery, stepsCsvBatches } from '../../core/records/index.js';
 import type { Runtime } from '../../core/runtime.js';
 import { callerOf } from '../caller.js';
 import { ctxOf } from '../context.js';
@@ -47,7 +40,11 @@ export const RECORD_ROUTES = {
     section: SECTION,
     summary: 'Past runs, newest first: ?keyword= (run or workflow name), ?page=, ?per_page= (20; at most 200)',
     operationId: 'listRecords',
-    client: { name: 'records', query: ['keyword', 'page', 'per_page'], doc: "Run records, newest first: { records, page, per_page, total, pages }; keyword matches part of the run's or the workflow's name." },
+    client: {
+      name: 'records',
+      query: ['keyword', 'page', 'per_page'],
+      doc: "Run records, newest first: { records, page, per_page, total, pages }; keyword matches part of the run's or the workflow's name.",
+    },
     // read by parseListQuery, which names the field that does not fit
     query: z.object({
       format: FORMAT,

@@ -89,7 +89,7 @@ export const RESOURCE_ROUTES = {
     method: 'POST',
     path: '/resources/import',
     section: SECTION,
-    summary: 'Import resources from CSV (the export\'s columns): new names are added, known ones get the file\'s quantity',
+    summary: "Import resources from CSV (the export's columns): new names are added, known ones get the file's quantity",
     operationId: 'importResources',
     body: { name: 'ResourceImport', kinds: ['json', 'form', 'text'], text: 'csv', schema: z.object({ csv: z.string().describe('The CSV text') }) },
     responses: { 200: json('{ created, updated }', 'ResourceImported'), 302: redirect('Back to the page (forms)'), 400: error('A bad line (line and column named); nothing is changed') },
@@ -171,7 +171,21 @@ export const RESOURCE_ROUTES = {
       schema: z.object({
         workflow: z.string().min(1).describe('A saved workflow'),
         ...Object.fromEntries(
-          ['config', 'repeat', 'name', 'config_file', 'optimizer_type', 'parameters', 'objectives', 'parameter_constraints', 'outcome_constraints', 'stop_when', 'existing_data', 'batch_size', 'seed'].map((k) => [k, z.unknown().optional().describe(`As in POST /executions/config or /executions/campaign`)]),
+          [
+            'config',
+            'repeat',
+            'name',
+            'config_file',
+            'optimizer_type',
+            'parameters',
+            'objectives',
+            'parameter_constraints',
+            'outcome_constraints',
+            'stop_when',
+            'existing_data',
+            'batch_size',
+            'seed',
+          ].map((k) => [k, z.unknown().optional().describe(`As in POST /executions/config or /executions/campaign`)]),
         ),
       }),
     },
@@ -199,11 +213,35 @@ export const RESOURCE_ROUTES = {
 };
 
 export function resourceJson(r: ResourceRow) {
-  return { name: r.name, kind: r.kind, quantity: r.quantity, unit: r.unit, rows: r.rows, columns: r.columns, location: r.location, identity: r.identity, in_doubt: r.inDoubt, updated_at: r.updatedAt.toISOString() };
+  return {
+    name: r.name,
+    kind: r.kind,
+    quantity: r.quantity,
+    unit: r.unit,
+    rows: r.rows,
+    columns: r.columns,
+    location: r.location,
+    identity: r.identity,
+    in_doubt: r.inDoubt,
+    updated_at: r.updatedAt.toISOString(),
+  };
 }
 
 export function moveJson(m: MoveRow) {
-  return { id: m.id, resource: m.resource, kind: m.kind, status: m.status, delta: m.delta, from: m.fromLocation, to: m.toLocation, step_id: m.stepId, run_id: m.runId, user_id: m.userId, note: m.note, at: m.at.toISOString() };
+  return {
+    id: m.id,
+    resource: m.resource,
+    kind: m.kind,
+    status: m.status,
+    delta: m.delta,
+    from: m.fromLocation,
+    to: m.toLocation,
+    step_id: m.stepId,
+    run_id: m.runId,
+    user_id: m.userId,
+    note: m.note,
+    at: m.at.toISOString(),
+  };
 }
 
 export function resourceRoutes(runtime: Runtime): Router {
@@ -217,14 +255,16 @@ export function resourceRoutes(runtime: Runtime): Router {
   };
   const page = async (req: Request, res: Response, extra: { error?: LabError; notice?: string } = {}, status = 200) => render(res, await pageOf(req, extra), status);
   /** A form that does not fit comes back to the page with the message; JSON gets the error. */
-  const formOr = <I,>(fn: (req: Request, res: Response, input: I) => Promise<unknown>) => async (req: Request, res: Response, input: I) => {
-    try {
-      await fn(req, res, input);
-    } catch (e) {
-      // only the page's own forms are shown again; any other body gets the error (JSON, or the error page)
-      await failed(req, res, e, req.is('application/x-www-form-urlencoded') ? (err) => page(req, res, { error: err }, statusOf(err)) : undefined);
-    }
-  };
+  const formOr =
+    <I,>(fn: (req: Request, res: Response, input: I) => Promise<unknown>) =>
+    async (req: Request, res: Response, input: I) => {
+      try {
+        await fn(req, res, input);
+      } catch (e) {
+        // only the page's own forms are shown again; any other body gets the error (JSON, or the error page)
+        await failed(req, res, e, req.is('application/x-www-form-urlencoded') ? (err) => page(req, res, { error: err }, statusOf(err)) : undefined);
+      }
+    };
   const back = (req: Request, res: Response, what: string) => res.redirect(302, url(req, `/resources?saved=${encodeURIComponent(what)}`));
   const who = (req: Request) => callerOf(req, 'app');
 
@@ -256,7 +296,11 @@ export function resourceRoutes(runtime: Runtime): Router {
   });
 
   handle(r, R.exportCsv, async (_req, res) => {
-    res.attachment('resources.csv').type('text/csv; charset=utf-8').set('Cache-Control', 'no-store').send(await resources.exportCsv());
+    res
+      .attachment('resources.csv')
+      .type('text/csv; charset=utf-8')
+      .set('Cache-Control', 'no-store')
+      .send(await resources.exportCsv());
   });
   handle(
     r,

@@ -64,7 +64,11 @@ export const SAFETY_ROUTES = {
       }),
       kinds: ['json'],
     },
-    responses: { 200: json('{ allowed, problems: [{ field, message, value, limit | rule }] }', 'SafetyVerdict'), 400: error('Arguments that do not fit the method'), 404: error('No such instrument or method') },
+    responses: {
+      200: json('{ allowed, problems: [{ field, message, value, limit | rule }] }', 'SafetyVerdict'),
+      400: error('Arguments that do not fit the method'),
+      404: error('No such instrument or method'),
+    },
   }),
   state: route({
     method: 'POST',
@@ -73,8 +77,13 @@ export const SAFETY_ROUTES = {
     summary: 'Say what a state is (a person settles one nothing has set, or that a call left unknown); an empty value marks it unknown',
     operationId: 'setSafetyState',
     params: z.object({ name: z.string().describe('A state of the safety file') }),
-    body: { schema: z.object({ value: z.union([z.string(), z.number(), z.boolean(), z.null()]).describe('One of the state\'s values') }) },
-    responses: { 200: json('{ state, value | unknown, at, by }', 'SafetyState'), 302: redirect('Back to the safety page (forms)'), 400: error('Not one of its values, or a state read from its instrument'), 404: error('No such state') },
+    body: { schema: z.object({ value: z.union([z.string(), z.number(), z.boolean(), z.null()]).describe("One of the state's values") }) },
+    responses: {
+      200: json('{ state, value | unknown, at, by }', 'SafetyState'),
+      302: redirect('Back to the safety page (forms)'),
+      400: error('Not one of its values, or a state read from its instrument'),
+      404: error('No such state'),
+    },
   }),
 };
 

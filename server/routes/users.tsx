@@ -83,7 +83,8 @@ export const USER_ROUTES = {
     summary: 'Disable an account: no log-in; its sessions end, its API tokens are refused',
     access: 'admin',
     operationId: 'disableUser',
-    description: 'The account cannot log in; its sessions end and its API tokens are refused until it is enabled. Not your own account, not the last admin who can log in. Audit-logged (`user.disable`).',
+    description:
+      'The account cannot log in; its sessions end and its API tokens are refused until it is enabled. Not your own account, not the last admin who can log in. Audit-logged (`user.disable`).',
     params: ONE,
     body: NO_FIELDS,
     responses: USER_ACTION(),
@@ -156,35 +157,16 @@ export function userRoutes(runtime: Runtime): Router {
     }
   };
 
-  handle(
-    r,
-    USER_ROUTES.role,
-    (req, res, { params, body }) =>
-      act(req, res, 'role', (caller) => ops.setRole(caller, params.user_id, body.role)),
-    formAgain,
-  );
+  handle(r, USER_ROUTES.role, (req, res, { params, body }) => act(req, res, 'role', (caller) => ops.setRole(caller, params.user_id, body.role)), formAgain);
   handle(
     r,
     USER_ROUTES.password,
-    (req, res, { params, body }) =>
-      act(req, res, 'password', (caller) => ops.resetPassword(caller, params.user_id, body.new_password, body.confirm_password)),
+    (req, res, { params, body }) => act(req, res, 'password', (caller) => ops.resetPassword(caller, params.user_id, body.new_password, body.confirm_password)),
     formAgain,
   );
-  handle(
-    r,
-    USER_ROUTES.disable,
-    (req, res, { params }) =>
-      act(req, res, 'disable', (caller) => ops.disable(caller, params.user_id)),
-    formAgain,
-  );
+  handle(r, USER_ROUTES.disable, (req, res, { params }) => act(req, res, 'disable', (caller) => ops.disable(caller, params.user_id)), formAgain);
   handle(r, USER_ROUTES.enable, (req, res, { params }) => act(req, res, 'enable', (caller) => ops.enable(caller, params.user_id)), formAgain);
-  handle(
-    r,
-    USER_ROUTES.delete,
-    (req, res, { params }) =>
-      act(req, res, 'delete', (caller) => ops.remove(caller, params.user_id)),
-    formAgain,
-  );
+  handle(r, USER_ROUTES.delete, (req, res, { params }) => act(req, res, 'delete', (caller) => ops.remove(caller, params.user_id)), formAgain);
 
   return r;
 }

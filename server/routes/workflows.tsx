@@ -128,7 +128,7 @@ export const WORKFLOW_ROUTES = {
     summary: 'Import a workflow written in Python (ivoryOS-style; read, never run): 201 saved, 400 names the line',
     operationId: 'importPythonWorkflow',
     description:
-      'The body is the script (text/plain; `?name=` names the workflow) or `{ source, name }` (JSON or a form). The script is read with Python\'s ' +
+      "The body is the script (text/plain; `?name=` names the workflow) or `{ source, name }` (JSON or a form). The script is read with Python's " +
       '`ast`, never run: a main function (its arguments are the parameters, its returned dict the outputs), optional `prep` / `<name>_prep` and ' +
       '`cleanup` / `<name>_cleanup` functions, and in them calls on instruments (`deck.pump.dose(volume_ml=1.5)`, `lab.pump.dose(…)`), ' +
       'assignments of their results, `time.sleep`, `input` (a pause), `if`/`else` and `for _ in range(n)`. Anything else is refused naming its line; ' +
@@ -138,7 +138,11 @@ export const WORKFLOW_ROUTES = {
       kinds: ['json', 'form', 'text'],
       text: 'source',
       schema: z.object({
-        source: z.string().refine((s) => s.trim() !== '', 'must not be empty').meta({ minLength: 1 }).describe('The Python script'),
+        source: z
+          .string()
+          .refine((s) => s.trim() !== '', 'must not be empty')
+          .meta({ minLength: 1 })
+          .describe('The Python script'),
         name: z.string().optional().describe("The workflow's name (default: the main function's)"),
       }),
     },
@@ -161,7 +165,7 @@ export const WORKFLOW_ROUTES = {
     operationId: 'importIvoryosWorkflow',
     description:
       "`workflow` is the workflow file of ivoryOS's next generation (`{ name, prep, script, cleanup }`, steps with `return` and `return_bindings`, " +
-      '`#name` arguments, `Flow_Control` steps), or Classic\'s `script_dict` (or its library row `{ name, script_dict }`). Read, never run; ' +
+      "`#name` arguments, `Flow_Control` steps), or Classic's `script_dict` (or its library row `{ name, script_dict }`). Read, never run; " +
       '`pro_code`, `for`/`endfor`, `while`, variables and batch steps are refused naming the step (`script[3]`). `?save=false` answers the workflow without saving it.',
     body: {
       name: 'IvoryosImportBody',
@@ -296,7 +300,10 @@ export function workflowRoutes(runtime: Runtime): Router {
     const extra: ErrorDetail[] = doc.name === NEW_WORKFLOW ? [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }] : [];
     const wf = validate(doc, extra);
     const row = await workflows.save(callerOf(req, 'app'), wf, { expectNew: true });
-    res.status(201).location(url(req, `/workflows/${encodeURIComponent(row.name)}`)).json({ name: row.name, version: row.version, workflow: row.definition });
+    res
+      .status(201)
+      .location(url(req, `/workflows/${encodeURIComponent(row.name)}`))
+      .json({ name: row.name, version: row.version, workflow: row.definition });
   });
 
   // Before /workflows/:name: the builder for a new workflow.
@@ -374,7 +381,10 @@ export function workflowRoutes(runtime: Runtime): Router {
     if (wf.name === NEW_WORKFLOW) validate(wf, [{ field: 'name', message: `"${NEW_WORKFLOW}" is reserved (it is the builder's address): choose another name` }]);
     if (query.save === 'false') return res.json(wf);
     const row = await workflows.save(callerOf(req, 'app'), wf, { expectNew: true });
-    res.status(201).location(url(req, `/workflows/${encodeURIComponent(row.name)}`)).json({ name: row.name, version: row.version, workflow: row.definition });
+    res
+      .status(201)
+      .location(url(req, `/workflows/${encodeURIComponent(row.name)}`))
+      .json({ name: row.name, version: row.version, workflow: row.definition });
   });
 
   handle(r, WORKFLOW_ROUTES.ivoryos, async (_req, res, { params, query: { version } }) => {

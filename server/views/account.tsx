@@ -2,14 +2,7 @@ import { tokenScope, type PublicUser } from '../../core/accounts/index.js';
 import type { TokenRow } from '../../core/store/types.js';
 import { Alert, Layout, LocalTime, type ViewCtx } from './layout.js';
 
-export function AccountPage(props: {
-  ctx: ViewCtx;
-  user: PublicUser;
-  tokens: TokenRow[];
-  signup_open: boolean;
-  users?: PublicUser[];
-  newToken?: string;
-}) {
+export function AccountPage(props: { ctx: ViewCtx; user: PublicUser; tokens: TokenRow[]; signup_open: boolean; users?: PublicUser[]; newToken?: string }) {
   const u = props.ctx.url;
   return (
     <Layout ctx={props.ctx} title="Account">
@@ -21,10 +14,9 @@ export function AccountPage(props: {
       </p>
       <h2 className="h5 mt-4">API tokens</h2>
       <p className="text-body-secondary">
-        Scripts and notebooks send <code>Authorization: Bearer &lt;token&gt;</code>. A token is shown once, when it is
-        made. An <strong>MCP</strong> token is for an AI assistant (docs/agents.md): it opens labdeck's MCP server and nothing
-        else, and what needs approval waits in the <a href={u('/approvals')}>approval inbox</a>. An <strong>agent</strong> token
-        (admins) serves an instrument PC's deck through <code>lab agent</code>.
+        Scripts and notebooks send <code>Authorization: Bearer &lt;token&gt;</code>. A token is shown once, when it is made. An <strong>MCP</strong> token is for an AI assistant (docs/agents.md): it
+        opens labdeck's MCP server and nothing else, and what needs approval waits in the <a href={u('/approvals')}>approval inbox</a>. An <strong>agent</strong> token (admins) serves an instrument
+        PC's deck through <code>lab agent</code>.
       </p>
       {props.newToken ? (
         <Alert kind="success">
@@ -100,8 +92,7 @@ export function AccountPage(props: {
           <h2 className="h5 mt-4">Lab settings (admin)</h2>
           <form method="post" action={u('/account/signup')} className="mb-3">
             <input type="hidden" name="open" value={props.signup_open ? 'false' : 'true'} />
-            Sign-up is <strong>{props.signup_open ? 'open' : 'closed'}</strong>.{' '}
-            <button className="btn btn-sm btn-outline-secondary">{props.signup_open ? 'Close sign-up' : 'Open sign-up'}</button>
+            Sign-up is <strong>{props.signup_open ? 'open' : 'closed'}</strong>. <button className="btn btn-sm btn-outline-secondary">{props.signup_open ? 'Close sign-up' : 'Open sign-up'}</button>
           </form>
           <form method="post" action={u('/customize-logo')} encType="multipart/form-data" className="row g-2 align-items-end mb-3">
             <div className="col-auto">
@@ -125,8 +116,8 @@ export function AccountPage(props: {
           </form>
           <h2 className="h5">Users</h2>
           <p>
-            {props.users.length} {props.users.length === 1 ? 'account' : 'accounts'} ({props.users.filter((x) => x.role === 'admin').length} admin).{' '}
-            <a href={u('/account/users')}>Manage users</a>: make admins or operators, reset a password, disable or delete an account.
+            {props.users.length} {props.users.length === 1 ? 'account' : 'accounts'} ({props.users.filter((x) => x.role === 'admin').length} admin). <a href={u('/account/users')}>Manage users</a>:
+            make admins or operators, reset a password, disable or delete an account.
           </p>
         </>
       ) : null}

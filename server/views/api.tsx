@@ -86,7 +86,12 @@ function FieldTable({ rows }: { rows: Row[] }) {
           <tr key={r.name}>
             <td className="text-nowrap">
               <code>{r.name}</code>
-              {r.required ? <span className="text-danger" title="required"> *</span> : null}
+              {r.required ? (
+                <span className="text-danger" title="required">
+                  {' '}
+                  *
+                </span>
+              ) : null}
             </td>
             <td className="text-nowrap text-body-secondary">{r.type}</td>
             <td>{r.description}</td>
@@ -141,7 +146,12 @@ function Parameters({ doc, params }: { doc: OpenApiDocument; params: ParameterOb
             <tr key={`${p.in}:${p.name}`}>
               <td className="text-nowrap">
                 <code>{p.name}</code>
-                {p.required ? <span className="text-danger" title="required"> *</span> : null}
+                {p.required ? (
+                  <span className="text-danger" title="required">
+                    {' '}
+                    *
+                  </span>
+                ) : null}
               </td>
               <td className="text-nowrap text-body-secondary">
                 {p.in} · {typeLabel(doc, p.schema)}
@@ -224,30 +234,24 @@ function Operation({ doc, method, path, op }: { doc: OpenApiDocument; method: st
 
 export function ApiPage({ ctx, doc, live }: { ctx: ViewCtx; doc: OpenApiDocument; live: boolean }): ReactNode {
   const u = ctx.url;
-  const ops = Object.entries(doc.paths).flatMap(([path, item]) =>
-    METHODS.filter((m) => item[m]).map((m) => ({ path, method: m, op: item[m]! })),
-  );
+  const ops = Object.entries(doc.paths).flatMap(([path, item]) => METHODS.filter((m) => item[m]).map((m) => ({ path, method: m, op: item[m]! })));
   const tags = doc.tags.map((t) => t.name).filter((t) => ops.some((o) => o.op.tags.includes(t)));
   return (
     <Layout ctx={ctx} title="HTTP API">
       <h1 className="h3">HTTP API</h1>
       <div className="col-lg-9">
         <p>
-          Every route of labdeck, with what it takes and the statuses it answers. Paths are shown under{' '}
-          <code>/app</code>; each is also served at <code>/</code>. Pages and JSON come from the same routes: send{' '}
-          <code>Accept: application/json</code> or add <code>?format=json</code> for JSON. Scripts authenticate with{' '}
-          <code>Authorization: Bearer &lt;token&gt;</code> (make one on your <a href={u('/account')}>account page</a>).
-          JSON errors are <code>{'{"error":{"code","message","details"?}}'}</code>.
+          Every route of labdeck, with what it takes and the statuses it answers. Paths are shown under <code>/app</code>; each is also served at <code>/</code>. Pages and JSON come from the same
+          routes: send <code>Accept: application/json</code> or add <code>?format=json</code> for JSON. Scripts authenticate with <code>Authorization: Bearer &lt;token&gt;</code> (make one on your{' '}
+          <a href={u('/account')}>account page</a>). JSON errors are <code>{'{"error":{"code","message","details"?}}'}</code>.
         </p>
         <p>
-          The machine-readable document: <a href={u('/openapi.json')}>openapi.json</a> (OpenAPI {doc.openapi}, version{' '}
-          {doc.info.version}). Feed it to a client generator, or download a ready client for the deck:{' '}
-          <a href={u('/instruments/proxy?lang=python')}>Python</a>, <a href={u('/instruments/proxy?lang=typescript')}>TypeScript</a>.
+          The machine-readable document: <a href={u('/openapi.json')}>openapi.json</a> (OpenAPI {doc.openapi}, version {doc.info.version}). Feed it to a client generator, or download a ready client
+          for the deck: <a href={u('/instruments/proxy?lang=python')}>Python</a>, <a href={u('/instruments/proxy?lang=typescript')}>TypeScript</a>.
         </p>
         {live ? null : (
           <Alert kind="info">
-            <a href={u(`/auth/login?next=${encodeURIComponent(u('/api'))}`)}>Log in</a> to see the call bodies of each instrument of
-            this lab's deck.
+            <a href={u(`/auth/login?next=${encodeURIComponent(u('/api'))}`)}>Log in</a> to see the call bodies of each instrument of this lab's deck.
           </Alert>
         )}
       </div>

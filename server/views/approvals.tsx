@@ -67,7 +67,11 @@ function Steps({ steps }: { steps: Step[] }) {
           {s.kind === 'call' ? (
             <code>
               {s.save_as ? `${s.save_as} = ` : ''}
-              {s.instrument}.{s.method}({Object.entries(s.args ?? {}).map(([k, v]) => `${k}=${arg(v)}`).join(', ')})
+              {s.instrument}.{s.method}(
+              {Object.entries(s.args ?? {})
+                .map(([k, v]) => `${k}=${arg(v)}`)
+                .join(', ')}
+              )
             </code>
           ) : s.kind === 'wait' ? (
             <>wait {s.seconds} s</>
@@ -169,18 +173,47 @@ function CampaignPlan({ plan }: { plan: TaskPlan }) {
               </td>
               <td>{s.type}</td>
               <td>
-                {s.type === 'choice' ? (s.choices ?? []).join(' | ') : s.type === 'fixed' ? show(s.value) : `${s.bounds?.[0]} … ${s.bounds?.[1]}${s.step ? ` step ${s.step}` : ''}${s.log_scale ? ' (log scale)' : ''}`}
+                {s.type === 'choice'
+                  ? (s.choices ?? []).join(' | ')
+                  : s.type === 'fixed'
+                    ? show(s.value)
+                    : `${s.bounds?.[0]} … ${s.bounds?.[1]}${s.step ? ` step ${s.step}` : ''}${s.log_scale ? ' (log scale)' : ''}`}
               </td>
             </tr>
           ))}
         </tbody>
       </table>
-      <p className="mb-1">
-        Objectives: {p.objectives.map((o) => `${o.name} (${o.minimize ? 'min' : 'max'}${o.weight !== undefined ? `, weight ${o.weight}` : ''})`).join(', ')}
-      </p>
-      {p.constraints?.length ? <p className="mb-1">Constraints: {p.constraints.map((c) => <code key={c} className="me-2">{c}</code>)}</p> : null}
-      {p.outcome_constraints?.length ? <p className="mb-1">Outcome limits: {p.outcome_constraints.map((c) => <code key={c} className="me-2">{c}</code>)}</p> : null}
-      {p.stop_when?.length ? <p className="mb-1">Stops when: {p.stop_when.map((c) => <code key={c} className="me-2">{c}</code>)}</p> : null}
+      <p className="mb-1">Objectives: {p.objectives.map((o) => `${o.name} (${o.minimize ? 'min' : 'max'}${o.weight !== undefined ? `, weight ${o.weight}` : ''})`).join(', ')}</p>
+      {p.constraints?.length ? (
+        <p className="mb-1">
+          Constraints:{' '}
+          {p.constraints.map((c) => (
+            <code key={c} className="me-2">
+              {c}
+            </code>
+          ))}
+        </p>
+      ) : null}
+      {p.outcome_constraints?.length ? (
+        <p className="mb-1">
+          Outcome limits:{' '}
+          {p.outcome_constraints.map((c) => (
+            <code key={c} className="me-2">
+              {c}
+            </code>
+          ))}
+        </p>
+      ) : null}
+      {p.stop_when?.length ? (
+        <p className="mb-1">
+          Stops when:{' '}
+          {p.stop_when.map((c) => (
+            <code key={c} className="me-2">
+              {c}
+            </code>
+          ))}
+        </p>
+      ) : null}
       <KeyValues values={p.fixed} caption="Other parameters, fixed" />
     </>
   );
@@ -319,9 +352,8 @@ export function ApprovalsPage(props: {
     <Layout ctx={props.ctx} title="Approvals">
       <h1 className="h3">Approvals</h1>
       <p className="text-body-secondary">
-        AI agents connected over MCP (docs/agents.md) run read-only and idempotent instrument calls at once. A call whose safety level the policy below marks, a run
-        and a campaign wait here until a person approves or rejects them; a request that is not decided before it expires never runs. Every agent action and every
-        decision is in the audit log with the token that made it.
+        AI agents connected over MCP (docs/agents.md) run read-only and idempotent instrument calls at once. A call whose safety level the policy below marks, a run and a campaign wait here until a
+        person approves or rejects them; a request that is not decided before it expires never runs. Every agent action and every decision is in the audit log with the token that made it.
       </p>
       {props.notice ? <Alert kind="success">{props.notice}</Alert> : null}
       <ErrorList error={props.error} />

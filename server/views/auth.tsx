@@ -25,16 +25,7 @@ function AuthForm(props: {
                 <label className="form-label" htmlFor={f.name}>
                   {f.label}
                 </label>
-                <input
-                  className="form-control"
-                  id={f.name}
-                  name={f.name}
-                  type={f.type}
-                  autoComplete={f.autocomplete}
-                  defaultValue={f.value}
-                  autoFocus={f.autofocus}
-                  required
-                />
+                <input className="form-control" id={f.name} name={f.name} type={f.type} autoComplete={f.autocomplete} defaultValue={f.value} autoFocus={f.autofocus} required />
               </div>
             ))}
             <button className="btn btn-primary w-100" type="submit">

@@ -32,8 +32,7 @@ function ImportedNotice({ ctx, imported }: { ctx: ViewCtx; imported: Imported })
     ));
   return (
     <div className="alert alert-success" role="status" id="imported">
-      Imported <code>{imported.file}</code>.{' '}
-      {imported.instruments.length ? <>Instruments added to the deck: {links(imported.instruments, (n) => `/instruments/${encodeURIComponent(n)}`)}. </> : null}
+      Imported <code>{imported.file}</code>. {imported.instruments.length ? <>Instruments added to the deck: {links(imported.instruments, (n) => `/instruments/${encodeURIComponent(n)}`)}. </> : null}
       {imported.drivers.length ? <>Drivers you can connect: {links(imported.drivers, (n) => `/instruments/new/${encodeURIComponent(n)}`)}.</> : null}
       {!imported.instruments.length && !imported.drivers.length ? 'It added no instrument and no driver.' : null}
     </div>
@@ -45,10 +44,7 @@ export function NewDevicePage({ ctx, drivers, error, filepath, imported }: { ctx
   return (
     <Layout ctx={ctx} title="Connect a device">
       <h1 className="h3">Connect a device</h1>
-      <p className="text-body-secondary">
-        Pick a driver to connect a new device for this session of the server (it is gone after a restart; put it in the
-        deck module to keep it).
-      </p>
+      <p className="text-body-secondary">Pick a driver to connect a new device for this session of the server (it is gone after a restart; put it in the deck module to keep it).</p>
       {imported ? <ImportedNotice ctx={ctx} imported={imported} /> : null}
       <ErrorList error={error} />
       <div className="list-group mb-4">

@@ -1,4 +1,17 @@
-import { availableControls, CONTROL_HELP, controlLabel, CONTROLS, liveFlags, queueStatusLabel, runOutcome, SITUATION, situationOf, statusAlerts, taskNotice, type Control } from '../../core/runner/controls.js';
+import {
+  availableControls,
+  CONTROL_HELP,
+  controlLabel,
+  CONTROLS,
+  liveFlags,
+  queueStatusLabel,
+  runOutcome,
+  SITUATION,
+  situationOf,
+  statusAlerts,
+  taskNotice,
+  type Control,
+} from '../../core/runner/controls.js';
 import type { RunnerStatus } from '../../core/runner/index.js';
 import { CampaignPanel } from './campaign/panel.js';
 import { UploadForm } from './files.js';
@@ -291,16 +304,14 @@ export function ExecutionPage(props: {
               </form>
               <h2 className="h6 mt-4">…or a config CSV</h2>
               <p className="small text-body-secondary mb-2">
-                A header of parameter names and one row per iteration:{' '}
-                <a href={u(`/files/execution-configs?workflow=${encodeURIComponent(current?.name ?? '')}`)}>download an empty one</a>.
+                A header of parameter names and one row per iteration: <a href={u(`/files/execution-configs?workflow=${encodeURIComponent(current?.name ?? '')}`)}>download an empty one</a>.
               </p>
               {props.uploaded ? (
                 <form method="post" action={u('/executions/config')} className="alert alert-info d-flex flex-wrap align-items-center gap-2 py-2" id="run-file">
                   <input type="hidden" name="workflow" value={props.uploaded.workflow ?? current?.name} />
                   <input type="hidden" name="config_file" value={props.uploaded.name} />
                   <span>
-                    Uploaded <strong>{props.uploaded.original}</strong>: {props.uploaded.rows} row(s).{' '}
-                    <a href={u(`/files/preview/${props.uploaded.name}`)}>Preview</a>
+                    Uploaded <strong>{props.uploaded.original}</strong>: {props.uploaded.rows} row(s). <a href={u(`/files/preview/${props.uploaded.name}`)}>Preview</a>
                   </span>
                   <button className="btn btn-sm btn-primary ms-auto" type="submit">
                     Queue these rows

@@ -30,7 +30,7 @@ function withUnit(input: ReactNode, unit: string | undefined): ReactNode {
 }
 
 /** What a wells field may name: each labware of the worktable with its grid, and how to write it. */
-function wellsHint(of: NonNullable<Prop["x-wells-of"]>): ReactNode {
+function wellsHint(of: NonNullable<Prop['x-wells-of']>): ReactNode {
   const example = of[0] ? `${of[0].name}[${of[0].first}:${of[0].last}]` : 'plate[A1:H1]';
   return (
     <div className="form-text mt-0 wells-hint">
@@ -65,7 +65,12 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
         const label = (
           <label className="form-label mb-1" htmlFor={id}>
             <code>{name}</code>
-            {isReq ? <span className="text-danger" title="required"> *</span> : null}
+            {isReq ? (
+              <span className="text-danger" title="required">
+                {' '}
+                *
+              </span>
+            ) : null}
             {type ? <span className="text-body-secondary small"> {type}</span> : null}
             {bounds.length ? <span className="text-body-secondary small"> ({bounds.join(', ')})</span> : null}
             {inferred.includes(name) ? <span className="badge text-bg-info inferred ms-1">inferred</span> : null}
@@ -141,7 +146,7 @@ export function SchemaFields({ schema, idPrefix, inferred = [] }: { schema: JSON
               id={id}
               name={name}
               rows={2}
-              placeholder="JSON, e.g. 1, &quot;text&quot;, [1, 2] or {&quot;a&quot;: 1}"
+              placeholder='JSON, e.g. 1, "text", [1, 2] or {"a": 1}'
               defaultValue={p.default === undefined ? undefined : JSON.stringify(p.default)}
               required={isReq}
             />

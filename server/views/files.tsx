@@ -3,8 +3,7 @@ import type { FileRow } from '../../core/store/types.js';
 import { Layout, LocalTime, type ViewCtx } from './layout.js';
 
 /** 10 MB, 512 KB, 300 bytes */
-export const sizeText = (n: number) =>
-  n >= 1024 * 1024 ? `${+(n / 1024 / 1024).toFixed(1)} MB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KB` : `${n} bytes`;
+export const sizeText = (n: number) => (n >= 1024 * 1024 ? `${+(n / 1024 / 1024).toFixed(1)} MB` : n >= 1024 ? `${+(n / 1024).toFixed(1)} KB` : `${n} bytes`);
 
 const KIND_LABEL = { config: 'Config file', history: 'History file' } as const;
 

@@ -23,10 +23,22 @@ export function DeckChangedNotice({ change }: { change: { message: string; at: D
   );
 }
 
-export function InstrumentsPage({ ctx, instruments, language = 'typescript', deckChanged }: { ctx: ViewCtx; instruments: InstrumentSchema[]; language?: string; deckChanged?: { message: string; at: Date } | null }) {
+export function InstrumentsPage({
+  ctx,
+  instruments,
+  language = 'typescript',
+  deckChanged,
+}: {
+  ctx: ViewCtx;
+  instruments: InstrumentSchema[];
+  language?: string;
+  deckChanged?: { message: string; at: Date } | null;
+}) {
   const admin = ctx.user?.role === 'admin';
   const first = instruments[0];
-  const pyExample = first ? `${first.name}.${first.methods.find((m) => !Object.keys((m.params.properties ?? {}) as object).length)?.name ?? first.methods[0]?.name ?? '__class__'}()` : 'print("hello")';
+  const pyExample = first
+    ? `${first.name}.${first.methods.find((m) => !Object.keys((m.params.properties ?? {}) as object).length)?.name ?? first.methods[0]?.name ?? '__class__'}()`
+    : 'print("hello")';
   return (
     <Layout ctx={ctx} title="Instruments">
       <DeckChangedNotice change={deckChanged} />
@@ -50,8 +62,16 @@ export function InstrumentsPage({ ctx, instruments, language = 'typescript', dec
               <span className="small text-body-secondary">
                 {i.driver}
                 {i.source === 'temporary' ? <span className="badge text-bg-warning ms-1">temporary</span> : null}
-                {i.host ? <span className="badge text-bg-secondary ms-1 instrument-host" title="The PC it lives on (a lab agent, or another labdeck on the database)">on {i.host}</span> : null}
-                {i.offline ? <span className="badge text-bg-danger ms-1" title={i.offline}>offline</span> : null}
+                {i.host ? (
+                  <span className="badge text-bg-secondary ms-1 instrument-host" title="The PC it lives on (a lab agent, or another labdeck on the database)">
+                    on {i.host}
+                  </span>
+                ) : null}
+                {i.offline ? (
+                  <span className="badge text-bg-danger ms-1" title={i.offline}>
+                    offline
+                  </span>
+                ) : null}
               </span>
             </div>
             <div className="small text-body-secondary">
@@ -72,8 +92,7 @@ export function InstrumentsPage({ ctx, instruments, language = 'typescript', dec
               </>
             ) : (
               <>
-                JavaScript or TypeScript against the live deck, e.g. <code>await deck.balance.weigh()</code>. Every call is recorded;
-                every use is written to the audit log.
+                JavaScript or TypeScript against the live deck, e.g. <code>await deck.balance.weigh()</code>. Every call is recorded; every use is written to the audit log.
               </>
             )}
           </p>
@@ -152,7 +171,11 @@ function MethodCard({ ctx, instrument, m, outcome }: { ctx: ViewCtx; instrument:
         </span>
         <strong className="me-auto">{m.name}</strong>
         <span className={`badge ${SAFETY_BADGE[m.safety] ?? 'text-bg-secondary'}`}>{m.safety}</span>
-        {m.inferred ? <span className="badge text-bg-info" title="Schema inferred from plain code">inferred</span> : null}
+        {m.inferred ? (
+          <span className="badge text-bg-info" title="Schema inferred from plain code">
+            inferred
+          </span>
+        ) : null}
         <button
           type="button"
           className="btn btn-sm btn-link p-0 toggle-hidden"
@@ -164,14 +187,7 @@ function MethodCard({ ctx, instrument, m, outcome }: { ctx: ViewCtx; instrument:
       </div>
       <div className="card-body">
         {m.description ? <p className="small mb-2">{m.description}</p> : null}
-        <form
-          method="post"
-          action={action}
-          hx-post={action}
-          hx-target={`#${rid}`}
-          hx-swap="innerHTML"
-          hx-confirm={m.safety === 'hazardous' ? `${m.name} is marked hazardous. Run it?` : undefined}
-        >
+        <form method="post" action={action} hx-post={action} hx-target={`#${rid}`} hx-swap="innerHTML" hx-confirm={m.safety === 'hazardous' ? `${m.name} is marked hazardous. Run it?` : undefined}>
           <input type="hidden" name="method" value={m.name} />
           <SchemaFields schema={m.params} idPrefix={`${m.name}`} inferred={m.inferredFields} />
           <button className="btn btn-sm btn-primary mt-1" type="submit">
@@ -223,7 +239,19 @@ export function RecentCalls({ ctx, steps }: { ctx: ViewCtx; steps: StepRow[] }) 
   );
 }
 
-export function InstrumentPage({ ctx, instrument, outcome, recent, labware }: { ctx: ViewCtx; instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] }; outcome?: CallOutcome; recent: StepRow[]; labware?: LabwareView }) {
+export function InstrumentPage({
+  ctx,
+  instrument,
+  outcome,
+  recent,
+  labware,
+}: {
+  ctx: ViewCtx;
+  instrument: InstrumentSchema & { methods: (MethodSchema & { hidden: boolean })[] };
+  outcome?: CallOutcome;
+  recent: StepRow[];
+  labware?: LabwareView;
+}) {
   const callsUrl = ctx.url(`/instruments/${encodeURIComponent(instrument.name)}/calls`);
   const shown = instrument.methods.filter((m) => !m.hidden);
   const hidden = instrument.methods.filter((m) => m.hidden);
@@ -233,7 +261,11 @@ export function InstrumentPage({ ctx, instrument, outcome, recent, labware }: { 
       <h1 className="h3">
         {instrument.name} <span className="h6 text-body-secondary">{instrument.driver}</span>
         {instrument.source === 'temporary' ? <span className="badge text-bg-warning ms-2 fs-6">temporary</span> : null}
-        {instrument.host ? <span className="badge text-bg-secondary ms-2 fs-6 instrument-host" title="The PC it lives on (a lab agent, or another labdeck on the database)">on {instrument.host}</span> : null}
+        {instrument.host ? (
+          <span className="badge text-bg-secondary ms-2 fs-6 instrument-host" title="The PC it lives on (a lab agent, or another labdeck on the database)">
+            on {instrument.host}
+          </span>
+        ) : null}
         {instrument.offline ? <span className="badge text-bg-danger ms-2 fs-6">offline</span> : null}
       </h1>
       {instrument.offline ? (
@@ -254,8 +286,7 @@ export function InstrumentPage({ ctx, instrument, outcome, recent, labware }: { 
       {instrument.description ? <p>{instrument.description}</p> : null}
       {instrument.methods.some((m) => m.inferredFields.length > 0) ? (
         <p className="small text-body-secondary">
-          Fields marked <span className="badge text-bg-info">inferred</span> come from plain code: their types were
-          guessed from default values, or they take JSON.
+          Fields marked <span className="badge text-bg-info">inferred</span> come from plain code: their types were guessed from default values, or they take JSON.
         </p>
       ) : null}
       <div className="row">
@@ -309,8 +340,7 @@ export function TaskPage({ ctx, step }: { ctx: ViewCtx; step: ReturnType<typeof 
   return (
     <Layout ctx={ctx} title={`Task ${step.task_id}`}>
       <h1 className="h3">
-        Task {step.task_id}{' '}
-        <span className={`badge ${step.status === 'ok' ? 'text-bg-success' : 'text-bg-danger'}`}>{step.status}</span>
+        Task {step.task_id} <span className={`badge ${step.status === 'ok' ? 'text-bg-success' : 'text-bg-danger'}`}>{step.status}</span>
       </h1>
       <dl className="row">
         <dt className="col-sm-2">Call</dt>

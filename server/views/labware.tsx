@@ -40,7 +40,12 @@ function Labware({ item }: { item: LabwareItem }) {
               {row.map((well) => {
                 const spot = item.contents[well];
                 return (
-                  <td key={well} title={cellTitle(well, spot)} data-well={well} className={spot && (spot.tip === true || (typeof spot.volume_ul === 'number' && spot.volume_ul > 0)) ? 'table-info' : undefined}>
+                  <td
+                    key={well}
+                    title={cellTitle(well, spot)}
+                    data-well={well}
+                    className={spot && (spot.tip === true || (typeof spot.volume_ul === 'number' && spot.volume_ul > 0)) ? 'table-info' : undefined}
+                  >
                     {cellText(spot) || <span className="text-body-tertiary">{well}</span>}
                   </td>
                 );

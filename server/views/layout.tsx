@@ -34,7 +34,10 @@ export function Layout({ ctx, title, children }: { ctx: ViewCtx; title: string; 
       <head>
         <meta charSet="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="htmx-config" content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"responseHandling":[{"code":"204","swap":false},{"code":"[2345]..","swap":true}]}' />
+        <meta
+          name="htmx-config"
+          content='{"includeIndicatorStyles":false,"allowEval":false,"allowScriptTags":false,"responseHandling":[{"code":"204","swap":false},{"code":"[2345]..","swap":true}]}'
+        />
         <title>{`${title} · labdeck`}</title>
         <link rel="icon" href={u('/static/favicon.svg')} type="image/svg+xml" />
         <link rel="stylesheet" href={u('/static/vendor/bootstrap.min.css')} />
@@ -162,14 +165,7 @@ export function Breadcrumb({ links, current, className }: { links: { href: strin
  * The GET form that chooses the workflow a page is about (`?workflow=NAME`). With `selectId` the select
  * has that id and a hidden label, else an aria-label; `autosubmit` submits it on change (page script).
  */
-export function WorkflowPicker(props: {
-  action: string;
-  id: string;
-  workflows: { name: string; version: number }[];
-  current?: string;
-  selectId?: string;
-  autosubmit?: boolean;
-}) {
+export function WorkflowPicker(props: { action: string; id: string; workflows: { name: string; version: number }[]; current?: string; selectId?: string; autosubmit?: boolean }) {
   const { selectId } = props;
   return (
     <form method="get" action={props.action} className="d-flex gap-2 mb-3" id={props.id}>
@@ -178,14 +174,7 @@ export function WorkflowPicker(props: {
           Workflow
         </label>
       ) : null}
-      <select
-        className="form-select"
-        id={selectId}
-        name="workflow"
-        defaultValue={props.current}
-        aria-label={selectId ? undefined : 'Workflow'}
-        data-autosubmit={props.autosubmit ? 'true' : undefined}
-      >
+      <select className="form-select" id={selectId} name="workflow" defaultValue={props.current} aria-label={selectId ? undefined : 'Workflow'} data-autosubmit={props.autosubmit ? 'true' : undefined}>
         {props.workflows.map((w) => (
           <option key={w.name} value={w.name}>
             {w.name} (v{w.version})

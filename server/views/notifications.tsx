@@ -60,26 +60,16 @@ function Events({ rows, ctx, empty, id }: { rows: Row[]; ctx: ViewCtx; empty: st
   );
 }
 
-export function NotificationsPage(props: {
-  ctx: ViewCtx;
-  settings: unknown;
-  health: Health[];
-  attention: Row[];
-  recent: Row[];
-  events: string[];
-  error?: Err;
-  notice?: string;
-  draft?: string;
-}) {
+export function NotificationsPage(props: { ctx: ViewCtx; settings: unknown; health: Health[]; attention: Row[]; recent: Row[]; events: string[]; error?: Err; notice?: string; draft?: string }) {
   const { ctx } = props;
   const doc = props.draft ?? JSON.stringify(props.settings, null, 2);
   return (
     <Layout ctx={ctx} title="Notifications">
       <h1 className="h3">Notifications</h1>
       <p className="text-body-secondary">
-        labdeck tells the lab's channels when it waits for a person (a failed step, a pause step, an approval, an interrupted run, a lost host, a held queue, an overdue
-        step) and again when that wait ends. Each event is stored with the change that causes it and delivered from there, so none is lost when a channel or labdeck
-        is down. See docs/notifications.md. <a href={ctx.url('/notifications/me')}>Your own subscription</a>.
+        labdeck tells the lab's channels when it waits for a person (a failed step, a pause step, an approval, an interrupted run, a lost host, a held queue, an overdue step) and again when that wait
+        ends. Each event is stored with the change that causes it and delivered from there, so none is lost when a channel or labdeck is down. See docs/notifications.md.{' '}
+        <a href={ctx.url('/notifications/me')}>Your own subscription</a>.
       </p>
       {props.notice ? <Alert kind="success">{props.notice}</Alert> : null}
       <ErrorList error={props.error} />
@@ -137,9 +127,9 @@ export function NotificationsPage(props: {
       )}
       <h2 className="h5 mt-4">Settings</h2>
       <p className="text-body-secondary">
-        One JSON document: <code>channels</code> (each <code>name</code>, <code>kind</code> webhook | email | slack, <code>events</code> from {props.events.join(', ')},
-        and its fields) and <code>watchdog</code> (<code>factor</code>, <code>mad_factor</code>, <code>floor_s</code>, <code>min_samples</code>). Secrets show as{' '}
-        <code>secret_set</code> / <code>password_set</code>; leave them out to keep them.
+        One JSON document: <code>channels</code> (each <code>name</code>, <code>kind</code> webhook | email | slack, <code>events</code> from {props.events.join(', ')}, and its fields) and{' '}
+        <code>watchdog</code> (<code>factor</code>, <code>mad_factor</code>, <code>floor_s</code>, <code>min_samples</code>). Secrets show as <code>secret_set</code> / <code>password_set</code>; leave
+        them out to keep them.
       </p>
       <form method="post" action={ctx.url('/notifications')} id="notification-settings">
         <textarea name="document" className="form-control font-monospace" rows={16} aria-label="Notification settings (JSON)" defaultValue={doc} />

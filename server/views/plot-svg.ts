@@ -74,8 +74,7 @@ interface Chart {
 
 const finite = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const byPerson = (suggestedBy: string | null | undefined) => typeof suggestedBy === 'string' && suggestedBy.startsWith('person:');
-const who = (p: { suggested_by?: string | null; measured_by?: string | null }) =>
-  p.suggested_by ? ` · suggested by ${p.suggested_by}${p.measured_by ? `, measured by ${p.measured_by}` : ''}` : '';
+const who = (p: { suggested_by?: string | null; measured_by?: string | null }) => (p.suggested_by ? ` · suggested by ${p.suggested_by}${p.measured_by ? `, measured by ${p.measured_by}` : ''}` : '');
 
 export function plotSvg(plot: LatestPlot): string {
   const c = plot.campaign;
@@ -99,8 +98,18 @@ export function plotSvg(plot: LatestPlot): string {
     xMax: after + hand.length,
     warm: warm.map((p) => ({ value: value(p)!, tip: `warm start: ${obj!.name} = ${fmt(value(p)!)} (${paramsText(p.params)})` })),
     points: [
-      ...own.map((p) => ({ x: (p.iteration as number) + 1, value: value(p)!, tip: `iteration ${(p.iteration as number) + 1}: ${obj!.name} = ${fmt(value(p)!)} (${paramsText(p.params)})${byPerson(p.suggested_by) ? who(p) : ''}`, person: byPerson(p.suggested_by) })),
-      ...hand.map((p, i) => ({ x: after + i + 1, value: value(p)!, tip: `point ${p.n ?? ''} measured by hand: ${obj!.name} = ${fmt(value(p)!)} (${paramsText(p.params)})${who(p)}`, person: byPerson(p.suggested_by) })),
+      ...own.map((p) => ({
+        x: (p.iteration as number) + 1,
+        value: value(p)!,
+        tip: `iteration ${(p.iteration as number) + 1}: ${obj!.name} = ${fmt(value(p)!)} (${paramsText(p.params)})${byPerson(p.suggested_by) ? who(p) : ''}`,
+        person: byPerson(p.suggested_by),
+      })),
+      ...hand.map((p, i) => ({
+        x: after + i + 1,
+        value: value(p)!,
+        tip: `point ${p.n ?? ''} measured by hand: ${obj!.name} = ${fmt(value(p)!)} (${paramsText(p.params)})${who(p)}`,
+        person: byPerson(p.suggested_by),
+      })),
     ],
     best: plot.best_so_far.filter((b) => Number.isFinite(b.value)).map((b) => ({ x: b.iteration + 1, value: b.value })),
   });
@@ -221,7 +230,14 @@ function chartSvg(ch: Chart): string {
     { mark: (x, y) => `<circle cx="${r1(x)}" cy="${y}" r="4" fill="${COLOR.point}"/>`, label: people ? 'suggested by the optimizer' : 'measured' },
     ...(people ? [{ mark: (x: number, y: number) => `<path d="${diamond(x, y, 5)}" fill="${COLOR.person}"/>`, label: 'chosen by a person' }] : []),
     { mark: (x, y) => `<line x1="${r1(x - 6)}" x2="${r1(x + 6)}" y1="${y}" y2="${y}" stroke="${COLOR.best}" stroke-width="2"/>`, label: 'best so far' },
-    ...(warm.length ? [{ mark: (x: number, y: number) => `<circle cx="${r1(x)}" cy="${y}" r="4" fill="#ffffff" stroke="${COLOR.warm}" stroke-width="1.5"/>`, label: `warm start (before ${ch.xLabel === 'iteration' ? 'iteration' : 'point'} 1)` }] : []),
+    ...(warm.length
+      ? [
+          {
+            mark: (x: number, y: number) => `<circle cx="${r1(x)}" cy="${y}" r="4" fill="#ffffff" stroke="${COLOR.warm}" stroke-width="1.5"/>`,
+            label: `warm start (before ${ch.xLabel === 'iteration' ? 'iteration' : 'point'} 1)`,
+          },
+        ]
+      : []),
   ];
   const width = (label: string) => 22 + label.length * 6;
   const ly = H - 12;

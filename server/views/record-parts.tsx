@@ -53,7 +53,14 @@ export function Json({ value, max = 120 }: { value: unknown; max?: number }) {
   if (value === undefined || value === null) return <span className="text-body-secondary">—</span>;
   const exact = JSON.stringify(value) ?? String(value);
   const text = JSON.stringify(value, readable) ?? exact;
-  if (text.length <= max) return text === exact ? <code className="json">{text}</code> : <code className="json" title={exact.slice(0, 4000)}>{text}</code>;
+  if (text.length <= max)
+    return text === exact ? (
+      <code className="json">{text}</code>
+    ) : (
+      <code className="json" title={exact.slice(0, 4000)}>
+        {text}
+      </code>
+    );
   return (
     <code className="json" title={exact.slice(0, 4000)}>
       {`${text.slice(0, max)}…`}

@@ -17,7 +17,9 @@ export function TimingList({ phases }: { phases: RecordPhase[] }) {
     <section className="mb-4" id="record-timing-section">
       <h2 className="h5">Timing</h2>
       <p className="small text-body-secondary" id="record-timing-summary">
-        {over ? `${over} of ${steps.length} call step${steps.length === 1 ? '' : 's'} ran longer than the bound the watchdog had learned for ${over === 1 ? 'it' : 'them'}` : `No call step ran longer than its bound`}
+        {over
+          ? `${over} of ${steps.length} call step${steps.length === 1 ? '' : 's'} ran longer than the bound the watchdog had learned for ${over === 1 ? 'it' : 'them'}`
+          : `No call step ran longer than its bound`}
         {learned < steps.length ? ` (${steps.length - learned} had no bound yet: too few past calls of their method)` : ''}. The bound is max(factor × median, median + mad_factor × MAD, floor) of the
         earlier successful calls of the same instrument and method, with the lab&apos;s watchdog settings as they are now.
       </p>

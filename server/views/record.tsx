@@ -62,7 +62,9 @@ function PhaseRows({ ctx, phase, units }: { ctx: ViewCtx; phase: RecordPhase; un
             </td>
             <td>
               {s.status === 'ok' ? <Json value={s.output} /> : null}
-              {s.status === 'ok' && units && Object.hasOwn(units, `${s.instrument}.${s.method}`) ? <span className="small text-body-secondary step-unit"> {units[`${s.instrument}.${s.method}`]}</span> : null}
+              {s.status === 'ok' && units && Object.hasOwn(units, `${s.instrument}.${s.method}`) ? (
+                <span className="small text-body-secondary step-unit"> {units[`${s.instrument}.${s.method}`]}</span>
+              ) : null}
             </td>
             <td>
               <StatusBadge status={s.status} />
@@ -278,8 +280,8 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
       ) : null}
       {r.skipped_steps > 0 ? (
         <Alert kind="warning">
-          {r.skipped_steps} failed {r.skipped_steps === 1 ? 'step was' : 'steps were'} skipped: {r.skipped_steps === 1 ? 'its iteration is' : 'their iterations are'} marked
-          skipped below, left out of the plot and marked in the data CSV (status column).
+          {r.skipped_steps} failed {r.skipped_steps === 1 ? 'step was' : 'steps were'} skipped: {r.skipped_steps === 1 ? 'its iteration is' : 'their iterations are'} marked skipped below, left out of
+          the plot and marked in the data CSV (status column).
         </Alert>
       ) : null}
 
@@ -334,8 +336,7 @@ export function RecordPage(props: { ctx: ViewCtx; record: RecordDetail; canDelet
         <h2 className="h5">Phases and steps</h2>
         {r.steps_truncated ? (
           <Alert kind="info">
-            The first {r.steps_shown.toLocaleString('en')} steps are shown: download the <a href={recordUrl(ctx, r.id, '/steps_data_csv')}>steps CSV</a> for all
-            of them.
+            The first {r.steps_shown.toLocaleString('en')} steps are shown: download the <a href={recordUrl(ctx, r.id, '/steps_data_csv')}>steps CSV</a> for all of them.
           </Alert>
         ) : null}
         {phases.length ? (

@@ -64,7 +64,15 @@ export function RecordsPage(props: { ctx: ViewCtx; list: RecordList; keyword: st
       <h1 className="h3">Workflow records</h1>
       {props.notice ? <Alert kind="success">{props.notice}</Alert> : null}
       <form method="get" action={u('/executions/records')} className="d-flex flex-wrap gap-2 mb-2" role="search" id="records-search">
-        <input className="form-control w-auto flex-grow-1" type="search" name="keyword" defaultValue={keyword} placeholder="Run or workflow name" aria-label="Search records by run or workflow name" maxLength={200} />
+        <input
+          className="form-control w-auto flex-grow-1"
+          type="search"
+          name="keyword"
+          defaultValue={keyword}
+          placeholder="Run or workflow name"
+          aria-label="Search records by run or workflow name"
+          maxLength={200}
+        />
         {list.per_page !== props.defaultPerPage ? <input type="hidden" name="per_page" value={list.per_page} /> : null}
         <button className="btn btn-outline-primary" type="submit">
           Search

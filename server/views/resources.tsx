@@ -32,7 +32,14 @@ export interface MoveView {
   at: string;
 }
 
-export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; inDoubt: MoveView[]; rules: ConsumptionRule[]; error?: { message: string; details?: ErrorDetail[] }; notice?: string }) {
+export function ResourcesPage(props: {
+  ctx: ViewCtx;
+  resources: ResourceView[];
+  inDoubt: MoveView[];
+  rules: ConsumptionRule[];
+  error?: { message: string; details?: ErrorDetail[] };
+  notice?: string;
+}) {
   const { ctx } = props;
   const u = ctx.url;
   return (
@@ -127,11 +134,15 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
           <h2 className="h5">Add a resource</h2>
           <form method="post" action={u('/resources')} className="row g-2">
             <div className="col-6">
-              <label className="form-label" htmlFor="res-name">Name</label>
+              <label className="form-label" htmlFor="res-name">
+                Name
+              </label>
               <input id="res-name" name="name" className="form-control" required />
             </div>
             <div className="col-6">
-              <label className="form-label" htmlFor="res-kind">Kind</label>
+              <label className="form-label" htmlFor="res-kind">
+                Kind
+              </label>
               <select id="res-kind" name="kind" className="form-select">
                 <option value="consumable">consumable (a count: tips)</option>
                 <option value="liquid">liquid (a volume)</option>
@@ -139,11 +150,15 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
               </select>
             </div>
             <div className="col-4">
-              <label className="form-label" htmlFor="res-quantity">Quantity</label>
+              <label className="form-label" htmlFor="res-quantity">
+                Quantity
+              </label>
               <input id="res-quantity" name="quantity" type="number" step="any" className="form-control" />
             </div>
             <div className="col-4">
-              <label className="form-label" htmlFor="res-unit">Unit</label>
+              <label className="form-label" htmlFor="res-unit">
+                Unit
+              </label>
               <input id="res-unit" name="unit" className="form-control" placeholder="each, ml" />
             </div>
             <div className="col-12">
@@ -155,15 +170,21 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
           <form method="post" action={u('/resources')} className="row g-2">
             <input type="hidden" name="kind" value="container" />
             <div className="col-6">
-              <label className="form-label" htmlFor="res-cname">Name</label>
+              <label className="form-label" htmlFor="res-cname">
+                Name
+              </label>
               <input id="res-cname" name="name" className="form-control" required />
             </div>
             <div className="col-3">
-              <label className="form-label" htmlFor="res-rows">Rows</label>
+              <label className="form-label" htmlFor="res-rows">
+                Rows
+              </label>
               <input id="res-rows" name="rows" type="number" min="1" className="form-control" required />
             </div>
             <div className="col-3">
-              <label className="form-label" htmlFor="res-columns">Columns</label>
+              <label className="form-label" htmlFor="res-columns">
+                Columns
+              </label>
               <input id="res-columns" name="columns" type="number" min="1" className="form-control" required />
             </div>
             <div className="col-12">
@@ -177,7 +198,9 @@ export function ResourcesPage(props: { ctx: ViewCtx; resources: ResourceView[]; 
             <a href={u('/resources/export')}>Download the stock as CSV</a>
           </p>
           <form method="post" action={u('/resources/import')}>
-            <label className="form-label" htmlFor="res-csv">Import (columns name, kind, quantity, unit, rows, columns, location, identity)</label>
+            <label className="form-label" htmlFor="res-csv">
+              Import (columns name, kind, quantity, unit, rows, columns, location, identity)
+            </label>
             <textarea id="res-csv" name="csv" rows={4} className="form-control mb-2" required />
             <button className="btn btn-outline-primary">Import</button>
           </form>
@@ -220,9 +243,7 @@ export function DeckVersionsPage(props: {
       <p>Current version: {props.current ?? 'none'}</p>
       {props.diff ? (
         <section aria-label="Diff">
-          <h2 className="h5">
-            {props.diff.from === null ? `What changed in version ${props.diff.to}` : `From version ${props.diff.from} to ${props.diff.to}`}
-          </h2>
+          <h2 className="h5">{props.diff.from === null ? `What changed in version ${props.diff.to}` : `From version ${props.diff.from} to ${props.diff.to}`}</h2>
           {props.diff.lines.length ? (
             <ul>
               {props.diff.lines.map((l, i) => (
@@ -302,7 +323,10 @@ export function PreflightPage(props: { ctx: ViewCtx; workflow: string; result: P
           <p className="text-body-secondary">{result.steps.length ? 'No safety guard is installed.' : 'Not checked: the task does not check out.'}</p>
         ) : (
           <p className={result.safety.allowed ? 'text-body-secondary' : 'text-danger'} id="preflight-safety">
-            {result.safety.error ?? (result.safety.allowed ? 'Every value known before it moves is within the lab\'s limits.' : `${result.safety.problems.length} value(s) break the lab's limits (listed with the problems above).`)}{' '}
+            {result.safety.error ??
+              (result.safety.allowed
+                ? "Every value known before it moves is within the lab's limits."
+                : `${result.safety.problems.length} value(s) break the lab's limits (listed with the problems above).`)}{' '}
             {result.safety.note} (<a href={u('/safety')}>the safety file</a>: {result.safety.source})
           </p>
         )}

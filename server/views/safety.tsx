@@ -19,7 +19,19 @@ function operand(o: OperandDef): string {
 }
 const clause = (c: ClauseDef) => `${operand(c.left)} ${c.op} ${operand(c.right)}`;
 
-export function SafetyPage({ ctx, status, error, notice, text }: { ctx: ViewCtx; status: SafetyStatus; error?: { message: string; details?: { field?: string; message: string }[] }; notice?: string; text?: string }) {
+export function SafetyPage({
+  ctx,
+  status,
+  error,
+  notice,
+  text,
+}: {
+  ctx: ViewCtx;
+  status: SafetyStatus;
+  error?: { message: string; details?: { field?: string; message: string }[] };
+  notice?: string;
+  text?: string;
+}) {
   const { config } = status;
   const admin = ctx.user?.role === 'admin';
   const byInstrument = new Map<string, typeof config.limits>();
@@ -62,15 +74,21 @@ export function SafetyPage({ ctx, status, error, notice, text }: { ctx: ViewCtx;
             <tbody>
               {limits.map((l, i) => (
                 <tr key={i}>
-                  <td><code>{l.method}</code></td>
-                  <td><code>{l.param}</code></td>
+                  <td>
+                    <code>{l.method}</code>
+                  </td>
+                  <td>
+                    <code>{l.param}</code>
+                  </td>
                   <td>
                     {[
                       l.min !== undefined || l.max !== undefined ? `${l.min ?? '−∞'} to ${l.max ?? '∞'}` : null,
                       l.allowed ? `one of ${l.allowed.join(', ')}` : null,
                       l.tray ? `a free position on tray ${l.tray}` : null,
                       l.note ?? null,
-                    ].filter(Boolean).join('; ')}
+                    ]
+                      .filter(Boolean)
+                      .join('; ')}
                   </td>
                 </tr>
               ))}
@@ -85,7 +103,12 @@ export function SafetyPage({ ctx, status, error, notice, text }: { ctx: ViewCtx;
         const blocked = new Set(tray.blocked.map(String));
         return (
           <section key={name} aria-label={`Tray ${name}`}>
-            <h3 className="h6">{tray.label ?? name} <span className="text-body-secondary">({tray.rows} × {tray.columns})</span></h3>
+            <h3 className="h6">
+              {tray.label ?? name}{' '}
+              <span className="text-body-secondary">
+                ({tray.rows} × {tray.columns})
+              </span>
+            </h3>
             <table className="table table-bordered table-sm w-auto safety-tray">
               <tbody>
                 {trayGrid(tray).map((row, r) => (
@@ -110,8 +133,7 @@ export function SafetyPage({ ctx, status, error, notice, text }: { ctx: ViewCtx;
           <li key={i} className={r.enabled ? undefined : 'text-body-secondary'}>
             <strong>{r.name || r.id || `Rule ${i + 1}`}</strong>
             {r.enabled ? '' : ' (off)'}: when <code>{r.when.target}</code> is called with <code>{r.when.method}</code>
-            {r.if.length ? `, if ${r.if.map(clause).join(' and ')}` : ''}, require {r.require.map(clause).join(' and ')}.
-            {r.message ? ` “${r.message}”` : ''}
+            {r.if.length ? `, if ${r.if.map(clause).join(' and ')}` : ''}, require {r.require.map(clause).join(' and ')}.{r.message ? ` “${r.message}”` : ''}
           </li>
         ))}
       </ul>
@@ -126,17 +148,27 @@ export function SafetyPage({ ctx, status, error, notice, text }: { ctx: ViewCtx;
               <tr key={name}>
                 <th scope="row">{spec.label ?? name}</th>
                 <td>
-                  {spec.read ? <span className="text-body-secondary">read from the instrument when needed</span> : now && now.unknown === undefined ? <code>{String(now.value)}</code> : <span className="text-danger">unknown{now?.unknown ? `: ${now.unknown}` : ''}</span>}
+                  {spec.read ? (
+                    <span className="text-body-secondary">read from the instrument when needed</span>
+                  ) : now && now.unknown === undefined ? (
+                    <code>{String(now.value)}</code>
+                  ) : (
+                    <span className="text-danger">unknown{now?.unknown ? `: ${now.unknown}` : ''}</span>
+                  )}
                 </td>
                 <td>
                   {spec.read ? null : (
                     <form method="post" action={ctx.url(`/safety/states/${encodeURIComponent(name)}`)} className="d-flex gap-2">
                       <select name="value" className="form-select form-select-sm" aria-label={`Value of ${name}`} required>
                         {(spec.values.length ? spec.values : [String(now?.value ?? '')]).map((v) => (
-                          <option key={v} value={v}>{v}</option>
+                          <option key={v} value={v}>
+                            {v}
+                          </option>
                         ))}
                       </select>
-                      <button className="btn btn-sm btn-outline-primary" type="submit">Set</button>
+                      <button className="btn btn-sm btn-outline-primary" type="submit">
+                        Set
+                      </button>
                     </form>
                   )}
                 </td>
@@ -149,12 +181,24 @@ export function SafetyPage({ ctx, status, error, notice, text }: { ctx: ViewCtx;
       <h2 className="h5 mt-4">The file</h2>
       {admin ? (
         <form method="post" action={ctx.url('/safety/file')}>
-          <label className="form-label" htmlFor="safety-text">Safety file (JSON, format ivoryos-safety/1)</label>
-          <textarea id="safety-text" name="text" className="form-control font-monospace" rows={16} defaultValue={text ?? JSON.stringify(status.file ?? { format: 'ivoryos-safety/1', enabled: true, trays: {}, limits: [], rules: [], states: {} }, null, 2)} />
-          <button className="btn btn-primary mt-2" type="submit">Save</button>
+          <label className="form-label" htmlFor="safety-text">
+            Safety file (JSON, format ivoryos-safety/1)
+          </label>
+          <textarea
+            id="safety-text"
+            name="text"
+            className="form-control font-monospace"
+            rows={16}
+            defaultValue={text ?? JSON.stringify(status.file ?? { format: 'ivoryos-safety/1', enabled: true, trays: {}, limits: [], rules: [], states: {} }, null, 2)}
+          />
+          <button className="btn btn-primary mt-2" type="submit">
+            Save
+          </button>
         </form>
       ) : (
-        <pre className="border rounded p-2"><code>{JSON.stringify(status.file, null, 2)}</code></pre>
+        <pre className="border rounded p-2">
+          <code>{JSON.stringify(status.file, null, 2)}</code>
+        </pre>
       )}
     </Layout>
   );

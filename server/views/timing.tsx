@@ -10,7 +10,13 @@ export function LiveTiming({ timing, statusUrl }: { timing: Timing | null; statu
   return (
     <ul id="live-timing" data-status-url={statusUrl} className={`small list-unstyled mb-2${lines.length ? '' : ' d-none'}`}>
       {lines.map((l) => (
-        <li key={`${l.kind}-${l.id}`} data-kind={l.kind} data-id={l.id} data-overdue={l.kind === 'step' ? String(l.overdue) : undefined} className={l.overdue ? 'text-danger fw-semibold' : 'text-body-secondary'}>
+        <li
+          key={`${l.kind}-${l.id}`}
+          data-kind={l.kind}
+          data-id={l.id}
+          data-overdue={l.kind === 'step' ? String(l.overdue) : undefined}
+          className={l.overdue ? 'text-danger fw-semibold' : 'text-body-secondary'}
+        >
           {l.overdue ? <span className="badge text-bg-danger me-1">overdue</span> : null}
           {l.text}
         </li>

@@ -35,10 +35,8 @@ export function UsersPage(props: {
       <Breadcrumb links={[{ href: u('/account'), label: 'Account' }]} current="Users" />
       <h1 className="h3">Users</h1>
       <p className="text-body-secondary">
-        Admins manage accounts and the lab's settings; operators run the instruments, workflows and campaigns. A
-        disabled account cannot log in and its API tokens are refused until it is enabled again. Deleting an
-        account keeps what it made under its name. You cannot disable or delete your own account, and the last
-        admin who can log in stays an admin.
+        Admins manage accounts and the lab's settings; operators run the instruments, workflows and campaigns. A disabled account cannot log in and its API tokens are refused until it is enabled
+        again. Deleting an account keeps what it made under its name. You cannot disable or delete your own account, and the last admin who can log in stays an admin.
       </p>
       {props.done ? <Alert kind="success">{noticeOf(props.done)}</Alert> : null}
       <ErrorList error={props.error} />
@@ -96,7 +94,15 @@ export function UsersPage(props: {
                           <label className="form-label small" htmlFor={`confirm-password-${x.id}`}>
                             The same again
                           </label>
-                          <input className="form-control form-control-sm mb-2" type="password" id={`confirm-password-${x.id}`} name="confirm_password" autoComplete="new-password" minLength={8} required />
+                          <input
+                            className="form-control form-control-sm mb-2"
+                            type="password"
+                            id={`confirm-password-${x.id}`}
+                            name="confirm_password"
+                            autoComplete="new-password"
+                            minLength={8}
+                            required
+                          />
                           <button className="btn btn-sm btn-primary">Set the password</button>
                         </form>
                       </details>
@@ -106,8 +112,7 @@ export function UsersPage(props: {
                         <summary className="btn btn-sm btn-outline-danger">Delete…</summary>
                         <form method="post" action={u(`${base}/delete`)} className="mt-2">
                           <p className="small mb-2">
-                            {x.username} will no longer be able to log in; their API tokens are revoked. Their records,
-                            runs and workflows stay, under their name. This cannot be undone.
+                            {x.username} will no longer be able to log in; their API tokens are revoked. Their records, runs and workflows stay, under their name. This cannot be undone.
                           </p>
                           <button className="btn btn-sm btn-danger">Delete {x.username}</button>
                         </form>

@@ -61,10 +61,14 @@ function ImportPython({ ctx, form }: { ctx: ViewCtx; form: PythonImportForm | un
     <details className="card card-body mb-3" open={form !== undefined} data-testid="import-python">
       <summary className="fw-semibold">Import Python</summary>
       <p className="small text-body-secondary mt-2 mb-2">
-        Paste an ivoryOS-style script: a main function whose arguments are the parameters, optional <code>prep</code> and <code>cleanup</code> functions,
-        calls like <code>deck.pump.dose(volume_ml=1.5)</code>, <code>time.sleep</code>, <code>if</code> and <code>for _ in range(n)</code>. It is read, never run.
+        Paste an ivoryOS-style script: a main function whose arguments are the parameters, optional <code>prep</code> and <code>cleanup</code> functions, calls like{' '}
+        <code>deck.pump.dose(volume_ml=1.5)</code>, <code>time.sleep</code>, <code>if</code> and <code>for _ in range(n)</code>. It is read, never run.
       </p>
-      {form?.error ? <div className="alert alert-danger py-2" role="alert">{form.error}</div> : null}
+      {form?.error ? (
+        <div className="alert alert-danger py-2" role="alert">
+          {form.error}
+        </div>
+      ) : null}
       <form method="post" action={ctx.url('/workflows/import/python')}>
         <textarea className="form-control font-monospace mb-2" name="source" rows={10} required aria-label="Python script" defaultValue={form?.source ?? ''} />
         <div className="d-flex gap-2">
@@ -256,11 +260,17 @@ export function WorkflowPage({ ctx, wf, latest }: { ctx: ViewCtx; wf: WorkflowJs
             <p className="small text-body-secondary">None.</p>
           )}
           <h2 className="h6">Outputs</h2>
-          <p className="small">{doc.outputs?.length ? doc.outputs.map((o) => (
-              <code key={outputName(o)} className="me-2">
-                {typeof o === 'string' ? o : `${o.name} (${o.from})`}
-              </code>
-            )) : <span className="text-body-secondary">None.</span>}</p>
+          <p className="small">
+            {doc.outputs?.length ? (
+              doc.outputs.map((o) => (
+                <code key={outputName(o)} className="me-2">
+                  {typeof o === 'string' ? o : `${o.name} (${o.from})`}
+                </code>
+              ))
+            ) : (
+              <span className="text-body-secondary">None.</span>
+            )}
+          </p>
           <details>
             <summary className="small">The JSON document</summary>
             <pre className="small wf-json">{JSON.stringify(doc, null, 2)}</pre>
@@ -301,11 +311,7 @@ export function BuilderPage({ ctx, data }: { ctx: ViewCtx; data: BuilderData }) 
     <Layout ctx={ctx} title={title}>
       <div id="wf-builder" className="wf-builder">
         <script type="application/json" id="wf-data" dangerouslySetInnerHTML={{ __html: jsonIsland(data) }} />
-        <Breadcrumb
-          links={[{ href: ctx.url('/workflows'), label: 'Workflows' }, ...(data.name ? [{ href: wfUrl(ctx, data.name), label: data.name }] : [])]}
-          current="Builder"
-          className="mb-2"
-        />
+        <Breadcrumb links={[{ href: ctx.url('/workflows'), label: 'Workflows' }, ...(data.name ? [{ href: wfUrl(ctx, data.name), label: data.name }] : [])]} current="Builder" className="mb-2" />
         <noscript>
           <div className="alert alert-warning">The builder needs JavaScript. The workflow's JSON can also be sent to POST {ctx.url('/workflows')}.</div>
         </noscript>
@@ -379,14 +385,7 @@ export function BuilderPage({ ctx, data }: { ctx: ViewCtx; data: BuilderData }) 
                     </summary>
                     <div className="wf-palette-list d-flex flex-column gap-1 mt-1">
                       {inst.methods.map((m) => (
-                        <button
-                          key={m.name}
-                          type="button"
-                          className="btn btn-sm btn-light text-start wf-palette-item"
-                          data-instrument={inst.name}
-                          data-method={m.name}
-                          title={m.description}
-                        >
+                        <button key={m.name} type="button" className="btn btn-sm btn-light text-start wf-palette-item" data-instrument={inst.name} data-method={m.name} title={m.description}>
                           <code>
                             {inst.name}.{m.name}
                           </code>
@@ -399,9 +398,8 @@ export function BuilderPage({ ctx, data }: { ctx: ViewCtx; data: BuilderData }) 
               </div>
             </div>
             <div className="small text-body-secondary mt-2 wf-help">
-              In an argument, <code>#name</code> makes a workflow parameter (set per run), <code>$name</code> uses the
-              value an earlier step saved (its "save as"), anything else is a value. <code>\#</code> at the start
-              keeps a <code>#</code> or <code>$</code> as text. An empty field leaves the method's default.
+              In an argument, <code>#name</code> makes a workflow parameter (set per run), <code>$name</code> uses the value an earlier step saved (its "save as"), anything else is a value.{' '}
+              <code>\#</code> at the start keeps a <code>#</code> or <code>$</code> as text. An empty field leaves the method's default.
             </div>
           </aside>
           <section className="col-12 col-md-8 col-xl-6" id="wf-phases" aria-label="Steps">

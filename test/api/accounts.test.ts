@@ -126,7 +126,11 @@ describe('accounts managed by an admin', () => {
     expect(audit).toMatchObject({ detail: { user_id: id, username: 'rosa', sessions_ended: 1 } });
     expect(JSON.stringify(audit)).not.toContain('a new secret');
     // your own password is changed on the change-password form, which asks for the current one
-    const self = await lab.admin.post(`/app/account/users/${await idOf('ada')}/password`).set('Accept', J).send({ new_password: 'a new secret' }).expect(409);
+    const self = await lab.admin
+      .post(`/app/account/users/${await idOf('ada')}/password`)
+      .set('Accept', J)
+      .send({ new_password: 'a new secret' })
+      .expect(409);
     expect(self.body.error.message).toContain('Change password');
   });
 
@@ -158,8 +162,15 @@ describe('accounts managed by an admin', () => {
     const token = await tokenOf(tess);
     const id = await idOf('tess');
     const run = await lab.runtime.store.runs.create({
-      taskId: null, name: 'tess run', workflowName: 'w', workflowVersion: 1, workflow: { name: 'w', outputs: [] },
-      parameters: [{}], status: 'completed', userId: id, startedAt: new Date(),
+      taskId: null,
+      name: 'tess run',
+      workflowName: 'w',
+      workflowVersion: 1,
+      workflow: { name: 'w', outputs: [] },
+      parameters: [{}],
+      status: 'completed',
+      userId: id,
+      startedAt: new Date(),
     });
     const gone = await lab.admin.post(`/app/account/users/${id}/delete`).type('form').expect(302);
     expect((await lab.admin.get(gone.headers.location).expect(200)).text).toContain('tess was deleted');
@@ -186,8 +197,17 @@ describe('accounts managed by an admin', () => {
   it('refuses a body field an action does not take, by name, before acting; the users page shows the message', async () => {
     await signupAndLogin(lab.app, 'vic');
     const id = await idOf('vic');
-    for (const [path, body] of [['role', { role: 'admin' }], ['password', { new_password: 'some password' }], ['disable', {}], ['enable', {}], ['delete', {}]] as const) {
-      const res = await lab.admin.post(`/app/account/users/${id}/${path}`).set('Accept', J).send({ ...body, colour: 'red' });
+    for (const [path, body] of [
+      ['role', { role: 'admin' }],
+      ['password', { new_password: 'some password' }],
+      ['disable', {}],
+      ['enable', {}],
+      ['delete', {}],
+    ] as const) {
+      const res = await lab.admin
+        .post(`/app/account/users/${id}/${path}`)
+        .set('Accept', J)
+        .send({ ...body, colour: 'red' });
       expect({ path, status: res.status, details: res.body.error?.details }).toEqual({
         path,
         status: 400,
@@ -203,12 +223,18 @@ describe('accounts managed by an admin', () => {
   it('lets only admins act, checks the admin before the id, and refuses cross-site form posts', async () => {
     const uma = await signupAndLogin(lab.app, 'uma');
     const id = await idOf('uma');
-    for (const [path, body] of [['role', { role: 'admin' }], ['password', { new_password: 'some password' }], ['disable', {}], ['enable', {}], ['delete', {}]] as const) {
+    for (const [path, body] of [
+      ['role', { role: 'admin' }],
+      ['password', { new_password: 'some password' }],
+      ['disable', {}],
+      ['enable', {}],
+      ['delete', {}],
+    ] as const) {
       await uma.post(`/app/account/users/${id}/${path}`).set('Accept', J).send(body).expect(403);
       await uma.post(`/app/account/users/junk/${path}`).set('Accept', J).send(body).expect(403);
       await request(lab.app).post(`/app/account/users/${id}/${path}`).set('Accept', J).send(body).expect(401);
       await lab.admin.post(`/app/account/users/${id}/${path}`).set('Origin', 'http://evil.example').type('form').send(body).expect(403);
     }
-    expect((await lab.runtime.store.users.byId(id))).toMatchObject({ role: 'operator', disabledAt: null, deletedAt: null });
+    expect(await lab.runtime.store.users.byId(id)).toMatchObject({ role: 'operator', disabledAt: null, deletedAt: null });
   });
 });

@@ -39,7 +39,11 @@ afterAll(async () => {
 });
 
 const api = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${userToken}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${userToken}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 };
 
@@ -76,7 +80,15 @@ function raw(token: string): Raw {
     },
   };
 }
-const method = (name: string, params: Record<string, unknown> = { type: 'object', properties: {} }) => ({ name, description: '', safety: 'readonly', hidden: false, params, inferred: false, inferredFields: [] });
+const method = (name: string, params: Record<string, unknown> = { type: 'object', properties: {} }) => ({
+  name,
+  description: '',
+  safety: 'readonly',
+  hidden: false,
+  params,
+  inferred: false,
+  inferredFields: [],
+});
 const params = (props: Record<string, unknown>) => ({ type: 'object', properties: props });
 const hello = (name: string, instruments: unknown[]) => ({ type: 'hello', protocol: 1, name, instruments });
 const instrument = (name: string, methods = [method('read')]) => ({ name, class: 'Probe', description: 'a probe', methods });
@@ -140,7 +152,10 @@ describe('an admin binds an agent name to a new token', () => {
     const made = await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'balance-pc new', scope: 'agent', agent_name: 'balance-pc' }).expect(201);
     expect(made.body).toMatchObject({ agent_name: 'balance-pc' });
     const audit = await lab.runtime.store.audit.list(20);
-    expect(audit.find((a) => a.action === 'agent.name.bound' && (a.detail as { token_name: string }).token_name === 'balance-pc new')?.detail).toMatchObject({ agent: 'balance-pc', taken_from: 'pc-a' });
+    expect(audit.find((a) => a.action === 'agent.name.bound' && (a.detail as { token_name: string }).token_name === 'balance-pc new')?.detail).toMatchObject({
+      agent: 'balance-pc',
+      taken_from: 'pc-a',
+    });
     const old = raw(tokens['pc-a']);
     await old.open;
     old.ws.send(JSON.stringify(hello('balance-pc', [instrument('balance')])));
@@ -227,14 +242,22 @@ describe('what an agent describes is bounded', () => {
     await lab.admin.get('/app/api').expect(200);
     await lab.admin.get('/app/workflows/new').expect(200);
     const mcp = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'assistant', scope: 'mcp' }).expect(201)).body.token;
-    const list = await fetch(`${base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${mcp}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const list = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${mcp}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     expect(list.status).toBe(200);
     expect(await list.text()).toMatch(/fine_probe_read/);
     c.ws.close(1000);
     await c.closed;
     // offline, its tools are not offered to an AI assistant
     await waitFor(() => !lab.runtime.agents.list().some((a) => a.name === 'bounded-pc' && a.connected), 'bounded-pc to be offline');
-    const after = await fetch(`${base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${mcp}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }) });
+    const after = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${mcp}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
     const text = await after.text();
     expect(text).toMatch(/lab_status|"tools"/);
     expect(text).not.toMatch(/fine_probe_read/);
@@ -249,7 +272,7 @@ describe('what an agent describes is bounded', () => {
     expect(end.reason).toMatch(/name/);
   });
 
-  it("a pattern that backtracks exponentially in JavaScript is tested in linear time: the call is refused at once", async () => {
+  it('a pattern that backtracks exponentially in JavaScript is tested in linear time: the call is refused at once', async () => {
     const c = raw(tokens['pc-a']);
     await c.open;
     c.ws.send(JSON.stringify(hello('redos-pc', [instrument('redos_probe', [method('read', params({ s: { type: 'string', pattern: '^(a+)+$' } }))])])));
@@ -304,7 +327,10 @@ describe('an agent that connects again, and one that never answers', () => {
     // the instrument is free again; a late answer to the old call is dropped
     c.ws.send(JSON.stringify({ type: 'result', id: 1, value: 'late' }));
     const next = api('POST', '/instruments/silent_probe', { method: 'read', args: {} });
-    const asked = (c.received.filter((m) => m.type === 'call').length === 2 ? c.received.filter((m) => m.type === 'call')[1] : await new Promise<Record<string, unknown>>((res) => c.ws.once('message', (d) => res(JSON.parse(d.toString())))));
+    const asked =
+      c.received.filter((m) => m.type === 'call').length === 2
+        ? c.received.filter((m) => m.type === 'call')[1]
+        : await new Promise<Record<string, unknown>>((res) => c.ws.once('message', (d) => res(JSON.parse(d.toString()))));
     c.ws.send(JSON.stringify({ type: 'result', id: asked.id, value: 7 }));
     expect(await next).toMatchObject({ status: 200, body: { output: 7 } });
     c.ws.close(1000);

@@ -31,7 +31,11 @@ describe('a real lab server and agent', () => {
   let server: Server;
   beforeAll(async () => {
     lab = await startLab({ deck: false });
-    await lab.admin.put('/app/safety').set('Accept', J).send(limits(heaterMax(120))).expect(200);
+    await lab.admin
+      .put('/app/safety')
+      .set('Accept', J)
+      .send(limits(heaterMax(120)))
+      .expect(200);
     server = lab.app.listen(0, '127.0.0.1');
     await new Promise((r) => server.once('listening', r));
     attachAgents(server, lab.runtime);
@@ -61,7 +65,11 @@ describe('a real lab server and agent', () => {
   });
 
   it('an edit of the file reaches the agent before the next call', async () => {
-    await lab.admin.put('/app/safety').set('Accept', J).send(limits(heaterMax(80), { target: 'class:SafePump', method: 'dispense', param: 'volume_ml', max: 5 })).expect(200);
+    await lab.admin
+      .put('/app/safety')
+      .set('Accept', J)
+      .send(limits(heaterMax(80), { target: 'class:SafePump', method: 'dispense', param: 'volume_ml', max: 5 }))
+      .expect(200);
     await until(async () => lines.some((l) => /agent pc-safe: enforcing the lab's safety file .*: 2 limit\(s\)/.test(l)));
     const before = await count('pump.dispense');
     await call('pump', 'dispense', { volume_ml: 9 }).expect(409);

@@ -47,7 +47,11 @@ afterAll(async () => {
 });
 
 const api = async (method: string, path: string, body?: unknown, token = userToken) => {
-  const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json() };
 };
 const agent = async (deck: string, name: string) => {
@@ -161,7 +165,10 @@ describe('a connection cut without a word (a pulled cable)', () => {
       sockets.push(client, upstream);
       client.on('data', (b) => cut || upstream.write(b));
       upstream.on('data', (b) => cut || client.write(b));
-      for (const [s, other] of [[client, upstream], [upstream, client]]) {
+      for (const [s, other] of [
+        [client, upstream],
+        [upstream, client],
+      ]) {
         s.on('close', () => other.destroy());
         s.on('error', () => other.destroy());
       }

@@ -37,7 +37,8 @@ it("rejects a revoked token's pending requests, saying why, and leaves other tok
   const [a, b] = [await made('agent-a'), await made('agent-b')];
   await ask(a.token);
   await ask(b.token);
-  const inbox = async () => (await lab.admin.get('/app/approvals').set('Accept', J).expect(200)).body as { pending: { id: number; token_name?: string }[]; done: { id: number; state: string; reason: string | null }[] };
+  const inbox = async () =>
+    (await lab.admin.get('/app/approvals').set('Accept', J).expect(200)).body as { pending: { id: number; token_name?: string }[]; done: { id: number; state: string; reason: string | null }[] };
   const before = await inbox();
   expect(before.pending).toHaveLength(2);
 

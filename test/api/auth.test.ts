@@ -140,7 +140,10 @@ describe('accounts', () => {
     await request(lab.app).post('/app/instruments/balance').set('Authorization', `Bearer ${token}`).set('Origin', 'http://elsewhere').send({ method: 'tare', args: {} }).expect(200);
     await request(lab.app).get('/app/instruments/').set('Authorization', 'Bearer lab_wrong').set('Accept', 'application/json').expect(401);
     // a token with more after it is another token (copies are kept by the token, and only of a token's length)
-    const longer = await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}${'x'.repeat(4000)}`).set('Accept', 'application/json');
+    const longer = await request(lab.app)
+      .get('/app/instruments/')
+      .set('Authorization', `Bearer ${token}${'x'.repeat(4000)}`)
+      .set('Accept', 'application/json');
     expect(longer.status).toBe(401);
     expect(longer.body.error.message).toMatch(/unknown or was revoked/);
     await request(lab.app).get('/app/instruments/').set('Authorization', `Bearer ${token}x`).set('Accept', 'application/json').expect(401);
@@ -175,7 +178,10 @@ describe('accounts', () => {
       [lab.admin, '/app/account/signup', { open: false }],
     ];
     for (const [who, path, body] of cases) {
-      const res = await who.post(path).set('Accept', J).send({ ...body, colour: 'red' });
+      const res = await who
+        .post(path)
+        .set('Accept', J)
+        .send({ ...body, colour: 'red' });
       expect({ path, status: res.status, details: res.body.error?.details }).toEqual({
         path,
         status: 400,

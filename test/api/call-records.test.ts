@@ -55,7 +55,11 @@ describe('call records', () => {
   });
 
   it('lists a direct call to a driver that hangs while it hangs (running, its args, no end), then completes it in place', async () => {
-    const answer = lab.admin.post('/app/instruments/gate').set('Accept', J).send({ method: 'hold', args: { ml: 2 } }).then((r) => r);
+    const answer = lab.admin
+      .post('/app/instruments/gate')
+      .set('Accept', J)
+      .send({ method: 'hold', args: { ml: 2 } })
+      .then((r) => r);
     await until(async () => held.length === 1);
     const [running] = await calls();
     expect(running).toMatchObject({ status: 'running', args: { ml: 2 }, output: null, ended_at: null });
@@ -74,7 +78,11 @@ describe('call records', () => {
     const [last] = await calls();
     const one = (await lab.admin.get(`/app/instruments/task/${last.task_id}`).set('Accept', J).expect(200)).body;
     expect(exactly(CallRecordSchema, one)).toEqual(one);
-    const answer = lab.admin.post('/app/instruments/gate').set('Accept', J).send({ method: 'hold', args: { ml: 1 } }).then((r) => r);
+    const answer = lab.admin
+      .post('/app/instruments/gate')
+      .set('Accept', J)
+      .send({ method: 'hold', args: { ml: 1 } })
+      .then((r) => r);
     await until(async () => held.length === 1);
     const [running] = await calls();
     expect(exactly(CallRecordSchema, running)).toEqual(running);
@@ -87,7 +95,11 @@ describe('call records', () => {
 
   it('a call that hangs and then fails: its one record says so, in place', async () => {
     const before = (await calls()).length;
-    const answer = lab.admin.post('/app/instruments/gate').set('Accept', J).send({ method: 'hold', args: { ml: 3 } }).then((r) => r);
+    const answer = lab.admin
+      .post('/app/instruments/gate')
+      .set('Accept', J)
+      .send({ method: 'hold', args: { ml: 3 } })
+      .then((r) => r);
     await until(async () => held.length === 1);
     const [running] = await calls();
     expect(running).toMatchObject({ status: 'running', args: { ml: 3 }, ended_at: null });

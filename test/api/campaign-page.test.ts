@@ -152,7 +152,14 @@ describe('the campaign page: constraints, parameter kinds, limits and weights', 
   });
 
   it('shows each 400 beside the field it names and keeps the form as typed', async () => {
-    const post = async (fields: Record<string, string>) => (await lab.admin.post('/app/executions/campaign').type('form').send({ ...FORM, ...fields }).expect(400)).text;
+    const post = async (fields: Record<string, string>) =>
+      (
+        await lab.admin
+          .post('/app/executions/campaign')
+          .type('form')
+          .send({ ...FORM, ...fields })
+          .expect(400)
+      ).text;
 
     // a bad line of the constraints: its message under the textarea, which keeps the text, escaped
     let html = await post({ parameter_constraints: 'water + ethanol + dmso == 1\nwater + ethnol <= 0.8 </textarea><b>' });
@@ -173,11 +180,21 @@ describe('the campaign page: constraints, parameter kinds, limits and weights', 
     // each message beside its field, that input marked: the limits, a parameter's step, fixed value, log
     // scale or a field the page does not have (the route's own check), an objective's weight
     const cases: [Record<string, string>, (html: string) => string, string, string | null][] = [
-      [{ outcome_constraints: 'run.yield >= 0.05\npurity >= 0.9' }, (h) => listBlock(h, 'campaign-outcome-constraints'), 'outcome_constraints[1]: &quot;purity&quot; is not an output of mix', 'outcome_constraints'],
+      [
+        { outcome_constraints: 'run.yield >= 0.05\npurity >= 0.9' },
+        (h) => listBlock(h, 'campaign-outcome-constraints'),
+        'outcome_constraints[1]: &quot;purity&quot; is not an output of mix',
+        'outcome_constraints',
+      ],
       [{ stop_when: 'run.yield > 0.99' }, (h) => listBlock(h, 'campaign-stop-when'), 'stop_when[0]: cannot read &quot;run.yield &gt; 0.99&quot; at column 11', 'stop_when'],
       [{ 'param.time.step': '7' }, (h) => row(h, 'time'), 'parameters[4].step: &quot;time&quot;: the step 7 does not divide the range 10..40 (30)', 'param.time.step'],
       [{ 'param.temperature.value': 'hot' }, (h) => row(h, 'temperature'), 'parameters[3].value: &quot;temperature&quot; is a number parameter, and &quot;hot&quot; is not', 'param.temperature.value'],
-      [{ parameter_constraints: '', 'param.time.step': '', 'param.time.low': '0', 'param.time.log_scale': 'on' }, (h) => row(h, 'time'), 'parameters[4].bounds: &quot;time&quot; is searched on a log scale', 'param.time.low'],
+      [
+        { parameter_constraints: '', 'param.time.step': '', 'param.time.low': '0', 'param.time.log_scale': 'on' },
+        (h) => row(h, 'time'),
+        'parameters[4].bounds: &quot;time&quot; is searched on a log scale',
+        'param.time.low',
+      ],
       [{ 'param.time.steps': '5' }, (h) => row(h, 'time'), 'param.time.steps: is not a field of a parameter', null],
       [{ 'objective.dmso_ml.weight': '-1' }, (h) => objectiveRow(h, 'dmso_ml'), 'objectives[1].weight: must be a number above 0', 'objective.dmso_ml.weight'],
     ];
@@ -186,9 +203,11 @@ describe('the campaign page: constraints, parameter kinds, limits and weights', 
       expect(place(html)).toContain(message);
       if (input) expect({ input, tag: tag(html, input) }).toEqual({ input, tag: expect.stringContaining('is-invalid') });
       // only that input: the others of the row are not marked
-      for (const other of ['param.water.low', 'param.time.step', 'param.time.log_scale', 'objective.run.yield.weight'].filter((o) => o !== input)) expect({ other, tag: tag(html, other) }).toEqual({ other, tag: expect.not.stringContaining('is-invalid') });
+      for (const other of ['param.water.low', 'param.time.step', 'param.time.log_scale', 'objective.run.yield.weight'].filter((o) => o !== input))
+        expect({ other, tag: tag(html, other) }).toEqual({ other, tag: expect.not.stringContaining('is-invalid') });
       // and the form as typed
-      for (const [k, v] of Object.entries(fields)) if (v && input) expect({ k, field: field(html, k) }).toEqual({ k, field: expect.stringContaining(v === 'on' ? 'checked=""' : v.replace(/>/g, '&gt;')) });
+      for (const [k, v] of Object.entries(fields))
+        if (v && input) expect({ k, field: field(html, k) }).toEqual({ k, field: expect.stringContaining(v === 'on' ? 'checked=""' : v.replace(/>/g, '&gt;')) });
     }
     html = await post({ 'objective.dmso_ml.weight': '' });
     expect(between(html, 'id="campaign-objectives"', 'Limits on the outputs')).toContain('objectives: give every objective a weight, or none');

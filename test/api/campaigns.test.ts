@@ -41,21 +41,30 @@ describe('optimization campaigns', () => {
       expect({ field, status: res.status }).toEqual({ field, status });
       if (field) expect(JSON.stringify(res.body.error.details ?? [])).toContain(field);
     }
-    const page = await lab.admin.post('/app/executions/campaign').type('form').send({ ...base, objectives: 'purity:max' });
+    const page = await lab.admin
+      .post('/app/executions/campaign')
+      .type('form')
+      .send({ ...base, objectives: 'purity:max' });
     expect(page.status).toBe(400);
     expect(page.text).toContain('purity');
   });
 
   it('runs a campaign on the demo reactor from a warm start, records it, and plots it', async () => {
-    const hist = await lab.admin
-      .post('/app/files/execution-data')
-      .set('Accept', J)
-      .attach('file', Buffer.from('temperature,time,run.yield\n40,10,0.1\n100,50,0.3\n'), 'earlier.csv')
-      .expect(201);
+    const hist = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('temperature,time,run.yield\n40,10,0.1\n100,50,0.3\n'), 'earlier.csv').expect(201);
     const res = await lab.admin
       .post('/app/executions/campaign')
       .type('form')
-      .send({ workflow: 'react', repeat: '6', optimizer_type: 'gp', batch_size: '2', seed: '7', existing_data: hist.body.filename, parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max', 'config.initial_points': '3' })
+      .send({
+        workflow: 'react',
+        repeat: '6',
+        optimizer_type: 'gp',
+        batch_size: '2',
+        seed: '7',
+        existing_data: hist.body.filename,
+        parameters: 'temperature: 20..120, time: 1..60',
+        objectives: 'run.yield:max',
+        'config.initial_points': '3',
+      })
       .expect(302);
     expect(res.headers.location).toBe('/app/executions/config?workflow=react');
     await until(async () => (await lab.admin.get('/app/executions/latest_plot').set('Accept', J)).body.campaign?.status === 'done');
@@ -98,35 +107,96 @@ describe('optimization campaigns', () => {
 
   it('refuses a field it does not take by name, from JSON and from the page (the form comes back with the message)', async () => {
     const base = { workflow: 'react', repeat: 3, optimizer_type: 'random', parameters: 'temperature: 20..120', objectives: 'run.yield:max' };
-    const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, constraints: ['temperature <= 100'], steps: { temperature: 5 } }).expect(400);
+    const res = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ ...base, constraints: ['temperature <= 100'], steps: { temperature: 5 } })
+      .expect(400);
     expect(res.body.error.details.map((d: { field: string }) => d.field)).toEqual(['constraints', 'steps']);
     expect(res.body.error.details[0].message).toMatch(/^is not a field of this request \(its fields: workflow, repeat, optimizer_type, /);
-    const form = await lab.admin.post('/app/executions/campaign').type('form').send({ ...base, repeat: '3', steps: '5' }).expect(400);
+    const form = await lab.admin
+      .post('/app/executions/campaign')
+      .type('form')
+      .send({ ...base, repeat: '3', steps: '5' })
+      .expect(400);
     expect(form.text).toContain('steps is not a field of this request');
     expect(form.text).toContain('id="campaign-form"');
     // nothing is silently dropped: a parameter field the page does not have, an optimizer option, an objective's key
-    const param = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, parameters: undefined, 'param.temperature.use': 'on', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.constraint': 'x' }).expect(400);
+    const param = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ ...base, parameters: undefined, 'param.temperature.use': 'on', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.constraint': 'x' })
+      .expect(400);
     expect(param.body.error.details).toEqual([{ field: 'param.temperature.constraint', message: expect.stringMatching(/^is not a field of a parameter/) }]);
-    const option = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, config: { parameter_constraints: ['temperature <= 100'] } }).expect(400);
+    const option = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ ...base, config: { parameter_constraints: ['temperature <= 100'] } })
+      .expect(400);
     expect(option.body.error.details).toEqual([{ field: 'config.parameter_constraints', message: 'is not an option of the optimizer "random" (its options: none)' }]);
-    const objective = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...base, objectives: [{ name: 'run.yield', minimize: false, weigth: 2 }] }).expect(400);
+    const objective = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ ...base, objectives: [{ name: 'run.yield', minimize: false, weigth: 2 }] })
+      .expect(400);
     expect(objective.body.error.details[0].field).toBe('objectives.0.weigth');
     // the page's structured fields carry the kinds too: param.<name>.value (fixed), .step, .log_scale
     const kinds = await lab.admin
       .post('/app/executions/campaign')
       .set('Accept', J)
-      .send({ workflow: 'react', repeat: '2', optimizer_type: 'random', 'param.temperature.use': 'on', 'param.temperature.type': 'range', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.step': '7', 'param.time.use': 'on', 'param.time.type': 'fixed', 'param.time.value': '30', 'objective.run.yield': 'max' })
+      .send({
+        workflow: 'react',
+        repeat: '2',
+        optimizer_type: 'random',
+        'param.temperature.use': 'on',
+        'param.temperature.type': 'range',
+        'param.temperature.low': '20',
+        'param.temperature.high': '120',
+        'param.temperature.step': '7',
+        'param.time.use': 'on',
+        'param.time.type': 'fixed',
+        'param.time.value': '30',
+        'objective.run.yield': 'max',
+      })
       .expect(400);
     expect(kinds.body.error.details).toEqual([{ field: 'parameters[0].step', message: '"temperature": the step 7 does not divide the range 20..120 (100)' }]);
     const logScale = await lab.runtime.campaigns.plan(
-      campaignInput({ workflow: 'react', repeat: '2', optimizer_type: 'random', 'param.temperature.use': 'on', 'param.temperature.type': 'range', 'param.temperature.low': '20', 'param.temperature.high': '120', 'param.temperature.log_scale': 'on', 'param.time.use': 'on', 'param.time.type': 'fixed', 'param.time.value': '30', 'objective.run.yield': 'max' }, () => null),
+      campaignInput(
+        {
+          workflow: 'react',
+          repeat: '2',
+          optimizer_type: 'random',
+          'param.temperature.use': 'on',
+          'param.temperature.type': 'range',
+          'param.temperature.low': '20',
+          'param.temperature.high': '120',
+          'param.temperature.log_scale': 'on',
+          'param.time.use': 'on',
+          'param.time.type': 'fixed',
+          'param.time.value': '30',
+          'objective.run.yield': 'max',
+        },
+        () => null,
+      ),
     );
-    expect(logScale.space).toEqual([{ name: 'temperature', type: 'range', bounds: [20, 120], log_scale: true }, { name: 'time', type: 'fixed', value: 30 }]);
+    expect(logScale.space).toEqual([
+      { name: 'temperature', type: 'range', bounds: [20, 120], log_scale: true },
+      { name: 'time', type: 'fixed', value: 30 },
+    ]);
     // the page's own structured fields pass: param.<name>.*, objective.<name>, config.<key>
     await lab.admin
       .post('/app/executions/campaign')
       .type('form')
-      .send({ workflow: 'react', repeat: '2', optimizer_type: 'random', 'param.temperature.use': 'on', 'param.temperature.type': 'range', 'param.temperature.low': '20', 'param.temperature.high': '120', 'objective.run.yield': 'max' })
+      .send({
+        workflow: 'react',
+        repeat: '2',
+        optimizer_type: 'random',
+        'param.temperature.use': 'on',
+        'param.temperature.type': 'range',
+        'param.temperature.low': '20',
+        'param.temperature.high': '120',
+        'objective.run.yield': 'max',
+      })
       .expect(302);
   });
 
@@ -137,9 +207,7 @@ describe('optimization campaigns', () => {
       .set('Accept', J)
       .send({ workflow: 'react-whole', repeat: 3, optimizer_type: 'random', parameters: 'temperature: 20..120', objectives: 'run:max' })
       .expect(400);
-    expect(res.body.error.details).toEqual([
-      { field: 'objectives[0].name', message: '"run" is an object (the declared result of reactor.run), and an objective must be a number: choose run.yield' },
-    ]);
+    expect(res.body.error.details).toEqual([{ field: 'objectives[0].name', message: '"run" is an object (the declared result of reactor.run), and an objective must be a number: choose run.yield' }]);
   });
 
   it('an objective that comes back not a number fails its step; skipped, the iteration is no observation and the run is not a clean success', async () => {
@@ -147,7 +215,12 @@ describe('optimization campaigns', () => {
     // stirrer.program declares no result: only the run can tell that it is an object
     await runtime.store.workflows.save(
       'stir-prog',
-      { name: 'stir-prog', parameters: [{ name: 'rpm', type: 'number', default: 100 }], outputs: ['prog'], main: [{ kind: 'call', instrument: 'stirrer', method: 'program', args: { steps: { value: [] } }, save_as: 'prog' }] },
+      {
+        name: 'stir-prog',
+        parameters: [{ name: 'rpm', type: 'number', default: 100 }],
+        outputs: ['prog'],
+        main: [{ kind: 'call', instrument: 'stirrer', method: 'program', args: { steps: { value: [] } }, save_as: 'prog' }],
+      },
       null,
     );
     const task = await runtime.campaigns.submit({ workflow: 'stir-prog', repeat: 1, optimizer_type: 'random', seed: 3, parameters: 'rpm: 0..1000', objectives: 'prog:max' }, null);
@@ -168,13 +241,23 @@ describe('optimization campaigns', () => {
   it("warm-starts from a run's data CSV: only its ok rows are observations", async () => {
     const csv = 'iteration,status,temperature,time,run.yield\n1,ok,40,10,0.1\n2,skipped,100,50,0.9\n3,error,90,20,\n';
     const hist = await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'react').attach('file', Buffer.from(csv), 'run-3.csv').expect(201);
-    const plan = await lab.runtime.campaigns.plan({ workflow: 'react', repeat: 2, optimizer_type: 'random', parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max', existing_data: hist.body.filename });
+    const plan = await lab.runtime.campaigns.plan({
+      workflow: 'react',
+      repeat: 2,
+      optimizer_type: 'random',
+      parameters: 'temperature: 20..120, time: 1..60',
+      objectives: 'run.yield:max',
+      existing_data: hist.body.filename,
+    });
     expect(plan.existing).toEqual([{ params: { temperature: 40, time: 10 }, values: { 'run.yield': 0.1 } }]);
   });
 
   it('rebuilds the optimizer from the records when a campaign resumes', async () => {
     const { runtime } = lab;
-    const task = await runtime.campaigns.submit({ workflow: 'react', repeat: 3, optimizer_type: 'random', seed: 1, parameters: 'temperature: 20..120, time: 1..60', objectives: [{ name: 'run.yield', minimize: false }] }, null);
+    const task = await runtime.campaigns.submit(
+      { workflow: 'react', repeat: 3, optimizer_type: 'random', seed: 1, parameters: 'temperature: 20..120, time: 1..60', objectives: [{ name: 'run.yield', minimize: false }] },
+      null,
+    );
     await until(async () => (await runtime.store.queue.get(task.id))?.status === 'done');
     const phases = (await runtime.store.phases.list((await runtime.store.queue.get(task.id))!.runId!)).filter((p) => p.phase === 'main');
     const logs: string[] = [];
@@ -185,20 +268,17 @@ describe('optimization campaigns', () => {
   });
 
   it('runs a constrained campaign with a fixed and a stepped parameter: every experiment satisfies the constraints, and the record says so', async () => {
-    const res = await lab.admin
-      .post('/app/executions/campaign')
-      .type('form')
-      .send({
-        workflow: 'react',
-        repeat: '6',
-        optimizer_type: 'gp',
-        batch_size: '2',
-        seed: '3',
-        parameters: 'temperature: 20..120 step 5, time: 1..60',
-        parameter_constraints: 'temperature + 2*time <= 100\ntime >= 5',
-        objectives: 'run.yield:max',
-        'config.initial_points': '3',
-      });
+    const res = await lab.admin.post('/app/executions/campaign').type('form').send({
+      workflow: 'react',
+      repeat: '6',
+      optimizer_type: 'gp',
+      batch_size: '2',
+      seed: '3',
+      parameters: 'temperature: 20..120 step 5, time: 1..60',
+      parameter_constraints: 'temperature + 2*time <= 100\ntime >= 5',
+      objectives: 'run.yield:max',
+      'config.initial_points': '3',
+    });
     expect(res.status).toBe(400); // a stepped parameter cannot be constrained: said, not ignored
     expect(res.text).toContain('&quot;temperature&quot; in &quot;temperature + 2*time &lt;= 100&quot; is stepped');
     const ok = await lab.admin
@@ -210,7 +290,10 @@ describe('optimization campaigns', () => {
         optimizer_type: 'gp',
         batch_size: 2,
         seed: 3,
-        parameters: [{ name: 'temperature', type: 'range', bounds: [20, 120] }, { name: 'time', type: 'range', bounds: [1, 60], step: 1 }],
+        parameters: [
+          { name: 'temperature', type: 'range', bounds: [20, 120] },
+          { name: 'time', type: 'range', bounds: [1, 60], step: 1 },
+        ],
         parameter_constraints: '["temperature + 2*time <= 100"]',
         objectives: 'run.yield:max',
         config: { initial_points: 3 },
@@ -220,7 +303,17 @@ describe('optimization campaigns', () => {
     const started = await lab.admin
       .post('/app/executions/campaign')
       .set('Accept', J)
-      .send({ workflow: 'react', repeat: 6, optimizer_type: 'gp', batch_size: 2, seed: 3, parameters: 'temperature: 20..120, time: 1..60', parameter_constraints: ['temperature + 2*time <= 100', 'time >= 5'], objectives: 'run.yield:max', config: { initial_points: 3 } })
+      .send({
+        workflow: 'react',
+        repeat: 6,
+        optimizer_type: 'gp',
+        batch_size: 2,
+        seed: 3,
+        parameters: 'temperature: 20..120, time: 1..60',
+        parameter_constraints: ['temperature + 2*time <= 100', 'time >= 5'],
+        objectives: 'run.yield:max',
+        config: { initial_points: 3 },
+      })
       .expect(200);
     await until(async () => (await lab.runtime.store.queue.get(started.body.task_id))?.status === 'done');
     const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
@@ -232,10 +325,35 @@ describe('optimization campaigns', () => {
     const record = await lab.admin.get(`/app/executions/records/${plot.campaign.run_id}`).set('Accept', J).expect(200);
     expect(record.body.campaign.constraints).toEqual(['temperature + 2*time <= 100', 'time >= 5']);
     // a fixed parameter and a stepped one, in the short text form
-    const fixed = await lab.runtime.campaigns.plan({ workflow: 'react', repeat: 2, optimizer_type: 'sobol', seed: 1, parameters: 'temperature: 20..120 step 5, time: = 30', objectives: 'run.yield:max' });
-    expect(fixed.space).toEqual([{ name: 'temperature', type: 'range', bounds: [20, 120], step: 5 }, { name: 'time', type: 'fixed', value: 30 }]);
+    const fixed = await lab.runtime.campaigns.plan({
+      workflow: 'react',
+      repeat: 2,
+      optimizer_type: 'sobol',
+      seed: 1,
+      parameters: 'temperature: 20..120 step 5, time: = 30',
+      objectives: 'run.yield:max',
+    });
+    expect(fixed.space).toEqual([
+      { name: 'temperature', type: 'range', bounds: [20, 120], step: 5 },
+      { name: 'time', type: 'fixed', value: 30 },
+    ]);
     // a constraint may name a fixed parameter: its value moves to the right-hand side (temperature <= 70)
-    const source = await lab.runtime.campaigns.source({ task: { id: 0 } as never, runId: 0, payload: await lab.runtime.campaigns.plan({ workflow: 'react', repeat: 8, batch_size: 8, optimizer_type: 'random', seed: 1, parameters: 'temperature: 20..120, time: = 30', parameter_constraints: 'temperature + time <= 100', objectives: 'run.yield:max' }), done: [], log: async () => undefined });
+    const source = await lab.runtime.campaigns.source({
+      task: { id: 0 } as never,
+      runId: 0,
+      payload: await lab.runtime.campaigns.plan({
+        workflow: 'react',
+        repeat: 8,
+        batch_size: 8,
+        optimizer_type: 'random',
+        seed: 1,
+        parameters: 'temperature: 20..120, time: = 30',
+        parameter_constraints: 'temperature + time <= 100',
+        objectives: 'run.yield:max',
+      }),
+      done: [],
+      log: async () => undefined,
+    });
     for (let i = 0; i < 8; i++) {
       const p = await source.params(i, undefined);
       expect(p.time).toBe(30);
@@ -247,12 +365,30 @@ describe('optimization campaigns', () => {
     const base = { workflow: 'react', repeat: 4, optimizer_type: 'sobol', parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max' };
     const cases: [Record<string, unknown>, string, string | RegExp][] = [
       [{ ...base, parameter_constraints: ['temperature + * time <= 10'] }, 'parameter_constraints[0]', 'cannot read "temperature + * time <= 10" at column 15: expected a number or a name, found "*"'],
-      [{ ...base, parameter_constraints: ['temperature + pressure <= 10'] }, 'parameter_constraints[0]', '"pressure" in "temperature + pressure <= 10" is not a searched parameter (the parameters: temperature, time)'],
-      [{ ...base, parameter_constraints: ['temperature + time <= 30', 'time >= 20'] }, 'parameter_constraints', 'no point within the bounds satisfies all of "temperature + time <= 30", "time >= 20" at once'],
+      [
+        { ...base, parameter_constraints: ['temperature + pressure <= 10'] },
+        'parameter_constraints[0]',
+        '"pressure" in "temperature + pressure <= 10" is not a searched parameter (the parameters: temperature, time)',
+      ],
+      [
+        { ...base, parameter_constraints: ['temperature + time <= 30', 'time >= 20'] },
+        'parameter_constraints',
+        'no point within the bounds satisfies all of "temperature + time <= 30", "time >= 20" at once',
+      ],
       [{ ...base, parameter_constraints: '[not json' }, 'parameter_constraints', /^is not valid JSON/],
       [{ ...base, parameters: 'temperature: log 0..120' }, 'parameters[0].bounds', '"temperature" is searched on a log scale: its bounds must be above 0, and low is 0'],
       [{ ...base, parameters: 'temperature: 20..120 step 7' }, 'parameters[0].step', '"temperature": the step 7 does not divide the range 20..120 (100)'],
-      [{ ...base, parameters: [{ name: 'temperature', type: 'fixed', value: 200, bounds: [20, 120] }, { name: 'time', type: 'range', bounds: [1, 60] }] }, 'parameters[0].value', '"temperature" is fixed at 200, outside its bounds 20..120'],
+      [
+        {
+          ...base,
+          parameters: [
+            { name: 'temperature', type: 'fixed', value: 200, bounds: [20, 120] },
+            { name: 'time', type: 'range', bounds: [1, 60] },
+          ],
+        },
+        'parameters[0].value',
+        '"temperature" is fixed at 200, outside its bounds 20..120',
+      ],
       [{ ...base, parameters: 'temperature: = hot, time: 1..60' }, 'parameters[0].value', '"temperature" is a number parameter, and "hot" is not'],
       [{ ...base, outcome_constraints: ['purity >= 0.9'] }, 'outcome_constraints[0]', '"purity" is not an output of react (its outputs: run.yield)'],
       [{ ...base, stop_when: 'run.yield > 0.95' }, 'stop_when[0]', 'cannot read "run.yield > 0.95" at column 11: write >= (a constraint includes its boundary)'],

@@ -42,7 +42,10 @@ const JAMS = {
 const SLOW = {
   name: 'slow',
   parameters: [{ name: 'seconds', type: 'number', default: 0.3 }],
-  main: [{ kind: 'wait', seconds: 0.3 }, { kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }],
+  main: [
+    { kind: 'wait', seconds: 0.3 },
+    { kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' },
+  ],
   outputs: ['pong'],
 };
 /** The simulated reactor, for a campaign. */
@@ -81,13 +84,18 @@ afterAll(async () => {
 /** Leave the runner idle, its queue empty and released, between tests. */
 afterEach(async () => {
   const runner = lab.runtime.runner;
-  await waitFor(async () => {
-    const s = runner.status();
-    if (!s.busy && !s.queue_held && !s.paused && (await runner.queue()).tasks.length === 0) return true;
-    if (s.busy) await runner.abortNextTask().catch(() => undefined);
-    else if (s.queue_held || s.paused) await runner.pauseResume();
-    return false;
-  }, 'the runner to come back to idle', 5000, 50).catch((e) => {
+  await waitFor(
+    async () => {
+      const s = runner.status();
+      if (!s.busy && !s.queue_held && !s.paused && (await runner.queue()).tasks.length === 0) return true;
+      if (s.busy) await runner.abortNextTask().catch(() => undefined);
+      else if (s.queue_held || s.paused) await runner.pauseResume();
+      return false;
+    },
+    'the runner to come back to idle',
+    5000,
+    50,
+  ).catch((e) => {
     throw new Error(`${(e as Error).message}: ${JSON.stringify(runner.status())}`);
   });
 });
@@ -197,7 +205,14 @@ print(json.dumps({"task": task, "first": first, "record": record}))`)) as {
       first: { status: string; error: string; task_id: number; run_id: number; step: { path: string }; record: string; str: string };
       record: { id: number; status: string; phases: { phase: string; outputs: Record<string, unknown> }[] };
     };
-    expect(out.first).toMatchObject({ status: 'step_failed', error: expect.stringContaining('pump jammed'), task_id: out.task.task_id, run_id: out.record.id, step: { path: 'main[1]' }, record: 'running' });
+    expect(out.first).toMatchObject({
+      status: 'step_failed',
+      error: expect.stringContaining('pump jammed'),
+      task_id: out.task.task_id,
+      run_id: out.record.id,
+      step: { path: 'main[1]' },
+      record: 'running',
+    });
     expect(out.first.str).toMatch(/^run \d+ \(task \d+\) step failed: .*pump jammed/);
     expect(out.record.status).toBe('completed');
     expect(out.record.phases.find((p) => p.phase === 'main')!.outputs).toEqual({ dosed: 1 });

@@ -111,7 +111,11 @@ describe('an over-limit body', () => {
   /** What the server sent on `s` until it closed it. */
   it('declared in Content-Length is refused with 413 before a byte of it is sent, and the connection closed', async () => {
     const { port } = await serve({});
-    for (const [path, type] of [['/app/auth/login', 'application/json'], ['/ivoryos/auth/login', 'application/x-www-form-urlencoded'], ['/app/files/batch-configs', 'multipart/form-data; boundary=x']]) {
+    for (const [path, type] of [
+      ['/app/auth/login', 'application/json'],
+      ['/ivoryos/auth/login', 'application/x-www-form-urlencoded'],
+      ['/app/files/batch-configs', 'multipart/form-data; boundary=x'],
+    ]) {
       const c = await socket(port);
       c.s.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json\r\nContent-Type: ${type}\r\nContent-Length: ${100 * 1024 * 1024}\r\n\r\n`);
       const got = await c.closed; // nothing of the body was sent: an answer only the cap gives
@@ -136,7 +140,13 @@ describe('an over-limit body', () => {
 describe('a client gone before its call', () => {
   /** A token of the admin, and `runtime.accounts.userForToken` held (once) until the server has let `from`'s connections go. */
   async function heldUntilGone(server: ReturnType<typeof createHttpServer>, from: string) {
-    const token = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: `gone-${from}` }).expect(201)).body.token as string;
+    const token = (
+      await lab.admin
+        .post('/app/account/tokens')
+        .set('Accept', 'application/json')
+        .send({ name: `gone-${from}` })
+        .expect(201)
+    ).body.token as string;
     const accounts = lab.runtime.accounts;
     const original = accounts.userForToken;
     let released!: () => void;
@@ -162,7 +172,10 @@ describe('a client gone before its call', () => {
     const calls: unknown[] = [];
     runner.call = (...a) => (calls.push(a), call.apply(runner, a));
     try {
-      for (const [from, how] of [['127.0.0.4', 'half-close'], ['127.0.0.5', 'close']] as const) {
+      for (const [from, how] of [
+        ['127.0.0.4', 'half-close'],
+        ['127.0.0.5', 'close'],
+      ] as const) {
         const { token, passed } = await heldUntilGone(server, from);
         const s = connect({ port, host: '127.0.0.1', localAddress: from, allowHalfOpen: true });
         await new Promise((r) => s.once('connect', r));

@@ -29,25 +29,54 @@ async function declaredAndMerged(lab: TestLab) {
   // the preflight counts the declaration: 4 rows need 4 tips, 3 in stock; queuing it is refused
   const rows = [{ volume: 2 }, { volume: 3 }, { volume: 1 }, { volume: 4 }];
   const pre = (await lab.admin.post('/app/executions/preflight').send({ workflow: 'pipetting', config: rows }).expect(200)).body;
-  expect(pre.resources).toEqual(expect.arrayContaining([{ name: 'tips', needed: 4, available: 3, unit: 'each' }, { name: 'water', needed: 10, available: 100, unit: 'ml' }]));
+  expect(pre.resources).toEqual(
+    expect.arrayContaining([
+      { name: 'tips', needed: 4, available: 3, unit: 'each' },
+      { name: 'water', needed: 10, available: 100, unit: 'ml' },
+    ]),
+  );
   const refused = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'pipetting', config: rows }).expect(409);
   expect(refused.body.resources).toEqual([{ name: 'tips', needed: 4, available: 3, unit: 'each' }]);
 
   // a call counts it in its record's transaction
   await lab.admin.post('/app/instruments/pipette').set('Accept', J).send({ method: 'pick_tip', args: {} }).expect(200);
-  await lab.admin.post('/app/instruments/pipette').set('Accept', J).send({ method: 'aspirate', args: { source: 'water', volume_ml: 2.5 } }).expect(200);
+  await lab.admin
+    .post('/app/instruments/pipette')
+    .set('Accept', J)
+    .send({ method: 'aspirate', args: { source: 'water', volume_ml: 2.5 } })
+    .expect(200);
   expect(await quantity(lab, 'tips')).toBe(2);
   expect(await quantity(lab, 'water')).toBeCloseTo(97.5, 9);
 
   // the lab's rule for pick_tip wins over the declaration (2 tips a call); aspirate keeps its declaration
-  await lab.admin.put('/app/resources/consumption').send([{ target: 'pipette', method: 'pick_tip', resource: 'tips', amount: 2 }]).expect(200);
+  await lab.admin
+    .put('/app/resources/consumption')
+    .send([{ target: 'pipette', method: 'pick_tip', resource: 'tips', amount: 2 }])
+    .expect(200);
   await lab.admin.post('/app/instruments/pipette').set('Accept', J).send({ method: 'pick_tip', args: {} }).expect(200);
   expect(await quantity(lab, 'tips')).toBe(0);
-  const again = (await lab.admin.post('/app/executions/preflight').send({ workflow: 'pipetting', config: rows.slice(0, 1) }).expect(200)).body;
-  expect(again.resources).toEqual(expect.arrayContaining([{ name: 'tips', needed: 2, available: 0, unit: 'each' }, { name: 'water', needed: 2, available: 97.5, unit: 'ml' }]));
+  const again = (
+    await lab.admin
+      .post('/app/executions/preflight')
+      .send({ workflow: 'pipetting', config: rows.slice(0, 1) })
+      .expect(200)
+  ).body;
+  expect(again.resources).toEqual(
+    expect.arrayContaining([
+      { name: 'tips', needed: 2, available: 0, unit: 'each' },
+      { name: 'water', needed: 2, available: 97.5, unit: 'ml' },
+    ]),
+  );
   // and an amount of 0 turns a declaration off
-  await lab.admin.put('/app/resources/consumption').send([{ target: 'pipette', method: 'aspirate', resource: 'water', amount: 0 }]).expect(200);
-  await lab.admin.post('/app/instruments/pipette').set('Accept', J).send({ method: 'aspirate', args: { source: 'water', volume_ml: 5 } }).expect(200);
+  await lab.admin
+    .put('/app/resources/consumption')
+    .send([{ target: 'pipette', method: 'aspirate', resource: 'water', amount: 0 }])
+    .expect(200);
+  await lab.admin
+    .post('/app/instruments/pipette')
+    .set('Accept', J)
+    .send({ method: 'aspirate', args: { source: 'water', volume_ml: 5 } })
+    .expect(200);
   expect(await quantity(lab, 'water')).toBeCloseTo(97.5, 9);
 }
 
@@ -66,7 +95,13 @@ describe('a TypeScript driver declares consumption in its contract', () => {
 
   it('a declaration naming an argument the method lacks is refused by defineInstrument, naming it', () => {
     expect(() =>
-      defineInstrument({ name: 'Bad', version: '1', options: z.object({}), create: () => ({}), methods: { go: { params: z.object({ x: z.number() }), consumes: [{ resource: { arg: 'nope' } }], run: () => 1 } } }),
+      defineInstrument({
+        name: 'Bad',
+        version: '1',
+        options: z.object({}),
+        create: () => ({}),
+        methods: { go: { params: z.object({ x: z.number() }), consumes: [{ resource: { arg: 'nope' } }], run: () => 1 } },
+      }),
     ).toThrow(/method "go" consumes\[0\]\.resource names the argument "nope", which the method does not have/);
   });
 });

@@ -30,7 +30,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it("watches the deck file and the modules it imports from its folder; a saved driver says a restart is needed, in the log and on the pages", async () => {
+it('watches the deck file and the modules it imports from its folder; a saved driver says a restart is needed, in the log and on the pages', async () => {
   expect(lab.runtime.deck.sourcesOf(join(dir, 'deck.py'))).toEqual([join(dir, 'deck.py'), join(dir, 'drivers', '__init__.py'), join(dir, 'drivers', 'pump.py')]);
   expect(lab.runtime.deckWatch!.changed).toBeNull();
   const page = await lab.admin.get('/app/instruments/').expect(200);
@@ -48,5 +48,13 @@ it("watches the deck file and the modules it imports from its folder; a saved dr
     expect(after.text).toContain(said);
   }
   // the running pump keeps the code it started with, until the restart
-  expect((await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { ml: 2 } }).expect(200)).body.output).toBe(2);
+  expect(
+    (
+      await lab.admin
+        .post('/app/instruments/pump')
+        .set('Accept', J)
+        .send({ method: 'dose', args: { ml: 2 } })
+        .expect(200)
+    ).body.output,
+  ).toBe(2);
 });

@@ -16,7 +16,13 @@ import { PASSWORD, signupAndLogin, until } from './helpers.js';
 
 const J = 'application/json';
 /** A task that stays running until it is aborted: one long wait (it uses the pump, which only B drives). */
-const LONG = { name: 'long-b', main: [{ kind: 'call', instrument: 'pump', method: 'status', args: {} }, { kind: 'wait', seconds: 30 }] };
+const LONG = {
+  name: 'long-b',
+  main: [
+    { kind: 'call', instrument: 'pump', method: 'status', args: {} },
+    { kind: 'wait', seconds: 30 },
+  ],
+};
 
 let dataDir: string;
 let db: Awaited<ReturnType<typeof testDbUrl>>;
@@ -65,78 +71,80 @@ async function lastLine(action: string) {
   return { line: { userId: row!.userId, action: row!.action, detail }, via };
 }
 
-if (usingPostgres()) describe('PostgreSQL: a control on A of a task B runs is done on B', () => {
-  it("an ivoryOS pause on A pauses B's task and leaves /app's audit line (via ivoryos); resume and abort too", async () => {
-    const task = await runningOnB();
-    expect(a.runner.status().busy).toBe(false); // A runs nothing itself
+if (usingPostgres())
+  describe('PostgreSQL: a control on A of a task B runs is done on B', () => {
+    it("an ivoryOS pause on A pauses B's task and leaves /app's audit line (via ivoryos); resume and abort too", async () => {
+      const task = await runningOnB();
+      expect(a.runner.status().busy).toBe(false); // A runs nothing itself
 
-    // /app's pause-resume on A, for the line to compare with
-    await admin.post('/app/executions/pause-resume').set('Accept', J).send({}).expect(200);
-    expect(b.runner.status()).toMatchObject({ paused: true, current_task: { id: task } });
-    const app1 = await lastLine('runner.pause-resume');
-    expect(app1.via).toBeUndefined();
-    await admin.post('/app/executions/resume').set('Accept', J).send({}).expect(200);
-    expect(b.runner.status().paused).toBe(false);
+      // /app's pause-resume on A, for the line to compare with
+      await admin.post('/app/executions/pause-resume').set('Accept', J).send({}).expect(200);
+      expect(b.runner.status()).toMatchObject({ paused: true, current_task: { id: task } });
+      const app1 = await lastLine('runner.pause-resume');
+      expect(app1.via).toBeUndefined();
+      await admin.post('/app/executions/resume').set('Accept', J).send({}).expect(200);
+      expect(b.runner.status().paused).toBe(false);
 
-    // the same through ivoryOS on A: B's task pauses, and the same line is written
-    const paused = await ivoryos.post('/ivoryos/executions/pause-resume').set('Accept', '*/*').expect(200);
-    expect(paused.body).toMatchObject({ status: 'ok', pause_status: 'Paused' });
-    expect(b.runner.status()).toMatchObject({ paused: true, current_task: { id: task } });
-    const ivory = await lastLine('runner.pause-resume');
-    expect(ivory.via).toBe('ivoryos');
-    expect(ivory.line).toEqual(app1.line);
-    expect(ivory.line).toMatchObject({ userId: adaId });
+      // the same through ivoryOS on A: B's task pauses, and the same line is written
+      const paused = await ivoryos.post('/ivoryos/executions/pause-resume').set('Accept', '*/*').expect(200);
+      expect(paused.body).toMatchObject({ status: 'ok', pause_status: 'Paused' });
+      expect(b.runner.status()).toMatchObject({ paused: true, current_task: { id: task } });
+      const ivory = await lastLine('runner.pause-resume');
+      expect(ivory.via).toBe('ivoryos');
+      expect(ivory.line).toEqual(app1.line);
+      expect(ivory.line).toMatchObject({ userId: adaId });
 
-    // and back: ivoryOS's one pause button resumes it there
-    expect((await ivoryos.post('/ivoryos/executions/pause-resume').set('Accept', '*/*').expect(200)).body.pause_status).toBe('Resumed');
-    expect(b.runner.status().paused).toBe(false);
+      // and back: ivoryOS's one pause button resumes it there
+      expect((await ivoryos.post('/ivoryos/executions/pause-resume').set('Accept', '*/*').expect(200)).body.pause_status).toBe('Resumed');
+      expect(b.runner.status().paused).toBe(false);
 
-    // ivoryOS's abort on A aborts B's task: cleanup runs there, it is recorded aborted, B's queue is held
-    const abort = await ivoryos.post('/ivoryos/executions/abort/next-task').set('Accept', '*/*').expect(200);
-    expect(abort.body.message).toContain('queue is held');
-    await until(async () => (await a.store.queue.get(task))?.status === 'aborted');
-    const aborted = await lastLine('runner.abort.next-task');
-    expect(aborted).toEqual({ line: { userId: adaId, action: 'runner.abort.next-task', detail: { status: expect.any(String) } }, via: 'ivoryos' });
-    await until(async () => !b.runner.status().busy);
-    await b.runner.release();
-  }, 30_000);
+      // ivoryOS's abort on A aborts B's task: cleanup runs there, it is recorded aborted, B's queue is held
+      const abort = await ivoryos.post('/ivoryos/executions/abort/next-task').set('Accept', '*/*').expect(200);
+      expect(abort.body.message).toContain('queue is held');
+      await until(async () => (await a.store.queue.get(task))?.status === 'aborted');
+      const aborted = await lastLine('runner.abort.next-task');
+      expect(aborted).toEqual({ line: { userId: adaId, action: 'runner.abort.next-task', detail: { status: expect.any(String) } }, via: 'ivoryos' });
+      await until(async () => !b.runner.status().busy);
+      await b.runner.release();
+    }, 30_000);
 
-  it("an ivoryOS call on A to B's instrument is made and recorded by B, as /app's is", async () => {
-    const snapshot = (await ivoryos.get('/ivoryos/instruments').set('Accept', '*/*').expect(200)).body;
-    expect(Object.keys(snapshot)).toContain('deck.pump');
-    const before = (await a.store.steps.recent('pump', 100)).length;
-    const res = await ivoryos.post('/ivoryos/instruments/deck.pump').set('Accept', '*/*').send({ hidden_name: 'dose', hidden_wait: true, volume_ml: '1.5' }).expect(200);
-    expect(res.body).toMatchObject({ success: true, task_id: expect.any(Number) });
-    expect(await a.store.steps.get(res.body.task_id)).toMatchObject({ instrument: 'pump', method: 'dose', args: { volume_ml: 1.5 }, status: 'ok', userId: adaId });
-    expect((await a.store.steps.recent('pump', 100)).length).toBe(before + 1); // once, by B
-    // a call answered before it ends (hidden_wait false) goes there too
-    const early = await ivoryos.post('/ivoryos/instruments/deck.pump').set('Accept', '*/*').send({ hidden_name: 'status', hidden_wait: false }).expect(200);
-    expect(early.body).toMatchObject({ status: 'task started', task_id: expect.any(Number) });
-    await until(async () => (await a.store.steps.get(early.body.task_id))?.status === 'ok');
-  }, 20_000);
-});
+    it("an ivoryOS call on A to B's instrument is made and recorded by B, as /app's is", async () => {
+      const snapshot = (await ivoryos.get('/ivoryos/instruments').set('Accept', '*/*').expect(200)).body;
+      expect(Object.keys(snapshot)).toContain('deck.pump');
+      const before = (await a.store.steps.recent('pump', 100)).length;
+      const res = await ivoryos.post('/ivoryos/instruments/deck.pump').set('Accept', '*/*').send({ hidden_name: 'dose', hidden_wait: true, volume_ml: '1.5' }).expect(200);
+      expect(res.body).toMatchObject({ success: true, task_id: expect.any(Number) });
+      expect(await a.store.steps.get(res.body.task_id)).toMatchObject({ instrument: 'pump', method: 'dose', args: { volume_ml: 1.5 }, status: 'ok', userId: adaId });
+      expect((await a.store.steps.recent('pump', 100)).length).toBe(before + 1); // once, by B
+      // a call answered before it ends (hidden_wait false) goes there too
+      const early = await ivoryos.post('/ivoryos/instruments/deck.pump').set('Accept', '*/*').send({ hidden_name: 'status', hidden_wait: false }).expect(200);
+      expect(early.body).toMatchObject({ status: 'task started', task_id: expect.any(Number) });
+      await until(async () => (await a.store.steps.get(early.body.task_id))?.status === 'ok');
+    }, 20_000);
+  });
 
-if (!usingPostgres()) describe('SQLite: nothing is relayed', () => {
-  it("an ivoryOS pause-resume on A does what /app's does there (A's own pause flag; B's task runs on) and leaves the same line", async () => {
-    const task = await runningOnB();
-    const lines = [];
-    for (const [door, toggle] of [
-      ['app', () => admin.post('/app/executions/pause-resume').set('Accept', J).send({})],
-      ['ivoryos', () => ivoryos.post('/ivoryos/executions/pause-resume').set('Accept', '*/*')],
-    ] as const) {
-      await toggle().expect(200);
-      expect(a.runner.status()).toMatchObject({ paused: true, busy: false });
-      expect(b.runner.status()).toMatchObject({ paused: false, current_task: { id: task } });
-      const { line, via } = await lastLine('runner.pause-resume');
-      expect(via).toBe(door === 'app' ? undefined : door);
-      lines.push(line);
-      await toggle().expect(200);
-      expect(a.runner.status()).toMatchObject({ paused: false, queue_held: false });
-    }
-    expect(lines[1]).toEqual(lines[0]);
-    expect(lines[0]).toMatchObject({ userId: adaId });
-    await b.runner.abortNextTask(task);
-    await until(async () => (await a.store.queue.get(task))?.status === 'aborted' && !b.runner.status().busy);
-    await b.runner.release();
-  }, 30_000);
-});
+if (!usingPostgres())
+  describe('SQLite: nothing is relayed', () => {
+    it("an ivoryOS pause-resume on A does what /app's does there (A's own pause flag; B's task runs on) and leaves the same line", async () => {
+      const task = await runningOnB();
+      const lines = [];
+      for (const [door, toggle] of [
+        ['app', () => admin.post('/app/executions/pause-resume').set('Accept', J).send({})],
+        ['ivoryos', () => ivoryos.post('/ivoryos/executions/pause-resume').set('Accept', '*/*')],
+      ] as const) {
+        await toggle().expect(200);
+        expect(a.runner.status()).toMatchObject({ paused: true, busy: false });
+        expect(b.runner.status()).toMatchObject({ paused: false, current_task: { id: task } });
+        const { line, via } = await lastLine('runner.pause-resume');
+        expect(via).toBe(door === 'app' ? undefined : door);
+        lines.push(line);
+        await toggle().expect(200);
+        expect(a.runner.status()).toMatchObject({ paused: false, queue_held: false });
+      }
+      expect(lines[1]).toEqual(lines[0]);
+      expect(lines[0]).toMatchObject({ userId: adaId });
+      await b.runner.abortNextTask(task);
+      await until(async () => (await a.store.queue.get(task))?.status === 'aborted' && !b.runner.status().busy);
+      await b.runner.release();
+    }, 30_000);
+  });

@@ -16,7 +16,10 @@ const J = 'application/json';
 const HOLD = {
   name: 'hold',
   parameters: [{ name: 'v', type: 'number', default: 1 }],
-  main: [{ kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }, { kind: 'pause', message: 'Check the vial' }],
+  main: [
+    { kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' },
+    { kind: 'pause', message: 'Check the vial' },
+  ],
   outputs: ['pong'],
 };
 /** Quick: one ping per iteration. */
@@ -32,7 +35,13 @@ const FAILS = {
 };
 
 /** A wait step (the runner is `running` through it), then a ping. */
-const SLOW = { name: 'slow', main: [{ kind: 'wait', seconds: 1.5 }, { kind: 'call', instrument: 'noop', method: 'ping' }] };
+const SLOW = {
+  name: 'slow',
+  main: [
+    { kind: 'wait', seconds: 1.5 },
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+  ],
+};
 
 let lab: TestLab;
 beforeAll(async () => {
@@ -219,7 +228,12 @@ describe('status and current task', () => {
   it('while a task runs: its name, progress, the pause step it waits at; current_task has its payload', async () => {
     const { id } = await holding();
     const s = await api.status();
-    expect(s).toMatchObject({ busy: true, state: 'paused', current_task: { id, name: 'hold × 1', workflow: 'hold', run_id: expect.any(Number) }, waiting: { path: 'main[1]', message: 'Check the vial' } });
+    expect(s).toMatchObject({
+      busy: true,
+      state: 'paused',
+      current_task: { id, name: 'hold × 1', workflow: 'hold', run_id: expect.any(Number) },
+      waiting: { path: 'main[1]', message: 'Check the vial' },
+    });
     expect(s.progress).toMatchObject({ phase: 'main', iteration: 1, iterations: 1, step: 1, steps: 2 });
     const cur = (await lab.admin.get('/app/executions/current_task').set('Accept', J).expect(200)).body;
     expect(cur).toMatchObject({ state: 'paused', current_task: { id, status: 'running', payload: { workflow: 'hold', repeat: { times: 1, row: { v: 1 } } } }, waiting: { message: 'Check the vial' } });
@@ -361,7 +375,18 @@ describe('the execution page shows the runner as it is', () => {
   it('idle: says idle, every control is there in its own words, and none is enabled', async () => {
     const p = await runPage();
     expect(p.state).toBe('idle');
-    expect(p.words).toEqual(['Pause', 'Resume', 'Continue', 'Retry the failed step', 'Skip the failed step', 'Release the held queue', 'Stop after this iteration', 'Abort the task', 'Re-run the iteration', 'Retry the step only']);
+    expect(p.words).toEqual([
+      'Pause',
+      'Resume',
+      'Continue',
+      'Retry the failed step',
+      'Skip the failed step',
+      'Release the held queue',
+      'Stop after this iteration',
+      'Abort the task',
+      'Re-run the iteration',
+      'Retry the step only',
+    ]);
     expect(p.enabled).toEqual([]);
     await refusedExcept([]);
   });
@@ -541,12 +566,9 @@ describe('GET /executions/events', () => {
       const end = ev.findIndex((e) => e.event === 'run' && e.data.task_id === taskId && e.data.status === 'completed');
       return end >= 0 && ev.slice(end + 1).some((e) => e.event === 'status' && (e.data.status as { busy?: boolean }).busy === false);
     };
-    const events = await readEvents(
-      idleAfterRun,
-      async () => {
-        taskId = (await api.submit({ workflow: 'ping', config: [{ v: 1 }, { v: 2 }] }).expect(200)).body.task_id;
-      },
-    );
+    const events = await readEvents(idleAfterRun, async () => {
+      taskId = (await api.submit({ workflow: 'ping', config: [{ v: 1 }, { v: 2 }] }).expect(200)).body.task_id;
+    });
     expect(events[0]).toMatchObject({ event: 'hello', data: { type: 'hello', status: { state: 'idle' } } });
     const kinds = new Set(events.map((e) => e.event));
     for (const k of ['queue', 'status', 'run', 'step', 'log', 'iteration']) expect(kinds).toContain(k);
@@ -561,12 +583,15 @@ describe('GET /executions/events', () => {
     expect(events.filter((e) => e.event === 'status').at(-1)!.data.status).toMatchObject({ busy: false, state: 'idle' });
   });
 
-  it("says hello with the last run that ended, so a page opened after a run links its record", async () => {
+  it('says hello with the last run that ended, so a page opened after a run links its record', async () => {
     const { body } = await api.submit({ workflow: 'ping', repeat: 1 }).expect(200);
     await ended(body.task_id);
     await until(async () => !(await api.status()).busy, 'the runner to be idle');
     const runId = (await lab.runtime.store.queue.get(body.task_id))!.runId;
-    const events = await readEvents((ev) => ev.length > 0, async () => undefined);
+    const events = await readEvents(
+      (ev) => ev.length > 0,
+      async () => undefined,
+    );
     expect(events[0]).toMatchObject({ event: 'hello', data: { last_run: { run_id: runId, name: 'ping × 1', status: 'completed', skipped: 0 } } });
   });
 

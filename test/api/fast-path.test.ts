@@ -87,7 +87,7 @@ describe('LABDECK_FAST_PATH on and off answer the same', () => {
   });
 
   it('the switch takes the pieces out: on, the lane and LabRequest; off, neither', async () => {
-    const stackNames = (m: Served) => ((m.lab.app as unknown as { router: { stack: { name: string }[] } }).router.stack).map((l) => l.name);
+    const stackNames = (m: Served) => (m.lab.app as unknown as { router: { stack: { name: string }[] } }).router.stack.map((l) => l.name);
     expect(stackNames(modes.on)).toContain('lane');
     expect(stackNames(modes.off)).not.toContain('lane');
     await answer(modes.on, 'GET', '/app/healthz');

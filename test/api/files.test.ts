@@ -38,7 +38,7 @@ const uploadJson = (route: string, text: string, fields: Record<string, string> 
 };
 
 describe('GET /files/execution-configs', () => {
-  it('downloads the header of the workflow\'s parameters, as an attachment', async () => {
+  it("downloads the header of the workflow's parameters, as an attachment", async () => {
     const res = await lab.admin.get('/app/files/execution-configs?workflow=dose').expect(200);
     expect(res.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="?dose-config\.csv"?$/);
@@ -77,7 +77,15 @@ describe('POST /files/batch-configs and /files/execution-data', () => {
     expect(res.body.filename).toMatch(/^cfg-[0-9a-f]{16}\.csv$/);
     expect(res.headers.location).toBe(`/app/files/preview/${res.body.filename}`);
     expect(fs.existsSync(path.join(lab.dataDir, 'files', 'config', res.body.filename))).toBe(true);
-    expect(await lab.runtime.files.configRows(res.body.filename, { name: 'dose', parameters: [{ name: 'volume', type: 'number' }, { name: 'solvent', type: 'string', default: 'water' }] })).toEqual([
+    expect(
+      await lab.runtime.files.configRows(res.body.filename, {
+        name: 'dose',
+        parameters: [
+          { name: 'volume', type: 'number' },
+          { name: 'solvent', type: 'string', default: 'water' },
+        ],
+      }),
+    ).toEqual([
       { volume: 1.5, solvent: 'water' },
       { volume: 2, solvent: 'water' },
     ]);
@@ -113,12 +121,7 @@ describe('POST /files/batch-configs and /files/execution-data', () => {
     await lab.admin.post('/app/files/batch-configs').set('Accept', J).send({ file: 'volume\n1\n' }).expect(400);
     const wrong = await lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('csv', csv('volume\n1\n'), 'c.csv').expect(400);
     expect(wrong.body.error.details[0].field).toBe('file');
-    await lab.admin
-      .post('/app/files/batch-configs')
-      .set('Accept', J)
-      .attach('file', csv('volume\n1\n'), 'a.csv')
-      .attach('file', csv('volume\n2\n'), 'b.csv')
-      .expect(400);
+    await lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', csv('volume\n1\n'), 'a.csv').attach('file', csv('volume\n2\n'), 'b.csv').expect(400);
   });
 
   it('404s an unknown workflow and 413s a file over the limit, storing nothing', async () => {
@@ -215,10 +218,15 @@ describe('GET /files/execution-data/{filename}', () => {
     expect(res.headers['content-disposition']).toMatch(new RegExp(`^attachment; filename="?run-${run.id}\\.csv"?$`));
     expect(res.text).toBe("iteration,status,volume,solvent,mass\r\n1,ok,-1,water,0.5\r\n2,ok,2,'+x,-0.25\r\n");
     // it is a history file of the workflow: it uploads back
-    await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'dose').attach('file', Buffer.from(res.text.replace("'+x", 'x')), 'run.csv').expect(201);
+    await lab.admin
+      .post('/app/files/execution-data')
+      .set('Accept', J)
+      .field('workflow', 'dose')
+      .attach('file', Buffer.from(res.text.replace("'+x", 'x')), 'run.csv')
+      .expect(201);
   });
 
-  it("spreads a dict output into a column per field (cell.current_ma), not a JSON cell, and it uploads back", async () => {
+  it('spreads a dict output into a column per field (cell.current_ma), not a JSON cell, and it uploads back', async () => {
     const { store } = lab.runtime;
     const workflow = { name: 'cells', parameters: [{ name: 'volume', type: 'number' }], outputs: ['cell', { name: 'power', from: 'cell.power_mw' }], main: [] };
     await store.workflows.save('cells', workflow, null);

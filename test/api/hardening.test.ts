@@ -100,7 +100,10 @@ describe('DNS rebinding: only the names labdeck serves are answered', () => {
       for (const host of ['127.0.0.1:9999', 'localhost:1', 'labpc.chem.example.org:443', 'localhost:80x', 'localhost:']) {
         const res = await at(host);
         expect([host, res.status]).toEqual([host, 403]);
-        if (host === 'localhost:1') expect((await res.json()).error.message).toBe(`This lab answers on port ${port}, not at "localhost:1". If a proxy forwards that port to labdeck, start labdeck with --allowed-hosts localhost:1.`);
+        if (host === 'localhost:1')
+          expect((await res.json()).error.message).toBe(
+            `This lab answers on port ${port}, not at "localhost:1". If a proxy forwards that port to labdeck, start labdeck with --allowed-hosts localhost:1.`,
+          );
       }
     } finally {
       await new Promise((r) => server.close(r));
@@ -112,9 +115,7 @@ describe('the first account', () => {
   it('of 20 sign-ups racing on an empty lab, exactly one becomes admin', async () => {
     const lab = await emptyLab();
     try {
-      const results = await Promise.all(
-        Array.from({ length: 20 }, (_, i) => lab.runtime.accounts.signup(`racer${i}`, 'a long password')),
-      );
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => lab.runtime.accounts.signup(`racer${i}`, 'a long password')));
       expect(results.filter((u) => u.role === 'admin')).toHaveLength(1);
       expect((await lab.runtime.accounts.users()).filter((u) => u.role === 'admin')).toHaveLength(1);
     } finally {
@@ -154,7 +155,10 @@ describe('a full disk', () => {
       const answers: { status: number; task_id?: number; message?: string }[] = [];
       // the table's last pages still take a few rows; then the disk is full
       while (answers.length < 500 && answers.filter((a) => a.status === 507).length < 3) {
-        const res = await agent.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } });
+        const res = await agent
+          .post('/app/instruments/pump')
+          .set('Accept', J)
+          .send({ method: 'slow', args: { seconds: 0 } });
         answers.push({ status: res.status, task_id: res.body.task_id, message: res.body.error?.message });
       }
       const refused = answers.filter((a) => a.status === 507);
@@ -167,7 +171,11 @@ describe('a full disk', () => {
         expect((await lab.runtime.store.steps.get(a.task_id!))?.method).toBe('slow');
       }
       disk.free();
-      const after = await agent.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
+      const after = await agent
+        .post('/app/instruments/pump')
+        .set('Accept', J)
+        .send({ method: 'slow', args: { seconds: 0 } })
+        .expect(200);
       expect((await lab.runtime.store.steps.get(after.body.task_id))?.method).toBe('slow');
     } finally {
       await lab.close();
@@ -184,7 +192,17 @@ describe('a full disk during a run', () => {
     try {
       if (lab.runtime.store.dialect !== 'sqlite') return; // the SQLite file's disk: PostgreSQL keeps its own
       const agent = await signupAndLogin(lab.app, 'ada');
-      await agent.post('/app/workflows').set('Accept', J).send({ name: 'pings', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }, { kind: 'wait', seconds: 0.01 }] }).expect(201);
+      await agent
+        .post('/app/workflows')
+        .set('Accept', J)
+        .send({
+          name: 'pings',
+          main: [
+            { kind: 'call', instrument: 'noop', method: 'ping' },
+            { kind: 'wait', seconds: 0.01 },
+          ],
+        })
+        .expect(201);
       const task = (await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2000 }).expect(200)).body.task_id;
       const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
       await waitFor(async () => (await status()).progress.iteration >= 3, 'three iterations');
@@ -202,7 +220,11 @@ describe('a full disk during a run', () => {
       expect((await lab.runtime.store.queue.get(task))?.status).toBe('aborted');
       await agent.post('/app/executions/pause-resume').set('Accept', J).expect(200); // release the held queue
       await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'pings', repeat: 2 }).expect(200);
-      const runs: { status: string }[] = await waitForValue(async () => (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records, (r) => r[0]?.status === 'completed', 'the next run to complete');
+      const runs: { status: string }[] = await waitForValue(
+        async () => (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records,
+        (r) => r[0]?.status === 'completed',
+        'the next run to complete',
+      );
       expect(runs[0]!.status).toBe('completed');
       expect(unhandled.seen).toEqual([]);
     } finally {
@@ -223,10 +245,13 @@ describe('the store failing before a task starts', () => {
     let full = true;
     try {
       const agent = await signupAndLogin(lab.app, 'ada');
-      await agent.post('/app/workflows').set('Accept', J).send({ name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
+      await agent
+        .post('/app/workflows')
+        .set('Accept', J)
+        .send({ name: 'ping', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] })
+        .expect(201);
       // the disk fills just as the runner claims the task (its status cannot be written)
-      queue.claim = (host, ids) =>
-        full ? Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: labdeck.db has no space left (SQLITE_FULL).')) : claim(host, ids);
+      queue.claim = (host, ids) => (full ? Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: labdeck.db has no space left (SQLITE_FULL).')) : claim(host, ids));
       await agent.post('/app/executions/config').set('Accept', J).send({ workflow: 'ping', repeat: 1 }).expect(200);
       const status = async () => (await agent.get('/app/executions/status').set('Accept', J).expect(200)).body;
       let s = await waitForValue(status, (v) => v.store_error, 'the status to report the store error');
@@ -234,7 +259,10 @@ describe('the store failing before a task starts', () => {
       expect(errors).toHaveLength(1);
       full = false;
       // until the run has ended (a run record exists a moment before the runner says it is busy)
-      await waitFor(async () => !(s = await status()).store_error && !s.busy && (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).rows[0]?.status === 'completed', 'the run to complete once the store answers');
+      await waitFor(
+        async () => !(s = await status()).store_error && !s.busy && (await lab.runtime.store.runs.list({ page: 1, perPage: 5 })).rows[0]?.status === 'completed',
+        'the run to complete once the store answers',
+      );
       expect(s.store_error).toBeNull();
       const runs = (await agent.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
       expect(runs[0]).toMatchObject({ status: 'completed' });
@@ -304,7 +332,21 @@ describe('the data folder', () => {
       const { stat } = await import('node:fs/promises');
       expect((await stat(dir)).mode & 0o777).toBe(0o700);
       expect((await stat(join(dir, 'labdeck.db'))).mode & 0o777).toBe(0o600);
-      await runtime.store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument: 'x', method: 'y', args: {}, output: null, status: 'ok', error: null, userId: null, startedAt: new Date(), endedAt: new Date() });
+      await runtime.store.steps.insert({
+        runId: null,
+        phase: null,
+        iteration: null,
+        stepIndex: null,
+        instrument: 'x',
+        method: 'y',
+        args: {},
+        output: null,
+        status: 'ok',
+        error: null,
+        userId: null,
+        startedAt: new Date(),
+        endedAt: new Date(),
+      });
       for (const f of ['labdeck.db-wal', 'labdeck.db-shm']) expect([f, (await stat(join(dir, f))).mode & 0o077]).toEqual([f, 0]);
     } finally {
       await runtime.close();
@@ -390,7 +432,11 @@ describe('CSV bombs: a file of 999 columns', () => {
   it('is read while every other request is answered, and previewed by its first 200 rows', async () => {
     const data = bomb();
     let done = false;
-    const upload = t.admin.post('/app/files/execution-data').set('Accept', J).attach('file', data, 'bomb.csv').then((r) => ((done = true), r));
+    const upload = t.admin
+      .post('/app/files/execution-data')
+      .set('Accept', J)
+      .attach('file', data, 'bomb.csv')
+      .then((r) => ((done = true), r));
     // other users go on while it is read: health checks keep coming back before the upload is done
     let answeredMeanwhile = 0;
     while (!done) {
@@ -417,7 +463,11 @@ describe('what belongs to someone: its owner or an admin may change it', () => {
       const olga = await signupAndLogin(lab.app, 'olga');
       const otto = await signupAndLogin(lab.app, 'otto');
       await ada.post('/app/executions/pause-resume').set('Accept', J).expect(200); // hold the queue: tasks stay pending
-      await olga.post('/app/workflows').set('Accept', J).send({ name: 'olgas', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(201);
+      await olga
+        .post('/app/workflows')
+        .set('Accept', J)
+        .send({ name: 'olgas', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] })
+        .expect(201);
       const task = (await olga.post('/app/executions/config').set('Accept', J).send({ workflow: 'olgas', repeat: 1 }).expect(200)).body.task_id;
       const rename = await otto.post('/app/executions/queue/task/rename').set('Accept', J).send({ id: task, new_name: 'mine now' }).expect(403);
       expect(rename.body.error.message).toContain('queued by another user');

@@ -13,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => lab.close());
 
 describe('a log-out by GET', () => {
-  it('from a link on another site (at /ivoryos or /app) ends no session; labdeck\'s own link and ivoryOS\'s client do', async () => {
+  it("from a link on another site (at /ivoryos or /app) ends no session; labdeck's own link and ivoryOS's client do", async () => {
     const a = await signupAndLogin(lab.app, 'lou');
     const refused = [
       ['/ivoryos/auth/logout', { 'Sec-Fetch-Site': 'cross-site' }],

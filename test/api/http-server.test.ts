@@ -29,7 +29,10 @@ beforeAll(async () => {
     const before = { req: new Set(Reflect.ownKeys(req)), res: new Set(Reflect.ownKeys(res)) };
     const label = `${req.method} ${req.url}`;
     res.once('close', () => {
-      for (const [name, o] of [['req', req], ['res', res]] as const) {
+      for (const [name, o] of [
+        ['req', req],
+        ['res', res],
+      ] as const) {
         for (const k of Reflect.ownKeys(o)) if (!before[name].has(k)) gained.push(`${label}: ${name}.${String(k)}`);
       }
       read++;
@@ -78,9 +81,16 @@ describe("lab serve's HTTP server", () => {
   it('adds no field to a request or a response on the busy paths', async () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const login = await fetch(`${base}/app/auth/login`, { method: 'POST', headers: form, body: new URLSearchParams({ username: 'ada', password: PASSWORD }), redirect: 'manual' });
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0]!;
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('labdeck.sid='))!
+      .split(';')[0]!;
     const session = { cookie, origin: base };
-    const made = await fetch(`${base}/app/account/tokens`, { method: 'POST', headers: { ...session, accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'watch' }) });
+    const made = await fetch(`${base}/app/account/tokens`, {
+      method: 'POST',
+      headers: { ...session, accept: 'application/json', 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'watch' }),
+    });
     const token = { authorization: `Bearer ${((await made.json()) as { token: string }).token}`, accept: 'application/json' };
     const json = { 'content-type': 'application/json' };
     const ping = JSON.stringify({ method: 'ping', args: {} });

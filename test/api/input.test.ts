@@ -87,7 +87,11 @@ describe('an input step (pH 0-14)', () => {
     const bad = { name: 'bad-input', main: [{ kind: 'input', prompt: 'x', save_as: 'x', schema: { type: 'number', minimum: 5, maximum: 1 } }] };
     const res = await lab.admin.post('/app/workflows').set('Accept', J).send(bad).expect(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ field: 'main[0].schema.maximum' })]);
-    const kind = await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'bad2', main: [{ kind: 'input', prompt: 'x', save_as: 'x', schema: { type: 'colour' } }] }).expect(400);
+    const kind = await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ name: 'bad2', main: [{ kind: 'input', prompt: 'x', save_as: 'x', schema: { type: 'colour' } }] })
+      .expect(400);
     expect(kind.body.error.details[0].field).toBe('main[0].schema.type');
   });
 });
@@ -162,7 +166,13 @@ describe('the attention list', () => {
     await until(async () => (await attention()).items.some((i: { kind: string }) => i.kind === 'input'));
     const list = await attention();
     const item = list.items.find((i: { kind: string }) => i.kind === 'input');
-    expect(item).toMatchObject({ task_id, title: 'read-ph × 1: Read the pH of the sample', link: '/executions/config', url: '/app/executions/config', detail: { save_as: 'pH', expects: 'a number from 0 to 14 (pH)' } });
+    expect(item).toMatchObject({
+      task_id,
+      title: 'read-ph × 1: Read the pH of the sample',
+      link: '/executions/config',
+      url: '/app/executions/config',
+      detail: { save_as: 'pH', expects: 'a number from 0 to 14 (pH)' },
+    });
     expect(item.action).toContain('Give pH');
     expect(list.count).toBe(list.items.length);
     const page = await lab.admin.get('/app/attention').expect(200);
@@ -184,7 +194,17 @@ describe('the attention list', () => {
     expect((await lab.runtime.store.runSteps.list(run)).find((s) => s.instrument === '(input)')).toMatchObject({ status: 'error' });
     await lab.admin.post('/app/executions/release').set('Accept', J).expect(200);
     // a task queued for an instrument that goes away: the labdeck that drove it is gone
-    await lab.runtime.store.queue.add({ name: 'ghost × 1', kind: 'workflow', payload: { workflow: 'g', version: 1, definition: { name: 'g', parameters: [], outputs: [], prep: [], main: [{ kind: 'call', instrument: 'ghost', method: 'x', args: {} }], cleanup: [] }, repeat: { times: 1, row: {} } }, createdBy: null });
+    await lab.runtime.store.queue.add({
+      name: 'ghost × 1',
+      kind: 'workflow',
+      payload: {
+        workflow: 'g',
+        version: 1,
+        definition: { name: 'g', parameters: [], outputs: [], prep: [], main: [{ kind: 'call', instrument: 'ghost', method: 'x', args: {} }], cleanup: [] },
+        repeat: { times: 1, row: {} },
+      },
+      createdBy: null,
+    });
     const items = (await attention()).items;
     expect(items.find((i: { kind: string }) => i.kind === 'host_offline')).toMatchObject({ title: expect.stringContaining('waits for ghost, which no labdeck drives now') });
   });

@@ -43,7 +43,11 @@ describe('direct control', () => {
   });
 
   it('calls a method with JSON and records the call as a task step', async () => {
-    const res = await lab.admin.post('/app/instruments/pump').send({ method: 'dose', args: { volume_ml: 1.5 } }).set('Accept', J).expect(200);
+    const res = await lab.admin
+      .post('/app/instruments/pump')
+      .send({ method: 'dose', args: { volume_ml: 1.5 } })
+      .set('Accept', J)
+      .expect(200);
     expect(res.body.output).toBeCloseTo(1.5);
     expect(Number.isInteger(res.body.task_id)).toBe(true);
     const step = await lab.admin.get(`/app/instruments/task/${res.body.task_id}`).set('Accept', J).expect(200);
@@ -70,14 +74,22 @@ describe('direct control', () => {
   });
 
   it('answers 400 naming the field for invalid arguments, and does not call the instrument', async () => {
-    const res = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: -1 } }).expect(400);
+    const res = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: -1 } })
+      .expect(400);
     expect(res.body.error.code).toBe('invalid_input');
     expect(res.body.error.details[0].field).toBe('volume_ml');
     const missing = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: {} }).expect(400);
     expect(missing.body.error.details[0].field).toBe('volume_ml');
     const noMethod = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ args: {} }).expect(400);
     expect(noMethod.body.error.details[0].field).toBe('method');
-    const badArgs = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: [1] }).expect(400);
+    const badArgs = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: [1] })
+      .expect(400);
     expect(badArgs.body.error.details[0].field).toBe('args');
     const form = await lab.admin.post('/app/instruments/pump').type('form').send({ method: 'dose', volume_ml: '-3' });
     expect(form.status).toBe(400);
@@ -95,11 +107,19 @@ describe('direct control', () => {
 
   it('answers 502 with the task id when the instrument fails (jammed pump), once', async () => {
     await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'jam', args: {} }).expect(200);
-    const res = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } }).expect(502);
+    const res = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1 } })
+      .expect(502);
     expect(res.body.error.message).toContain('pump jammed');
     const step = await lab.admin.get(`/app/instruments/task/${res.body.task_id}`).set('Accept', J).expect(200);
     expect(step.body).toMatchObject({ status: 'error', error: expect.stringContaining('pump jammed') });
-    await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } }).expect(200);
+    await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1 } })
+      .expect(200);
   });
 
   it('answers 409 when a task holds the instrument, and other instruments still work', async () => {
@@ -115,9 +135,7 @@ describe('direct control', () => {
   });
 
   it('serves concurrent calls to one instrument one after another, none refused', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 8 }, () => lab.admin.post('/app/instruments/balance').set('Accept', J).send({ method: 'weigh', args: {} })),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, () => lab.admin.post('/app/instruments/balance').set('Accept', J).send({ method: 'weigh', args: {} })));
     expect(results.map((r) => r.status)).toEqual(Array(8).fill(200));
     const steps = await Promise.all(results.map((r) => lab.runtime.store.steps.get(r.body.task_id)));
     const spans = steps.map((s) => [s!.startedAt.getTime(), s!.endedAt!.getTime()]).sort((a, b) => a[0] - b[0]);
@@ -130,12 +148,19 @@ describe('direct control', () => {
   });
 
   it('saves the method order per user (204) and rejects bad orders', async () => {
-    await lab.admin.post('/app/instruments/pump/actions/order').send({ order: ['prime', 'dose'] }).expect(204);
+    await lab.admin
+      .post('/app/instruments/pump/actions/order')
+      .send({ order: ['prime', 'dose'] })
+      .expect(204);
     const mine = await lab.admin.get('/app/instruments/pump').set('Accept', J).expect(200);
     expect(mine.body.methods.slice(0, 2).map((m: { name: string }) => m.name)).toEqual(['prime', 'dose']);
     const theirs = await operator.get('/app/instruments/pump').set('Accept', J).expect(200);
     expect(theirs.body.methods[0].name).toBe('dose');
-    const bad = await lab.admin.post('/app/instruments/pump/actions/order').set('Accept', J).send({ order: ['prime', 'nope'] }).expect(400);
+    const bad = await lab.admin
+      .post('/app/instruments/pump/actions/order')
+      .set('Accept', J)
+      .send({ order: ['prime', 'nope'] })
+      .expect(400);
     expect(bad.body.error.message).toContain('nope');
     await lab.admin.post('/app/instruments/pump/actions/order').set('Accept', J).send({ order: 'prime' }).expect(400);
     await lab.admin.post('/app/instruments/ghost/actions/order').set('Accept', J).send({ order: [] }).expect(404);
@@ -195,7 +220,11 @@ describe('direct control', () => {
   it('refuses a body field a route does not take, by name (a form passes on one field per parameter, named like one)', async () => {
     const field = (res: { body: { error: { details: { field: string; message: string }[] } } }) => res.body.error.details.map((d) => d.field);
     // a JSON call takes { method, args } (and instrument on POST /instruments/): nothing else
-    const call = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 }, volume_ml: 1 }).expect(400);
+    const call = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1 }, volume_ml: 1 })
+      .expect(400);
     expect(call.body.error.details).toEqual([{ field: 'volume_ml', message: 'is not a field of this request (its fields: method, args)' }]);
     const named = await lab.admin.post('/app/instruments/').set('Accept', J).send({ instrument: 'balance', method: 'weigh', args: {}, colour: 'red' }).expect(400);
     expect(field(named)).toEqual(['colour']);
@@ -209,7 +238,15 @@ describe('direct control', () => {
     const stranger = await lab.admin.post('/app/instruments/pump').set('Accept', J).type('form').send({ method: 'dose', volume_ml: '1', speed: '3' }).expect(400);
     expect(stranger.body.error.details).toEqual([{ field: 'speed', message: expect.stringContaining('is not a parameter of pump.dose') }]);
     expect((await lab.admin.post('/app/instruments/').type('form').send({ instrument: 'balance', method: 'weigh', colour: 'red' }).expect(400)).text).toContain('colour');
-    expect(field(await lab.admin.post('/app/instruments/pump/actions/order').set('Accept', J).send({ order: ['dose'], colour: 'red' }).expect(400))).toEqual(['colour']);
+    expect(
+      field(
+        await lab.admin
+          .post('/app/instruments/pump/actions/order')
+          .set('Accept', J)
+          .send({ order: ['dose'], colour: 'red' })
+          .expect(400),
+      ),
+    ).toEqual(['colour']);
     expect(field(await lab.admin.patch('/app/instruments/pump/actions/prime').set('Accept', J).send({ hidden: true, colour: 'red' }).expect(400))).toEqual(['colour']);
     expect(field(await lab.admin.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1', colour: 'red' }).expect(400))).toEqual(['colour']);
     // the console's form (the page) and its raw text body still work; an operator is refused before the body is read
@@ -235,7 +272,11 @@ describe('direct control without login', () => {
 
   it('protects every direct-control route', async () => {
     const anon = request(lab.app);
-    await anon.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } }).expect(401);
+    await anon
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1 } })
+      .expect(401);
     await anon.post('/app/instruments/pump').type('form').send({ method: 'dose', volume_ml: '1' }).expect(302);
     await anon.post('/app/instruments/console/execute').set('Accept', J).send({ code: '1' }).expect(401);
     await anon.get('/app/instruments/task/1').set('Accept', J).expect(401);
@@ -252,9 +293,21 @@ describe('recent calls of an instrument', () => {
   afterAll(() => lab.close());
 
   it('lists the latest calls newest first, on the page and as JSON', async () => {
-    await lab.admin.post('/app/instruments/reactor').set('Accept', J).send({ method: 'run', args: { temperature: 80, time: 20 } }).expect(200);
-    await lab.admin.post('/app/instruments/reactor').set('Accept', J).send({ method: 'run', args: { temperature: 200, time: 20 } }).expect(400);
-    const second = await lab.admin.post('/app/instruments/reactor').set('Accept', J).send({ method: 'run', args: { temperature: 90, time: 30 } }).expect(200);
+    await lab.admin
+      .post('/app/instruments/reactor')
+      .set('Accept', J)
+      .send({ method: 'run', args: { temperature: 80, time: 20 } })
+      .expect(200);
+    await lab.admin
+      .post('/app/instruments/reactor')
+      .set('Accept', J)
+      .send({ method: 'run', args: { temperature: 200, time: 20 } })
+      .expect(400);
+    const second = await lab.admin
+      .post('/app/instruments/reactor')
+      .set('Accept', J)
+      .send({ method: 'run', args: { temperature: 90, time: 30 } })
+      .expect(200);
     const json = await lab.admin.get('/app/instruments/reactor/calls').set('Accept', J).expect(200);
     expect(json.body.calls.map((c: { args: { temperature: number } }) => c.args.temperature)).toEqual([90, 80]);
     expect(json.body.calls[0].task_id).toBe(second.body.task_id);

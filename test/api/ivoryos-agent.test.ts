@@ -38,7 +38,7 @@ afterAll(async () => {
   await local?.close();
 });
 
-const both = async <T,>(ask: (lab: TestLab) => Promise<T>): Promise<[T, T]> => [await ask(local), await ask(remote)];
+const both = async <T>(ask: (lab: TestLab) => Promise<T>): Promise<[T, T]> => [await ask(local), await ask(remote)];
 const call = (lab: TestLab, method: string, args: Record<string, unknown>) => lab.admin.post('/app/instruments/liquid_handler').set('Accept', J).send({ method, args });
 
 describe('a next-generation deck through lab agent', () => {

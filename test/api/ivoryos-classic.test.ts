@@ -22,7 +22,13 @@ beforeAll(async () => {
 });
 afterAll(() => lab.close());
 
-const call = (instrument: string, method: string, args?: Record<string, unknown>, save_as?: string) => ({ kind: 'call', instrument, method, ...(args ? { args } : {}), ...(save_as ? { save_as } : {}) });
+const call = (instrument: string, method: string, args?: Record<string, unknown>, save_as?: string) => ({
+  kind: 'call',
+  instrument,
+  method,
+  ...(args ? { args } : {}),
+  ...(save_as ? { save_as } : {}),
+});
 const temperature = (celsius: number) => call('hotplate', 'set_temperature', { celsius: { value: celsius } });
 
 /** What each compiled script is as a labdeck workflow. */
@@ -42,7 +48,12 @@ const EXPECTED: Record<string, Record<string, unknown>> = {
   pause_sleep: {
     parameters: [],
     outputs: ['mass'],
-    main: [call('pump', 'dose', { volume_ml: { value: 1.5 } }), { kind: 'pause', message: 'Check the vial, then press Enter' }, { kind: 'wait', seconds: 2 }, call('balance', 'weigh', undefined, 'mass')],
+    main: [
+      call('pump', 'dose', { volume_ml: { value: 1.5 } }),
+      { kind: 'pause', message: 'Check the vial, then press Enter' },
+      { kind: 'wait', seconds: 2 },
+      call('balance', 'weigh', undefined, 'mass'),
+    ],
   },
   if_repeat: {
     parameters: [{ name: 'volume', type: 'number' }],
@@ -89,9 +100,17 @@ describe("ivoryOS Classic's compiled scripts, unchanged", () => {
   it.each(Object.keys(EXPECTED))('%s.py through /ivoryos/draft/submit_python: one function per part, and the whole file as the script', async (name) => {
     const agent = await ivoryos();
     const source = fixture(name);
-    const each = await agent.post('/ivoryos/draft/submit_python').set('Accept', '*/*').send({ workflow_name: `${name}_parts`, ...parts(source, name) }).expect(200);
+    const each = await agent
+      .post('/ivoryos/draft/submit_python')
+      .set('Accept', '*/*')
+      .send({ workflow_name: `${name}_parts`, ...parts(source, name) })
+      .expect(200);
     expect(each.body).toMatchObject({ success: true, workflow_name: `${name}_parts` });
-    const whole = await agent.post('/ivoryos/draft/submit_python').set('Accept', '*/*').send({ workflow_name: `${name}_file`, script: source, prep: '', cleanup: '' }).expect(200);
+    const whole = await agent
+      .post('/ivoryos/draft/submit_python')
+      .set('Accept', '*/*')
+      .send({ workflow_name: `${name}_file`, script: source, prep: '', cleanup: '' })
+      .expect(200);
     expect(whole.body.success).toBe(true);
     for (const saved of [`${name}_parts`, `${name}_file`]) {
       expect((await lab.runtime.store.workflows.get(saved))?.definition).toMatchObject({ prep: [], cleanup: [], ...EXPECTED[name] });
@@ -99,7 +118,11 @@ describe("ivoryOS Classic's compiled scripts, unchanged", () => {
   });
 
   it('an imported Classic workflow runs: its calls, parameter and returned output as written', async () => {
-    const res = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'dose_weigh', config: [{ volume: 0.5 }] }).expect(200);
+    const res = await lab.admin
+      .post('/app/executions/config')
+      .set('Accept', J)
+      .send({ workflow: 'dose_weigh', config: [{ volume: 0.5 }] })
+      .expect(200);
     const id = res.body.task_id as number;
     const task = async () => (await lab.admin.get(`/app/executions/queue/task/${id}`).set('Accept', J).expect(200)).body;
     const done = await waitForValue(task, (t) => !['pending', 'running'].includes(t.status), 'the task to end');
@@ -111,13 +134,17 @@ describe("ivoryOS Classic's compiled scripts, unchanged", () => {
     expect(phases.find((p) => p.phase === 'main')?.outputs).toHaveProperty('mass');
   });
 
-  it("the forms labdeck has no step for answer 400 naming the line and saying what to write instead", async () => {
+  it('the forms labdeck has no step for answer 400 naming the line and saying what to write instead', async () => {
     const loop = await lab.admin.post('/app/workflows/import/python?save=false').set('Accept', J).type('text/plain').send(fixture('refused_while_loop')).expect(400);
     expect(loop.body.error.message).toMatch(/line 9: a while loop is outside the workflow subset: .*`for _ in range\(3\):`/);
     const variable = await lab.admin.post('/app/workflows/import/python?save=false').set('Accept', J).type('text/plain').send(fixture('refused_variable')).expect(400);
     expect(variable.body.error.message).toMatch(/line 8: an assignment of float\(2\.5\) .*make the value a parameter of the main function/);
     const agent = await ivoryos();
-    const submitted = await agent.post('/ivoryos/draft/submit_python').set('Accept', '*/*').send({ workflow_name: 'loop', ...parts(fixture('refused_while_loop'), 'refused_while_loop') }).expect(400);
+    const submitted = await agent
+      .post('/ivoryos/draft/submit_python')
+      .set('Accept', '*/*')
+      .send({ workflow_name: 'loop', ...parts(fixture('refused_while_loop'), 'refused_while_loop') })
+      .expect(400);
     expect(submitted.body).toMatchObject({ success: false, error: expect.stringMatching(/script line 3: a while loop/), details: [{ field: 'script' }] });
     const bad = await lab.admin
       .post('/app/workflows/import/python?save=false')
@@ -137,7 +164,7 @@ describe("ivoryOS Classic's compiled scripts, unchanged", () => {
       'def older_script(volume: Optional[float], mode: Literal["fast", "slow"]):',
       '\tglobal older_script',
       "\tawait deck.pump.dose(**{'volume_ml': volume, 'solvent': Solvent('water')})",
-      "\tx = await deck.balance.weigh()",
+      '\tx = await deck.balance.weigh()',
       "\treturn {'x':x,}",
     ].join('\n');
     const res = await lab.admin.post('/app/workflows/import/python?save=false').set('Accept', J).type('text/plain').send(source);

@@ -46,7 +46,9 @@ function ivoryosMcp(username = 'ada', password = PASSWORD) {
       const snapshot = (await get('/backend_control')).body as Record<string, unknown>;
       const name = component.startsWith('deck.') ? component : `deck.${component}`;
       if (!(name in snapshot)) return { missing: `The component ${name} does not exist in ${Object.keys(snapshot)}.` } as const;
-      return post(`/backend_control/${name}`).type('form').send(form({ ...kwargs, hidden_name: method, hidden_wait: false }));
+      return post(`/backend_control/${name}`)
+        .type('form')
+        .send(form({ ...kwargs, hidden_name: method, hidden_wait: false }));
     },
     /** `list-workflow-scripts` */
     listWorkflowScripts: async (searchKey = '', deckName = '') => (await checkAuthentication(), get(`/database/${deckName}`).query({ keyword: searchKey })),
@@ -58,18 +60,27 @@ function ivoryosMcp(username = 'ada', password = PASSWORD) {
       return { resp, script: (await get('/api/get_script')).body as Record<string, string> };
     },
     /** `submit-workflow-script` */
-    submitWorkflowScript: async (workflowName: string, mainScript = '', cleanupScript = '', prepScript = '') =>
-      (await checkAuthentication(), post('/api/get_script').send({ workflow_name: workflowName, script: mainScript, cleanup: cleanupScript, prep: prepScript })),
+    submitWorkflowScript: async (workflowName: string, mainScript = '', cleanupScript = '', prepScript = '') => (
+      await checkAuthentication(),
+      post('/api/get_script').send({ workflow_name: workflowName, script: mainScript, cleanup: cleanupScript, prep: prepScript })
+    ),
     pauseAndResume: async () => (await checkAuthentication(), post('/api/pause')),
     abortPendingWorkflow: async () => (await checkAuthentication(), post('/api/abort_pending')),
     stopCurrentWorkflow: async () => (await checkAuthentication(), post('/api/abort_current')),
     /** `run-workflow-repeat`: `data={"repeat": str(repeat_time)}` */
-    runWorkflowRepeat: async (repeatTime: number | null = null) => (await checkAuthentication(), post('/experiment').type('form').send({ repeat: repeatTime === null ? 'None' : String(repeatTime) })),
+    runWorkflowRepeat: async (repeatTime: number | null = null) => (
+      await checkAuthentication(),
+      post('/experiment')
+        .type('form')
+        .send({ repeat: repeatTime === null ? 'None' : String(repeatTime) })
+    ),
     /** `run-workflow-kwargs`: `json={"kwargs": kwargs_list}` */
     runWorkflowKwargs: async (kwargsList: Record<string, unknown>[] | null = null) => (await checkAuthentication(), post('/experiment').send({ kwargs: kwargsList })),
     /** `run-workflow-campaign` */
-    runWorkflowCampaign: async (parameters: Record<string, unknown>[], objectives: Record<string, unknown>[], repeat = 25, parameterConstraints: string[] = []) =>
-      (await checkAuthentication(), post('/experiment').send({ parameters, objectives, parameter_constraints: parameterConstraints, repeat })),
+    runWorkflowCampaign: async (parameters: Record<string, unknown>[], objectives: Record<string, unknown>[], repeat = 25, parameterConstraints: string[] = []) => (
+      await checkAuthentication(),
+      post('/experiment').send({ parameters, objectives, parameter_constraints: parameterConstraints, repeat })
+    ),
     /** `list-workflow-data` */
     listWorkflowData: async (workflowName = '') => (await checkAuthentication(), get('/workflow_runs').query({ keyword: workflowName })),
     /** `load-workflow-data` */
@@ -88,7 +99,14 @@ const HEAT = {
   main: [{ kind: 'call', instrument: 'hotplate', method: 'set_temperature', args: { celsius: { param: 'celsius' } }, save_as: 'set' }],
   outputs: ['set'],
 };
-const SLOW = { name: 'mcp_slow', main: [{ kind: 'wait', seconds: 0.4 }, { kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }], outputs: ['pong'] };
+const SLOW = {
+  name: 'mcp_slow',
+  main: [
+    { kind: 'wait', seconds: 0.4 },
+    { kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' },
+  ],
+  outputs: ['pong'],
+};
 const REACT = { ...REACTOR, name: 'mcp_react', parameters: [...REACTOR.parameters, { name: 'solvent', type: 'string', default: 'water' }] };
 
 let mcp: Mcp;
@@ -193,7 +211,7 @@ describe('platform-info and execute-task', () => {
 });
 
 describe('workflow scripts: list, load, submit', () => {
-  it('lists the workflows for no deck, labdeck\'s deck and a keyword; another deck has none and the answer says so', async () => {
+  it("lists the workflows for no deck, labdeck's deck and a keyword; another deck has none and the answer says so", async () => {
     const all = await mcp.listWorkflowScripts();
     expect(all.status).toBe(200);
     expect(all.body.workflows).toEqual(expect.arrayContaining(['mcp_heat', 'mcp_slow', 'mcp_react']));
@@ -202,7 +220,7 @@ describe('workflow scripts: list, load, submit', () => {
     expect(other).toEqual({ workflows: [], message: expect.stringContaining('labdeck has one deck, "demo-deck"') });
   });
 
-  it('loads a workflow into this session\'s draft and answers it as ivoryOS compiles it: Python calling deck.<name>', async () => {
+  it("loads a workflow into this session's draft and answers it as ivoryOS compiles it: Python calling deck.<name>", async () => {
     const { resp, script } = await mcp.loadWorkflowScript('mcp_heat');
     expect(resp.status).toBe(200);
     expect(resp.body.script).toMatchObject({ name: 'mcp_heat', deck: 'demo-deck' });
@@ -229,9 +247,16 @@ describe('workflow scripts: list, load, submit', () => {
     const saved = await lab.runtime.store.workflows.get('mcp_titrate');
     expect(saved?.definition).toMatchObject({
       name: 'mcp_titrate',
-      parameters: [{ name: 'volume_ml', type: 'number', default: 1.5 }, { name: 'target', type: 'integer', default: 30 }],
+      parameters: [
+        { name: 'volume_ml', type: 'number', default: 1.5 },
+        { name: 'target', type: 'integer', default: 30 },
+      ],
       prep: [{ kind: 'call', instrument: 'noop', method: 'ping' }],
-      main: [{ kind: 'call', instrument: 'hotplate' }, { kind: 'repeat', times: 2 }, { kind: 'wait', seconds: 0.05 }],
+      main: [
+        { kind: 'call', instrument: 'hotplate' },
+        { kind: 'repeat', times: 2 },
+        { kind: 'wait', seconds: 0.05 },
+      ],
       cleanup: [{ kind: 'call', instrument: 'hotplate', method: 'set_temperature', args: { celsius: { value: 25 } } }],
       outputs: ['dosed'],
     });
@@ -283,7 +308,7 @@ describe('running the loaded workflow: repeat, kwargs, campaign', () => {
     expect(Object.keys((await mcp.loadWorkflowData(once.body.task_id)).body.steps.script)).toEqual(['0']);
   });
 
-  it('runs it over kwargs rows (run-workflow-kwargs), each row\'s values on the instrument and in the record', async () => {
+  it("runs it over kwargs rows (run-workflow-kwargs), each row's values on the instrument and in the record", async () => {
     await mcp.loadWorkflowScript('mcp_heat');
     const res = await mcp.runWorkflowKwargs([{ celsius: 40 }, { celsius: '45.5' }]);
     expect(res.status).toBe(200);
@@ -297,7 +322,7 @@ describe('running the loaded workflow: repeat, kwargs, campaign', () => {
     expect(calls.map((s) => s.args)).toEqual([{ celsius: 40 }, { celsius: 45.5 }]);
   });
 
-  it('runs an Ax-style campaign (run-workflow-campaign) with labdeck\'s gp, saying so, within the space it was given', async () => {
+  it("runs an Ax-style campaign (run-workflow-campaign) with labdeck's gp, saying so, within the space it was given", async () => {
     await mcp.loadWorkflowScript('mcp_react');
     const res = await mcp.runWorkflowCampaign(
       [
@@ -318,7 +343,11 @@ describe('running the loaded workflow: repeat, kwargs, campaign', () => {
     expect(own.campaign).toMatchObject({
       optimizer: 'gp',
       budget: 3,
-      space: [{ name: 'temperature', type: 'range', bounds: [20, 120] }, { name: 'time', type: 'fixed', value: 15 }, { name: 'solvent', type: 'choice', choices: ['water', 'ethanol'] }],
+      space: [
+        { name: 'temperature', type: 'range', bounds: [20, 120] },
+        { name: 'time', type: 'fixed', value: 15 },
+        { name: 'solvent', type: 'choice', choices: ['water', 'ethanol'] },
+      ],
       constraints: ['temperature <= 100'],
       objectives: [{ name: 'run.yield', minimize: false }],
     });

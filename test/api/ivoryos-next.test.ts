@@ -38,7 +38,11 @@ describe('a deck file with broken instruments (ivoryos-deck/1)', () => {
     expect(by.reader.failure?.stage).toBe('setup');
     const call = await lab.admin.post('/app/instruments/heater').set('Accept', J).send({ method: 'read', args: {} }).expect(503);
     expect(call.body.error.message).toContain('init failed: OSError: could not open port COM9');
-    const ok = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume: 2 } }).expect(200);
+    const ok = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume: 2 } })
+      .expect(200);
     expect(ok.body.output).toBe(2);
     const page = await lab.admin.get('/app/instruments/reader').expect(200);
     expect(page.text).toContain('instrument-failure-stage">setup<');

@@ -19,7 +19,11 @@ beforeAll(async () => {
 });
 afterAll(() => lab.close());
 
-const importJson = (workflow: unknown, extra: Record<string, unknown> = {}, query = '') => lab.admin.post(`/app/workflows/import/ivoryos${query}`).set('Accept', J).send({ workflow, ...extra });
+const importJson = (workflow: unknown, extra: Record<string, unknown> = {}, query = '') =>
+  lab.admin
+    .post(`/app/workflows/import/ivoryos${query}`)
+    .set('Accept', J)
+    .send({ workflow, ...extra });
 
 describe("the next generation's workflow JSON", () => {
   it('imports (#name parameters, return bindings, If, Comment), runs, and exports back to the same workflow', async () => {
@@ -37,7 +41,13 @@ describe("the next generation's workflow JSON", () => {
       then: [{ kind: 'wait', seconds: 0, label: 'Comment: Mass #mass is above the range: dose less.' }],
     });
     // it runs
-    const { task_id } = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'Dose_and_check', config: [{ volume: 1 }] }).expect(200)).body;
+    const { task_id } = (
+      await lab.admin
+        .post('/app/executions/config')
+        .set('Accept', J)
+        .send({ workflow: 'Dose_and_check', config: [{ volume: 1 }] })
+        .expect(200)
+    ).body;
     await until(async () => (await lab.runtime.store.queue.get(task_id))?.status === 'done');
     const run = (await lab.runtime.store.runs.list({ page: 1, perPage: 1 })).rows[0]!;
     expect(run.status).toBe('completed');
@@ -54,10 +64,7 @@ describe("the next generation's workflow JSON", () => {
   it('reads User_Input as an input step and writes it back as one', async () => {
     const file = {
       name: 'asked',
-      script: [
-        { ...step('Flow_Control', 'User_Input', { prompt: 'Sample mass?' }, 'sample_mass'), arg_types: { prompt: 'float' } },
-        step('pump', 'dose', { volume_ml: '#sample_mass' }),
-      ],
+      script: [{ ...step('Flow_Control', 'User_Input', { prompt: 'Sample mass?' }, 'sample_mass'), arg_types: { prompt: 'float' } }, step('pump', 'dose', { volume_ml: '#sample_mass' })],
     };
     const wf = (await importJson(file, {}, '?save=false').expect(200)).body;
     expect(wf.main[0]).toEqual({ kind: 'input', prompt: 'Sample mass?', save_as: 'sample_mass', schema: { type: 'number' } });

@@ -95,7 +95,13 @@ describe('Unit', () => {
       main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume: { param: 'volume' } }, save_as: 'total' }],
     };
     await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
-    const { task_id } = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'dosing', config: [{ volume: 1.5 }, { volume: 2 }] }).expect(200)).body;
+    const { task_id } = (
+      await lab.admin
+        .post('/app/executions/config')
+        .set('Accept', J)
+        .send({ workflow: 'dosing', config: [{ volume: 1.5 }, { volume: 2 }] })
+        .expect(200)
+    ).body;
     await until(async () => (await lab.runtime.store.queue.get(task_id))?.status === 'done');
     const runId = (await lab.runtime.store.runs.list({ page: 1, perPage: 1 })).rows[0]!.id;
     const csv = await lab.admin.get(`/app/files/execution-data/run-${runId}.csv`).expect(200);

@@ -50,7 +50,14 @@ const TEMPS = {
   main: [{ kind: 'call', instrument: 'hotplate', method: 'set_temperature', args: { celsius: { param: 'celsius' } }, save_as: 'set' }],
   outputs: ['set'],
 };
-const PING = { name: 'ping-twice', main: [{ kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' }, { kind: 'call', instrument: 'noop', method: 'ping' }], outputs: ['pong'] };
+const PING = {
+  name: 'ping-twice',
+  main: [
+    { kind: 'call', instrument: 'noop', method: 'ping', save_as: 'pong' },
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+  ],
+  outputs: ['pong'],
+};
 /** A workflow over the demo reactor: its yield is the output a campaign optimizes. */
 const REACT = {
   name: 'react',
@@ -63,7 +70,13 @@ const REACT = {
   outputs: ['run.yield'],
   main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature: { param: 'temperature' }, time: { param: 'time' } }, save_as: 'run' }],
 };
-const SLOW = { name: 'slow', main: [{ kind: 'wait', seconds: 1 }, { kind: 'call', instrument: 'noop', method: 'ping' }] };
+const SLOW = {
+  name: 'slow',
+  main: [
+    { kind: 'wait', seconds: 1 },
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+  ],
+};
 
 let ada: Client;
 beforeAll(async () => {
@@ -88,7 +101,9 @@ describe('logging in as ivoryos-client does', () => {
     // the same cookie is labdeck's own session: /app knows the user too
     await c.agent.get('/app/account').set('Accept', 'application/json').expect(200);
     // and followed as httpx does, the login ends on a 200
-    await ivoryosClient('ada').checkAuthentication().then((r) => expect(r.status).toBe(200));
+    await ivoryosClient('ada')
+      .checkAuthentication()
+      .then((r) => expect(r.status).toBe(200));
   });
 
   it('answers a wrong password 401 in ivoryOS error shape (not a login page that looks like success)', async () => {
@@ -114,7 +129,10 @@ describe('logging in as ivoryos-client does', () => {
 describe('direct control', () => {
   it('lists the deck as ivoryOS does: deck.<name> → method → signature and docstring', async () => {
     await ada.checkAuthentication();
-    const res = await ada.get('/instruments').expect(200).expect('Content-Type', /application\/json/);
+    const res = await ada
+      .get('/instruments')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(Object.keys(res.body)).toEqual(expect.arrayContaining(['deck.hotplate', 'deck.pump', 'deck.stirrer', 'deck.slowpoke']));
     expect(Object.keys(res.body).every((k) => k.startsWith('deck.'))).toBe(true);
     expect(res.body['deck.hotplate'].set_temperature).toEqual(expect.objectContaining({ signature: '(self, celsius: float)', docstring: expect.any(String), coroutine: false }));
@@ -138,7 +156,7 @@ describe('direct control', () => {
     expect(res.body).toMatchObject({ success: true, output: expect.any(Number) });
   });
 
-  it('reads every number written as text, as ivoryOS converts form values by the method\'s annotations', async () => {
+  it("reads every number written as text, as ivoryOS converts form values by the method's annotations", async () => {
     const dose = await executeTask(ada, 'deck.pump', 'dose', { volume_ml: ' 2 ' });
     expect(dose.body).toMatchObject({ success: true, output: expect.any(Number) });
     const task = (await ada.get(`/instruments/task/${dose.body.task_id}`).expect(200)).body;
@@ -223,7 +241,10 @@ describe('the library and the selected workflow (ivoryOS draft)', () => {
     const c = ivoryosClient('ada');
     await c.checkAuthentication();
     // nothing selected yet in this session
-    const none = await c.post('/executions/config').send({ kwargs: [{ celsius: 40 }], batch_size: 1 }).expect(400);
+    const none = await c
+      .post('/executions/config')
+      .send({ kwargs: [{ celsius: 40 }], batch_size: 1 })
+      .expect(400);
     expect(none.body).toMatchObject({ success: false, details: [{ field: 'workflow' }] });
     const loaded = (await c.get('/library/temps').expect(200)).body;
     expect(loaded).toMatchObject({ script: { name: 'temps', deck: 'demo-deck', author: 'ada', script_dict: { name: 'temps' } }, python_script: expect.stringContaining('labdeck_client') });
@@ -234,7 +255,10 @@ describe('the library and the selected workflow (ivoryOS draft)', () => {
     expect(empty.body).toMatchObject({ success: false, details: [{ field: 'kwargs' }] });
     expect(JSON.stringify(empty.body)).toContain('run_workflow_repeat');
     // run_workflow_kwargs: { kwargs, batch_size: 1 }, values as a CSV would give them
-    const run = await c.post('/executions/config').send({ kwargs: [{ celsius: '60' }, { celsius: 70 }], batch_size: 1 }).expect(200);
+    const run = await c
+      .post('/executions/config')
+      .send({ kwargs: [{ celsius: '60' }, { celsius: 70 }], batch_size: 1 })
+      .expect(200);
     expect(run.body).toMatchObject({ status: 'task started', task_id: expect.any(Number) });
     const runId = run.body.task_id as number;
     await idle(c);
@@ -278,11 +302,20 @@ describe('the library and the selected workflow (ivoryOS draft)', () => {
     const batch = await ada.post('/executions/config').send({ repeat: '2', batch_size: '2' }).expect(400);
     expect(batch.body).toMatchObject({ success: false, details: [{ field: 'batch_size' }] });
     expect(batch.body.error).toContain('one iteration at a time');
-    const column = await ada.post('/executions/config').send({ kwargs: [{ celsius: 50, rpm: 3 }], batch_size: 1 }).expect(400);
+    const column = await ada
+      .post('/executions/config')
+      .send({ kwargs: [{ celsius: 50, rpm: 3 }], batch_size: 1 })
+      .expect(400);
     expect(column.body.details).toEqual([expect.objectContaining({ field: 'kwargs row 1, column rpm' })]);
-    const both = await ada.post('/executions/config').send({ kwargs: [{ celsius: 50 }], repeat: 2 }).expect(400);
+    const both = await ada
+      .post('/executions/config')
+      .send({ kwargs: [{ celsius: 50 }], repeat: 2 })
+      .expect(400);
     expect(both.body.details).toEqual([expect.objectContaining({ field: 'repeat' })]);
-    const unknownField = await ada.post('/executions/config').send({ kwargs: [{ celsius: 50 }], steps: {} }).expect(400);
+    const unknownField = await ada
+      .post('/executions/config')
+      .send({ kwargs: [{ celsius: 50 }], steps: {} })
+      .expect(400);
     expect(unknownField.body.details).toEqual([expect.objectContaining({ field: 'steps' })]);
     const missing = await ada.get('/library/no-such').expect(404);
     expect(missing.body).toMatchObject({ success: false, error: expect.stringContaining('no workflow "no-such"') });
@@ -305,7 +338,9 @@ describe('status, queue and control', () => {
     const queued = await ada.post('/executions/config').send({ repeat: '1' }).expect(200);
     expect(queued.body).toMatchObject({ status: 'queued', task_id: null, queue_id: expect.any(Number) });
     const queue = (await ada.get('/executions/queue').expect(200)).body;
-    expect(queue).toEqual([expect.objectContaining({ id: queued.body.queue_id, status: 'pending', args: '1 iteration(s)', details: expect.objectContaining({ Workflow: 'slow', 'Repeat Count': 1 }) })]);
+    expect(queue).toEqual([
+      expect.objectContaining({ id: queued.body.queue_id, status: 'pending', args: '1 iteration(s)', details: expect.objectContaining({ Workflow: 'slow', 'Repeat Count': 1 }) }),
+    ]);
     expect((await ada.get('/executions/status').expect(200)).body).toMatchObject({ busy: true, paused: true });
 
     expect((await ada.post('/executions/pause-resume').expect(200)).body.pause_status).toBe('Resumed');
@@ -346,7 +381,7 @@ describe('status, queue and control', () => {
   });
 });
 
-describe('campaigns in ivoryOS\'s format', () => {
+describe("campaigns in ivoryOS's format", () => {
   /** `run_workflow_campaign(...)`: the JSON body ivoryos-client 0.2.x posts, every field it sends. */
   const runWorkflowCampaign = async (c: Client, fields: Record<string, unknown>, status?: number) => {
     await c.checkAuthentication();
@@ -361,13 +396,16 @@ describe('campaigns in ivoryOS\'s format', () => {
   ];
   const OBJECTIVES = [{ name: 'run.yield', minimize: false }];
 
-  it('runs a campaign asked of ax on the selected workflow with labdeck\'s gp, says so, and keeps to the step grid and the fixed value', async () => {
+  it("runs a campaign asked of ax on the selected workflow with labdeck's gp, says so, and keeps to the step grid and the fixed value", async () => {
     await ada.checkAuthentication();
     await ada.get('/library/react').expect(200);
     const steps = { step_1: { model: 'Sobol', num_samples: 2 }, step_2: { model: 'BoTorch' } };
     const res = await runWorkflowCampaign(ada, { optimizer_type: 'ax', parameters: SPACE, objectives: OBJECTIVES, repeat: 4, steps }, 200);
     expect(res.body).toMatchObject({ status: 'task started', task_id: expect.any(Number), optimizer: 'gp' });
-    expect(res.body.warnings).toEqual([expect.stringMatching(/^labdeck has no "ax" optimizer: its "gp" runs this campaign/), 'steps.step_2.model "BoTorch" is not used: after the initial points, gp\'s own Gaussian process suggests.']);
+    expect(res.body.warnings).toEqual([
+      expect.stringMatching(/^labdeck has no "ax" optimizer: its "gp" runs this campaign/),
+      'steps.step_2.model "BoTorch" is not used: after the initial points, gp\'s own Gaussian process suggests.',
+    ]);
     const runId = res.body.task_id as number;
     await until('the campaign to end', async () => (await ada.get(`/executions/records/${runId}`).expect(200)).body.workflow_info.end_time, 20_000);
     const record = (await ada.get(`/executions/records/${runId}`).expect(200)).body;
@@ -387,29 +425,36 @@ describe('campaigns in ivoryOS\'s format', () => {
       optimizer: 'gp',
       budget: 4,
       config: expect.objectContaining({ initial_points: 2 }),
-      space: [{ name: 'temperature', type: 'range', bounds: [20, 120], step: 10 }, { name: 'time', type: 'fixed', value: 15 }],
+      space: [
+        { name: 'temperature', type: 'range', bounds: [20, 120], step: 10 },
+        { name: 'time', type: 'fixed', value: 15 },
+      ],
       objectives: [{ name: 'run.yield', minimize: false }],
     });
     await idle(ada);
   });
 
-  it('takes value_type int, log_scale, a choice, constraints and early_stop, and hands them to labdeck\'s own checks', async () => {
+  it("takes value_type int, log_scale, a choice, constraints and early_stop, and hands them to labdeck's own checks", async () => {
     await ada.checkAuthentication();
     await ada.get('/library/react').expect(200);
-    const res = await runWorkflowCampaign(ada, {
-      optimizer_type: 'random',
-      parameters: [
-        { name: 'temperature', type: 'range', value_type: 'int', bounds: [20, 120], log_scale: true },
-        { name: 'time', type: 'range', bounds: [1, 60] },
-        { name: 'solvent', type: 'choice', value_type: 'str', bounds: ['ethanol', 'dmso'] },
-      ],
-      objectives: [{ name: 'run.yield', minimize: false, weight: 1 }],
-      parameter_constraints: ['2*time <= 70'],
-      outcome_constraints: ['run.yield >= 0'],
-      early_stop: ['run.yield >= 0'],
-      repeat: 3,
-      seed: 5,
-    }, 200);
+    const res = await runWorkflowCampaign(
+      ada,
+      {
+        optimizer_type: 'random',
+        parameters: [
+          { name: 'temperature', type: 'range', value_type: 'int', bounds: [20, 120], log_scale: true },
+          { name: 'time', type: 'range', bounds: [1, 60] },
+          { name: 'solvent', type: 'choice', value_type: 'str', bounds: ['ethanol', 'dmso'] },
+        ],
+        objectives: [{ name: 'run.yield', minimize: false, weight: 1 }],
+        parameter_constraints: ['2*time <= 70'],
+        outcome_constraints: ['run.yield >= 0'],
+        early_stop: ['run.yield >= 0'],
+        repeat: 3,
+        seed: 5,
+      },
+      200,
+    );
     expect(res.body).toMatchObject({ optimizer: 'random', warnings: [] });
     const runId = res.body.task_id as number;
     await until('the campaign to end', async () => (await ada.get(`/executions/records/${runId}`).expect(200)).body.workflow_info.end_time, 20_000);
@@ -434,7 +479,7 @@ describe('campaigns in ivoryOS\'s format', () => {
     await idle(ada);
   });
 
-  it('refuses what does not fit with 400 in ivoryOS\'s error shape, naming the field', async () => {
+  it("refuses what does not fit with 400 in ivoryOS's error shape, naming the field", async () => {
     const fresh = ivoryosClient('ada');
     const none = await runWorkflowCampaign(fresh, { optimizer_type: 'gp', parameters: SPACE, objectives: OBJECTIVES }, 400);
     expect(none.body).toMatchObject({ success: false, details: [{ field: 'workflow', message: expect.stringContaining('No workflow is selected') }] });
@@ -463,7 +508,7 @@ describe('campaigns in ivoryOS\'s format', () => {
     expect((await ada.get('/executions/queue').expect(200)).body).toEqual([]);
   });
 
-  it('answers get_optimizer_schema with labdeck\'s optimizers in ivoryOS\'s shape; ax is gp\'s, with a warning', async () => {
+  it("answers get_optimizer_schema with labdeck's optimizers in ivoryOS's shape; ax is gp's, with a warning", async () => {
     await ada.checkAuthentication();
     const all = (await ada.post('/executions/optimizer_schema').send({ optimizer_type: null }).expect(200)).body;
     expect(Object.keys(all)).toEqual(expect.arrayContaining(['gp', 'random', 'sobol']));
@@ -486,7 +531,7 @@ describe('campaigns in ivoryOS\'s format', () => {
 });
 
 describe('what is not there', () => {
-  it('answers other paths 404 in ivoryOS error shape, and leaves labdeck\'s own API as it is', async () => {
+  it("answers other paths 404 in ivoryOS error shape, and leaves labdeck's own API as it is", async () => {
     const res = await ada.get('/design/draft').expect(404);
     expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('GET /ivoryos/design/draft') });
     // labdeck's API: its own shapes and its own answer to Accept */* (a page)

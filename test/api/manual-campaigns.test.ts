@@ -32,9 +32,17 @@ describe('a manual gp campaign', () => {
       const ada = await signupAndLogin(first.app, 'ada');
       await ada.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
       // bad input names the field
-      const noRepeat = await ada.post('/app/executions/campaign').set('Accept', J).send({ ...START, execution: undefined }).expect(400);
+      const noRepeat = await ada
+        .post('/app/executions/campaign')
+        .set('Accept', J)
+        .send({ ...START, execution: undefined })
+        .expect(400);
       expect(JSON.stringify(noRepeat.body.error.details)).toContain('repeat');
-      const badExec = await ada.post('/app/executions/campaign').set('Accept', J).send({ ...START, execution: 'sometimes' }).expect(400);
+      const badExec = await ada
+        .post('/app/executions/campaign')
+        .set('Accept', J)
+        .send({ ...START, execution: 'sometimes' })
+        .expect(400);
       expect(JSON.stringify(badExec.body.error)).toContain('execution');
 
       const started = await ada.post('/app/executions/campaign').set('Accept', J).send(START).expect(200);
@@ -48,16 +56,36 @@ describe('a manual gp campaign', () => {
       expect(new Set(c.points.map(key)).size).toBe(4);
 
       // results of 1 and 2; bad results name the field and change nothing
-      const bad = await ada.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ results: { 'run.yield': 'abc' } }).expect(400);
+      const bad = await ada
+        .put(`/app/executions/campaigns/${id}/points/1`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 'abc' } })
+        .expect(400);
       expect(bad.body.error.details[0].field).toBe('results.run.yield');
-      const missing = await ada.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ results: { colour: 1 } }).expect(400);
+      const missing = await ada
+        .put(`/app/executions/campaigns/${id}/points/1`)
+        .set('Accept', J)
+        .send({ results: { colour: 1 } })
+        .expect(400);
       expect(missing.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['results.colour', 'results.run.yield']);
       const noReason = await ada.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ discarded: true }).expect(400);
       expect(noReason.body.error.details[0].field).toBe('reason');
-      await ada.put(`/app/executions/campaigns/${id}/points/9`).set('Accept', J).send({ results: { 'run.yield': 1 } }).expect(404);
-      const one = await ada.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ results: { 'run.yield': 0.41 } }).expect(200);
+      await ada
+        .put(`/app/executions/campaigns/${id}/points/9`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 1 } })
+        .expect(404);
+      const one = await ada
+        .put(`/app/executions/campaigns/${id}/points/1`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 0.41 } })
+        .expect(200);
       expect(one.body).toMatchObject({ n: 1, state: 'measured', results: { 'run.yield': 0.41 }, measured_by: 'person:ada' });
-      await ada.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ results: { 'run.yield': 0.5 } }).expect(409); // entered once
+      await ada
+        .put(`/app/executions/campaigns/${id}/points/1`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 0.5 } })
+        .expect(409); // entered once
       // a form's text, from the page's form
       await ada.post(`/app/executions/campaigns/${id}/points/2`).type('form').send({ 'results.run.yield': '0.63' }).expect(302);
 
@@ -74,15 +102,31 @@ describe('a manual gp campaign', () => {
 
       c = await view(bea);
       expect(c.points.map((p: { state: string }) => p.state)).toEqual(['measured', 'measured', 'pending', 'pending']);
-      await bea.put(`/app/executions/campaigns/${id}/points/3`).set('Accept', J).send({ results: { 'run.yield': 0.55 } }).expect(200);
+      await bea
+        .put(`/app/executions/campaigns/${id}/points/3`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 0.55 } })
+        .expect(200);
       await bea.put(`/app/executions/campaigns/${id}/points/4`).set('Accept', J).send({ discarded: true, reason: 'the vial broke' }).expect(200);
 
       // a staff point: bad ones name the field; a good one is pending
-      const outside = await bea.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 500, time: 5 } }).expect(400);
+      const outside = await bea
+        .post(`/app/executions/campaigns/${id}/points`)
+        .set('Accept', J)
+        .send({ parameters: { temperature: 500, time: 5 } })
+        .expect(400);
       expect(outside.body.error.details[0].field).toBe('parameters.temperature');
-      const unknown = await bea.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 50, time: 5, ph: 7 } }).expect(400);
+      const unknown = await bea
+        .post(`/app/executions/campaigns/${id}/points`)
+        .set('Accept', J)
+        .send({ parameters: { temperature: 50, time: 5, ph: 7 } })
+        .expect(400);
       expect(unknown.body.error.details[0].field).toBe('parameters.ph');
-      const staff = await bea.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 77, time: 12 } }).expect(201);
+      const staff = await bea
+        .post(`/app/executions/campaigns/${id}/points`)
+        .set('Accept', J)
+        .send({ parameters: { temperature: 77, time: 12 } })
+        .expect(201);
       expect(staff.body).toMatchObject({ n: 5, state: 'pending', suggested_by: 'person:ada', measured_by: null });
 
       // the next suggestions never repeat the pending one (the staff point), nor any earlier point
@@ -95,7 +139,11 @@ describe('a manual gp campaign', () => {
       expect(more.body.points.map(key)).not.toContain(key(staff.body));
 
       // the staff point measured: in the optimizer's observations (rebuilt from the records) and in the data CSV
-      await bea.put(`/app/executions/campaigns/${id}/points/5`).set('Accept', J).send({ results: { 'run.yield': 0.9 } }).expect(200);
+      await bea
+        .put(`/app/executions/campaigns/${id}/points/5`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 0.9 } })
+        .expect(200);
       const record = await second.runtime.store.campaigns.get(id);
       const instance = await second.runtime.campaigns.points!.rebuild(record!.payload as never, await second.runtime.store.campaigns.points(id));
       const snap = instance.snapshot() as { observations: number; best: { params: Record<string, number> } };
@@ -139,13 +187,25 @@ describe('a robot campaign takes points measured by hand', () => {
     const lab = await startLab();
     try {
       await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
-      const { task_id } = (await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...START, execution: undefined, optimizer_type: 'random', repeat: 2, batch_size: 1 }).expect(200)).body;
+      const { task_id } = (
+        await lab.admin
+          .post('/app/executions/campaign')
+          .set('Accept', J)
+          .send({ ...START, execution: undefined, optimizer_type: 'random', repeat: 2, batch_size: 1 })
+          .expect(200)
+      ).body;
       await until(async () => (await lab.admin.get(`/app/executions/queue/task/${task_id}`).set('Accept', J)).body.status === 'done');
       const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
       const id = plot.campaign.campaign_id as number;
       expect(id).toEqual(expect.any(Number));
-      expect(plot.points.map((p: { suggested_by: string; measured_by: string }) => [p.suggested_by, p.measured_by])).toEqual([0, 1].map(() => ['optimizer:random', expect.stringMatching(/^run:\d+$/)]));
-      await lab.admin.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 90, time: 20 }, results: { 'run.yield': 0.7 } }).expect(201);
+      expect(plot.points.map((p: { suggested_by: string; measured_by: string }) => [p.suggested_by, p.measured_by])).toEqual(
+        [0, 1].map(() => ['optimizer:random', expect.stringMatching(/^run:\d+$/)]),
+      );
+      await lab.admin
+        .post(`/app/executions/campaigns/${id}/points`)
+        .set('Accept', J)
+        .send({ parameters: { temperature: 90, time: 20 }, results: { 'run.yield': 0.7 } })
+        .expect(201);
       const after = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
       expect(after.points[2]).toMatchObject({ iteration: null, n: 1, params: { temperature: 90, time: 20 }, values: { 'run.yield': 0.7 }, suggested_by: 'person:ada', measured_by: 'person:ada' });
       const c = (await lab.admin.get(`/app/executions/campaigns/${id}`).set('Accept', J).expect(200)).body;
@@ -161,7 +221,12 @@ describe('a robot campaign takes points measured by hand', () => {
       const all = (await lab.admin.get(`/app/executions/campaigns/${id}/points.csv?state=all`).expect(200)).text.split(/\r?\n/);
       expect(all[1]).toMatch(new RegExp(`^,measured,.*,optimizer:random,run:${run},`));
       // and it is still a history file of its workflow: uploaded back, it warm-starts a campaign with its 2 rows
-      const hist = await lab.admin.post('/app/files/execution-data').set('Accept', J).field('workflow', 'react').attach('file', Buffer.from(lines.join('\n')), `run-${run}.csv`).expect(201);
+      const hist = await lab.admin
+        .post('/app/files/execution-data')
+        .set('Accept', J)
+        .field('workflow', 'react')
+        .attach('file', Buffer.from(lines.join('\n')), `run-${run}.csv`)
+        .expect(201);
       const { execution: _robot, ...robot } = START;
       const warm = await lab.runtime.campaigns.plan({ ...robot, optimizer_type: 'random', repeat: 1, existing_data: hist.body.filename });
       expect(warm.existing).toHaveLength(2);
@@ -176,18 +241,33 @@ describe("a manual campaign's progress plot", () => {
     const lab = await startLab();
     try {
       await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
-      const { campaign_id: id } = (await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ ...START, optimizer_type: 'random', batch_size: 3 }).expect(200)).body;
+      const { campaign_id: id } = (
+        await lab.admin
+          .post('/app/executions/campaign')
+          .set('Accept', J)
+          .send({ ...START, optimizer_type: 'random', batch_size: 3 })
+          .expect(200)
+      ).body;
       const plot = async () => (await lab.admin.get(`/app/executions/campaigns/${id}/plot`).expect(200)).body;
       const page = async () => (await lab.admin.get(`/app/executions/campaigns/${id}`).expect(200)).text;
       await lab.admin.get('/app/executions/campaigns/999999/plot').expect(404);
 
       let p = await plot();
-      expect(p).toMatchObject({ campaign: { campaign_id: id, execution: 'manual', optimizer: 'random', counts: { pending: 3, measured: 0 } }, objectives: [{ name: 'run.yield', minimize: false }], points: [], best_so_far: [] });
+      expect(p).toMatchObject({
+        campaign: { campaign_id: id, execution: 'manual', optimizer: 'random', counts: { pending: 3, measured: 0 } },
+        objectives: [{ name: 'run.yield', minimize: false }],
+        points: [],
+        best_so_far: [],
+      });
       let html = await page();
       expect(html).toContain('id="campaign-plot"');
       expect(html).toContain('No measurement of run.yield yet');
 
-      await lab.admin.put(`/app/executions/campaigns/${id}/points/2`).set('Accept', J).send({ results: { 'run.yield': 0.4 } }).expect(200);
+      await lab.admin
+        .put(`/app/executions/campaigns/${id}/points/2`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 0.4 } })
+        .expect(200);
       p = await plot();
       expect(p.points).toEqual([expect.objectContaining({ x: 2, n: 2, values: { 'run.yield': 0.4 }, suggested_by: 'optimizer:random', measured_by: 'person:ada' })]);
       expect(p.best_so_far).toEqual([{ x: 2, n: 2, value: 0.4 }]);
@@ -197,7 +277,11 @@ describe("a manual campaign's progress plot", () => {
       expect(html).not.toContain('<path class="person"');
 
       // a person's own point, measured at once: a diamond, and the new best
-      await lab.admin.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: 90, time: 20 }, results: { 'run.yield': 0.7 } }).expect(201);
+      await lab.admin
+        .post(`/app/executions/campaigns/${id}/points`)
+        .set('Accept', J)
+        .send({ parameters: { temperature: 90, time: 20 }, results: { 'run.yield': 0.7 } })
+        .expect(201);
       await lab.admin.put(`/app/executions/campaigns/${id}/points/3`).set('Accept', J).send({ discarded: true, reason: 'spilt' }).expect(200);
       p = await plot();
       expect(p.points.map((x: { n: number; suggested_by: string }) => [x.n, x.suggested_by])).toEqual([
@@ -215,7 +299,11 @@ describe("a manual campaign's progress plot", () => {
       expect(html).toContain('chosen by a person');
 
       // point 1 entered last is best from its n on
-      await lab.admin.put(`/app/executions/campaigns/${id}/points/1`).set('Accept', J).send({ results: { 'run.yield': 0.9 } }).expect(200);
+      await lab.admin
+        .put(`/app/executions/campaigns/${id}/points/1`)
+        .set('Accept', J)
+        .send({ results: { 'run.yield': 0.9 } })
+        .expect(200);
       p = await plot();
       expect(p.points.map((x: { x: number }) => x.x)).toEqual([1, 2, 4]);
       expect(p.best_so_far.map((b: { value: number }) => b.value)).toEqual([0.9, 0.9, 0.9]);

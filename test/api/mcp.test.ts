@@ -50,7 +50,10 @@ afterAll(async () => {
 });
 
 const decide = (id: number, decision: 'approve' | 'reject', reason?: string, who = lab.admin) =>
-  who.post(`/app/approvals/${id}/${decision}`).set('Accept', 'application/json').send(reason === undefined ? {} : { reason });
+  who
+    .post(`/app/approvals/${id}/${decision}`)
+    .set('Accept', 'application/json')
+    .send(reason === undefined ? {} : { reason });
 
 describe('tools', () => {
   it('lists one tool per method of the live deck, named <instrument>_<method>, with its schema and safety hints, and the runner tools', async () => {
@@ -59,7 +62,8 @@ describe('tools', () => {
     expect(client.getInstructions()).toMatch(/approval/);
     const { tools } = await client.listTools();
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const n of ['lab_status', 'lab_workflows', 'lab_queue_workflow', 'lab_start_campaign', 'lab_records', 'lab_record', 'lab_approval', 'lab_pause', 'lab_resume', 'lab_abort']) expect(byName.has(n)).toBe(true);
+    for (const n of ['lab_status', 'lab_workflows', 'lab_queue_workflow', 'lab_start_campaign', 'lab_records', 'lab_record', 'lab_approval', 'lab_pause', 'lab_resume', 'lab_abort'])
+      expect(byName.has(n)).toBe(true);
     const dose = byName.get('pump_dose')!;
     expect(dose.inputSchema).toMatchObject({ type: 'object', properties: { volume_ml: { type: 'number' } }, required: ['volume_ml'] });
     expect(dose.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
@@ -137,7 +141,11 @@ describe('calls', () => {
     const told = answer(await client.callTool({ name: 'lab_approval', arguments: { approval_id: req.approval_id } }));
     expect(told).toMatchObject({ state: 'rejected', reason: 'the vial is not in place' });
     // a call made after the rejection is recorded; the rejected one is not (nor before it)
-    await lab.admin.post('/app/instruments/pump').set('Accept', 'application/json').send({ method: 'dose', args: { volume_ml: 1 } }).expect(200);
+    await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', 'application/json')
+      .send({ method: 'dose', args: { volume_ml: 1 } })
+      .expect(200);
     const after = await lab.runtime.store.steps.recent('pump', 100);
     expect(after.length).toBe(steps.length + 1);
     expect(after.filter((st) => (st.args as { volume_ml?: number }).volume_ml === 5).length).toBe(steps.filter((st) => (st.args as { volume_ml?: number }).volume_ml === 5).length);
@@ -168,7 +176,18 @@ describe('runs and campaigns', () => {
     const bogus = await client.callTool({ name: 'lab_queue_workflow', arguments: { workflow: 'react', repeat: 1, colour: 'red' } });
     expect(answer(bogus).error.details).toEqual([expect.objectContaining({ field: 'colour' })]);
 
-    const req = answer(await client.callTool({ name: 'lab_queue_workflow', arguments: { workflow: 'react', config: [{ temperature: 70, time: 5 }, { temperature: 90, time: 5 }] } }));
+    const req = answer(
+      await client.callTool({
+        name: 'lab_queue_workflow',
+        arguments: {
+          workflow: 'react',
+          config: [
+            { temperature: 70, time: 5 },
+            { temperature: 90, time: 5 },
+          ],
+        },
+      }),
+    );
     expect(req.state).toBe('pending');
     const page = await lab.admin.get('/app/approvals').expect(200);
     expect(page.text).toContain('reactor.run');
@@ -244,7 +263,11 @@ describe('who may do what', () => {
       expect({ path, status: res.status }).toEqual({ path, status: 401 });
     }
     const user = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'script' }).expect(201)).body.token;
-    const res = await fetch(`${base}/mcp`, { method: 'POST', headers: { Authorization: `Bearer ${user}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user}`, Accept: 'application/json, text/event-stream', 'Content-Type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
     expect(res.status).toBe(403);
     await lab.admin.post('/app/mcp').set('Accept', 'application/json').send({ jsonrpc: '2.0', id: 1, method: 'tools/list' }).expect(403);
     const none = await fetch(`${base}/mcp`, { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: '{}' });
@@ -254,10 +277,18 @@ describe('who may do what', () => {
   it("no token decides: an agent's token cannot reach the inbox, a user's token is refused; only the agent's account or an admin decides", async () => {
     const client = await connect();
     const req = answer(await client.callTool({ name: 'pump_dose', arguments: { volume_ml: 1 } }));
-    const viaMcp = await fetch(`${base}/approvals/${req.approval_id}/approve`, { method: 'POST', headers: { Authorization: `Bearer ${mcpToken}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: '{}' });
+    const viaMcp = await fetch(`${base}/approvals/${req.approval_id}/approve`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${mcpToken}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(viaMcp.status).toBe(401);
     const user = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'bot' }).expect(201)).body.token;
-    const viaToken = await fetch(`${base}/approvals/${req.approval_id}/approve`, { method: 'POST', headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: '{}' });
+    const viaToken = await fetch(`${base}/approvals/${req.approval_id}/approve`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(viaToken.status).toBe(403);
     const operator = await signupAndLogin(lab.app, 'olga');
     await decide(req.approval_id, 'approve', undefined, operator).expect(403);
@@ -292,7 +323,10 @@ describe('who may do what', () => {
     const made = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'temp', scope: 'mcp' }).expect(201)).body;
     const client = await connect(made.token);
     const req = answer(await client.callTool({ name: 'pump_dose', arguments: { volume_ml: 1 } }));
-    await lab.admin.post(`/app/account/tokens/${made.id}/delete`).set('Accept', 'application/json').expect((r) => expect(r.status).toBeLessThan(400));
+    await lab.admin
+      .post(`/app/account/tokens/${made.id}/delete`)
+      .set('Accept', 'application/json')
+      .expect((r) => expect(r.status).toBeLessThan(400));
     await expect(client.listTools()).rejects.toThrow();
     const res = await decide(req.approval_id, 'approve').expect(409);
     expect(res.body.error.message).toMatch(/revoked/);
@@ -301,8 +335,16 @@ describe('who may do what', () => {
   it('an admin decides per instrument which safety levels need approval; operators cannot', async () => {
     const operator = await signupAndLogin(lab.app, 'oscar');
     await operator.post('/app/approvals/policy').set('Accept', 'application/json').send({ default: [] }).expect(403);
-    await lab.admin.post('/app/approvals/policy').set('Accept', 'application/json').send({ default: ['hazardous', 'bold'] }).expect(400);
-    const set = await lab.admin.post('/app/approvals/policy').set('Accept', 'application/json').send({ default: ['hazardous'], instruments: { pump: ['idempotent', 'hazardous'] } }).expect(200);
+    await lab.admin
+      .post('/app/approvals/policy')
+      .set('Accept', 'application/json')
+      .send({ default: ['hazardous', 'bold'] })
+      .expect(400);
+    const set = await lab.admin
+      .post('/app/approvals/policy')
+      .set('Accept', 'application/json')
+      .send({ default: ['hazardous'], instruments: { pump: ['idempotent', 'hazardous'] } })
+      .expect(200);
     expect(set.body).toEqual({ default: ['hazardous'], instruments: { pump: ['idempotent', 'hazardous'] } });
     const client = await connect();
     const prime = answer(await client.callTool({ name: 'pump_prime', arguments: {} }));
@@ -314,7 +356,11 @@ describe('who may do what', () => {
     expect(await lab.runtime.approvals.policy()).toEqual({ default: ['hazardous'], instruments: { hotplate: [], pump: ['idempotent', 'hazardous'] } });
     const hot = answer(await client.callTool({ name: 'hotplate_set_temperature', arguments: { celsius: 30 } }));
     expect(hot.output).toBe(30);
-    await lab.admin.post('/app/approvals/policy').set('Accept', 'application/json').send({ default: ['hazardous'] }).expect(200);
+    await lab.admin
+      .post('/app/approvals/policy')
+      .set('Accept', 'application/json')
+      .send({ default: ['hazardous'] })
+      .expect(200);
   });
 
   it('every agent action is in the audit log with the token that made it', async () => {

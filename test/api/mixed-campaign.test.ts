@@ -64,19 +64,31 @@ describe('a robot campaign running takes points people measure', () => {
 
     // meanwhile a person measured a point of their own by hand
     const hand = { temperature: 100, time: 25 };
-    await lab.admin.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: hand, results: { yield: 0.8 } }).expect(201);
+    await lab.admin
+      .post(`/app/executions/campaigns/${id}/points`)
+      .set('Accept', J)
+      .send({ parameters: hand, results: { yield: 0.8 } })
+      .expect(201);
 
     // what the campaign's optimizer, told iteration 1 and the hand-measured point but nothing pending, suggests next
     const record = (await lab.runtime.store.campaigns.get(id))!;
     const p = record.payload as { space: never; objectives: never; config: never; seed: number; constraints: never; outcome_constraints: never };
-    const untold = lab.runtime.campaigns.optimizer('random').create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed, constraints: p.constraints, outcomeConstraints: p.outcome_constraints });
+    const untold = lab.runtime.campaigns
+      .optimizer('random')
+      .create({ space: p.space, objectives: p.objectives, config: p.config, seed: p.seed, constraints: p.constraints, outcomeConstraints: p.outcome_constraints });
     await untold.observe([
       { params: { temperature: one.temperature, time: one.time } as ParamValues, values: { yield: 0.3 } },
       { params: hand, values: { yield: 0.8 } },
     ]);
     const [next] = await untold.suggest(1);
     // a person takes exactly that point to measure: it is pending
-    const pending = (await lab.admin.post(`/app/executions/campaigns/${id}/points`).set('Accept', J).send({ parameters: { temperature: next!.temperature, time: next!.time } }).expect(201)).body;
+    const pending = (
+      await lab.admin
+        .post(`/app/executions/campaigns/${id}/points`)
+        .set('Accept', J)
+        .send({ parameters: { temperature: next!.temperature, time: next!.time } })
+        .expect(201)
+    ).body;
     expect(pending).toMatchObject({ n: 2, state: 'pending', suggested_by: 'person:ada' });
 
     // iteration 1's yield is given: iteration 2 is suggested, and waits for its own

@@ -64,9 +64,17 @@ describe('GET/PUT /app/notifications', () => {
     const res = await lab.admin.put('/app/notifications').set('Accept', J).send(bad).expect(400);
     const fields = (res.body.error.details as { field: string }[]).map((d) => d.field);
     expect(fields).toEqual(expect.arrayContaining(['channels.0.url', 'channels.2.events.1']));
-    const unknown = await lab.admin.put('/app/notifications').set('Accept', J).send({ ...doc(), colour: 'red' }).expect(400);
+    const unknown = await lab.admin
+      .put('/app/notifications')
+      .set('Accept', J)
+      .send({ ...doc(), colour: 'red' })
+      .expect(400);
     expect(unknown.body.error.message).toContain('colour');
-    const twice = await lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [doc().channels[0], doc().channels[0]] }).expect(400);
+    const twice = await lab.admin
+      .put('/app/notifications')
+      .set('Accept', J)
+      .send({ channels: [doc().channels[0], doc().channels[0]] })
+      .expect(400);
     expect(twice.body.error.message).toContain('two channels are named "hook"');
     // the page's form, answered to a script: the error as JSON with its status (the page for a browser)
     expect((await lab.admin.post('/app/notifications').type('form').set('Accept', J).send({ document: 'not json' }).expect(400)).body.error.code).toBe('invalid_input');
@@ -98,17 +106,25 @@ describe('GET/PUT /app/notifications', () => {
   });
 
   it('the page shows each channel with "Send a test" and a dead channel as dead', async () => {
-    await lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [{ name: 'gone', kind: 'webhook', url: 'http://127.0.0.1:9/none' }] }).expect(200);
+    await lab.admin
+      .put('/app/notifications')
+      .set('Accept', J)
+      .send({ channels: [{ name: 'gone', kind: 'webhook', url: 'http://127.0.0.1:9/none' }] })
+      .expect(200);
     await lab.runtime.store.outbox.write([{ op: 'open', event: 'queue_held', key: 'page-test', payload: { message: 'The queue is held.' } }]);
     lab.runtime.notifications.deliverer.wake();
     await until(async () => ((await lab.admin.get('/app/notifications').set('Accept', J)).body.health as { dead: boolean }[]).some((h) => h.dead));
     const page = await lab.admin.get('/app/notifications').expect(200);
     expect(page.text).toContain('Send a test');
     expect(page.text).toContain('data-dead="true"');
-    expect(page.text).toContain("fetch failed: bad port"); // why, with its cause (port 9 is one fetch refuses)
+    expect(page.text).toContain('fetch failed: bad port'); // why, with its cause (port 9 is one fetch refuses)
     expect(page.text).toContain('The queue is held.');
     // saving the page's own form as it stands keeps the settings
-    const saved = await lab.admin.post('/app/notifications').type('form').send({ document: JSON.stringify({ channels: [] }) }).expect(302);
+    const saved = await lab.admin
+      .post('/app/notifications')
+      .type('form')
+      .send({ document: JSON.stringify({ channels: [] }) })
+      .expect(302);
     expect(saved.headers.location).toContain('/notifications?saved');
     await lab.admin.post('/app/notifications').type('form').send({ document: '{nope' }).expect(400);
   });
@@ -117,7 +133,11 @@ describe('GET/PUT /app/notifications', () => {
 describe('a user subscribes to events of their own runs', () => {
   it('sets, reads and ends a subscription; a bad address is refused by name', async () => {
     const cy = await signupAndLogin(lab.app, 'cy');
-    const set = await cy.put('/app/notifications/me').set('Accept', J).send({ email: 'cy@example.org', events: ['step_failed', 'run_completed'] }).expect(200);
+    const set = await cy
+      .put('/app/notifications/me')
+      .set('Accept', J)
+      .send({ email: 'cy@example.org', events: ['step_failed', 'run_completed'] })
+      .expect(200);
     expect(set.body.subscription).toEqual({ email: 'cy@example.org', events: ['step_failed', 'run_completed'] });
     expect((await cy.get('/app/notifications/me').set('Accept', J).expect(200)).body.subscription.email).toBe('cy@example.org');
     const bad = await cy.put('/app/notifications/me').set('Accept', J).send({ email: 'not an address' }).expect(400);

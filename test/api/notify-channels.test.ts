@@ -24,7 +24,11 @@ beforeAll(async () => {
   await new Promise((r) => server.once('listening', r));
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // overdue beyond twice the median of the calls recorded, from the first one on (the overdue test)
-  await lab.admin.put('/app/notifications').set('Accept', J).send(ch.settings(origin, { watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 } })).expect(200);
+  await lab.admin
+    .put('/app/notifications')
+    .set('Accept', J)
+    .send(ch.settings(origin, { watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 } }))
+    .expect(200);
 }, 30_000);
 afterAll(async () => {
   server?.closeAllConnections();
@@ -42,7 +46,11 @@ const get = async (path: string) => lab.admin.get(path).expect(200);
 const everywhere = (event: string, title: string, n: number) => ch.everywhere(event, title, n, get);
 
 it('a pause step: on all three with a working link, then its resolution on all three', async () => {
-  await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'paused', main: [{ kind: 'pause', message: 'Load the sample' }] }).expect(201);
+  await lab.admin
+    .post('/app/workflows')
+    .set('Accept', J)
+    .send({ name: 'paused', main: [{ kind: 'pause', message: 'Load the sample' }] })
+    .expect(201);
   const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'paused', repeat: 1 }).expect(200)).body.task_id as number;
   const open = await everywhere('pause_waiting', PAUSE, 1);
   expect(open.state).toBe('open');
@@ -66,8 +74,16 @@ it("an agent's approval request: on all three with a working link, then the deci
 });
 
 it('a failed step: on all three with a working link (the run record), then the retry on all three', async () => {
-  await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'poke', main: [{ kind: 'call', instrument: 'flaky', method: 'poke', args: {} }] }).expect(201);
-  await lab.admin.post('/app/instruments/flaky').set('Accept', J).send({ method: 'fail_next', args: { n: 1 } }).expect(200);
+  await lab.admin
+    .post('/app/workflows')
+    .set('Accept', J)
+    .send({ name: 'poke', main: [{ kind: 'call', instrument: 'flaky', method: 'poke', args: {} }] })
+    .expect(201);
+  await lab.admin
+    .post('/app/instruments/flaky')
+    .set('Accept', J)
+    .send({ method: 'fail_next', args: { n: 1 } })
+    .expect(200);
   const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'poke', repeat: 1 }).expect(200)).body.task_id as number;
   const open = await everywhere('step_failed', FAILED, 1);
   expect(open.url).toMatch(/\/app\/executions\/records\/\d+$/);
@@ -77,8 +93,16 @@ it('a failed step: on all three with a working link (the run record), then the r
 });
 
 it('an overdue step: on all three with a working link, then resolved on all three when it ends', async () => {
-  await lab.admin.post('/app/instruments/slow').set('Accept', J).send({ method: 'work', args: { ms: 50 } }).expect(200);
-  await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'slow-one', main: [{ kind: 'call', instrument: 'slow', method: 'work', args: { ms: { value: 2500 } } }] }).expect(201);
+  await lab.admin
+    .post('/app/instruments/slow')
+    .set('Accept', J)
+    .send({ method: 'work', args: { ms: 50 } })
+    .expect(200);
+  await lab.admin
+    .post('/app/workflows')
+    .set('Accept', J)
+    .send({ name: 'slow-one', main: [{ kind: 'call', instrument: 'slow', method: 'work', args: { ms: { value: 2500 } } }] })
+    .expect(201);
   const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'slow-one', repeat: 1 }).expect(200)).body.task_id as number;
   const open = await everywhere('step_overdue', OVERDUE, 1);
   // the step ends within its 2.5 s: the resolution follows within 5 s of that (its outbox row)

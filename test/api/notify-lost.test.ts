@@ -87,7 +87,11 @@ it('a run interrupted with an in-doubt step: run_interrupted and queue_held on a
   const admin = first.admin;
   await login(admin);
   await admin.put('/app/notifications').set('Accept', J).send(ch.settings(origin)).expect(200);
-  await admin.post('/app/workflows').set('Accept', J).send({ name: 'gated', main: [{ kind: 'call', instrument: 'gate', method: 'pass' }] }).expect(201);
+  await admin
+    .post('/app/workflows')
+    .set('Accept', J)
+    .send({ name: 'gated', main: [{ kind: 'call', instrument: 'gate', method: 'pass' }] })
+    .expect(201);
   const taskId = (await admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'gated', repeat: 1 }).expect(200)).body.task_id as number;
   await until(async () => gates().length === 1); // its call in flight
   const runId = (await first.runtime.store.queue.get(taskId))!.runId!;
@@ -128,14 +132,25 @@ it('a lost agent with a call of a run in flight: host_lost on all three (the run
     return a;
   };
   const a = await agent();
-  await second.admin.post('/app/workflows').set('Accept', J).send({ name: 'far-slow', main: [{ kind: 'call', instrument: 'slow', method: 'work', args: { ms: { value: 600_000 } } }] }).expect(201);
+  await second.admin
+    .post('/app/workflows')
+    .set('Accept', J)
+    .send({ name: 'far-slow', main: [{ kind: 'call', instrument: 'slow', method: 'work', args: { ms: { value: 600_000 } } }] })
+    .expect(201);
   const taskId = (await second.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'far-slow', repeat: 1 }).expect(200)).body.task_id as number;
   await until(async () => (await second.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.timing.steps.length === 1); // its call in flight on the agent
   const runId = (await second.runtime.store.queue.get(taskId))!.runId!;
   await a.stop();
   agents.splice(agents.indexOf(a), 1);
   const lost = await ch.everywhere('host_lost', 'A host or agent was lost', 1, opens(second.admin));
-  expect(lost).toMatchObject({ state: 'open', host: 'far-pc', run_id: runId, task_id: taskId, url: `${origin}/app/executions/records/${runId}`, instruments: expect.arrayContaining(['slow', 'flaky']) });
+  expect(lost).toMatchObject({
+    state: 'open',
+    host: 'far-pc',
+    run_id: runId,
+    task_id: taskId,
+    url: `${origin}/app/executions/records/${runId}`,
+    instruments: expect.arrayContaining(['slow', 'flaky']),
+  });
   expect(lost.message).toContain(`The agent far-pc went away with a call in flight (run ${runId})`);
   const back = await agent();
   expect((await ch.resolved(lost, 'A host or agent was lost')).resolution).toBe('the agent far-pc is connected again');

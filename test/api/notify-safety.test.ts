@@ -18,7 +18,16 @@ const FILE = {
   enabled: true,
   limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', min: 0, max: 120 }],
   rules: [{ id: 'door', when: { target: 'heater', method: 'set_temperature' }, require: [{ left: { state: 'door' }, op: '==', right: { value: 'closed' } }] }],
-  states: { door: { label: 'Enclosure door', values: ['open', 'closed'], set_by: [{ target: 'door', method: 'open_door', value: 'open' }, { target: 'door', method: 'close_door', value: 'closed' }] } },
+  states: {
+    door: {
+      label: 'Enclosure door',
+      values: ['open', 'closed'],
+      set_by: [
+        { target: 'door', method: 'open_door', value: 'open' },
+        { target: 'door', method: 'close_door', value: 'closed' },
+      ],
+    },
+  },
 };
 
 type Body = { event: string; state: string; id: string; run_id: number | null; step: string | null; url: string | null; message: string; resolution?: string; problems?: unknown[] };
@@ -57,7 +66,13 @@ describe('safety_blocked', () => {
     await call('set_temperature', { setpoint_c: 150 }).expect(409);
     await until(async () => of('safety_blocked').length === 1);
     const open = of('safety_blocked')[0]!;
-    expect(open).toMatchObject({ state: 'open', step: 'heater.set_temperature', run_id: null, url: 'http://lab.example:8000/app/safety', message: expect.stringContaining('setpoint_c = 150 is above the maximum of 120') });
+    expect(open).toMatchObject({
+      state: 'open',
+      step: 'heater.set_temperature',
+      run_id: null,
+      url: 'http://lab.example:8000/app/safety',
+      message: expect.stringContaining('setpoint_c = 150 is above the maximum of 120'),
+    });
     expect(open.problems).toEqual([expect.objectContaining({ field: 'setpoint_c', value: 150 })]);
     await call('set_temperature', { setpoint_c: 160 }).expect(409);
     // another method's call let through resolves nothing
@@ -77,11 +92,23 @@ describe('safety_blocked', () => {
       .expect(201);
     const before = of('safety_blocked').length;
     await call('open_door', {}, 'door').expect(200);
-    const first = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'heat', config: [{ t: 35 }] }).expect(200)).body.task_id as number;
+    const first = (
+      await lab.admin
+        .post('/app/executions/config')
+        .set('Accept', J)
+        .send({ workflow: 'heat', config: [{ t: 35 }] })
+        .expect(200)
+    ).body.task_id as number;
     await until(async () => of('safety_blocked').length === before + 1);
     const run = (await lab.runtime.store.queue.get(first))!.runId!;
     const opened = of('safety_blocked')[before]!;
-    expect(opened).toMatchObject({ state: 'open', run_id: run, step: 'main[0]', url: `http://lab.example:8000/app/executions/records/${run}`, message: expect.stringContaining('Blocked by the safety guard') });
+    expect(opened).toMatchObject({
+      state: 'open',
+      run_id: run,
+      step: 'main[0]',
+      url: `http://lab.example:8000/app/executions/records/${run}`,
+      message: expect.stringContaining('Blocked by the safety guard'),
+    });
     expect(opened.problems).toEqual([expect.objectContaining({ rule: expect.anything() })]);
     expect(of('step_failed')).toEqual([]);
     // made safe, retried: resolved with the same id, and the run completes
@@ -93,7 +120,13 @@ describe('safety_blocked', () => {
 
     // blocked again in another run, skipped: resolved by the skip
     await call('open_door', {}, 'door').expect(200);
-    const second = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'heat', config: [{ t: 35 }] }).expect(200)).body.task_id as number;
+    const second = (
+      await lab.admin
+        .post('/app/executions/config')
+        .set('Accept', J)
+        .send({ workflow: 'heat', config: [{ t: 35 }] })
+        .expect(200)
+    ).body.task_id as number;
     await until(async () => of('safety_blocked').length === before + 3);
     await lab.admin.post('/app/executions/skip').set('Accept', J).expect(200);
     await until(async () => of('safety_blocked').length === before + 4);

@@ -21,16 +21,36 @@ const done = (taskId: number) => until(async () => (await lab.runtime.store.queu
 
 it('the page shows the ETA and each running step with its expected end; an overdue step is marked', async () => {
   // one record of slow.work (50 ms) and a bound of 2 × its median (min_samples 1, no floor)
-  await lab.admin.post('/app/instruments/slow').set('Accept', J).send({ method: 'work', args: { ms: 50 } }).expect(200);
-  await lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [], watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 } }).expect(200);
+  await lab.admin
+    .post('/app/instruments/slow')
+    .set('Accept', J)
+    .send({ method: 'work', args: { ms: 50 } })
+    .expect(200);
+  await lab.admin
+    .put('/app/notifications')
+    .set('Accept', J)
+    .send({ channels: [], watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 } })
+    .expect(200);
   await lab.admin.post('/app/workflows').set('Accept', J).send(SLOW).expect(201);
   // nothing runs: no timing on the page
   expect((await lab.admin.get('/app/executions/config').expect(200)).text).toMatch(/<ul id="live-timing"[^>]*class="[^"]*d-none/);
   // a first run completes: the workflow's past for the ETA
-  const first = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'slow-one', config: [{ ms: 50 }] }).expect(200)).body.task_id as number;
+  const first = (
+    await lab.admin
+      .post('/app/executions/config')
+      .set('Accept', J)
+      .send({ workflow: 'slow-one', config: [{ ms: 50 }] })
+      .expect(200)
+  ).body.task_id as number;
   await done(first);
 
-  const second = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'slow-one', config: [{ ms: 2500 }] }).expect(200)).body.task_id as number;
+  const second = (
+    await lab.admin
+      .post('/app/executions/config')
+      .set('Accept', J)
+      .send({ workflow: 'slow-one', config: [{ ms: 2500 }] })
+      .expect(200)
+  ).body.task_id as number;
   await until(async () => (await status()).timing.steps.length === 1 && (await status()).timing.runs[0]?.eta !== null);
   const s = await status();
   const run = (await lab.runtime.store.queue.get(second))!.runId!;
@@ -46,7 +66,9 @@ it('the page shows the ETA and each running step with its expected end; an overd
   expect(box).not.toContain('d-none');
   expect(box).toContain(`data-status-url="/app/executions/status"`);
   expect(box).toContain(`ETA ${s.timing.runs[0].eta.earliest.slice(11, 19)} UTC–${s.timing.runs[0].eta.latest.slice(11, 19)} UTC (P10–P90 of 1 past run of this workflow)`);
-  expect(box).toMatch(/<li[^>]*data-kind="step"[^>]*data-overdue="true"[^>]*class="text-danger[^"]*"><span class="badge text-bg-danger me-1">overdue<\/span>main\[0\] slow\.work, started \d\d:\d\d:\d\d UTC: overdue: expected to end by \d\d:\d\d:\d\d UTC<\/li>/);
+  expect(box).toMatch(
+    /<li[^>]*data-kind="step"[^>]*data-overdue="true"[^>]*class="text-danger[^"]*"><span class="badge text-bg-danger me-1">overdue<\/span>main\[0\] slow\.work, started \d\d:\d\d:\d\d UTC: overdue: expected to end by \d\d:\d\d:\d\d UTC<\/li>/,
+  );
   // and the run's log gets the watchdog's line (its next look, within a second)
   await until(async () => (await lab.runtime.store.logs.list(run)).some((l) => l.level === 'warn' && l.message.startsWith('Overdue: Step main[0] (slow.work)')));
   await done(second);

@@ -130,7 +130,6 @@ function expectWellFormed(doc: OpenApiDocument) {
   for (const name of Object.keys(doc.components.schemas)) expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
 }
 
-
 /** A saved workflow that pings the no-op instrument once per iteration. */
 let savedOnce = false;
 async function savedWorkflowIn(lab: TestLab) {
@@ -140,7 +139,12 @@ async function savedWorkflowIn(lab: TestLab) {
   // a campaign's workflow: a searched parameter x, a numeric output y
   await lab.runtime.store.workflows.save(
     'oa-camp',
-    { name: 'oa-camp', parameters: [{ name: 'x', type: 'number', default: 0.5 }], outputs: ['y'], main: [{ kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { param: 'x' } }, save_as: 'y' }] },
+    {
+      name: 'oa-camp',
+      parameters: [{ name: 'x', type: 'number', default: 0.5 }],
+      outputs: ['y'],
+      main: [{ kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { param: 'x' } }, save_as: 'y' }],
+    },
     null,
   );
 }
@@ -154,8 +158,15 @@ async function idleIn(lab: TestLab) {
 async function recordIn(lab: TestLab, username: string, log = true): Promise<number> {
   const user = await lab.runtime.store.users.byName(username);
   const run = await lab.runtime.store.runs.create({
-    taskId: null, name: 'oa-record', workflowName: 'oa-ping', workflowVersion: 1, workflow: { name: 'oa-ping', outputs: [] },
-    parameters: [{}], status: 'completed', userId: user!.id, startedAt: new Date(),
+    taskId: null,
+    name: 'oa-record',
+    workflowName: 'oa-ping',
+    workflowVersion: 1,
+    workflow: { name: 'oa-ping', outputs: [] },
+    parameters: [{}],
+    status: 'completed',
+    userId: user!.id,
+    startedAt: new Date(),
   });
   if (log) await lab.runtime.store.logs.add(run.id, 'info', 'done');
   return run.id;
@@ -251,7 +262,11 @@ describe('the API document and the API page', () => {
   it('has in ROUTES every route the express app registers, and nothing it does not', () => {
     const { routes, mounts } = walkApp(lab.app);
     const key = (r: { method: string; path: string }) => `${r.method} ${r.path}`;
-    const under = (m: string) => routes.filter((r) => r.mount === m).map(key).sort();
+    const under = (m: string) =>
+      routes
+        .filter((r) => r.mount === m)
+        .map(key)
+        .sort();
     // one router, mounted at /app and at /, and the ivoryOS compatibility router at /ivoryos (its own list)
     expect([...new Set(routes.map((r) => r.mount))].sort()).toEqual(['/', '/app', '/ivoryos']);
     expect(under('/ivoryos')).toEqual(Object.values(IVORYOS_ROUTES).map(key).sort());
@@ -277,7 +292,10 @@ describe('the API document and the API page', () => {
     const manual = async () => {
       if (manualId) return manualId;
       await savedWorkflow();
-      const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', execution: 'manual', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max', batch_size: 4 });
+      const res = await lab.admin
+        .post('/app/executions/campaign')
+        .set('Accept', J)
+        .send({ workflow: 'oa-camp', execution: 'manual', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max', batch_size: 4 });
       return (manualId = res.body.campaign_id as number);
     };
     // an AI agent's MCP token, and a request of its waiting in the approval inbox (a hazardous call)
@@ -321,24 +339,100 @@ describe('the API document and the API page', () => {
       ['POST /account/signup', 400, () => lab.admin.post('/app/account/signup').set('Accept', J).send({})],
       ['POST /account/signup', 200, () => lab.admin.post('/app/account/signup').set('Accept', J).send({ open: true })],
       ['POST /account/signup', 403, () => operator.post('/app/account/signup').set('Accept', J).send({ open: true })],
-      ['POST /auth/login', 403, async () => {
-        const id = await userIn(lab, 'oa-off');
-        await lab.admin.post(`/app/account/users/${id}/disable`).set('Accept', J).expect(200);
-        return anon().post('/app/auth/login').type('form').send({ username: 'oa-off', password: PASSWORD });
-      }],
+      [
+        'POST /auth/login',
+        403,
+        async () => {
+          const id = await userIn(lab, 'oa-off');
+          await lab.admin.post(`/app/account/users/${id}/disable`).set('Accept', J).expect(200);
+          return anon().post('/app/auth/login').type('form').send({ username: 'oa-off', password: PASSWORD });
+        },
+      ],
       ['GET /account/users', 200, () => lab.admin.get('/app/account/users').set('Accept', J)],
       ['GET /account/users', 200, () => lab.admin.get('/app/account/users?done=role&user=1')],
       ['GET /account/users', 403, () => operator.get('/app/account/users').set('Accept', J)],
-      ['POST /account/users/{user_id}/role', 200, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).set('Accept', J).send({ role: 'admin' })],
-      ['POST /account/users/{user_id}/role', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).type('form').send({ role: 'operator' })],
-      ['POST /account/users/{user_id}/role', 400, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).set('Accept', J).send({ role: 'root' })],
-      ['POST /account/users/{user_id}/role', 403, async () => operator.post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`).set('Accept', J).send({ role: 'admin' })],
+      [
+        'POST /account/users/{user_id}/role',
+        200,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`)
+            .set('Accept', J)
+            .send({ role: 'admin' }),
+      ],
+      [
+        'POST /account/users/{user_id}/role',
+        302,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`)
+            .type('form')
+            .send({ role: 'operator' }),
+      ],
+      [
+        'POST /account/users/{user_id}/role',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`)
+            .set('Accept', J)
+            .send({ role: 'root' }),
+      ],
+      [
+        'POST /account/users/{user_id}/role',
+        403,
+        async () =>
+          operator
+            .post(`/app/account/users/${await userIn(lab, 'oa-role')}/role`)
+            .set('Accept', J)
+            .send({ role: 'admin' }),
+      ],
       ['POST /account/users/{user_id}/role', 404, () => lab.admin.post('/app/account/users/999999/role').set('Accept', J).send({ role: 'admin' })],
-      ['POST /account/users/{user_id}/role', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/role`).set('Accept', J).send({ role: 'operator' })],
-      ['POST /account/users/{user_id}/password', 200, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`).set('Accept', J).send({ new_password: 'a new secret', confirm_password: 'a new secret' })],
-      ['POST /account/users/{user_id}/password', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`).type('form').send({ new_password: 'a new secret' })],
-      ['POST /account/users/{user_id}/password', 400, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`).set('Accept', J).send({ new_password: 'a new secret', confirm_password: 'other' })],
-      ['POST /account/users/{user_id}/password', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/password`).set('Accept', J).send({ new_password: 'a new secret' })],
+      [
+        'POST /account/users/{user_id}/role',
+        409,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'ada')}/role`)
+            .set('Accept', J)
+            .send({ role: 'operator' }),
+      ],
+      [
+        'POST /account/users/{user_id}/password',
+        200,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`)
+            .set('Accept', J)
+            .send({ new_password: 'a new secret', confirm_password: 'a new secret' }),
+      ],
+      [
+        'POST /account/users/{user_id}/password',
+        302,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`)
+            .type('form')
+            .send({ new_password: 'a new secret' }),
+      ],
+      [
+        'POST /account/users/{user_id}/password',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-pw')}/password`)
+            .set('Accept', J)
+            .send({ new_password: 'a new secret', confirm_password: 'other' }),
+      ],
+      [
+        'POST /account/users/{user_id}/password',
+        409,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'ada')}/password`)
+            .set('Accept', J)
+            .send({ new_password: 'a new secret' }),
+      ],
       ['POST /account/users/{user_id}/disable', 200, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-state')}/disable`).set('Accept', J)],
       ['POST /account/users/{user_id}/disable', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/disable`).set('Accept', J)],
       ['POST /account/users/{user_id}/disable', 400, () => lab.admin.post('/app/account/users/x/disable').set('Accept', J)],
@@ -347,7 +441,15 @@ describe('the API document and the API page', () => {
       ['POST /account/users/{user_id}/delete', 302, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-gone')}/delete`)],
       ['POST /account/users/{user_id}/delete', 404, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-gone')}/delete`).set('Accept', J)],
       ['POST /account/users/{user_id}/delete', 409, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'ada')}/delete`).set('Accept', J)],
-      ['POST /account/users/{user_id}/delete', 403, async () => lab.admin.post(`/app/account/users/${await userIn(lab, 'oa-state')}/delete`).set('Origin', 'http://evil.example').type('form')],
+      [
+        'POST /account/users/{user_id}/delete',
+        403,
+        async () =>
+          lab.admin
+            .post(`/app/account/users/${await userIn(lab, 'oa-state')}/delete`)
+            .set('Origin', 'http://evil.example')
+            .type('form'),
+      ],
       ['GET /instruments/', 200, () => anon().get('/app/instruments/').set('Authorization', `Bearer ${token}`).set('Accept', J)],
       ['GET /instruments/{instrument}', 200, () => lab.admin.get('/app/instruments/pump')],
       ['GET /instruments/{instrument}', 404, () => lab.admin.get('/app/instruments/ghost').set('Accept', J)],
@@ -355,22 +457,49 @@ describe('the API document and the API page', () => {
       ['GET /instruments/{instrument}/calls', 404, () => lab.admin.get('/app/instruments/ghost/calls').set('Accept', J)],
       ['GET /instruments/{instrument}/labware', 200, () => lab.admin.get('/app/instruments/pump/labware').set('Accept', J)],
       ['GET /instruments/{instrument}/labware', 404, () => lab.admin.get('/app/instruments/ghost/labware').set('Accept', J)],
-      ['POST /instruments/{instrument}', 200, () => lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } })],
-      ['POST /instruments/{instrument}', 400, () => lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: -1 } })],
+      [
+        'POST /instruments/{instrument}',
+        200,
+        () =>
+          lab.admin
+            .post('/app/instruments/pump')
+            .set('Accept', J)
+            .send({ method: 'dose', args: { volume_ml: 1 } }),
+      ],
+      [
+        'POST /instruments/{instrument}',
+        400,
+        () =>
+          lab.admin
+            .post('/app/instruments/pump')
+            .set('Accept', J)
+            .send({ method: 'dose', args: { volume_ml: -1 } }),
+      ],
       ['POST /instruments/{instrument}', 400, () => lab.admin.post('/app/instruments/pump').set('Content-Type', J).set('Accept', J).send('{"method":')],
       ['POST /instruments/{instrument}', 404, () => lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'fly', args: {} })],
-      ['POST /instruments/{instrument}', 409, async () => {
-        lab.runtime.deck.lock(['hotplate'], 'docs-task');
-        try {
-          return await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'temperature', args: {} });
-        } finally {
-          lab.runtime.deck.unlock('docs-task');
-        }
-      }],
-      ['POST /instruments/{instrument}', 502, async () => {
-        await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'jam', args: {} }).expect(200);
-        return lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1 } });
-      }],
+      [
+        'POST /instruments/{instrument}',
+        409,
+        async () => {
+          lab.runtime.deck.lock(['hotplate'], 'docs-task');
+          try {
+            return await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'temperature', args: {} });
+          } finally {
+            lab.runtime.deck.unlock('docs-task');
+          }
+        },
+      ],
+      [
+        'POST /instruments/{instrument}',
+        502,
+        async () => {
+          await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'jam', args: {} }).expect(200);
+          return lab.admin
+            .post('/app/instruments/pump')
+            .set('Accept', J)
+            .send({ method: 'dose', args: { volume_ml: 1 } });
+        },
+      ],
       ['POST /instruments/{instrument}', 401, () => anon().post('/app/instruments/pump').set('Accept', J).send({ method: 'prime', args: {} })],
       ['POST /instruments/', 200, () => lab.admin.post('/app/instruments/').set('Accept', J).send({ instrument: 'balance', method: 'weigh', args: {} })],
       ['POST /instruments/', 400, () => lab.admin.post('/app/instruments/').set('Accept', J).send({ method: 'weigh' })],
@@ -398,21 +527,61 @@ describe('the API document and the API page', () => {
       ['POST /instruments/new/{instrument}', 400, () => lab.admin.post('/app/instruments/new/sim-balance').set('Accept', J).send({ device_name: 'bad name!' })],
       ['POST /instruments/new/{instrument}', 404, () => lab.admin.post('/app/instruments/new/Ghost').set('Accept', J).send({ device_name: 'g' })],
       ['POST /instruments/new/{instrument}', 403, () => operator.post('/app/instruments/new/sim-balance').set('Accept', J).send({ device_name: 'x1' })],
-      ['POST /instruments/new/module', 302, () => lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('thermostat.ts') })],
+      [
+        'POST /instruments/new/module',
+        302,
+        () =>
+          lab.admin
+            .post('/app/instruments/new/module')
+            .type('form')
+            .send({ filepath: fixture('thermostat.ts') }),
+      ],
       ['POST /instruments/new/module', 400, () => lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: '/no/such/driver.ts' })],
       ['POST /instruments/new/deck-python', 400, () => lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({})],
-      ['POST /instruments/new/deck-python', 302, () => lab.admin.post('/app/instruments/new/deck-python').type('form').send({ filepath: fixture('extra-deck.ts') })],
-      ['POST /instruments/new/deck-python', 409, () => lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: fixture('extra-deck.ts') })],
+      [
+        'POST /instruments/new/deck-python',
+        302,
+        () =>
+          lab.admin
+            .post('/app/instruments/new/deck-python')
+            .type('form')
+            .send({ filepath: fixture('extra-deck.ts') }),
+      ],
+      [
+        'POST /instruments/new/deck-python',
+        409,
+        () =>
+          lab.admin
+            .post('/app/instruments/new/deck-python')
+            .set('Accept', J)
+            .send({ filepath: fixture('extra-deck.ts') }),
+      ],
       ['POST /workflows', 201, () => lab.admin.post('/app/workflows').set('Accept', J).send(DOC_WF)],
       ['POST /workflows', 409, () => lab.admin.post('/app/workflows').set('Accept', J).send(DOC_WF)],
-      ['POST /workflows', 400, () => lab.admin.post('/app/workflows').set('Accept', J).send({ ...DOC_WF, name: 'docs-bad', main: [{ kind: 'call', instrument: 'ghost', method: 'x' }] })],
+      [
+        'POST /workflows',
+        400,
+        () =>
+          lab.admin
+            .post('/app/workflows')
+            .set('Accept', J)
+            .send({ ...DOC_WF, name: 'docs-bad', main: [{ kind: 'call', instrument: 'ghost', method: 'x' }] }),
+      ],
       ['GET /workflows', 200, () => lab.admin.get('/app/workflows').set('Accept', J)],
       ['GET /workflows/new', 200, () => operator.get('/app/workflows/new')],
       ['GET /workflows/{name}', 200, () => lab.admin.get('/app/workflows/docs-wf').set('Accept', J)],
       ['GET /workflows/{name}', 404, () => lab.admin.get('/app/workflows/ghost').set('Accept', J)],
       ['GET /workflows/{name}', 400, () => lab.admin.get('/app/workflows/docs-wf?version=x').set('Accept', J)],
       ['PUT /workflows/{name}', 200, () => operator.put('/app/workflows/docs-wf').set('Accept', J).send(DOC_WF)],
-      ['PUT /workflows/{name}', 400, () => lab.admin.put('/app/workflows/docs-wf').set('Accept', J).send({ ...DOC_WF, name: 'other' })],
+      [
+        'PUT /workflows/{name}',
+        400,
+        () =>
+          lab.admin
+            .put('/app/workflows/docs-wf')
+            .set('Accept', J)
+            .send({ ...DOC_WF, name: 'other' }),
+      ],
       ['PUT /workflows/{name}', 404, () => lab.admin.put('/app/workflows/ghost').set('Accept', J).send(DOC_WF)],
       ['GET /workflows/{name}/builder', 200, () => lab.admin.get('/app/workflows/docs-wf/builder')],
       ['GET /workflows/{name}/builder', 404, () => lab.admin.get('/app/workflows/ghost/builder').set('Accept', J)],
@@ -420,10 +589,42 @@ describe('the API document and the API page', () => {
       ['GET /workflows/{name}/python', 404, () => lab.admin.get('/app/workflows/ghost/python').set('Accept', J)],
       ['GET /workflows/{name}/ivoryos', 200, () => lab.admin.get('/app/workflows/docs-wf/ivoryos').set('Accept', J)],
       ['GET /workflows/{name}/ivoryos', 404, () => lab.admin.get('/app/workflows/ghost/ivoryos').set('Accept', J)],
-      ['POST /workflows/import/ivoryos', 201, () => lab.admin.post('/app/workflows/import/ivoryos').set('Accept', J).send({ workflow: { name: 'docs_edge', script: [{ instrument: 'noop', action: 'ping', args: {} }] } })],
-      ['POST /workflows/import/ivoryos', 200, () => lab.admin.post('/app/workflows/import/ivoryos?save=false').set('Accept', J).send({ workflow: { name: 'docs_edge2', script: [] } })],
-      ['POST /workflows/import/ivoryos', 400, () => lab.admin.post('/app/workflows/import/ivoryos').set('Accept', J).send({ workflow: { name: 'x', script: [{ instrument: 'pro_code', action: 'pro_code', args: {} }] } })],
-      ['POST /workflows/import/ivoryos', 409, () => lab.admin.post('/app/workflows/import/ivoryos').set('Accept', J).send({ workflow: { name: 'docs_edge', script: [] } })],
+      [
+        'POST /workflows/import/ivoryos',
+        201,
+        () =>
+          lab.admin
+            .post('/app/workflows/import/ivoryos')
+            .set('Accept', J)
+            .send({ workflow: { name: 'docs_edge', script: [{ instrument: 'noop', action: 'ping', args: {} }] } }),
+      ],
+      [
+        'POST /workflows/import/ivoryos',
+        200,
+        () =>
+          lab.admin
+            .post('/app/workflows/import/ivoryos?save=false')
+            .set('Accept', J)
+            .send({ workflow: { name: 'docs_edge2', script: [] } }),
+      ],
+      [
+        'POST /workflows/import/ivoryos',
+        400,
+        () =>
+          lab.admin
+            .post('/app/workflows/import/ivoryos')
+            .set('Accept', J)
+            .send({ workflow: { name: 'x', script: [{ instrument: 'pro_code', action: 'pro_code', args: {} }] } }),
+      ],
+      [
+        'POST /workflows/import/ivoryos',
+        409,
+        () =>
+          lab.admin
+            .post('/app/workflows/import/ivoryos')
+            .set('Accept', J)
+            .send({ workflow: { name: 'docs_edge', script: [] } }),
+      ],
       ['POST /workflows/import/python', 201, () => lab.admin.post('/app/workflows/import/python').set('Accept', J).send({ source: 'def docs_py():\n    deck.noop.ping()\n' })],
       ['POST /workflows/import/python', 200, () => lab.admin.post('/app/workflows/import/python?save=false').set('Accept', J).send({ source: 'def docs_py():\n    deck.noop.ping()\n' })],
       ['POST /workflows/import/python', 409, () => lab.admin.post('/app/workflows/import/python').set('Accept', J).send({ source: 'def docs_py():\n    deck.noop.ping()\n' })],
@@ -480,38 +681,210 @@ describe('the API document and the API page', () => {
       ['POST /executions/optimizer_schema', 404, () => lab.admin.post('/app/executions/optimizer_schema').send({ optimizer_type: 'nope' })],
       ['GET /executions/latest_plot', 404, () => lab.admin.get('/app/executions/latest_plot').set('Accept', J)],
       ['POST /executions/campaign', 404, () => lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'nope', repeat: 1, optimizer_type: 'random' })],
-      ['POST /executions/campaign', 400, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-ping', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' }))],
-      ['POST /executions/campaign', 302, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').type('form').send({ workflow: 'oa-camp', repeat: '1', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' }))],
-      ['POST /executions/campaign', 200, () => lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' })],
+      [
+        'POST /executions/campaign',
+        400,
+        async () => (
+          await savedWorkflow(),
+          lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-ping', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' })
+        ),
+      ],
+      [
+        'POST /executions/campaign',
+        302,
+        async () => (
+          await savedWorkflow(),
+          lab.admin.post('/app/executions/campaign').type('form').send({ workflow: 'oa-camp', repeat: '1', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' })
+        ),
+      ],
+      [
+        'POST /executions/campaign',
+        200,
+        () => lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', repeat: 1, optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max' }),
+      ],
       ['GET /executions/latest_plot', 200, () => lab.admin.get('/app/executions/latest_plot').set('Accept', J)],
-      ['POST /executions/campaign', 200, async () => (await savedWorkflow(), lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'oa-camp', execution: 'manual', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max', batch_size: 3 }))],
+      [
+        'POST /executions/campaign',
+        200,
+        async () => (
+          await savedWorkflow(),
+          lab.admin
+            .post('/app/executions/campaign')
+            .set('Accept', J)
+            .send({ workflow: 'oa-camp', execution: 'manual', optimizer_type: 'random', parameters: 'x: 0..1', objectives: 'y:max', batch_size: 3 })
+        ),
+      ],
       ['GET /executions/campaigns', 200, () => lab.admin.get('/app/executions/campaigns').set('Accept', J)],
       ['GET /executions/campaigns/{id}', 200, async () => lab.admin.get(`/app/executions/campaigns/${await manual()}`)],
       ['GET /executions/campaigns/{id}', 404, () => lab.admin.get('/app/executions/campaigns/999999').set('Accept', J)],
-      ['POST /executions/campaigns/{id}/suggest', 200, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/suggest`).set('Accept', J).send({ n: 1 })],
-      ['POST /executions/campaigns/{id}/suggest', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/suggest`).type('form').send({ n: '1' })],
-      ['POST /executions/campaigns/{id}/suggest', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/suggest`).set('Accept', J).send({ n: 0 })],
+      [
+        'POST /executions/campaigns/{id}/suggest',
+        200,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/suggest`)
+            .set('Accept', J)
+            .send({ n: 1 }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/suggest',
+        302,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/suggest`)
+            .type('form')
+            .send({ n: '1' }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/suggest',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/suggest`)
+            .set('Accept', J)
+            .send({ n: 0 }),
+      ],
       ['POST /executions/campaigns/{id}/suggest', 404, () => lab.admin.post('/app/executions/campaigns/999999/suggest').set('Accept', J).send({ n: 1 })],
-      ['PUT /executions/campaigns/{id}/points/{n}', 200, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/1`).set('Accept', J).send({ results: { y: 1 } })],
-      ['PUT /executions/campaigns/{id}/points/{n}', 409, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/1`).set('Accept', J).send({ results: { y: 1 } })],
-      ['PUT /executions/campaigns/{id}/points/{n}', 400, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/2`).set('Accept', J).send({ results: { y: 'abc' } })],
-      ['PUT /executions/campaigns/{id}/points/{n}', 404, async () => lab.admin.put(`/app/executions/campaigns/${await manual()}/points/999`).set('Accept', J).send({ results: { y: 1 } })],
-      ['POST /executions/campaigns/{id}/points/{n}', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/2`).type('form').send({ discarded: 'true', reason: 'spilt' })],
-      ['POST /executions/campaigns/{id}/points/{n}', 200, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/3`).set('Accept', J).send({ results: { y: 2 } })],
-      ['POST /executions/campaigns/{id}/points/{n}', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/4`).set('Accept', J).send({ discarded: true })],
-      ['POST /executions/campaigns/{id}/points/{n}', 404, () => lab.admin.post('/app/executions/campaigns/999999/points/1').set('Accept', J).send({ results: { y: 1 } })],
-      ['POST /executions/campaigns/{id}/points/{n}', 409, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points/1`).set('Accept', J).send({ results: { y: 1 } })],
-      ['POST /executions/campaigns/{id}/points', 201, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points`).set('Accept', J).send({ parameters: { x: 0.5 } })],
-      ['POST /executions/campaigns/{id}/points', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points`).type('form').send({ 'parameters.x': '0.25' })],
-      ['POST /executions/campaigns/{id}/points', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/points`).set('Accept', J).send({ parameters: { x: 5 } })],
-      ['POST /executions/campaigns/{id}/points', 404, () => lab.admin.post('/app/executions/campaigns/999999/points').set('Accept', J).send({ parameters: { x: 0.5 } })],
+      [
+        'PUT /executions/campaigns/{id}/points/{n}',
+        200,
+        async () =>
+          lab.admin
+            .put(`/app/executions/campaigns/${await manual()}/points/1`)
+            .set('Accept', J)
+            .send({ results: { y: 1 } }),
+      ],
+      [
+        'PUT /executions/campaigns/{id}/points/{n}',
+        409,
+        async () =>
+          lab.admin
+            .put(`/app/executions/campaigns/${await manual()}/points/1`)
+            .set('Accept', J)
+            .send({ results: { y: 1 } }),
+      ],
+      [
+        'PUT /executions/campaigns/{id}/points/{n}',
+        400,
+        async () =>
+          lab.admin
+            .put(`/app/executions/campaigns/${await manual()}/points/2`)
+            .set('Accept', J)
+            .send({ results: { y: 'abc' } }),
+      ],
+      [
+        'PUT /executions/campaigns/{id}/points/{n}',
+        404,
+        async () =>
+          lab.admin
+            .put(`/app/executions/campaigns/${await manual()}/points/999`)
+            .set('Accept', J)
+            .send({ results: { y: 1 } }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points/{n}',
+        302,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points/2`)
+            .type('form')
+            .send({ discarded: 'true', reason: 'spilt' }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points/{n}',
+        200,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points/3`)
+            .set('Accept', J)
+            .send({ results: { y: 2 } }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points/{n}',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points/4`)
+            .set('Accept', J)
+            .send({ discarded: true }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points/{n}',
+        404,
+        () =>
+          lab.admin
+            .post('/app/executions/campaigns/999999/points/1')
+            .set('Accept', J)
+            .send({ results: { y: 1 } }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points/{n}',
+        409,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points/1`)
+            .set('Accept', J)
+            .send({ results: { y: 1 } }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points',
+        201,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points`)
+            .set('Accept', J)
+            .send({ parameters: { x: 0.5 } }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points',
+        302,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points`)
+            .type('form')
+            .send({ 'parameters.x': '0.25' }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/points`)
+            .set('Accept', J)
+            .send({ parameters: { x: 5 } }),
+      ],
+      [
+        'POST /executions/campaigns/{id}/points',
+        404,
+        () =>
+          lab.admin
+            .post('/app/executions/campaigns/999999/points')
+            .set('Accept', J)
+            .send({ parameters: { x: 0.5 } }),
+      ],
       ['GET /executions/campaigns/{id}/plot', 200, async () => lab.admin.get(`/app/executions/campaigns/${await manual()}/plot`)],
       ['GET /executions/campaigns/{id}/plot', 404, () => lab.admin.get('/app/executions/campaigns/999999/plot').set('Accept', J)],
       ['GET /executions/campaigns/{id}/points.csv', 200, async () => lab.admin.get(`/app/executions/campaigns/${await manual()}/points.csv`)],
       ['GET /executions/campaigns/{id}/points.csv', 404, () => lab.admin.get('/app/executions/campaigns/999999/points.csv').set('Accept', J)],
-      ['POST /executions/campaigns/{id}/results', 200, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/results`).set('Accept', J).attach('file', Buffer.from('n,y\n4,3\n'), 'r.csv')],
+      [
+        'POST /executions/campaigns/{id}/results',
+        200,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/results`)
+            .set('Accept', J)
+            .attach('file', Buffer.from('n,y\n4,3\n'), 'r.csv'),
+      ],
       ['POST /executions/campaigns/{id}/results', 302, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/results`).attach('file', Buffer.from('n,y\n4,3\n'), 'r.csv')],
-      ['POST /executions/campaigns/{id}/results', 400, async () => lab.admin.post(`/app/executions/campaigns/${await manual()}/results`).set('Accept', J).attach('file', Buffer.from('n,y\n5,abc\n'), 'r.csv')],
+      [
+        'POST /executions/campaigns/{id}/results',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/executions/campaigns/${await manual()}/results`)
+            .set('Accept', J)
+            .attach('file', Buffer.from('n,y\n5,abc\n'), 'r.csv'),
+      ],
       ['POST /executions/campaigns/{id}/results', 404, () => lab.admin.post('/app/executions/campaigns/999999/results').set('Accept', J).attach('file', Buffer.from('n,y\n1,1\n'), 'r.csv')],
       ['GET /executions/events', 200, () => sseStatus(lab, token)],
       ['GET /executions/records', 200, () => lab.admin.get('/app/executions/records?keyword=oa&page=1').set('Accept', J)],
@@ -541,34 +914,102 @@ describe('the API document and the API page', () => {
       ['POST /files/batch-configs', 302, () => lab.admin.post('/app/files/batch-configs').set('Accept', 'text/html').attach('file', Buffer.from('x\n1\n'), 'c.csv')],
       ['POST /files/batch-configs', 400, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.from('x,y\n1\n'), 'c.csv')],
       ['POST /files/batch-configs', 404, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).field('workflow', 'no-such').attach('file', Buffer.from('x\n1\n'), 'c.csv')],
-      ['POST /files/batch-configs', 413, () => lab.admin.post('/app/files/batch-configs').set('Accept', J).attach('file', Buffer.alloc(10 * 1024 * 1024 + 1, 0x31), 'big.csv')],
+      [
+        'POST /files/batch-configs',
+        413,
+        () =>
+          lab.admin
+            .post('/app/files/batch-configs')
+            .set('Accept', J)
+            .attach('file', Buffer.alloc(10 * 1024 * 1024 + 1, 0x31), 'big.csv'),
+      ],
       ['POST /files/execution-data', 201, () => lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv')],
       ['POST /files/execution-data', 400, () => lab.admin.post('/app/files/execution-data').set('Accept', J)],
-      ['GET /files/preview/{filename}', 200, async () => {
-        const up = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv').expect(201);
-        return lab.admin.get(`/app/files/preview/${up.body.filename}`).set('Accept', J);
-      }],
+      [
+        'GET /files/preview/{filename}',
+        200,
+        async () => {
+          const up = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv').expect(201);
+          return lab.admin.get(`/app/files/preview/${up.body.filename}`).set('Accept', J);
+        },
+      ],
       ['GET /files/preview/{filename}', 404, () => lab.admin.get('/app/files/preview/..%2fsession-secret').set('Accept', J)],
-      ['GET /files/execution-data/{filename}', 200, async () => {
-        const up = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv').expect(201);
-        return lab.admin.get(`/app/files/execution-data/${up.body.filename}`);
-      }],
+      [
+        'GET /files/execution-data/{filename}',
+        200,
+        async () => {
+          const up = await lab.admin.post('/app/files/execution-data').set('Accept', J).attach('file', Buffer.from('x,y\n1,2\n'), 'h.csv').expect(201);
+          return lab.admin.get(`/app/files/execution-data/${up.body.filename}`);
+        },
+      ],
       ['GET /files/execution-data/{filename}', 404, () => lab.admin.get('/app/files/execution-data/run-999999.csv').set('Accept', J)],
       ['GET /approvals', 200, () => lab.admin.get('/app/approvals').set('Accept', J)],
       ['GET /approvals/{id}', 200, async () => lab.admin.get(`/app/approvals/${await agentRequest()}`).set('Accept', J)],
       ['GET /approvals/{id}', 404, () => lab.admin.get('/app/approvals/999999').set('Accept', J)],
-      ['POST /approvals/{id}/approve', 200, async () => lab.admin.post(`/app/approvals/${await agentRequest()}/approve`).set('Accept', J).send({})],
-      ['POST /approvals/{id}/approve', 403, async () => operator.post(`/app/approvals/${await agentRequest()}/approve`).set('Accept', J).send({})],
+      [
+        'POST /approvals/{id}/approve',
+        200,
+        async () =>
+          lab.admin
+            .post(`/app/approvals/${await agentRequest()}/approve`)
+            .set('Accept', J)
+            .send({}),
+      ],
+      [
+        'POST /approvals/{id}/approve',
+        403,
+        async () =>
+          operator
+            .post(`/app/approvals/${await agentRequest()}/approve`)
+            .set('Accept', J)
+            .send({}),
+      ],
       ['POST /approvals/{id}/approve', 404, () => lab.admin.post('/app/approvals/999999/approve').set('Accept', J).send({})],
-      ['POST /approvals/{id}/reject', 302, async () => lab.admin.post(`/app/approvals/${await agentRequest()}/reject`).type('form').send({ reason: 'not now' })],
-      ['POST /approvals/{id}/reject', 400, async () => lab.admin.post(`/app/approvals/${await agentRequest()}/reject`).set('Accept', J).send({ reason: ' ' })],
-      ['POST /approvals/{id}/reject', 409, async () => {
-        const id = await agentRequest();
-        await lab.admin.post(`/app/approvals/${id}/reject`).set('Accept', J).send({ reason: 'no' }).expect(200);
-        return lab.admin.post(`/app/approvals/${id}/reject`).set('Accept', J).send({ reason: 'no again' });
-      }],
-      ['POST /approvals/policy', 200, () => lab.admin.post('/app/approvals/policy').set('Accept', J).send({ default: ['hazardous'] })],
-      ['POST /approvals/policy', 400, () => lab.admin.post('/app/approvals/policy').set('Accept', J).send({ default: ['risky'] })],
+      [
+        'POST /approvals/{id}/reject',
+        302,
+        async () =>
+          lab.admin
+            .post(`/app/approvals/${await agentRequest()}/reject`)
+            .type('form')
+            .send({ reason: 'not now' }),
+      ],
+      [
+        'POST /approvals/{id}/reject',
+        400,
+        async () =>
+          lab.admin
+            .post(`/app/approvals/${await agentRequest()}/reject`)
+            .set('Accept', J)
+            .send({ reason: ' ' }),
+      ],
+      [
+        'POST /approvals/{id}/reject',
+        409,
+        async () => {
+          const id = await agentRequest();
+          await lab.admin.post(`/app/approvals/${id}/reject`).set('Accept', J).send({ reason: 'no' }).expect(200);
+          return lab.admin.post(`/app/approvals/${id}/reject`).set('Accept', J).send({ reason: 'no again' });
+        },
+      ],
+      [
+        'POST /approvals/policy',
+        200,
+        () =>
+          lab.admin
+            .post('/app/approvals/policy')
+            .set('Accept', J)
+            .send({ default: ['hazardous'] }),
+      ],
+      [
+        'POST /approvals/policy',
+        400,
+        () =>
+          lab.admin
+            .post('/app/approvals/policy')
+            .set('Accept', J)
+            .send({ default: ['risky'] }),
+      ],
       ['POST /approvals/policy', 403, () => operator.post('/app/approvals/policy').set('Accept', J).send({ default: [] })],
       ['GET /safety', 200, () => lab.admin.get('/app/safety').set('Accept', J)],
       ['PUT /safety', 400, () => lab.admin.put('/app/safety').set('Accept', J).send({ format: 'ivoryos-safety/9' })],
@@ -576,13 +1017,38 @@ describe('the API document and the API page', () => {
       ['PUT /safety', 200, () => lab.admin.put('/app/safety').set('Accept', J).send({ format: 'ivoryos-safety/1' })],
       ['POST /safety/file', 400, () => lab.admin.post('/app/safety/file').set('Accept', J).send({ text: '{' })],
       ['POST /safety/file', 302, () => lab.admin.post('/app/safety/file').type('form').send({ text: '{"format": "ivoryos-safety/1"}' })],
-      ['POST /safety/check', 200, () => lab.admin.post('/app/safety/check').set('Accept', J).send({ instrument: 'pump', method: 'dose', args: { volume_ml: 1 } })],
+      [
+        'POST /safety/check',
+        200,
+        () =>
+          lab.admin
+            .post('/app/safety/check')
+            .set('Accept', J)
+            .send({ instrument: 'pump', method: 'dose', args: { volume_ml: 1 } }),
+      ],
       ['POST /safety/check', 404, () => lab.admin.post('/app/safety/check').set('Accept', J).send({ instrument: 'nope', method: 'dose' })],
       ['POST /safety/states/{name}', 404, () => lab.admin.post('/app/safety/states/nope').set('Accept', J).send({ value: 'closed' })],
-      ['POST /mcp', 200, async () => anon().post('/app/mcp').set('Authorization', `Bearer ${await mcpToken()}`).set('Accept', 'application/json, text/event-stream').send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
+      [
+        'POST /mcp',
+        200,
+        async () =>
+          anon()
+            .post('/app/mcp')
+            .set('Authorization', `Bearer ${await mcpToken()}`)
+            .set('Accept', 'application/json, text/event-stream')
+            .send({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+      ],
       ['POST /mcp', 401, () => anon().post('/app/mcp').set('Authorization', 'Bearer labmcp_nope').set('Accept', J).send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
       ['POST /mcp', 403, () => lab.admin.post('/app/mcp').set('Accept', J).send({ jsonrpc: '2.0', id: 1, method: 'ping' })],
-      ['GET /mcp', 405, async () => anon().get('/app/mcp').set('Authorization', `Bearer ${await mcpToken()}`).set('Accept', J)],
+      [
+        'GET /mcp',
+        405,
+        async () =>
+          anon()
+            .get('/app/mcp')
+            .set('Authorization', `Bearer ${await mcpToken()}`)
+            .set('Accept', J),
+      ],
       ['GET /notifications', 200, () => lab.admin.get('/app/notifications').set('Accept', J)],
       ['GET /notifications', 403, () => operator.get('/app/notifications').set('Accept', J)],
       ['PUT /notifications', 200, () => lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [] })],
@@ -600,8 +1066,24 @@ describe('the API document and the API page', () => {
       ['POST /resources', 302, () => lab.admin.post('/app/resources').type('form').send({ name: 'oa-sample', kind: 'sample' })],
       ['GET /resources', 200, () => lab.admin.get('/app/resources')],
       ['GET /resources/consumption', 200, () => lab.admin.get('/app/resources/consumption').set('Accept', J)],
-      ['PUT /resources/consumption', 200, () => lab.admin.put('/app/resources/consumption').set('Accept', J).send([{ target: 'noop', method: 'ping', resource: 'oa-tips' }])],
-      ['PUT /resources/consumption', 400, () => lab.admin.put('/app/resources/consumption').set('Accept', J).send([{ target: 'noop' }])],
+      [
+        'PUT /resources/consumption',
+        200,
+        () =>
+          lab.admin
+            .put('/app/resources/consumption')
+            .set('Accept', J)
+            .send([{ target: 'noop', method: 'ping', resource: 'oa-tips' }]),
+      ],
+      [
+        'PUT /resources/consumption',
+        400,
+        () =>
+          lab.admin
+            .put('/app/resources/consumption')
+            .set('Accept', J)
+            .send([{ target: 'noop' }]),
+      ],
       ['GET /resources/export', 200, () => lab.admin.get('/app/resources/export')],
       ['POST /resources/import', 200, () => lab.admin.post('/app/resources/import').set('Accept', J).type('text/plain').send('name,kind,quantity\noa-tips,consumable,9\n')],
       ['POST /resources/import', 400, () => lab.admin.post('/app/resources/import').set('Accept', J).type('text/plain').send('name,kind\noa-y,gadget\n')],
@@ -686,7 +1168,7 @@ describe('the API document and the API page', () => {
 });
 
 describe('buildOpenApi', () => {
-  it('moves a plugin schema\'s local references ($defs, recursion) into components', () => {
+  it("moves a plugin schema's local references ($defs, recursion) into components", () => {
     const params = {
       type: 'object',
       properties: { tree: { $ref: '#/$defs/Node' }, again: { $ref: '#' } },

@@ -8,9 +8,21 @@ import { startLab, until, type TestLab } from './helpers.js';
 
 const J = 'application/json';
 /** A ping of `noop`, then a pause step: stays running until continued. */
-const NOOP_HOLD = { name: 'noopHold', main: [{ kind: 'call', instrument: 'noop', method: 'ping' }, { kind: 'pause', message: 'Check the vial' }] };
+const NOOP_HOLD = {
+  name: 'noopHold',
+  main: [
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+    { kind: 'pause', message: 'Check the vial' },
+  ],
+};
 /** The same on `stirrer` (disjoint from noop). */
-const STIR_HOLD = { name: 'stirHold', main: [{ kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { value: 100 } } }, { kind: 'pause', message: 'Look at the stirrer' }] };
+const STIR_HOLD = {
+  name: 'stirHold',
+  main: [
+    { kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { value: 100 } } },
+    { kind: 'pause', message: 'Look at the stirrer' },
+  ],
+};
 
 let lab: TestLab;
 beforeAll(async () => {

@@ -69,7 +69,15 @@ describe('hostile Python answers 4xx at every door, never hangs', () => {
 
   it('many hostile imports at once all answer 4xx, and a good one after them is read', async () => {
     const sources = Array.from({ length: 24 }, (_, i) => `def w${i}():\n${REPRODUCTIONS[i % REPRODUCTIONS.length]![1]}`);
-    const answers = await Promise.all(sources.map((source) => lab.admin.post('/app/workflows/import/python?save=false').set('Accept', J).send({ source }).then((r) => r.status)));
+    const answers = await Promise.all(
+      sources.map((source) =>
+        lab.admin
+          .post('/app/workflows/import/python?save=false')
+          .set('Accept', J)
+          .send({ source })
+          .then((r) => r.status),
+      ),
+    );
     for (const status of answers) expect([400, 429]).toContain(status);
     expect(answers.filter((s) => s === 400).length).toBeGreaterThan(0);
     const ok = await lab.admin.post('/app/workflows/import/python?save=false').set('Accept', J).send({ source: 'def fine():\n    deck.noop.ping()\n' }).expect(200);

@@ -78,7 +78,11 @@ describe("the Python host's replies", () => {
   }, 60_000);
 
   it('a result under the limit (5 MB) arrives whole, and is then kept cut at the result bound (core/result-limit.ts)', async () => {
-    const res = await lab.admin.post('/app/instruments/big').set('Accept', J).send({ method: 'blob', args: { mb: 5 } }).expect(200);
+    const res = await lab.admin
+      .post('/app/instruments/big')
+      .set('Accept', J)
+      .send({ method: 'blob', args: { mb: 5 } })
+      .expect(200);
     // every byte came through the host (the JSON text of the string: its quotes included), then the bound cut it
     expect(res.body.output).toMatchObject({ truncated: true, bytes: 5 * 1024 * 1024 + 2, limit: 262144 });
   }, 60_000);

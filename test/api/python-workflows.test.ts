@@ -197,7 +197,11 @@ describe('export at /app/workflows/{name}/python', () => {
 
   it('an older version, and 404 for an unknown workflow', async () => {
     await lab.admin.get('/app/workflows/nope/python').expect(404);
-    await lab.admin.put('/app/workflows/empty-one').set('Accept', J).send({ main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] }).expect(200);
+    await lab.admin
+      .put('/app/workflows/empty-one')
+      .set('Accept', J)
+      .send({ main: [{ kind: 'call', instrument: 'noop', method: 'ping' }] })
+      .expect(200);
     expect((await lab.admin.get('/app/workflows/empty-one/python').expect(200)).text).toContain('lab.noop.ping()');
     expect((await lab.admin.get('/app/workflows/empty-one/python?version=1').expect(200)).text).not.toContain('lab.noop.ping()');
   });
@@ -313,7 +317,10 @@ describe('ivoryOS: POST /ivoryos/draft/submit_python', () => {
       outputs: ['t'],
       prep: [{ kind: 'call', instrument: 'noop', method: 'ping' }],
       main: [{ kind: 'call', instrument: 'hotplate', method: 'set_temperature', args: { celsius: { param: 'celsius' } }, save_as: 't' }],
-      cleanup: [{ kind: 'call', instrument: 'hotplate', method: 'set_temperature', args: { celsius: { value: 20 } } }, { kind: 'wait', seconds: 0 }],
+      cleanup: [
+        { kind: 'call', instrument: 'hotplate', method: 'set_temperature', args: { celsius: { value: 20 } } },
+        { kind: 'wait', seconds: 0 },
+      ],
     });
     // submitted again: a new version, as ivoryOS replaces its draft
     expect((await submit({ workflow_name: 'ivory', script: 'deck.noop.ping()', prep: '', cleanup: '' }).expect(200)).body.version).toBe(2);

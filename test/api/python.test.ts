@@ -58,7 +58,11 @@ describe('a Python deck (ivoryOS style)', () => {
   });
 
   it('calls a method: output, a record with what the driver printed and logged', async () => {
-    const res = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1.5, solvent: 'ethanol' } }).expect(200);
+    const res = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1.5, solvent: 'ethanol' } })
+      .expect(200);
     expect(res.body.output).toBe(1.5);
     const task = await lab.admin.get(`/app/instruments/task/${res.body.task_id}`).set('Accept', J).expect(200);
     expect(task.body).toMatchObject({ instrument: 'pump', method: 'dose', status: 'ok', args: { volume_ml: 1.5, solvent: 'ethanol' } });
@@ -74,13 +78,25 @@ describe('a Python deck (ivoryOS style)', () => {
   });
 
   it('refuses bad arguments with 400 naming the field, before Python is asked', async () => {
-    const wrong = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 'lots' } }).expect(400);
+    const wrong = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 'lots' } })
+      .expect(400);
     expect(wrong.body.error.details).toEqual([{ field: 'volume_ml', message: 'must be a number' }]);
     const missing = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: {} }).expect(400);
     expect(missing.body.error.details[0]).toEqual({ field: 'volume_ml', message: 'is required' });
-    const extra = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1, speed: 3 } }).expect(400);
+    const extra = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1, speed: 3 } })
+      .expect(400);
     expect(extra.body.error.details.map((d: { field: string }) => d.field)).toContain('speed');
-    const enumBad = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'dose', args: { volume_ml: 1, solvent: 'oil' } }).expect(400);
+    const enumBad = await lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'dose', args: { volume_ml: 1, solvent: 'oil' } })
+      .expect(400);
     expect(enumBad.body.error.details[0].field).toBe('solvent');
   });
 
@@ -100,23 +116,47 @@ describe('a Python deck (ivoryOS style)', () => {
   });
 
   it('async methods, properties and setters, dataclass arguments, tuple returns', async () => {
-    const heat = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'heat', args: { celsius: 80, mode: 'fast' } }).expect(200);
+    const heat = await lab.admin
+      .post('/app/instruments/hotplate')
+      .set('Accept', J)
+      .send({ method: 'heat', args: { celsius: 80, mode: 'fast' } })
+      .expect(200);
     expect(heat.body.output).toEqual([80, 'fast']);
-    await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'set_target', args: { value: 120 } }).expect(200);
+    await lab.admin
+      .post('/app/instruments/hotplate')
+      .set('Accept', J)
+      .send({ method: 'set_target', args: { value: 120 } })
+      .expect(200);
     const target = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'target', args: {} }).expect(200);
     expect(target.body.output).toBe(120);
-    const bad = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'set_target', args: { value: 999 } }).expect(502);
+    const bad = await lab.admin
+      .post('/app/instruments/hotplate')
+      .set('Accept', J)
+      .send({ method: 'set_target', args: { value: 999 } })
+      .expect(502);
     expect(bad.body.error.message).toBe('ValueError: target must be 0-300 C');
-    const prog = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'program', args: { ramp: { start: 20, end: 90 } } }).expect(200);
+    const prog = await lab.admin
+      .post('/app/instruments/hotplate')
+      .set('Accept', J)
+      .send({ method: 'program', args: { ramp: { start: 20, end: 90 } } })
+      .expect(200);
     expect(prog.body.output).toEqual({ start: 20, end: 90, minutes: 10, repeats: null, tags: [] });
-    const badRamp = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'program', args: { ramp: { start: 20 } } }).expect(400);
+    const badRamp = await lab.admin
+      .post('/app/instruments/hotplate')
+      .set('Accept', J)
+      .send({ method: 'program', args: { ramp: { start: 20 } } })
+      .expect(400);
     expect(badRamp.body.error.details[0].field).toMatch(/^ramp/);
   });
 
   it('returns non-JSON values as JSON (datetimes, Enums, dataclasses) or as a repr', async () => {
     const stamp = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'stamp', args: {} }).expect(200);
     expect(stamp.body.output).toEqual({ at: '2026-01-02T03:04:05', solvent: 'ethanol', ramp: { start: 1, end: 2, minutes: 10 } });
-    const profile = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'profile', args: { points: 3 } }).expect(200);
+    const profile = await lab.admin
+      .post('/app/instruments/hotplate')
+      .set('Accept', J)
+      .send({ method: 'profile', args: { points: 3 } })
+      .expect(200);
     expect(profile.body.output).toEqual({ t: [0, 0.5, 1], peak: 80.5, n: 3 });
     const weird = await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'weird', args: {} }).expect(200);
     expect(weird.body.output).toMatch(/^<object object at/);
@@ -126,7 +166,11 @@ describe('a Python deck (ivoryOS style)', () => {
     let slowEnded = false;
     // the pump prints as its slow call starts: from then on it is in the driver
     const started = new Promise<void>((res) => lab.runtime.deck.on('log', (e: { instrument: string; message: string }) => e.instrument === 'pump' && /pumping/.test(e.message) && res()));
-    const slowDone = lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 3 } }).then((r) => ((slowEnded = true), r));
+    const slowDone = lab.admin
+      .post('/app/instruments/pump')
+      .set('Accept', J)
+      .send({ method: 'slow', args: { seconds: 3 } })
+      .then((r) => ((slowEnded = true), r));
     await started;
     await lab.admin.post('/app/instruments/hotplate').set('Accept', J).send({ method: 'target', args: {} }).expect(200);
     expect(slowEnded).toBe(false); // answered while the other instrument's call still runs
@@ -155,11 +199,18 @@ describe('a Python deck (ivoryOS style)', () => {
       ],
     };
     await lab.admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
-    const bad = await lab.admin.post('/app/workflows').set('Accept', J).send({ ...wf, name: 'py-bad', main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { value: 'x' } } }] });
+    const bad = await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ ...wf, name: 'py-bad', main: [{ kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { value: 'x' } } }] });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('main[0].args.volume_ml');
     expect(bad.body.error.message).toMatch(/^Workflow "py-bad"/);
-    const run = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'py-dose', config: [{ volume: 0.5 }, { volume: 0.25 }] }).expect(200);
+    const run = await lab.admin
+      .post('/app/executions/config')
+      .set('Accept', J)
+      .send({ workflow: 'py-dose', config: [{ volume: 0.5 }, { volume: 0.25 }] })
+      .expect(200);
     const record = await until(
       async () => (await lab.admin.get('/app/executions/records').set('Accept', J).expect(200)).body.records[0],
       (r: { id: number; status: string } | undefined) => r?.status === 'completed',
@@ -183,7 +234,11 @@ describe('a Python deck (ivoryOS style)', () => {
     const page = await lab.admin.get('/app/instruments/new/').expect(200);
     expect(page.text).toContain('href="/app/instruments/new/Pump"');
     await lab.admin.post('/app/instruments/new/Pump').type('form').send({ device_name: 'pump_b', port: 'COM4' }).expect(302);
-    const v = await lab.admin.post('/app/instruments/pump_b').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
+    const v = await lab.admin
+      .post('/app/instruments/pump_b')
+      .set('Accept', J)
+      .send({ method: 'slow', args: { seconds: 0 } })
+      .expect(200);
     expect(v.body.output).toBe('done');
   });
 
@@ -194,15 +249,31 @@ describe('a Python deck (ivoryOS style)', () => {
       await writeFile(join(dir, 'extra.py'), 'from drivers import Pump\npump2 = Pump(port="COM7")\n');
       await writeFile(join(dir, 'clash.py'), 'from drivers import Pump\npump = Pump(port="COM8")\n');
       await writeFile(join(dir, 'reserved.py'), 'from drivers import Pump\nconsole = Pump()\n');
-      await lab.admin.post('/app/instruments/new/deck-python').type('form').send({ filepath: join(dir, 'extra.py') }).expect(302);
+      await lab.admin
+        .post('/app/instruments/new/deck-python')
+        .type('form')
+        .send({ filepath: join(dir, 'extra.py') })
+        .expect(302);
       const list = (await lab.admin.get('/app/instruments/').set('Accept', J).expect(200)).body.instruments;
       expect(list.find((i: { name: string }) => i.name === 'pump2')).toMatchObject({ source: 'temporary', driver: 'Pump' });
-      const clash = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: join(dir, 'clash.py') }).expect(409);
+      const clash = await lab.admin
+        .post('/app/instruments/new/deck-python')
+        .set('Accept', J)
+        .send({ filepath: join(dir, 'clash.py') })
+        .expect(409);
       expect(clash.body.error.message).toContain('already has pump');
-      const reserved = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: join(dir, 'reserved.py') }).expect(400);
+      const reserved = await lab.admin
+        .post('/app/instruments/new/deck-python')
+        .set('Accept', J)
+        .send({ filepath: join(dir, 'reserved.py') })
+        .expect(400);
       expect(reserved.body.error.message).toContain('console is a name the web app uses');
       // the deck's own pump is still the one it was
-      const v = await lab.admin.post('/app/instruments/pump').set('Accept', J).send({ method: 'slow', args: { seconds: 0 } }).expect(200);
+      const v = await lab.admin
+        .post('/app/instruments/pump')
+        .set('Accept', J)
+        .send({ method: 'slow', args: { seconds: 0 } })
+        .expect(200);
       expect(v.body.output).toBe('done');
     } finally {
       await rm(dir, { recursive: true, force: true });
@@ -227,22 +298,50 @@ describe('Python driver modules and a host that dies', () => {
   afterAll(() => lab.close());
 
   it('imports a .py module: its classes become connectable; an instrument argument takes a connected instrument', async () => {
-    await lab.admin.post('/app/instruments/new/module').type('form').send({ filepath: fixture('drivers.py') }).expect(302);
+    await lab.admin
+      .post('/app/instruments/new/module')
+      .type('form')
+      .send({ filepath: fixture('drivers.py') })
+      .expect(302);
     const form = await lab.admin.get('/app/instruments/new/Pump').expect(200);
     expect(form.text).toContain('name="port"');
-    await lab.admin.post('/app/instruments/new/Pump').set('Accept', J).send({ device_name: 'p1', kwargs: { port: 'COM9' } }).expect(302);
-    await lab.admin.post('/app/instruments/new/Robot').set('Accept', J).send({ device_name: 'arm', kwargs: { pump: 'p1' } }).expect(302);
-    const fed = await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: { volume_ml: 2 } }).expect(200);
+    await lab.admin
+      .post('/app/instruments/new/Pump')
+      .set('Accept', J)
+      .send({ device_name: 'p1', kwargs: { port: 'COM9' } })
+      .expect(302);
+    await lab.admin
+      .post('/app/instruments/new/Robot')
+      .set('Accept', J)
+      .send({ device_name: 'arm', kwargs: { pump: 'p1' } })
+      .expect(302);
+    const fed = await lab.admin
+      .post('/app/instruments/arm')
+      .set('Accept', J)
+      .send({ method: 'feed', args: { volume_ml: 2 } })
+      .expect(200);
     expect(fed.body.output).toBe(2);
-    const bad = await lab.admin.post('/app/instruments/new/Robot').set('Accept', J).send({ device_name: 'arm2', kwargs: { pump: 'nobody' } }).expect(400);
+    const bad = await lab.admin
+      .post('/app/instruments/new/Robot')
+      .set('Accept', J)
+      .send({ device_name: 'arm2', kwargs: { pump: 'nobody' } })
+      .expect(400);
     expect(bad.body.error.details[0].field).toBe('pump');
   });
 
   it('a module that fails to import is a 400 with the Python error, file and line', async () => {
-    const res = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('broken_import.py') }).expect(400);
+    const res = await lab.admin
+      .post('/app/instruments/new/module')
+      .set('Accept', J)
+      .send({ filepath: fixture('broken_import.py') })
+      .expect(400);
     expect(res.body.error.message).toContain("NameError: name 'undefined_name' is not defined");
     expect(res.body.error.message).toContain('broken_import.py, line 5');
-    const syntax = await lab.admin.post('/app/instruments/new/module').set('Accept', J).send({ filepath: fixture('syntax_error.py') }).expect(400);
+    const syntax = await lab.admin
+      .post('/app/instruments/new/module')
+      .set('Accept', J)
+      .send({ filepath: fixture('syntax_error.py') })
+      .expect(400);
     expect(syntax.body.error.message).toMatch(/SyntaxError.*syntax_error\.py, line 2/);
   });
 
@@ -251,7 +350,11 @@ describe('Python driver modules and a host that dies', () => {
     try {
       await writeFile(join(dir, 'valve.py'), 'import labdeck_no_such_modbus_package\n\nclass Valve:\n    def open(self) -> None:\n        pass\n');
       await writeFile(join(dir, 'bench.py'), 'from valve import Valve\nvalve = Valve()\n');
-      const res = await lab.admin.post('/app/instruments/new/deck-python').set('Accept', J).send({ filepath: join(dir, 'bench.py') }).expect(400);
+      const res = await lab.admin
+        .post('/app/instruments/new/deck-python')
+        .set('Accept', J)
+        .send({ filepath: join(dir, 'bench.py') })
+        .expect(400);
       expect(res.body.error.message).toContain("ModuleNotFoundError: No module named 'labdeck_no_such_modbus_package'");
       expect(res.body.error.message).toContain(`the import that failed: ${join(dir, 'valve.py')}:1: import labdeck_no_such_modbus_package`);
       expect(res.body.error.message).toContain('start labdeck with --python PATH');
@@ -261,19 +364,35 @@ describe('Python driver modules and a host that dies', () => {
   });
 
   it('a workflow step whose host dies is failed in-doubt and never re-run by itself', async () => {
-    await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'py-crash', main: [{ kind: 'call', instrument: 'arm', method: 'crash' }] }).expect(201);
+    await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ name: 'py-crash', main: [{ kind: 'call', instrument: 'arm', method: 'crash' }] })
+      .expect(201);
     await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'py-crash', repeat: 1 }).expect(200);
-    const status = await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body, (s: { state: string }) => s.state === 'failed', 'the run to fail');
+    const status = await until(
+      async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body,
+      (s: { state: string }) => s.state === 'failed',
+      'the run to fail',
+    );
     expect(status.state).toBe('failed');
     const records = (await lab.admin.get('/app/executions/records').set('Accept', J).expect(200)).body.records;
     const detail = (await lab.admin.get(`/app/executions/records/${records[0].id}`).set('Accept', J).expect(200)).body;
     const steps = detail.phases.flatMap((p: { steps: { status: string; method: string }[] }) => p.steps);
     expect(steps.filter((x: { method: string }) => x.method === 'crash').map((x: { status: string }) => x.status)).toEqual(['in-doubt']);
     // the host comes back; the step stays failed until a person decides
-    await until(async () => (await lab.admin.get('/app/instruments/arm').set('Accept', J)).body.offline, (o) => o === undefined, 'arm back online');
+    await until(
+      async () => (await lab.admin.get('/app/instruments/arm').set('Accept', J)).body.offline,
+      (o) => o === undefined,
+      'arm back online',
+    );
     expect((await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.state).toBe('failed');
     await lab.admin.post('/app/executions/abort/next-task').set('Accept', J).expect(200);
-    await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.state, (s) => s === 'idle', 'idle');
+    await until(
+      async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.state,
+      (s) => s === 'idle',
+      'idle',
+    );
     await lab.admin.post('/app/executions/pause-resume').set('Accept', J); // release the held queue
   }, 20000);
 
@@ -289,7 +408,13 @@ describe('Python driver modules and a host that dies', () => {
       expect(off.body.error.message).toMatch(/offline/);
     }
     // the host is restarted and the devices re-created
-    const back = await waitForValue(async () => (await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: {} })).status, (st) => st === 200, 'the restarted host to answer', 10_000, 200);
+    const back = await waitForValue(
+      async () => (await lab.admin.post('/app/instruments/arm').set('Accept', J).send({ method: 'feed', args: {} })).status,
+      (st) => st === 200,
+      'the restarted host to answer',
+      10_000,
+      200,
+    );
     expect(back).toBe(200);
   }, 20000);
 });
@@ -358,13 +483,22 @@ describe('Python plugins hot-reload', () => {
     const example = fileURLToPath(new URL('../../examples/python/deck.py', import.meta.url));
     const lab = await startLab({ deck: example, log: () => undefined });
     try {
-      await lab.admin.post('/app/workflows').set('Accept', J).send({
-        name: 'py-react',
-        parameters: [{ name: 't', type: 'number', default: 60 }, { name: 'm', type: 'number', default: 10 }],
-        outputs: ['r.0'],
-        main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature_c: { param: 't' }, minutes: { param: 'm' } }, save_as: 'r' }],
-      }).expect(201);
-      await lab.admin.post('/app/executions/campaign').type('form')
+      await lab.admin
+        .post('/app/workflows')
+        .set('Accept', J)
+        .send({
+          name: 'py-react',
+          parameters: [
+            { name: 't', type: 'number', default: 60 },
+            { name: 'm', type: 'number', default: 10 },
+          ],
+          outputs: ['r.0'],
+          main: [{ kind: 'call', instrument: 'reactor', method: 'run', args: { temperature_c: { param: 't' }, minutes: { param: 'm' } }, save_as: 'r' }],
+        })
+        .expect(201);
+      await lab.admin
+        .post('/app/executions/campaign')
+        .type('form')
         .send({ workflow: 'py-react', repeat: '4', optimizer_type: 'sobol', seed: '3', parameters: 't: 20..120, m: 1..60', objectives: 'r.0:max' })
         .expect(302);
       const plot = await until(

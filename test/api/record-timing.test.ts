@@ -9,7 +9,10 @@ import { startLab, until, type TestLab } from './helpers.js';
 const J = 'application/json';
 const DECK = fileURLToPath(new URL('../fixtures/notify/deck.ts', import.meta.url));
 const work = (ms: number) => ({ kind: 'call', instrument: 'slow', method: 'work', args: { ms: { value: ms } } });
-const TIMED = { name: 'timed', main: [{ kind: 'call', instrument: 'flaky', method: 'poke', args: {} }, work(60), work(60), work(900), { kind: 'input', prompt: 'Done?', save_as: 'done', schema: { type: 'boolean' } }] };
+const TIMED = {
+  name: 'timed',
+  main: [{ kind: 'call', instrument: 'flaky', method: 'poke', args: {} }, work(60), work(60), work(900), { kind: 'input', prompt: 'Done?', save_as: 'done', schema: { type: 'boolean' } }],
+};
 
 let lab: TestLab;
 beforeAll(async () => {
@@ -21,7 +24,11 @@ type Step = { task_id: number; instrument: string; method: string; duration_ms: 
 
 it('each call step with its duration, its learned bound (if any) and an overdue mark, in the JSON and on the page', async () => {
   // overdue beyond twice the median of the earlier calls, from the first one on
-  await lab.admin.put('/app/notifications').set('Accept', J).send({ channels: [], watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 } }).expect(200);
+  await lab.admin
+    .put('/app/notifications')
+    .set('Accept', J)
+    .send({ channels: [], watchdog: { factor: 2, mad_factor: 0, floor_s: 0, min_samples: 1 } })
+    .expect(200);
   await lab.admin.post('/app/workflows').set('Accept', J).send(TIMED).expect(201);
   const task = (await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'timed', repeat: 1 }).expect(200)).body.task_id as number;
   await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body.state === 'waiting_input');
@@ -46,7 +53,11 @@ it('each call step with its duration, its learned bound (if any) and an overdue 
 
   const html = (await lab.admin.get(`/app/executions/records/${runId}`).expect(200)).text;
   const table = /<table[^>]*id="record-timing"[^>]*>[\s\S]*?<\/table>/.exec(html)![0];
-  const rows = [...table.matchAll(/<tr data-step="(\d+)" data-overdue="(true|false)"[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => ({ id: Number(m[1]), overdue: m[2] === 'true', text: m[3]!.replace(/<[^>]+>/g, ' ') }));
+  const rows = [...table.matchAll(/<tr data-step="(\d+)" data-overdue="(true|false)"[^>]*>([\s\S]*?)<\/tr>/g)].map((m) => ({
+    id: Number(m[1]),
+    overdue: m[2] === 'true',
+    text: m[3]!.replace(/<[^>]+>/g, ' '),
+  }));
   // the call steps only (the input waited for a person, not an instrument)
   expect(rows.map((r) => r.id)).toEqual([poke.task_id, w1.task_id, w2.task_id, w3.task_id]);
   expect(rows.map((r) => r.overdue)).toEqual([false, false, w2.overdue, true]);

@@ -27,7 +27,11 @@ const until = (what: string, ok: () => boolean | Promise<boolean>, ms = 5000) =>
 
 /** Queue a workflow over rows through the API, wait until its task has finished; its run id. */
 async function runToEnd(workflow: string, config: Record<string, unknown>[], onFailed?: () => Promise<unknown>): Promise<number> {
-  const res = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow, config, name: `${workflow} test` }).expect(200);
+  const res = await lab.admin
+    .post('/app/executions/config')
+    .set('Accept', J)
+    .send({ workflow, config, name: `${workflow} test` })
+    .expect(200);
   const taskId = res.body.task_id as number;
   const store = lab.runtime.store;
   await until(`task ${taskId}`, async () => {
@@ -174,7 +178,13 @@ describe('GET /executions/records/{workflow_id}', () => {
     expect(r).toMatchObject({ id: good, workflow: 'rec-stir', status: 'completed', user: 'ada', iterations: 3, steps_truncated: false });
     expect(r.definition).toMatchObject({ name: 'rec-stir', outputs: ['speed', 'echo'] });
     expect(r.parameters).toEqual([{ rpm: 100 }, { rpm: 200 }, { rpm: 300 }]);
-    const phases = r.phases as { phase: string; iteration: number | null; status: string; outputs: unknown; steps: { index: number; path: string; instrument: string; method: string; output: unknown; status: string; task_id: number }[] }[];
+    const phases = r.phases as {
+      phase: string;
+      iteration: number | null;
+      status: string;
+      outputs: unknown;
+      steps: { index: number; path: string; instrument: string; method: string; output: unknown; status: string; task_id: number }[];
+    }[];
     expect(phases.map((p) => [p.phase, p.iteration, p.status])).toEqual([
       ['prep', null, 'ok'],
       ['main', 0, 'ok'],
@@ -283,8 +293,19 @@ describe('GET /executions/records/{workflow_id}/steps_data_csv', () => {
   it('neutralises formula-looking cells', async () => {
     const id = await record();
     await lab.runtime.store.steps.insert({
-      runId: id, phase: 'main', iteration: 0, stepIndex: 0, instrument: '@evil', method: 'run', args: {}, output: null,
-      status: 'error', error: '=HYPERLINK("http://x")', userId: null, startedAt: new Date(), endedAt: new Date(),
+      runId: id,
+      phase: 'main',
+      iteration: 0,
+      stepIndex: 0,
+      instrument: '@evil',
+      method: 'run',
+      args: {},
+      output: null,
+      status: 'error',
+      error: '=HYPERLINK("http://x")',
+      userId: null,
+      startedAt: new Date(),
+      endedAt: new Date(),
     });
     const res = await lab.admin.get(`/app/executions/records/${id}/steps_data_csv`).expect(200);
     expect(res.text).toContain(`'@evil,run`);
@@ -365,7 +386,21 @@ describe('GET /executions/data/{workflow_id}', () => {
 describe('DELETE /executions/records/{workflow_id}', () => {
   it("lets the owner delete: the record, its steps and its log are gone, and it's audit-logged", async () => {
     const id = await record({ userId: olgaId });
-    await lab.runtime.store.steps.insert({ runId: id, phase: 'main', iteration: 0, stepIndex: 0, instrument: 'noop', method: 'ping', args: {}, output: 'pong', status: 'ok', error: null, userId: olgaId, startedAt: new Date(), endedAt: new Date() });
+    await lab.runtime.store.steps.insert({
+      runId: id,
+      phase: 'main',
+      iteration: 0,
+      stepIndex: 0,
+      instrument: 'noop',
+      method: 'ping',
+      args: {},
+      output: 'pong',
+      status: 'ok',
+      error: null,
+      userId: olgaId,
+      startedAt: new Date(),
+      endedAt: new Date(),
+    });
     const res = await operator.delete(`/app/executions/records/${id}`).set('Accept', J).expect(200);
     expect(res.body).toEqual({ deleted: id });
     await operator.get(`/app/executions/records/${id}`).set('Accept', J).expect(404);

@@ -43,7 +43,7 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-it("a campaign cut off at a step, restarted: the status and page say its instruments were made again; Retry re-runs the iteration", async () => {
+it('a campaign cut off at a step, restarted: the status and page say its instruments were made again; Retry re-runs the iteration', async () => {
   const deck = join(dir, 'deck.mjs');
   // a meter, and a gate that answers when the test lets it (its calls wait in a list on globalThis)
   await writeFile(
@@ -64,7 +64,11 @@ export const gate = { pass() { return new Promise((resolve) => (globalThis.__rer
     ],
   };
   await admin.post('/app/workflows').set('Accept', J).send(wf).expect(201);
-  const started = await admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'measure', repeat: 2, optimizer_type: 'random', seed: 4, parameters: 'x: 0..1', objectives: 'y:max' }).expect(200);
+  const started = await admin
+    .post('/app/executions/campaign')
+    .set('Accept', J)
+    .send({ workflow: 'measure', repeat: 2, optimizer_type: 'random', seed: 4, parameters: 'x: 0..1', objectives: 'y:max' })
+    .expect(200);
   const taskId: number = started.body.task_id;
   await until(async () => gates().length === 1);
   gates().shift()!('g0');

@@ -46,7 +46,12 @@ describe('resources and preflight', () => {
   it('refuses a 10-iteration run with 8 tips, naming resource, needed and available, and nothing moves', async () => {
     const pre = await lab.admin.post('/app/executions/preflight').send({ workflow: 'dose-tips', repeat: 10 }).expect(200);
     expect(pre.body.ok).toBe(false);
-    expect(pre.body.resources).toEqual(expect.arrayContaining([{ name: 'tips', needed: 10, available: 8, unit: 'each' }, { name: 'water', needed: 15, available: 100, unit: 'ml' }]));
+    expect(pre.body.resources).toEqual(
+      expect.arrayContaining([
+        { name: 'tips', needed: 10, available: 8, unit: 'each' },
+        { name: 'water', needed: 15, available: 100, unit: 'ml' },
+      ]),
+    );
     expect(pre.body.problems).toContainEqual({ field: 'resources.tips', message: expect.stringContaining('needs 10') });
     expect(pre.body.steps[0]).toMatchObject({ path: 'main[0]', instrument: 'pump', method: 'dose', times: 10, host: 'this labdeck' });
     expect(pre.body.duration_s).toBeNull();
@@ -77,7 +82,10 @@ describe('resources and preflight', () => {
     expect(new Set(consumed.map((m: { run_id: number }) => m.run_id))).toEqual(new Set([task.runId]));
     expect(tips.moves.find((m: { kind: string }) => m.kind === 'topup')).toMatchObject({ delta: 2, user_id: expect.any(Number) });
     // a direct call counts too, in its own record's transaction
-    const call = await lab.admin.post('/app/instruments/pump').send({ method: 'dose', args: { volume_ml: 2 } }).expect(200);
+    const call = await lab.admin
+      .post('/app/instruments/pump')
+      .send({ method: 'dose', args: { volume_ml: 2 } })
+      .expect(200);
     const after = await stock(lab, 'tips');
     expect(after.resource.quantity).toBe(-1);
     expect(after.moves[0]).toMatchObject({ kind: 'consume', step_id: call.body.task_id, status: 'done' });
@@ -90,7 +98,21 @@ describe('resources and preflight', () => {
   });
 
   it('puts what an in-doubt call used aside until a person settles it', async () => {
-    const id = await lab.runtime.store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument: 'pump', method: 'dose', args: { volume_ml: 5 }, output: null, status: 'running', error: null, userId: null, startedAt: new Date(), endedAt: null });
+    const id = await lab.runtime.store.steps.insert({
+      runId: null,
+      phase: null,
+      iteration: null,
+      stepIndex: null,
+      instrument: 'pump',
+      method: 'dose',
+      args: { volume_ml: 5 },
+      output: null,
+      status: 'running',
+      error: null,
+      userId: null,
+      startedAt: new Date(),
+      endedAt: null,
+    });
     await lab.runtime.store.steps.update(id, { status: 'in-doubt', endedAt: new Date() });
     const list = (await lab.admin.get('/app/resources?format=json').expect(200)).body;
     const lines = list.in_doubt.filter((m: { step_id: number }) => m.step_id === id);
@@ -126,7 +148,10 @@ describe('resources and preflight', () => {
     expect((await lab.admin.post('/app/resources').send({ name: 'rack2', kind: 'container', rows: 1, columns: 2 }).expect(201)).body.quantity).toBe(1);
     expect((await lab.admin.post('/app/resources').send({ name: 'tips9', kind: 'consumable' }).expect(400)).body.error.details).toEqual([{ field: 'quantity', message: expect.any(String) }]);
     await lab.admin.post('/app/resources').send({ name: 'bad', kind: 'tool', quantity: 1 }).expect(400);
-    await lab.admin.put('/app/resources/consumption').send([{ target: 'pump', method: 'dose', resource: 'tips', amount: 'one' }]).expect(400);
+    await lab.admin
+      .put('/app/resources/consumption')
+      .send([{ target: 'pump', method: 'dose', resource: 'tips', amount: 'one' }])
+      .expect(400);
   });
 });
 
@@ -147,14 +172,25 @@ describe('samples that follow moves, and deck versions', () => {
   });
 
   it('lists both runs that moved a sample', async () => {
-    await lab.admin.put('/app/resources/consumption').send([{ target: 'class:Mover', method: 'move_sample', resource: { arg: 'sample' }, to: { arg: 'to' } }]).expect(200);
+    await lab.admin
+      .put('/app/resources/consumption')
+      .send([{ target: 'class:Mover', method: 'move_sample', resource: { arg: 'sample' }, to: { arg: 'to' } }])
+      .expect(200);
     await lab.admin.post('/app/resources').send({ name: 'plate1', kind: 'container', quantity: 0, rows: 8, columns: 12 }).expect(201);
     await lab.admin.post('/app/resources').send({ name: 'S-42', kind: 'sample' }).expect(201);
-    const wf = { name: 'move', parameters: [{ name: 'where', type: 'string', default: 'plate1:A1' }], outputs: [], main: [{ kind: 'call', instrument: 'mover', method: 'move_sample', args: { sample: { value: 'S-42' }, to: { param: 'where' } } }] };
+    const wf = {
+      name: 'move',
+      parameters: [{ name: 'where', type: 'string', default: 'plate1:A1' }],
+      outputs: [],
+      main: [{ kind: 'call', instrument: 'mover', method: 'move_sample', args: { sample: { value: 'S-42' }, to: { param: 'where' } } }],
+    };
     await lab.admin.post('/app/workflows').send(wf).expect(201);
     const runs: number[] = [];
     for (const where of ['plate1:A1', 'plate1:H12']) {
-      const t = await lab.admin.post('/app/executions/config').send({ workflow: 'move', config: [{ where }] }).expect(200);
+      const t = await lab.admin
+        .post('/app/executions/config')
+        .send({ workflow: 'move', config: [{ where }] })
+        .expect(200);
       const task = await taskEnds(lab, t.body.task_id);
       expect(task.status).toBe('done');
       runs.push(task.runId!);
@@ -178,7 +214,13 @@ describe('samples that follow moves, and deck versions', () => {
     const after = (await lab.admin.get('/app/deck/versions?format=json').expect(200)).body;
     expect(after.current).toBeGreaterThan(before.current);
     expect(after.versions[0].changes).toContainEqual({ instrument: 'mover', method: 'move_sample', change: 'argument renamed', argument: 'to', to: 'target' });
-    expect(after.broken).toEqual([{ workflow: 'move', version: 1, problems: [expect.objectContaining({ field: 'main[0].args.to', step: 'main[0]', call: 'mover.move_sample', change: 'mover.move_sample: argument to renamed to target' })] }]);
+    expect(after.broken).toEqual([
+      {
+        workflow: 'move',
+        version: 1,
+        problems: [expect.objectContaining({ field: 'main[0].args.to', step: 'main[0]', call: 'mover.move_sample', change: 'mover.move_sample: argument to renamed to target' })],
+      },
+    ]);
     const diff = (await lab.admin.get(`/app/deck/versions/${after.current}?format=json`).expect(200)).body;
     expect(diff.lines).toContain('mover.move_sample: argument to renamed to target');
     const page = await lab.admin.get('/app/deck/versions').expect(200);
@@ -198,8 +240,15 @@ describe('two hosts on one PostgreSQL', () => {
       const bob = await signupAndLogin(appB, 'bob');
       await ada.put('/app/resources/consumption').send(RULES).expect(200);
       await ada.post('/app/resources').send({ name: 'tips', kind: 'consumable', quantity: 0 }).expect(201);
-      await Promise.all([...Array.from({ length: 20 }, () => ada.patch('/app/resources/tips').send({ add: 1 }).expect(200)), ...Array.from({ length: 20 }, () => bob.patch('/app/resources/tips').send({ add: 1 }).expect(200))]);
-      for (let i = 0; i < 5; i++) await ada.post('/app/instruments/pump').send({ method: 'dose', args: { volume_ml: 1 } }).expect(200);
+      await Promise.all([
+        ...Array.from({ length: 20 }, () => ada.patch('/app/resources/tips').send({ add: 1 }).expect(200)),
+        ...Array.from({ length: 20 }, () => bob.patch('/app/resources/tips').send({ add: 1 }).expect(200)),
+      ]);
+      for (let i = 0; i < 5; i++)
+        await ada
+          .post('/app/instruments/pump')
+          .send({ method: 'dose', args: { volume_ml: 1 } })
+          .expect(200);
       const seenA = (await ada.get('/app/resources/tips').expect(200)).body.resource.quantity;
       const seenB = (await bob.get('/app/resources/tips').expect(200)).body.resource.quantity;
       expect([seenA, seenB]).toEqual([35, 35]);

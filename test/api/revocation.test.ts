@@ -18,7 +18,10 @@ import { PASSWORD } from './helpers.js';
 const J = 'application/json';
 /** The session cookie a login answered with. */
 const sessionCookie = (res: request.Response): string =>
-  ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
+  ([] as string[])
+    .concat(res.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('labdeck.sid='))!
+    .split(';')[0];
 
 interface Host {
   runtime: Runtime;
@@ -132,7 +135,11 @@ describe.each([
 
   it('a disabled account: its session and its tokens', async () => {
     const u = await fresh();
-    await request(a.app).post(`/app/account/users/${u.id}/disable`).set('Cookie', await adminCookie()).set('Accept', J).expect(200);
+    await request(a.app)
+      .post(`/app/account/users/${u.id}/disable`)
+      .set('Cookie', await adminCookie())
+      .set('Accept', J)
+      .expect(200);
     await viaToken(other(), u.token).expect(401);
     await viaCookie(other(), u.cookie).expect(401);
   });
@@ -199,7 +206,11 @@ describe('a request of the cookie in flight when its session ends', () => {
   /** A user logged in twice: their own browser (`own`) and the cookie a thief took (`stolen`), both copied on B. */
   async function victim() {
     const u = await account(`victim${++n}`);
-    const login = await request(a.app).post('/app/auth/login').type('form').send({ username: `victim${n}`, password: PASSWORD }).expect(302);
+    const login = await request(a.app)
+      .post('/app/auth/login')
+      .type('form')
+      .send({ username: `victim${n}`, password: PASSWORD })
+      .expect(302);
     const own = sessionCookie(login);
     await viaCookie(b, u.cookie).expect(200);
     await viaCookie(b, own).expect(200);
@@ -207,15 +218,34 @@ describe('a request of the cookie in flight when its session ends', () => {
   }
 
   it.each([
-    ['a log-out with that cookie', async (v: Awaited<ReturnType<typeof victim>>) => {
-      await request(a.app).post('/app/auth/logout').set('Cookie', v.stolen).expect(302);
-    }],
-    ['a password change in the own browser', async (v: Awaited<ReturnType<typeof victim>>) => {
-      await request(a.app).post('/app/auth/change-password').set('Cookie', v.own).set('Accept', J).send({ old_password: PASSWORD, new_password: 'a brand new one', confirm_password: 'a brand new one' }).expect(302);
-    }],
-    ["an admin's reset of the password", async (v: Awaited<ReturnType<typeof victim>>) => {
-      await request(a.app).post(`/app/account/users/${v.id}/password`).set('Cookie', await adminCookie()).set('Accept', J).send({ new_password: 'set by the admin', confirm_password: 'set by the admin' }).expect(200);
-    }],
+    [
+      'a log-out with that cookie',
+      async (v: Awaited<ReturnType<typeof victim>>) => {
+        await request(a.app).post('/app/auth/logout').set('Cookie', v.stolen).expect(302);
+      },
+    ],
+    [
+      'a password change in the own browser',
+      async (v: Awaited<ReturnType<typeof victim>>) => {
+        await request(a.app)
+          .post('/app/auth/change-password')
+          .set('Cookie', v.own)
+          .set('Accept', J)
+          .send({ old_password: PASSWORD, new_password: 'a brand new one', confirm_password: 'a brand new one' })
+          .expect(302);
+      },
+    ],
+    [
+      "an admin's reset of the password",
+      async (v: Awaited<ReturnType<typeof victim>>) => {
+        await request(a.app)
+          .post(`/app/account/users/${v.id}/password`)
+          .set('Cookie', await adminCookie())
+          .set('Accept', J)
+          .send({ new_password: 'set by the admin', confirm_password: 'set by the admin' })
+          .expect(200);
+      },
+    ],
   ])('%s: the cookie is refused afterwards, on both hosts', async (_what, end) => {
     const v = await victim();
     const slow = held(v.stolen);

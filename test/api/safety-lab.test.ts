@@ -73,11 +73,15 @@ it('an edit on A is enforced by B within a second (B looks for a new version twi
 });
 
 it('states are lab-wide too: one set on A holds on B', async () => {
-  await admin.put('/app/safety').set('Accept', J).send({
-    ...limit(80),
-    rules: [{ id: 'door', when: { target: 'heater', method: 'set_temperature' }, require: [{ left: { state: 'door' }, op: '==', right: { value: 'closed' } }] }],
-    states: { door: { values: ['open', 'closed'] } },
-  }).expect(200);
+  await admin
+    .put('/app/safety')
+    .set('Accept', J)
+    .send({
+      ...limit(80),
+      rules: [{ id: 'door', when: { target: 'heater', method: 'set_temperature' }, require: [{ left: { state: 'door' }, op: '==', right: { value: 'closed' } }] }],
+      states: { door: { values: ['open', 'closed'] } },
+    })
+    .expect(200);
   await until(async () => b.safety.config.rules.length === 1);
   expect((await heat(50).expect(409)).body.error.message).toMatch(/the state door is unknown/);
   await admin.post('/app/safety/states/door').set('Accept', J).send({ value: 'closed' }).expect(200);

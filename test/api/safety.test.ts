@@ -33,14 +33,24 @@ const FILE = {
   ],
   rules: [
     {
-      id: 'hot', name: 'No dispensing into a hot vial',
+      id: 'hot',
+      name: 'No dispensing into a hot vial',
       when: { target: 'pump', method: 'dispense' },
       require: [{ left: { read: 'heater.read_temperature' }, op: '<=', right: { value: 60 } }],
       message: 'Cool the heater below 60 C before dispensing.',
     },
     { id: 'door', when: { target: 'heater', method: 'set_temperature' }, require: [{ left: { state: 'door' }, op: '==', right: { value: 'closed' } }] },
   ],
-  states: { door: { label: 'Enclosure door', values: ['open', 'closed'], set_by: [{ target: 'door', method: 'open_door', value: 'open' }, { target: 'door', method: 'close_door', value: 'closed' }] } },
+  states: {
+    door: {
+      label: 'Enclosure door',
+      values: ['open', 'closed'],
+      set_by: [
+        { target: 'door', method: 'open_door', value: 'open' },
+        { target: 'door', method: 'close_door', value: 'closed' },
+      ],
+    },
+  },
 };
 
 let lab: TestLab;
@@ -164,16 +174,26 @@ describe('the other doors', () => {
   const status = async () => (await lab.admin.get('/app/executions/status').set('Accept', J).expect(200)).body;
 
   it('a workflow step: blocked, the run waits like a failed step; settled, retry goes on', async () => {
-    await lab.admin.post('/app/workflows').set('Accept', J).send({
-      name: 'heat', parameters: [{ name: 't', type: 'number', default: 30 }], outputs: ['temp'],
-      main: [
-        { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { param: 't' } } },
-        { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
-      ],
-    }).expect(201);
+    await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({
+        name: 'heat',
+        parameters: [{ name: 't', type: 'number', default: 30 }],
+        outputs: ['temp'],
+        main: [
+          { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { param: 't' } } },
+          { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
+        ],
+      })
+      .expect(201);
     await call('door', 'open_door').expect(200);
     const before = await count('heater.set_temperature');
-    const { body } = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'heat', config: [{ t: 35 }] }).expect(200);
+    const { body } = await lab.admin
+      .post('/app/executions/config')
+      .set('Accept', J)
+      .send({ workflow: 'heat', config: [{ t: 35 }] })
+      .expect(200);
     await until(async () => (await status()).state === 'failed');
     expect((await status()).failed_step).toMatchObject({ path: 'main[0]', error: expect.stringContaining('Blocked by the safety guard') });
     const run = (await lab.runtime.store.queue.get(body.task_id))!.runId!;
@@ -202,9 +222,25 @@ describe('the other doors', () => {
 describe('refused before anything moves', () => {
   it('POST /executions/config: a config row or a literal value over a limit is 400 naming the row and field; nothing is queued', async () => {
     const before = (await lab.runtime.store.queue.open()).length;
-    const rows = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }] }).expect(400);
-    expect(rows.body.error.details).toEqual([{ field: 'config[1].t', step: 'main[0]', message: expect.stringContaining('row 2, t: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ max: 120 }), value: 150 }]);
-    const repeat = await lab.admin.post('/app/workflows').set('Accept', J).send({ name: 'too-hot', main: [{ kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 130 } } }] }).expect(201);
+    const rows = await lab.admin
+      .post('/app/executions/config')
+      .set('Accept', J)
+      .send({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }] })
+      .expect(400);
+    expect(rows.body.error.details).toEqual([
+      {
+        field: 'config[1].t',
+        step: 'main[0]',
+        message: expect.stringContaining('row 2, t: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'),
+        limit: expect.objectContaining({ max: 120 }),
+        value: 150,
+      },
+    ]);
+    const repeat = await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ name: 'too-hot', main: [{ kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 130 } } }] })
+      .expect(201);
     expect(repeat.body.name).toBe('too-hot');
     const literal = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'too-hot', repeat: 2 }).expect(400);
     expect(literal.body.error.details[0]).toMatchObject({ field: 'main[0].args.setpoint_c', value: 130 });
@@ -213,35 +249,74 @@ describe('refused before anything moves', () => {
 
   it('POST /executions/campaign: a search range or a choice reaching past a limit is 400 naming the parameter and the limit', async () => {
     const before = (await lab.runtime.store.queue.open()).length;
-    const res = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat', repeat: 2, optimizer_type: 'random', parameters: 't: 20..150', objectives: 'temp:max' }).expect(400);
-    expect(res.body.error.details).toEqual([{ field: 'parameters[0].bounds', step: 'main[0]', message: expect.stringContaining('the search range of t reaches 150: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
+    const res = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'heat', repeat: 2, optimizer_type: 'random', parameters: 't: 20..150', objectives: 'temp:max' })
+      .expect(400);
+    expect(res.body.error.details).toEqual([
+      {
+        field: 'parameters[0].bounds',
+        step: 'main[0]',
+        message: expect.stringContaining('the search range of t reaches 150: heater.set_temperature: setpoint_c = 150 is above the maximum of 120'),
+        limit: expect.objectContaining({ source: 'limits[0]', max: 120 }),
+        value: 150,
+      },
+    ]);
     // a choice the driver's own Literal does not have: refused with nothing configured for it
-    await lab.admin.post('/app/workflows').set('Accept', J).send({
-      name: 'heat-mode', parameters: [{ name: 'mode', type: 'string', default: 'slow' }], outputs: ['temp'],
-      main: [
-        { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 30 }, mode: { param: 'mode' } } },
-        { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
-      ],
-    }).expect(201);
-    const choice = await lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat-mode', repeat: 2, optimizer_type: 'random', parameters: 'mode: fast|warp', objectives: 'temp:max' }).expect(400);
+    await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({
+        name: 'heat-mode',
+        parameters: [{ name: 'mode', type: 'string', default: 'slow' }],
+        outputs: ['temp'],
+        main: [
+          { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { value: 30 }, mode: { param: 'mode' } } },
+          { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
+        ],
+      })
+      .expect(201);
+    const choice = await lab.admin
+      .post('/app/executions/campaign')
+      .set('Accept', J)
+      .send({ workflow: 'heat-mode', repeat: 2, optimizer_type: 'random', parameters: 'mode: fast|warp', objectives: 'temp:max' })
+      .expect(400);
     expect(choice.body.error.details).toEqual([expect.objectContaining({ field: 'parameters[0].choices', value: 'warp', limit: { source: 'declared', allowed: ['fast', 'slow'] } })]);
     expect((await lab.runtime.store.queue.open()).length).toBe(before);
   });
 
-  it('POST /executions/campaign under linear constraints: what the polytope reaches is held to the limit, not the range\'s ends', async () => {
-    await lab.admin.post('/app/workflows').set('Accept', J).send({
-      name: 'heat-split', parameters: [{ name: 't', type: 'number', default: 30 }, { name: 'u', type: 'number', default: 0 }], outputs: ['temp'],
-      main: [
-        { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { param: 't' } } },
-        { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
-      ],
-    }).expect(201);
+  it("POST /executions/campaign under linear constraints: what the polytope reaches is held to the limit, not the range's ends", async () => {
+    await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({
+        name: 'heat-split',
+        parameters: [
+          { name: 't', type: 'number', default: 30 },
+          { name: 'u', type: 'number', default: 0 },
+        ],
+        outputs: ['temp'],
+        main: [
+          { kind: 'call', instrument: 'heater', method: 'set_temperature', args: { setpoint_c: { param: 't' } } },
+          { kind: 'call', instrument: 'heater', method: 'read_temperature', args: {}, save_as: 'temp' },
+        ],
+      })
+      .expect(201);
     const campaign = (parameters: string, parameter_constraints: string[]) =>
       lab.admin.post('/app/executions/campaign').set('Accept', J).send({ workflow: 'heat-split', repeat: 1, optimizer_type: 'random', parameters, objectives: 'temp:max', parameter_constraints });
     const before = (await lab.runtime.store.queue.open()).length;
     // t - u <= 100 with u up to 50 lets t reach 150, past the heater's 120
     const far = await campaign('t: 20..200; u: 0..50', ['t - u <= 100']).expect(400);
-    expect(far.body.error.details).toEqual([{ field: 'parameters[0].bounds', step: 'main[0]', message: expect.stringContaining('under the parameter constraints t reaches 150 (its range is 20..200): heater.set_temperature: setpoint_c = 150 is above the maximum of 120'), limit: expect.objectContaining({ source: 'limits[0]', max: 120 }), value: 150 }]);
+    expect(far.body.error.details).toEqual([
+      {
+        field: 'parameters[0].bounds',
+        step: 'main[0]',
+        message: expect.stringContaining('under the parameter constraints t reaches 150 (its range is 20..200): heater.set_temperature: setpoint_c = 150 is above the maximum of 120'),
+        limit: expect.objectContaining({ source: 'limits[0]', max: 120 }),
+        value: 150,
+      },
+    ]);
     // with t + u <= 110 as well, t reaches at most 110: queued
     const fit = await campaign('t: 20..200; u: 0..50', ['t - u <= 100', 't + u <= 110']).expect(200);
     // constraints that exclude each other: the optimizer's refusal (nothing reaches a limit), not the guard's
@@ -257,14 +332,23 @@ describe('refused before anything moves', () => {
 describe('the preflight (POST /executions/preflight)', () => {
   const preflight = (body: Record<string, unknown>) => lab.admin.post('/app/executions/preflight').set('Accept', J).send(body).expect(200);
 
-  it('gives the guard\'s verdict for every step whose values are known: a row, a literal, a search range, each naming row or parameter, step, field and limit', async () => {
+  it("gives the guard's verdict for every step whose values are known: a row, a literal, a search range, each naming row or parameter, step, field and limit", async () => {
     const before = (await lab.runtime.store.queue.open()).length;
     const rows = (await preflight({ workflow: 'heat', config: [{ t: 40 }, { t: 150 }, { t: 130 }] })).body;
-    const over = (t: number, row: number) => ({ field: `config[${row - 1}].t`, step: 'main[0]', message: `row ${row}, t: heater.set_temperature: setpoint_c = ${t} is above the maximum of 120`, limit: { source: 'limits[0]', target: 'heater', min: 0, max: 120 }, value: t });
+    const over = (t: number, row: number) => ({
+      field: `config[${row - 1}].t`,
+      step: 'main[0]',
+      message: `row ${row}, t: heater.set_temperature: setpoint_c = ${t} is above the maximum of 120`,
+      limit: { source: 'limits[0]', target: 'heater', min: 0, max: 120 },
+      value: t,
+    });
     expect(rows).toMatchObject({ ok: false, safety: { allowed: false, error: null, problems: [over(150, 2), over(130, 3)], source: fileSource() } });
     expect(rows.problems.slice(0, 2)).toEqual([over(150, 2), over(130, 3)]);
     // the rest of the preflight is there all the same: each step, how many times
-    expect(rows.steps.map((s: { path: string; times: number }) => [s.path, s.times])).toEqual([['main[0]', 3], ['main[1]', 3]]);
+    expect(rows.steps.map((s: { path: string; times: number }) => [s.path, s.times])).toEqual([
+      ['main[0]', 3],
+      ['main[1]', 3],
+    ]);
     const literal = (await preflight({ workflow: 'too-hot', repeat: 2 })).body;
     expect(literal.safety.problems).toEqual([expect.objectContaining({ field: 'main[0].args.setpoint_c', step: 'main[0]', value: 130, limit: expect.objectContaining({ max: 120 }) })]);
     const space = (await preflight({ workflow: 'heat', repeat: 2, optimizer_type: 'random', parameters: 't: 20..150', objectives: 'temp:max' })).body;
@@ -295,18 +379,34 @@ describe('the routes', () => {
 
   it('POST /app/safety/check answers what the guard would say, without making the call', async () => {
     const before = await count('heater.set_temperature');
-    const no = await lab.admin.post('/app/safety/check').set('Accept', J).send({ instrument: 'heater', method: 'set_temperature', args: { setpoint_c: 130 } }).expect(200);
+    const no = await lab.admin
+      .post('/app/safety/check')
+      .set('Accept', J)
+      .send({ instrument: 'heater', method: 'set_temperature', args: { setpoint_c: 130 } })
+      .expect(200);
     expect(no.body).toMatchObject({ allowed: false, problems: [{ field: 'setpoint_c', value: 130 }] });
-    const yes = await lab.admin.post('/app/safety/check').set('Accept', J).send({ instrument: 'heater', method: 'set_temperature', args: { setpoint_c: 100 } }).expect(200);
+    const yes = await lab.admin
+      .post('/app/safety/check')
+      .set('Accept', J)
+      .send({ instrument: 'heater', method: 'set_temperature', args: { setpoint_c: 100 } })
+      .expect(200);
     expect(yes.body).toEqual({ allowed: true, problems: [] });
     expect(await count('heater.set_temperature')).toBe(before);
   });
 
   it('PUT /app/safety: 400 naming each problem keeps the old file; operators may not; every change audited with before and after', async () => {
-    const bad = await lab.admin.put('/app/safety').set('Accept', J).send({ ...FILE, limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', min: 10, max: 5 }], extra: true }).expect(400);
+    const bad = await lab.admin
+      .put('/app/safety')
+      .set('Accept', J)
+      .send({ ...FILE, limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', min: 10, max: 5 }], extra: true })
+      .expect(400);
     expect(bad.body.error.details.map((d: { field: string }) => d.field)).toEqual(['(file)']);
     expect(bad.body.error.details[0].message).toMatch(/unknown field "extra"/);
-    const bad2 = await lab.admin.put('/app/safety').set('Accept', J).send({ ...FILE, limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', min: 10, max: 5 }] }).expect(400);
+    const bad2 = await lab.admin
+      .put('/app/safety')
+      .set('Accept', J)
+      .send({ ...FILE, limits: [{ target: 'heater', method: 'set_temperature', param: 'setpoint_c', min: 10, max: 5 }] })
+      .expect(400);
     expect(bad2.body.error.details).toEqual([{ field: 'limits[0].min', message: expect.stringMatching(/above the maximum/) }]);
     expect((await lab.admin.get('/app/safety').set('Accept', J)).body.file).toEqual(FILE);
     const { signupAndLogin } = await import('./helpers.js');
@@ -336,7 +436,11 @@ describe('fail-closed', () => {
       const shown = await other.admin.get('/app/safety').set('Accept', J).expect(200);
       expect(shown.body.error).toMatch(/every instrument call is blocked/);
       // the preflight says so too (a run would be refused at submit)
-      await other.admin.post('/app/workflows').set('Accept', J).send({ name: 'shut', main: [{ kind: 'call', instrument: 'door', method: 'close_door', args: {} }] }).expect(201);
+      await other.admin
+        .post('/app/workflows')
+        .set('Accept', J)
+        .send({ name: 'shut', main: [{ kind: 'call', instrument: 'door', method: 'close_door', args: {} }] })
+        .expect(201);
       const pre = await other.admin.post('/app/executions/preflight').set('Accept', J).send({ workflow: 'shut', repeat: 1 }).expect(200);
       expect(pre.body).toMatchObject({ ok: false, safety: { allowed: false, error: expect.stringContaining(file) }, problems: [{ field: 'safety', message: expect.stringMatching(/is not JSON/) }] });
       await other.admin.put('/app/safety').set('Accept', J).send({ format: 'ivoryos-safety/1' }).expect(200);

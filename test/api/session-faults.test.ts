@@ -97,7 +97,10 @@ describe('on a full disk', () => {
     const unhandled = await unhandledDuring(() =>
       onFullDisk(async () => {
         for (let i = 0; i < 500; i++) {
-          signup = await request(lab.app).post('/app/auth/signup').set('Accept', J).send({ username: `hal${i}`, password: PASSWORD });
+          signup = await request(lab.app)
+            .post('/app/auth/signup')
+            .set('Accept', J)
+            .send({ username: `hal${i}`, password: PASSWORD });
           if (signup.status !== 302) break;
         }
         // SQLite deletes on a full disk; a database that cannot (PostgreSQL's 53100 here) must not say "logged out"

@@ -77,8 +77,7 @@ it('writes a session expiry again once a minute has passed, and forgets a destro
 });
 
 /** The `labdeck.sid=…` part of a response's Set-Cookie, or undefined. */
-const setCookieOf = (res: request.Response): string | undefined =>
-  ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('labdeck.sid='));
+const setCookieOf = (res: request.Response): string | undefined => ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('labdeck.sid='));
 const login = (app: Parameters<typeof request>[0], username: string, cookie?: string) => {
   const r = request(app).post('/app/auth/login').type('form');
   if (cookie) r.set('Cookie', cookie);
@@ -208,7 +207,14 @@ describe('a session expiry', () => {
   it('is written again only once a minute has passed since this process last wrote it', async () => {
     let now = 1_000_000;
     const calls: string[] = [];
-    const fake = { sessions: { touch: async (sid: string) => void calls.push(`touch ${sid}`), create: async (sid: string) => void calls.push(`create ${sid}`), destroy: async (sid: string) => void calls.push(`destroy ${sid}`), prune: async () => 0 } };
+    const fake = {
+      sessions: {
+        touch: async (sid: string) => void calls.push(`touch ${sid}`),
+        create: async (sid: string) => void calls.push(`create ${sid}`),
+        destroy: async (sid: string) => void calls.push(`destroy ${sid}`),
+        prune: async () => 0,
+      },
+    };
     const store = new DbSessionStore(fake as never, () => now);
     const later = () => new Date(now + 7 * 24 * 3600_000);
     await store.write('a', { userId: 1 }, later(), { create: true }); // a log-in writes it: no touch for a minute after

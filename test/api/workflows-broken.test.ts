@@ -82,7 +82,11 @@ it('a renamed argument in a plugin saved in the watched folder marks the workflo
   expect(/href="([^"]+)"/.exec(item)![1]).toBe('/app/workflows/move');
 
   // the run it would make is refused by the same check, naming the same field; nothing is queued
-  const refused = await lab.admin.post('/app/executions/config').set('Accept', J).send({ workflow: 'move', config: [{ where: 'plate1:B1' }] }).expect(400);
+  const refused = await lab.admin
+    .post('/app/executions/config')
+    .set('Accept', J)
+    .send({ workflow: 'move', config: [{ where: 'plate1:B1' }] })
+    .expect(400);
   expect(refused.body.error.details).toContainEqual(expect.objectContaining({ field: 'main[1].args.to' }));
   expect((await lab.admin.get('/app/executions/queue').expect(200)).body.tasks).toEqual([]);
 

@@ -37,7 +37,11 @@ describe('workflow routes', () => {
 
   it('refuses an existing name with 409, and nothing changes', async () => {
     await lab.admin.post('/app/workflows').set('Accept', J).send(doseAndWeigh('twice')).expect(201);
-    const res = await lab.admin.post('/app/workflows').set('Accept', J).send({ ...doseAndWeigh('twice'), description: 'other' }).expect(409);
+    const res = await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ ...doseAndWeigh('twice'), description: 'other' })
+      .expect(409);
     expect(res.body.error.code).toBe('conflict');
     expect((await lab.runtime.store.workflows.get('twice'))?.version).toBe(1);
   });
@@ -62,7 +66,11 @@ describe('workflow routes', () => {
     const reserved = await lab.admin.post('/app/workflows').set('Accept', J).send(doseAndWeigh('new')).expect(400);
     expect(reserved.body.error.details).toEqual([expect.objectContaining({ field: 'name', message: expect.stringMatching(/reserved/) })]);
     // the route's own problem and validation's are reported together
-    const both = await lab.admin.post('/app/workflows').set('Accept', J).send({ ...doseAndWeigh('new'), outputs: ['nothing'] }).expect(400);
+    const both = await lab.admin
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ ...doseAndWeigh('new'), outputs: ['nothing'] })
+      .expect(400);
     expect(both.body.error.details.map((d: { field: string }) => d.field).sort()).toEqual(['name', 'outputs[0]']);
   });
 
@@ -88,7 +96,9 @@ describe('workflow routes', () => {
       ['delete', '/app/workflows/ghost'],
       ['get', '/app/workflows/ghost/builder'],
     ] as const) {
-      const res = await lab.admin[method](path).set('Accept', J).send(method === 'put' ? doseAndWeigh('ghost') : undefined);
+      const res = await lab.admin[method](path)
+        .set('Accept', J)
+        .send(method === 'put' ? doseAndWeigh('ghost') : undefined);
       expect({ method, path, status: res.status, code: res.body.error?.code }).toEqual({ method, path, status: 404, code: 'not_found' });
     }
     // a PUT does not create it
@@ -101,7 +111,11 @@ describe('workflow routes', () => {
     const v2 = await lab.admin.put('/app/workflows/versioned').set('Accept', J).send(noName).expect(200);
     expect(v2.body).toMatchObject({ name: 'versioned', version: 2 });
     expect(v2.body.workflow.description).toBe('second');
-    const v3 = await lab.admin.put('/app/workflows/versioned').set('Accept', J).send({ ...doseAndWeigh('versioned'), description: 'third' }).expect(200);
+    const v3 = await lab.admin
+      .put('/app/workflows/versioned')
+      .set('Accept', J)
+      .send({ ...doseAndWeigh('versioned'), description: 'third' })
+      .expect(200);
     expect(v3.body.version).toBe(3);
     expect((await lab.admin.get('/app/workflows/versioned').set('Accept', J).expect(200)).body).toMatchObject({ version: 3, workflow: { description: 'third' } });
     const old = await lab.admin.get('/app/workflows/versioned?version=2').set('Accept', J).expect(200);
@@ -150,7 +164,11 @@ describe('workflow routes', () => {
     const m = /<script type="application\/json" id="wf-data">([^<]*)<\/script>/.exec(page.text);
     expect(m).not.toBeNull();
     const data = JSON.parse(m![1]);
-    expect(data).toMatchObject({ name: 'dose-and-weigh', version: 1, urls: { list: '/app/workflows', base: '/app/workflows/', run: '/app/executions/config?workflow=', campaign: '/app/executions/campaign?workflow=' } });
+    expect(data).toMatchObject({
+      name: 'dose-and-weigh',
+      version: 1,
+      urls: { list: '/app/workflows', base: '/app/workflows/', run: '/app/executions/config?workflow=', campaign: '/app/executions/campaign?workflow=' },
+    });
     // from a saved workflow, straight to running it or to a campaign on it
     expect(page.text).toContain('id="wf-campaign" class="btn btn-outline-primary" href="/app/executions/campaign?workflow=dose-and-weigh"');
     expect(data.workflow.main).toHaveLength(2);
@@ -191,7 +209,11 @@ describe('workflow routes', () => {
     expect(audit.find((a) => a.action === 'workflow.delete')).toMatchObject({ detail: { name: 'olgas', versions: 2 } });
     // the version a record ran stays readable, said to be deleted; made again, the name goes on from version 3 (v1 and v2 keep naming the old documents)
     expect((await olga.get('/app/workflows/olgas?version=1').expect(200)).text).toContain('a workflow that was deleted since');
-    const again = await olga.post('/app/workflows').set('Accept', J).send({ ...doseAndWeigh('olgas') }).expect(201);
+    const again = await olga
+      .post('/app/workflows')
+      .set('Accept', J)
+      .send({ ...doseAndWeigh('olgas') })
+      .expect(201);
     expect(again.body.version).toBe(3);
   });
 

@@ -36,13 +36,28 @@ describe('lab agent enforces the lab safety file, a real process', () => {
     const form = (path: string, body: Record<string, string>) =>
       fetch(`${base}/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
     await form('signup', { username: 'ada', password: 'correct horse' });
-    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
+    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers
+      .getSetCookie()
+      .find((c) => c.startsWith('labdeck.sid='))!
+      .split(';')[0];
     const token = async (scope: string) =>
-      (await (await fetch(`${base}/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: scope, scope }) })).json()).token as string;
+      (
+        await (
+          await fetch(`${base}/account/tokens`, {
+            method: 'POST',
+            headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+            body: JSON.stringify({ name: scope, scope }),
+          })
+        ).json()
+      ).token as string;
     const user = await token('user');
     const agentToken = await token('agent');
     const api = async (path: string, body: unknown) => {
-      const res = await fetch(`${base}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       return { status: res.status, body: await res.json() };
     };
     const agent = spawn(process.execPath, [LAB_BIN, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'pc-safe'], { stdio: ['ignore', 'pipe', 'pipe'] });

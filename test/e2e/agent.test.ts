@@ -33,18 +33,36 @@ describe('lab agent, a real process', () => {
     const form = (path: string, body: Record<string, string>) =>
       fetch(`${base}/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
     await form('signup', { username: 'ada', password: 'correct horse' });
-    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
+    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers
+      .getSetCookie()
+      .find((c) => c.startsWith('labdeck.sid='))!
+      .split(';')[0];
     const token = async (scope: string) =>
-      (await (await fetch(`${base}/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: scope, scope }) })).json()).token as string;
+      (
+        await (
+          await fetch(`${base}/account/tokens`, {
+            method: 'POST',
+            headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+            body: JSON.stringify({ name: scope, scope }),
+          })
+        ).json()
+      ).token as string;
     const user = await token('user');
     const agentToken = await token('agent');
     const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: await res.json() };
     };
     let out = ''; // the running agent's output
     const startAgent = async () => {
-      const p = spawn(process.execPath, [bin, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'bench-pc'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LABDECK_FIXTURE_TRACE: '1' } });
+      const p = spawn(process.execPath, [bin, 'agent', '--deck', deck, '--server', base, '--token', agentToken, '--name', 'bench-pc'], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, LABDECK_FIXTURE_TRACE: '1' },
+      });
       procs.push(p);
       out = '';
       await new Promise<void>((resolve, reject) => {

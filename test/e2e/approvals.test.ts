@@ -100,7 +100,9 @@ describe('an AI agent over `lab mcp`, every hazardous step approved or rejected 
     expect(client.getInstructions()).toMatch(/approval inbox/);
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['pump_dose', 'hotplate_set_temperature', 'hotplate_temperature', 'reactor_run', 'lab_start_campaign', 'lab_approval', 'lab_status', 'lab_records', 'lab_record']));
+    expect(names).toEqual(
+      expect.arrayContaining(['pump_dose', 'hotplate_set_temperature', 'hotplate_temperature', 'reactor_run', 'lab_start_campaign', 'lab_approval', 'lab_status', 'lab_records', 'lab_record']),
+    );
     const dose = tools.find((t) => t.name === 'pump_dose')!;
     expect(dose.annotations).toMatchObject({ destructiveHint: true });
     expect(dose.description).toMatch(/hazardous/);
@@ -179,7 +181,11 @@ describe('an AI agent over `lab mcp`, every hazardous step approved or rejected 
   it("the agent's token cannot decide its own request: it opens /app/mcp and nothing else", async () => {
     const req = await call('pump_dose', { volume_ml: 1 });
     const id: number = req.approval_id;
-    const res = await fetch(`${base}/approvals/${id}/approve`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: '{}' });
+    const res = await fetch(`${base}/approvals/${id}/approve`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(res.status).toBe(401);
     expect(await call('lab_approval', { approval_id: id })).toMatchObject({ state: 'pending' });
     // the person rejects it in the browser, so the inbox is empty again for the campaign below
@@ -191,7 +197,7 @@ describe('an AI agent over `lab mcp`, every hazardous step approved or rejected 
     expect((await pumpCalls()).some((c) => c.method === 'dose')).toBe(false);
   });
 
-  it("a campaign the agent starts waits with its space; approved in the browser, it runs on the demo reactor to the end", async () => {
+  it('a campaign the agent starts waits with its space; approved in the browser, it runs on the demo reactor to the end', async () => {
     const req = await call('lab_start_campaign', { workflow: 'react', repeat: 4, optimizer_type: 'random', parameters: 'temperature: 40..120', objectives: 'run.yield:max', seed: 1 });
     expect(req).toMatchObject({ state: 'pending', summary: expect.stringMatching(/^campaign on react: random × 4 over temperature/) });
     const id: number = req.approval_id;

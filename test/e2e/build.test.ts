@@ -31,7 +31,9 @@ describe('the built zod (dist/vendor/zod.js)', () => {
 });
 
 describe('the lab bundle (dist/lab/)', () => {
-  const bundle = readdirSync(installedFile('dist/lab')).filter((f) => f.endsWith('.js')).map((f) => readFileSync(join(installedFile('dist/lab'), f), 'utf8'));
+  const bundle = readdirSync(installedFile('dist/lab'))
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => readFileSync(join(installedFile('dist/lab'), f), 'utf8'));
 
   it("carries React's production builds only, and of react-dom/server only the page renderer", () => {
     const all = bundle.join('\n');

@@ -183,7 +183,10 @@ describe('a scientist setting a constrained mixture campaign up in Chromium', ()
     const errors = pageErrors(page, 'status of 400'); // the one mistyped constraint below
     await page.goto(`${lab.server.base}/executions/campaign?workflow=mixture-opt`);
     const form = page.locator('#campaign-form');
-    await searchRanges(form, ['water', 'ethanol', 'dmso'].map((name) => [name, '0.05', '0.9']));
+    await searchRanges(
+      form,
+      ['water', 'ethanol', 'dmso'].map((name) => [name, '0.05', '0.9']),
+    );
     // fixed: its value input appears in place of the choices, and the bounds, step and log scale no longer apply
     const temperature = form.locator('tr[data-param=temperature]');
     await expect(temperature.locator('input[name="param.temperature.value"]').isVisible()).resolves.toBe(false);
@@ -211,7 +214,9 @@ describe('a scientist setting a constrained mixture campaign up in Chromium', ()
     // the mistyped name: named beside the constraints, the rest of the form as it was
     await page.locator('[data-testid=field-error]').first().waitFor();
     const constraints = page.locator('#campaign-constraints');
-    await expect(page.locator('#campaign-constraints ~ [data-testid=field-error]').textContent()).resolves.toContain('parameter_constraints[1]: "ethnol" in "water + ethnol <= 0.8" is not a searched parameter');
+    await expect(page.locator('#campaign-constraints ~ [data-testid=field-error]').textContent()).resolves.toContain(
+      'parameter_constraints[1]: "ethnol" in "water + ethnol <= 0.8" is not a searched parameter',
+    );
     await expect(constraints.getAttribute('class')).resolves.toContain('is-invalid');
     await expect(constraints.inputValue()).resolves.toBe('water + ethanol + dmso == 1\nwater + ethnol <= 0.8');
     await expect(form.locator('select[name="param.temperature.type"]').inputValue()).resolves.toBe('fixed');

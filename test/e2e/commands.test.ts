@@ -26,8 +26,7 @@ async function lab(cwd: string, args: string[], stdin?: string): Promise<{ code:
 }
 
 /** The names of the commands a `--help` lists (its "Commands:" section), `help` left out. */
-const commandsOf = (help: string) =>
-  [...(help.split('Commands:')[1] ?? '').matchAll(/^ {2}(\w[\w-]*)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
+const commandsOf = (help: string) => [...(help.split('Commands:')[1] ?? '').matchAll(/^ {2}(\w[\w-]*)/gm)].map((m) => m[1]!).filter((c) => c !== 'help');
 
 describe('the lab commands of the installed bundle', () => {
   let dir: string;
@@ -59,7 +58,10 @@ describe('the lab commands of the installed bundle', () => {
       await writeFile(join(dir, 'smoke.json'), JSON.stringify(wf));
       const r = await lab(dir, ['run', 'smoke.json', '--repeat', '2', '--json', '--data-dir', join(dir, 'run-data')]);
       expect(r).toMatchObject({ code: 0 });
-      const events = r.out.trim().split('\n').map((l) => JSON.parse(l) as { type: string; status?: string });
+      const events = r.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { type: string; status?: string });
       expect(events.filter((e) => e.type === 'iteration')).toHaveLength(2);
       expect(events.at(-1)).toMatchObject({ status: 'completed' });
     },

@@ -41,7 +41,11 @@ describe('a scientist in Chromium', () => {
 /** A ping, a pause step for the operator, a ping. */
 const CHECK = {
   name: 'check-vial',
-  main: [{ kind: 'call', instrument: 'noop', method: 'ping' }, { kind: 'pause', message: 'Check the vial' }, { kind: 'call', instrument: 'noop', method: 'ping' }],
+  main: [
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+    { kind: 'pause', message: 'Check the vial' },
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+  ],
 };
 /** Fails at run time: `x` is saved only in the branch not taken. */
 const FAILS = {
@@ -53,7 +57,13 @@ const FAILS = {
   ],
 };
 /** A wait (the runner is running through it), then a ping. */
-const SLOW = { name: 'slow', main: [{ kind: 'wait', seconds: 1.5 }, { kind: 'call', instrument: 'noop', method: 'ping' }] };
+const SLOW = {
+  name: 'slow',
+  main: [
+    { kind: 'wait', seconds: 1.5 },
+    { kind: 'call', instrument: 'noop', method: 'ping' },
+  ],
+};
 
 describe('a scientist at the run page in Chromium: the state and the controls follow the runner live', () => {
   const lab = serverAndBrowser();

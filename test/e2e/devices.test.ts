@@ -23,7 +23,11 @@ const JAMMED = {
 async function recordAlerts(page: Page): Promise<() => Promise<string[]>> {
   await page.evaluate(() => {
     const seen: string[] = ((window as unknown as { alertsSeen: string[] }).alertsSeen = []);
-    new MutationObserver(() => seen.push(document.getElementById('live-alert')!.textContent ?? '')).observe(document.getElementById('live-alert')!, { childList: true, subtree: true, characterData: true });
+    new MutationObserver(() => seen.push(document.getElementById('live-alert')!.textContent ?? '')).observe(document.getElementById('live-alert')!, {
+      childList: true,
+      subtree: true,
+      characterData: true,
+    });
   });
   return () => page.evaluate(() => (window as unknown as { alertsSeen: string[] }).alertsSeen);
 }

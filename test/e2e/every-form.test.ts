@@ -42,7 +42,13 @@ interface FormInfo {
 const ids = (path: string) => path.replace(/\/\d+(?=\/|$)/g, '/N');
 
 /** A path of the API document as a regular expression ({param} → one segment). */
-const templateRe = (path: string) => new RegExp(`^${path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\{[^}]+\}/g, '[^/]+')}$`);
+const templateRe = (path: string) =>
+  new RegExp(
+    `^${path
+      .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+      .replace(/\\?\{[^}]+\\?\}/g, '[^/]+')
+      .replace(/\{[^}]+\}/g, '[^/]+')}$`,
+  );
 
 describe('every form of every page, in Chromium', () => {
   const lab = serverAndBrowser();
@@ -67,7 +73,10 @@ describe('every form of every page, in Chromium', () => {
     expect((await api.post(`${base}/executions/config`, { data: { workflow: WORKFLOW.name, config: [{ volume: 1 }] }, headers: J })).status()).toBe(200);
     const csv = join(lab.server.dataDir, 'forms-config.csv');
     await writeFile(csv, 'volume\n0.5\n1.5\n');
-    const upload = await api.post(`${base}/files/batch-configs`, { multipart: { file: { name: 'forms-config.csv', mimeType: 'text/csv', buffer: Buffer.from('volume\n0.5\n1.5\n') }, workflow: WORKFLOW.name }, headers: J });
+    const upload = await api.post(`${base}/files/batch-configs`, {
+      multipart: { file: { name: 'forms-config.csv', mimeType: 'text/csv', buffer: Buffer.from('volume\n0.5\n1.5\n') }, workflow: WORKFLOW.name },
+      headers: J,
+    });
     expect(upload.status()).toBe(201);
     const { filename } = await upload.json();
     const other = await lab.browser.newContext();
@@ -105,7 +114,10 @@ describe('every form of every page, in Chromium', () => {
     const approval = await pendingApproval();
     const versions = (await (await api.get(`${base}/deck/versions`, { headers: J })).json()).versions as { id: number }[];
     // a campaign carried out by people (issue 31), its points pending: its page has a form per pending point
-    const manual = await api.post(`${base}/executions/campaign`, { data: { workflow: WORKFLOW.name, execution: 'manual', optimizer_type: 'sobol', parameters: 'volume: 0..2', objectives: 'mass:max', batch_size: 6 }, headers: J });
+    const manual = await api.post(`${base}/executions/campaign`, {
+      data: { workflow: WORKFLOW.name, execution: 'manual', optimizer_type: 'sobol', parameters: 'volume: 0..2', objectives: 'mass:max', batch_size: 6 },
+      headers: J,
+    });
     expect(manual.status()).toBe(200);
     const { campaign_id: campaignId } = await manual.json();
     expect(versions.length).toBeGreaterThan(0); // the deck as it started is version 1
@@ -194,7 +206,8 @@ describe('every form of every page, in Chromium', () => {
       const values = valuesFor(now, { n, password, admin: USER.username });
       if (process.env.LABDECK_E2E_VERBOSE) process.stderr.write(`form ${form.method} ${form.action} on ${url}\n`);
       const status = await submit(page, now, values, lab.server.dataDir);
-      if (status === null || status >= 400) failures.push(`${url}: ${form.method.toUpperCase()} ${form.action} answered ${status ?? 'nothing'} for ${JSON.stringify(values)}: ${await whatPageSays(page)}`);
+      if (status === null || status >= 400)
+        failures.push(`${url}: ${form.method.toUpperCase()} ${form.action} answered ${status ?? 'nothing'} for ${JSON.stringify(values)}: ${await whatPageSays(page)}`);
       if (/\/auth\/change-password$/.test(form.action) && status !== null && status < 400) password = values.new_password!;
     }
 
@@ -222,8 +235,16 @@ describe('every form of every page, in Chromium', () => {
 
 /** What the page says went wrong: its alerts, or the start of its main text. */
 async function whatPageSays(page: Page): Promise<string> {
-  const alerts = await page.locator('.alert, .invalid-feedback:visible, [data-testid=call-error]').allTextContents().catch(() => []);
-  const text = alerts.length ? alerts.join(' | ') : ((await page.locator('main').textContent().catch(() => '')) ?? '');
+  const alerts = await page
+    .locator('.alert, .invalid-feedback:visible, [data-testid=call-error]')
+    .allTextContents()
+    .catch(() => []);
+  const text = alerts.length
+    ? alerts.join(' | ')
+    : ((await page
+        .locator('main')
+        .textContent()
+        .catch(() => '')) ?? '');
   return text.replace(/\s+/g, ' ').trim().slice(0, 300);
 }
 
@@ -236,7 +257,8 @@ function formsOf(page: Page): Promise<FormInfo[]> {
       method: (['post', 'put', 'patch', 'delete'].find((m) => f.hasAttribute(`hx-${m}`)) ?? f.getAttribute('method') ?? 'get').toLowerCase(),
       action: new URL(['post', 'put', 'patch', 'delete'].map((m) => f.getAttribute(`hx-${m}`)).find(Boolean) ?? f.getAttribute('action') ?? location.href, location.href).pathname,
       submit: f.querySelectorAll('button:not([type=button]), input[type=submit]').length,
-      offered: [...f.querySelectorAll<HTMLButtonElement>('button:not([type=button]), input[type=submit]')].some((b) => !b.disabled) || !f.querySelector('button:not([type=button]), input[type=submit]'),
+      offered:
+        [...f.querySelectorAll<HTMLButtonElement>('button:not([type=button]), input[type=submit]')].some((b) => !b.disabled) || !f.querySelector('button:not([type=button]), input[type=submit]'),
       fields: [...f.elements]
         .filter((e): e is HTMLInputElement => !!(e as HTMLInputElement).name && !(e as HTMLInputElement).disabled)
         .map((e) => ({
@@ -300,11 +322,23 @@ async function csvFor(page: Page, form: FormInfo): Promise<string> {
     const text = await (await page.request.get(new URL(form.action.replace(/results$/, 'points.csv?state=pending'), page.url()).href)).text();
     const [head, ...rows] = text.split(/\r?\n/).filter(Boolean);
     const at = head!.split(',').indexOf('discarded_reason') - 1; // the one output column, before discarded_reason
-    return [head, ...rows.map((r) => r.split(',').map((c, i) => (i === at ? '1' : c)).join(','))].join('\n') + '\n';
+    return (
+      [
+        head,
+        ...rows.map((r) =>
+          r
+            .split(',')
+            .map((c, i) => (i === at ? '1' : c))
+            .join(','),
+        ),
+      ].join('\n') + '\n'
+    );
   }
   const workflow = form.fields.find((f) => f.name === 'workflow')?.value;
   if (!workflow) return 'volume\n1\n';
-  const res = await page.request.get(new URL(`../workflows/${encodeURIComponent(workflow)}`, new URL(form.action, page.url()).href.replace(/\/files\/.*$/, '/files/')).href, { headers: { Accept: 'application/json' } });
+  const res = await page.request.get(new URL(`../workflows/${encodeURIComponent(workflow)}`, new URL(form.action, page.url()).href.replace(/\/files\/.*$/, '/files/')).href, {
+    headers: { Accept: 'application/json' },
+  });
   const def = ((await res.json()) as { workflow: { parameters: { name: string }[]; outputs: string[] } }).workflow;
   const columns = [...def.parameters.map((p) => p.name), ...(form.action.endsWith('/execution-data') ? def.outputs : [])];
   return columns.length ? `${columns.join(',')}\n${columns.map(() => '1').join(',')}\n` : 'n\n1\n';

@@ -47,7 +47,11 @@ describe('two lab serve and a lab run on one PostgreSQL', () => {
     return { base: url, proc };
   };
   const api = async (base: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   };
 
@@ -70,8 +74,15 @@ describe('two lab serve and a lab run on one PostgreSQL', () => {
     const form = (path: string, body: Record<string, string>) =>
       fetch(`${a.base}/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
     expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
-    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
-    const token = await fetch(`${a.base}/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: 'hosts' }) });
+    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers
+      .getSetCookie()
+      .find((c) => c.startsWith('labdeck.sid='))!
+      .split(';')[0];
+    const token = await fetch(`${a.base}/account/tokens`, {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ name: 'hosts' }),
+    });
     auth = { Authorization: `Bearer ${(await token.json()).token}` };
     for (const wf of [LONG, QUICK]) expect((await api(a.base, 'POST', '/workflows', wf)).status).toBe(201);
 
@@ -88,13 +99,21 @@ describe('two lab serve and a lab run on one PostgreSQL', () => {
     const long = await api(a.base, 'POST', '/executions/config', { workflow: 'long', config: [{ ms: 3000 }] });
     expect(long.status).toBe(200);
     const taskId: number = long.body.task_id;
-    await until(() => api(a.base, 'GET', '/executions/status'), (r) => r.body.current_task?.id === taskId, 'A running the task');
+    await until(
+      () => api(a.base, 'GET', '/executions/status'),
+      (r) => r.body.current_task?.id === taskId,
+      'A running the task',
+    );
     b.proc.kill('SIGTERM');
     await exited(b.proc);
     b = await serve('b', []);
     const onB = (await api(b.base, 'GET', '/executions/status')).body;
     expect(onB).toMatchObject({ queue_held: false, interrupted: null });
-    const task = await until(() => store.queue.get(taskId), (t) => t?.status === 'done', 'A completes its run');
+    const task = await until(
+      () => store.queue.get(taskId),
+      (t) => t?.status === 'done',
+      'A completes its run',
+    );
     expect((await store.runs.get(task!.runId!))!.status).toBe('completed');
     expect((await store.logs.list(task!.runId!)).some((l) => l.message.startsWith('Interrupted'))).toBe(false);
     expect(await store.queue.holding()).toEqual([]);
@@ -102,11 +121,24 @@ describe('two lab serve and a lab run on one PostgreSQL', () => {
     // A is killed mid-call: B finds its lease expired, interrupts the run once, and the task holds the queue
     const cut = await api(a.base, 'POST', '/executions/config', { workflow: 'long', config: [{ ms: 20_000 }] });
     const cutId: number = cut.body.task_id;
-    await until(() => store.queue.get(cutId), (t) => t?.runId != null && t.status === 'running', 'A running the second task');
-    await until(async () => (await store.runSteps.list((await store.queue.get(cutId))!.runId!)).some((s) => s.method === 'work'), (x) => x, 'the slow call in flight');
+    await until(
+      () => store.queue.get(cutId),
+      (t) => t?.runId != null && t.status === 'running',
+      'A running the second task',
+    );
+    await until(
+      async () => (await store.runSteps.list((await store.queue.get(cutId))!.runId!)).some((s) => s.method === 'work'),
+      (x) => x,
+      'the slow call in flight',
+    );
     a.proc.kill('SIGKILL');
     await exited(a.proc);
-    const status = await until(() => api(b.base, 'GET', '/executions/status'), (r) => r.body.interrupted?.task_id === cutId, 'B recovering A\'s run', 20_000);
+    const status = await until(
+      () => api(b.base, 'GET', '/executions/status'),
+      (r) => r.body.interrupted?.task_id === cutId,
+      "B recovering A's run",
+      20_000,
+    );
     expect(status.body).toMatchObject({ queue_held: true, interrupted: { task_id: cutId, step: { method: 'work' } } });
     const runId = (await store.queue.get(cutId))!.runId!;
     expect((await store.runs.get(runId))!.status).toBe('interrupted');

@@ -57,13 +57,28 @@ describe('a workflow over instruments on two PCs', () => {
     const form = (path: string, body: Record<string, string>) =>
       fetch(`${a}/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
     await form('signup', { username: 'ada', password: 'correct horse' });
-    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
+    const cookie = (await form('login', { username: 'ada', password: 'correct horse' })).headers
+      .getSetCookie()
+      .find((c) => c.startsWith('labdeck.sid='))!
+      .split(';')[0];
     const token = async (scope: string) =>
-      (await (await fetch(`${a}/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: scope, scope }) })).json()).token as string;
+      (
+        await (
+          await fetch(`${a}/account/tokens`, {
+            method: 'POST',
+            headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+            body: JSON.stringify({ name: scope, scope }),
+          })
+        ).json()
+      ).token as string;
     const user = await token('user');
     const agentToken = await token('agent');
     const api = async (base: string, method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}${path}`, { method, headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${user}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: await res.json() };
     };
     const agent = async (deck: string, name: string, serves: string) => {
@@ -87,7 +102,13 @@ describe('a workflow over instruments on two PCs', () => {
     await agent(pyDeck, 'hplc-pc', 'pump, hotplate');
 
     // B learns the lab's instruments from the database (within a heartbeat), then takes the workflow
-    const saved = await waitForValue(() => api(b, 'POST', '/workflows', TWO_PCS), (r) => r.status === 201, 'B to take the workflow', 20_000, 250);
+    const saved = await waitForValue(
+      () => api(b, 'POST', '/workflows', TWO_PCS),
+      (r) => r.status === 201,
+      'B to take the workflow',
+      20_000,
+      250,
+    );
     expect(saved.status).toBe(201);
     // B's live view, open while A runs the task
     const live: { event: string; data: Record<string, unknown> }[] = [];
@@ -108,7 +129,13 @@ describe('a workflow over instruments on two PCs', () => {
     await waitFor(() => live.length > 0, "B's live view to open", 20_000, 25);
     const queued = await api(b, 'POST', '/executions/config', { workflow: 'two-pcs', repeat: 2 });
     expect(queued.status).toBe(200);
-    const task: { status: string; run_id: number | null } = await waitForValue(async () => (await api(b, 'GET', `/executions/queue/task/${queued.body.task_id}`)).body, (t) => ['done', 'failed', 'stopped', 'aborted'].includes(t.status), 'the task to end', 40_000, 100);
+    const task: { status: string; run_id: number | null } = await waitForValue(
+      async () => (await api(b, 'GET', `/executions/queue/task/${queued.body.task_id}`)).body,
+      (t) => ['done', 'failed', 'stopped', 'aborted'].includes(t.status),
+      'the task to end',
+      40_000,
+      100,
+    );
     expect(task.status).toBe('done');
     const record = (await api(b, 'GET', `/executions/records/${task.run_id}`)).body;
     expect(record.status).toBe('completed');
@@ -116,16 +143,16 @@ describe('a workflow over instruments on two PCs', () => {
     expect(steps.map((s: { instrument: string; status: string }) => `${s.instrument} ${s.status}`)).toEqual(['counter ok', 'pump ok', 'counter ok', 'pump ok']);
     // A drives the agents' instruments, each shown with the PC it lives on (and B's own, with B)
     const onA = (await api(a, 'GET', '/instruments')).body.instruments as { name: string; host?: string }[];
-    expect(onA.filter((i) => i.host).map((i) => `${i.name}@${i.host}`).sort()).toEqual([
-      'counter@bench-pc',
-      'hotplate@hplc-pc',
-      'pump@hplc-pc',
-      'robot@hplc-pc',
-      'slow@bench-pc',
-      expect.stringMatching(/^spare_b@lab serve on .* \(pid \d+\)$/),
-    ]);
+    expect(
+      onA
+        .filter((i) => i.host)
+        .map((i) => `${i.name}@${i.host}`)
+        .sort(),
+    ).toEqual(['counter@bench-pc', 'hotplate@hplc-pc', 'pump@hplc-pc', 'robot@hplc-pc', 'slow@bench-pc', expect.stringMatching(/^spare_b@lab serve on .* \(pid \d+\)$/)]);
     // B's event stream had A's run live: its steps in order, marked with the labdeck that ran them
-    await waitFor(() => live.some((e) => e.event === 'run' && e.data.task_id === queued.body.task_id && e.data.status === 'completed'), "B's live view to show the run's end", 5000, 25).catch(() => undefined); // (the expect below says what is missing)
+    await waitFor(() => live.some((e) => e.event === 'run' && e.data.task_id === queued.body.task_id && e.data.status === 'completed'), "B's live view to show the run's end", 5000, 25).catch(
+      () => undefined,
+    ); // (the expect below says what is missing)
     stream.abort();
     await reading;
     const done = live.filter((e) => e.event === 'step' && e.data.state === 'ok' && e.data.run_id === task.run_id);

@@ -36,16 +36,35 @@ it('suggests 4, takes 2, survives SIGKILL, takes a third, never suggests the pen
     fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
   expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
   const login = await form('login', { username: 'ada', password: 'correct horse' });
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0]!;
-  const made = await fetch(`${base}/app/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: 'kill' }) });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('labdeck.sid='))!
+    .split(';')[0]!;
+  const made = await fetch(`${base}/app/account/tokens`, {
+    method: 'POST',
+    headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ name: 'kill' }),
+  });
   const auth = { Authorization: `Bearer ${(await made.json()).token}` };
   const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/app${path}`, { method, headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}/app${path}`, {
+      method,
+      headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   };
 
   expect((await api('POST', '/workflows', REACTOR)).status).toBe(201);
-  const started = await api('POST', '/executions/campaign', { workflow: 'react', execution: 'manual', optimizer_type: 'gp', parameters: 'temperature: 20..120, time: 1..30', objectives: 'run.yield:max', batch_size: 4, seed: 3 });
+  const started = await api('POST', '/executions/campaign', {
+    workflow: 'react',
+    execution: 'manual',
+    optimizer_type: 'gp',
+    parameters: 'temperature: 20..120, time: 1..30',
+    objectives: 'run.yield:max',
+    batch_size: 4,
+    seed: 3,
+  });
   expect(started.status).toBe(200);
   const id = started.body.campaign_id as number;
   const points = async () => (await api('GET', `/executions/campaigns/${id}`)).body.points as Point[];

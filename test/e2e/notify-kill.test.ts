@@ -72,11 +72,22 @@ it('a labdeck killed with SIGKILL mid-stream, restarted: every pending event arr
     fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
   expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
   const login = await form('login', { username: 'ada', password: 'correct horse' });
-  const cookie = login.headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0]!;
-  const made = await fetch(`${base}/app/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: 'kill' }) });
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('labdeck.sid='))!
+    .split(';')[0]!;
+  const made = await fetch(`${base}/app/account/tokens`, {
+    method: 'POST',
+    headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ name: 'kill' }),
+  });
   const auth = { Authorization: `Bearer ${(await made.json()).token}` };
   const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/app${path}`, { method, headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${base}/app${path}`, {
+      method,
+      headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: await res.json() };
   };
   const channels = [
@@ -132,7 +143,10 @@ it('a labdeck killed with SIGKILL mid-stream, restarted: every pending event arr
   const expected = rows.flatMap((r) => channels.map((c) => `${r.alertId}.${r.state}.${c.name}`));
   expect([...ids].sort()).toEqual(expected.sort());
   // by event id and state at the webhook, digests included
-  const byIdState = took.filter((r) => r.path === '/hook').flatMap(eventsOf).map((b) => `${b.id}.${b.state}`);
+  const byIdState = took
+    .filter((r) => r.path === '/hook')
+    .flatMap(eventsOf)
+    .map((b) => `${b.id}.${b.state}`);
   expect(new Set(byIdState).size).toBe(byIdState.length);
   expect(byIdState.length).toBe(rows.length);
 

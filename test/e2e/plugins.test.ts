@@ -35,8 +35,15 @@ describe("a lab's plugin with its own zod", () => {
       const account = new URLSearchParams({ username: 'ada', password: 'correct horse' }).toString();
       await fetch(`${base}/auth/signup`, { method: 'POST', headers: form, body: account, redirect: 'manual' });
       const login = await fetch(`${base}/auth/login`, { method: 'POST', headers: form, body: account, redirect: 'manual' });
-      const cookie = login.headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0]!;
-      const made = await fetch(`${base}/account/tokens`, { method: 'POST', headers: { cookie, accept: 'application/json', 'content-type': 'application/json' }, body: JSON.stringify({ name: 'e2e' }) });
+      const cookie = login.headers
+        .getSetCookie()
+        .find((c) => c.startsWith('labdeck.sid='))!
+        .split(';')[0]!;
+      const made = await fetch(`${base}/account/tokens`, {
+        method: 'POST',
+        headers: { cookie, accept: 'application/json', 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'e2e' }),
+      });
       const headers = { authorization: `Bearer ${((await made.json()) as { token: string }).token}`, accept: 'application/json', 'content-type': 'application/json' };
 
       const connect = await fetch(`${base}/instruments/new/scale`, { method: 'POST', headers, body: JSON.stringify({ device_name: 'sc' }), redirect: 'manual' });

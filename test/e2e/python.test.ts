@@ -27,7 +27,7 @@ describe('a scientist with a Python deck in Chromium', () => {
     await server?.stop();
   });
 
-  it('signs up and finds the deck script\'s instances as instruments, including the one made under __main__', async () => {
+  it("signs up and finds the deck script's instances as instruments, including the one made under __main__", async () => {
     await login(page, server.base);
     await page.click('nav >> text=Instruments');
     await page.waitForURL(/\/app\/instruments\/$/);

@@ -78,12 +78,23 @@ describe('a server killed mid-run', () => {
     expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
     const login = await form('login', { username: 'ada', password: 'correct horse' });
     expect(login.status).toBe(302);
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('labdeck.sid='))!.split(';')[0];
-    const tokenRes = await fetch(`${base}/app/account/tokens`, { method: 'POST', headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ name: 'restart' }) });
+    const cookie = login.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('labdeck.sid='))!
+      .split(';')[0];
+    const tokenRes = await fetch(`${base}/app/account/tokens`, {
+      method: 'POST',
+      headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ name: 'restart' }),
+    });
     expect(tokenRes.status).toBe(201);
     const auth = { Authorization: `Bearer ${(await tokenRes.json()).token}` };
     const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}/app${path}`, { method, headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${base}/app${path}`, {
+        method,
+        headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, body: await res.json() };
     };
 
@@ -96,7 +107,13 @@ describe('a server killed mid-run', () => {
     const controller = new AbortController();
     const events = await fetch(`${base}/app/executions/events`, { headers: auth, signal: controller.signal });
     const reader = events.body!.getReader();
-    const first = await api('POST', '/executions/config', { workflow: 'long', config: [{ x: 1, ms: 10 }, { x: 2, ms: SLOW_MS }] });
+    const first = await api('POST', '/executions/config', {
+      workflow: 'long',
+      config: [
+        { x: 1, ms: 10 },
+        { x: 2, ms: SLOW_MS },
+      ],
+    });
     expect(first.status).toBe(200);
     const second = await api('POST', '/executions/config', { workflow: 'quick', repeat: 1 });
     expect(second.status).toBe(200);
@@ -104,7 +121,14 @@ describe('a server killed mid-run', () => {
     const quickId: number = second.body.task_id;
     let seen = '';
     const decoder = new TextDecoder();
-    while (!/"state":"start"[^\n]*"method":"work"/.test(seen.split('\n').filter((l) => l.includes('"iteration":1')).join('\n'))) {
+    while (
+      !/"state":"start"[^\n]*"method":"work"/.test(
+        seen
+          .split('\n')
+          .filter((l) => l.includes('"iteration":1'))
+          .join('\n'),
+      )
+    ) {
       const { value, done } = await reader.read();
       if (done) throw new Error(`the event stream ended:\n${seen}`);
       seen += decoder.decode(value, { stream: true });
@@ -124,14 +148,7 @@ describe('a server killed mid-run', () => {
       expect(task.status).toBe('running');
       runId = task.runId!;
       const steps = await store.runSteps.list(runId);
-      expect(trail(steps)).toEqual([
-        'prep[0] inc ok',
-        'main0[0] inc ok',
-        'main0[1] work ok',
-        'main0[2] inc ok',
-        'main1[0] inc ok',
-        'main1[1] work running',
-      ]);
+      expect(trail(steps)).toEqual(['prep[0] inc ok', 'main0[0] inc ok', 'main0[1] work ok', 'main0[2] inc ok', 'main1[0] inc ok', 'main1[1] work running']);
     } finally {
       await store.close();
     }
@@ -140,7 +157,11 @@ describe('a server killed mid-run', () => {
     server = await serve(dataDir);
     base = server.base;
     const status = (await api('GET', '/executions/status')).body;
-    expect(status).toMatchObject({ busy: false, queue_held: true, interrupted: { task_id: longId, run_id: runId, step: { phase: 'main', iteration: 1, index: 1, instrument: 'slow', method: 'work' } } });
+    expect(status).toMatchObject({
+      busy: false,
+      queue_held: true,
+      interrupted: { task_id: longId, run_id: runId, step: { phase: 'main', iteration: 1, index: 1, instrument: 'slow', method: 'work' } },
+    });
     const queue = (await api('GET', '/executions/queue')).body;
     expect(queue.tasks.map((t: { id: number; status: string }) => [t.id, t.status])).toEqual([
       [longId, 'interrupted'],
@@ -157,7 +178,13 @@ describe('a server killed mid-run', () => {
 
     // the operator re-runs the in-doubt step; the run completes and the queue goes on
     expect((await api('POST', '/executions/retry')).status).toBe(200);
-    await waitForValue(async () => (await api('GET', '/executions/queue')).body, (q) => q.tasks.length === 0, 'the queue to finish', 20_000, 50);
+    await waitForValue(
+      async () => (await api('GET', '/executions/queue')).body,
+      (q) => q.tasks.length === 0,
+      'the queue to finish',
+      20_000,
+      50,
+    );
     expect((await api('GET', `/executions/queue/task/${longId}`)).body.status).toBe('done');
     expect((await api('GET', `/executions/queue/task/${quickId}`)).body.status).toBe('done');
     expect((await api('GET', '/executions/status')).body).toMatchObject({ busy: false, queue_held: false, interrupted: null });

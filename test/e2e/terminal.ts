@@ -29,7 +29,7 @@ export function openTerminal(argv: string[], opts: { cwd: string; env?: Record<s
   const env = Object.entries({ ...opts.env, TERM: 'xterm-256color' }).map(([k, v]) => `${k}=${v}`);
   // the program's exit code is written by a shell around it (tmux's own #{pane_dead_status} is at times empty)
   const exitFile = join(tmpdir(), `${socket}.exit`);
-  const run = ['sh', '-c', 'env -u CI -u CONTINUOUS_INTEGRATION "$@"; echo $? > "$0"', exitFile, ...env.length ? ['env', ...env] : [], ...argv];
+  const run = ['sh', '-c', 'env -u CI -u CONTINUOUS_INTEGRATION "$@"; echo $? > "$0"', exitFile, ...(env.length ? ['env', ...env] : []), ...argv];
   tmux('new-session', '-d', '-s', 'lab', '-x', String(opts.columns ?? 120), '-y', String(opts.rows ?? 40), '-c', opts.cwd, ...run);
   tmux('set-option', '-t', 'lab', 'remain-on-exit', 'on'); // the last screen stays to be read
   const screen = () => tmux('capture-pane', '-p', '-t', 'lab').replace(/\s+$/, '');
@@ -44,15 +44,23 @@ export function openTerminal(argv: string[], opts: { cwd: string; env?: Record<s
     screen,
     keys: (...keys) => void tmux('send-keys', '-t', 'lab', ...keys),
     waitFor: (what, ms = 20_000) =>
-      until(ms, () => {
-        const s = screen();
-        return (typeof what === 'string' ? s.includes(what) : what.test(s)) ? s : undefined;
-      }, String(what)),
+      until(
+        ms,
+        () => {
+          const s = screen();
+          return (typeof what === 'string' ? s.includes(what) : what.test(s)) ? s : undefined;
+        },
+        String(what),
+      ),
     exitCode: (ms = 20_000) =>
-      until(ms, () => {
-        const text = existsSync(exitFile) ? readFileSync(exitFile, 'utf8') : '';
-        return /^\d+\n$/.test(text) ? Number(text) : undefined;
-      }, 'the program ending'),
+      until(
+        ms,
+        () => {
+          const text = existsSync(exitFile) ? readFileSync(exitFile, 'utf8') : '';
+          return /^\d+\n$/.test(text) ? Number(text) : undefined;
+        },
+        'the program ending',
+      ),
     close: () => {
       rmSync(exitFile, { force: true });
       try {

@@ -40,7 +40,7 @@ let base: string;
 let token: string;
 let userToken: string;
 let rnd: () => number;
-const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 
 beforeAll(async () => {
   lab = await startLab({ deck: false });
@@ -60,7 +60,25 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------------------------- generation
 
-const HOSTILE: unknown[] = [null, true, 0, -1, 1.5, 1e308, -0, 2 ** 53 + 1, '', 'x'.repeat(100_000), '\u0000', '<script>', [], {}, [null], { __proto__: { polluted: 1 } }, { constructor: { prototype: {} } }];
+const HOSTILE: unknown[] = [
+  null,
+  true,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -0,
+  2 ** 53 + 1,
+  '',
+  'x'.repeat(100_000),
+  '\u0000',
+  '<script>',
+  [],
+  {},
+  [null],
+  { __proto__: { polluted: 1 } },
+  { constructor: { prototype: {} } },
+];
 /** Stands for 5,000-deep nesting until the message is written (JSON.stringify would overflow the stack). */
 const DEEP = '\u0001deep';
 const DEEP_TEXT = `${'[{"v":'.repeat(2500)}0${'}]'.repeat(2500)}`;
@@ -162,8 +180,7 @@ function open(): Promise<Conn> {
   });
 }
 
-const send = (c: Conn, m: { value?: unknown; text?: string; binary?: boolean }) =>
-  c.ws.send(m.binary ? Buffer.from(m.text ?? '') : textOf(m), { binary: !!m.binary });
+const send = (c: Conn, m: { value?: unknown; text?: string; binary?: boolean }) => c.ws.send(m.binary ? Buffer.from(m.text ?? '') : textOf(m), { binary: !!m.binary });
 const fits = (schema: z.ZodType, m: { value?: unknown; text?: string; binary?: boolean }) => {
   if (m.binary) return false;
   try {
@@ -174,7 +191,11 @@ const fits = (schema: z.ZodType, m: { value?: unknown; text?: string; binary?: b
 };
 const healthy = async () => (await fetch(`${base}/healthz`)).status === 200;
 const call = (instrument: string) =>
-  fetch(`${base}/instruments/${instrument}`, { method: 'POST', headers: { Authorization: `Bearer ${userToken}`, Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify({ method: 'read', args: {} }) }).then(async (r) => ({ status: r.status, body: await r.json() }));
+  fetch(`${base}/instruments/${instrument}`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${userToken}`, Accept: 'application/json', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ method: 'read', args: {} }),
+  }).then(async (r) => ({ status: r.status, body: await r.json() }));
 const disconnected = (name: string) => waitFor(() => !lab.runtime.agents.list().some((a) => a.name === name && a.connected), `${name} to be offline`, 10_000, 5);
 const readMethod = { name: 'read', description: '', safety: 'readonly', hidden: false, params: { type: 'object', properties: {} }, inferred: false, inferredFields: [] };
 const goodHello = (name: string, instrument: string) => ({ type: 'hello', protocol: 1, name, instruments: [{ name: instrument, class: 'Probe', description: '', methods: [readMethod] }] });

@@ -50,7 +50,7 @@ afterAll(async () => {
 });
 
 type Rng = () => number;
-const pick = <T,>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
+const pick = <T>(rng: Rng, xs: readonly T[]): T => xs[Math.floor(rng() * xs.length)]!;
 
 /** Values no schema asks for: hostile numbers, long and strange text, deep nesting, prototype names. */
 function junk(rng: Rng, depth = 0): unknown {
@@ -82,7 +82,19 @@ function junk(rng: Rng, depth = 0): unknown {
   return pick(rng, all)();
 }
 
-type Schema = { type?: string | string[]; properties?: Record<string, Schema>; required?: string[]; items?: Schema; enum?: unknown[]; const?: unknown; anyOf?: Schema[]; oneOf?: Schema[]; minimum?: number; maximum?: number; default?: unknown };
+type Schema = {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  minimum?: number;
+  maximum?: number;
+  default?: unknown;
+};
 
 /** A value of `s`, from the real names where it helps (`names`), or (one time in four) junk. */
 function valueOf(s: Schema | undefined, rng: Rng, names: string[], depth = 0): unknown {
@@ -174,7 +186,9 @@ describe('fuzzing the MCP door', () => {
     for (const [what, body, headers] of envelopes) await post(what, body, headers);
     // GET and DELETE of a stateless server, and no token at all
     for (const method of ['get', 'delete'] as const) {
-      const res = await request(lab.app)[method]('/app/mcp').set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream' });
+      const res = await request(lab.app)
+        [method]('/app/mcp')
+        .set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream' });
       if (res.status >= 500) failures.push({ what: `${method.toUpperCase()} /app/mcp`, status: res.status, body: excerpt(res.text) });
     }
 
@@ -211,41 +225,45 @@ describe('fuzzing the /ivoryos forms: each route, as JSON and as a form', () => 
     expect(unhandled).toEqual([]);
   });
 
-  it.each(routes.map((r, n) => [`${r.method} ${r.path}`, r, n] as const))('%s answers every generated request below 500 (502/503/507 only from instruments)', async (_name, r, n) => {
-    const schema = r.body ? (z.toJSONSchema(r.body.schema, { io: 'input', unrepresentable: 'any' }) as Schema) : undefined;
-    await fc.assert(
-      fc.asyncProperty(tape, async (t) => {
-        const rng = tapeRng(t);
-        const path = r.path.replace(/\{(\w+)\}/g, () => pick(rng, segments));
-        const form = r.method !== 'GET' && rng() < 0.4;
-        const body = r.method === 'GET' ? undefined : valueOf(schema, rng, names);
-        let req = (r.method === 'GET' ? lab.admin.get(`/ivoryos${path}`) : lab.admin.post(`/ivoryos${path}`)).set('Accept', J);
-        if (body !== undefined) {
-          if (form && body && typeof body === 'object' && !Array.isArray(body)) {
-            const fields = Object.entries(body as Record<string, unknown>).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))}`);
-            req = req.type('form').send(fields.join('&'));
-          } else req = req.set('Content-Type', J).send(JSON.stringify(body) ?? 'null');
-        }
-        const what = `${r.method} /ivoryos${path} ${form ? 'form' : 'json'} ${excerpt(body)}`;
-        const res = await req.timeout(HANG_MS).catch((e: { timeout?: number }) => {
-          if (!e.timeout) throw e;
-          throw new Error(`${what}: no answer within ${HANG_MS / 1000} s`);
-        });
-        if (!fine(r.path, res.status)) throw new Error(`${what}: ${res.status} ${excerpt(res.text)}`);
-      }),
-      // the first case is the empty tape (every choice its simplest); the seed makes the run repeatable
-      { numRuns: CASES_PER_ROUTE, seed: SEED + 1 + n, examples: [[[]]] },
-    );
-    // a malformed body, once each kind
-    if (r.method !== 'POST') return;
-    const path = r.path.replace(/\{(\w+)\}/g, () => names[0] ?? 'x');
-    for (const [type, text] of [
-      [J, '{"a": '],
-      ['application/x-www-form-urlencoded', '%E0%A4%A=1&a=%'],
-      ['text/plain', 'hello'],
-    ] as const) {
-      const res = await lab.admin.post(`/ivoryos${path}`).set('Accept', J).set('Content-Type', type).send(text);
-      if (!fine(r.path, res.status)) throw new Error(`POST /ivoryos${path} malformed ${type}: ${res.status} ${excerpt(res.text)}`);
-    }
-  }, 60_000);
+  it.each(routes.map((r, n) => [`${r.method} ${r.path}`, r, n] as const))(
+    '%s answers every generated request below 500 (502/503/507 only from instruments)',
+    async (_name, r, n) => {
+      const schema = r.body ? (z.toJSONSchema(r.body.schema, { io: 'input', unrepresentable: 'any' }) as Schema) : undefined;
+      await fc.assert(
+        fc.asyncProperty(tape, async (t) => {
+          const rng = tapeRng(t);
+          const path = r.path.replace(/\{(\w+)\}/g, () => pick(rng, segments));
+          const form = r.method !== 'GET' && rng() < 0.4;
+          const body = r.method === 'GET' ? undefined : valueOf(schema, rng, names);
+          let req = (r.method === 'GET' ? lab.admin.get(`/ivoryos${path}`) : lab.admin.post(`/ivoryos${path}`)).set('Accept', J);
+          if (body !== undefined) {
+            if (form && body && typeof body === 'object' && !Array.isArray(body)) {
+              const fields = Object.entries(body as Record<string, unknown>).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''))}`);
+              req = req.type('form').send(fields.join('&'));
+            } else req = req.set('Content-Type', J).send(JSON.stringify(body) ?? 'null');
+          }
+          const what = `${r.method} /ivoryos${path} ${form ? 'form' : 'json'} ${excerpt(body)}`;
+          const res = await req.timeout(HANG_MS).catch((e: { timeout?: number }) => {
+            if (!e.timeout) throw e;
+            throw new Error(`${what}: no answer within ${HANG_MS / 1000} s`);
+          });
+          if (!fine(r.path, res.status)) throw new Error(`${what}: ${res.status} ${excerpt(res.text)}`);
+        }),
+        // the first case is the empty tape (every choice its simplest); the seed makes the run repeatable
+        { numRuns: CASES_PER_ROUTE, seed: SEED + 1 + n, examples: [[[]]] },
+      );
+      // a malformed body, once each kind
+      if (r.method !== 'POST') return;
+      const path = r.path.replace(/\{(\w+)\}/g, () => names[0] ?? 'x');
+      for (const [type, text] of [
+        [J, '{"a": '],
+        ['application/x-www-form-urlencoded', '%E0%A4%A=1&a=%'],
+        ['text/plain', 'hello'],
+      ] as const) {
+        const res = await lab.admin.post(`/ivoryos${path}`).set('Accept', J).set('Content-Type', type).send(text);
+        if (!fine(r.path, res.status)) throw new Error(`POST /ivoryos${path} malformed ${type}: ${res.status} ${excerpt(res.text)}`);
+      }
+    },
+    60_000,
+  );
 });

@@ -33,11 +33,13 @@ describe('gp with many observations', () => {
     const steps = async () => {
       const o = gpOptimizer.create({ space, objectives: MIN_Y, seed: 3, config: FAST });
       const pts = new SobolSequence(4, { seed: 9 });
-      await o.observe(Array.from({ length: 150 }, () => {
-        const u = pts.next();
-        const params = Object.fromEntries(space.map((q, d) => [q.name, u[d]!]));
-        return { params, values: { y: f(params) } };
-      }));
+      await o.observe(
+        Array.from({ length: 150 }, () => {
+          const u = pts.next();
+          const params = Object.fromEntries(space.map((q, d) => [q.name, u[d]!]));
+          return { params, values: { y: f(params) } };
+        }),
+      );
       const out: { p: ParamValues; ls: unknown }[] = [];
       for (let k = 0; k < 6; k++) {
         const [p] = await o.suggest(1);
@@ -58,8 +60,18 @@ describe('gp with many observations', () => {
 describe('gp basin restarts', () => {
   // Hartmann-6: global minimum −3.32237; a local one at −3.20 (regret 0.12) that EI, once it has converged
   // there, never leaves. Seed 2's initial design leads it to the local basin first.
-  const A = [[10, 3, 17, 3.5, 1.7, 8], [0.05, 10, 17, 0.1, 8, 14], [3, 3.5, 1.7, 10, 17, 8], [17, 8, 0.05, 10, 0.1, 14]];
-  const P = [[1312, 1696, 5569, 124, 8283, 5886], [2329, 4135, 8307, 3736, 1004, 9991], [2348, 1451, 3522, 2883, 3047, 6650], [4047, 8828, 8732, 5743, 1091, 381]];
+  const A = [
+    [10, 3, 17, 3.5, 1.7, 8],
+    [0.05, 10, 17, 0.1, 8, 14],
+    [3, 3.5, 1.7, 10, 17, 8],
+    [17, 8, 0.05, 10, 0.1, 14],
+  ];
+  const P = [
+    [1312, 1696, 5569, 124, 8283, 5886],
+    [2329, 4135, 8307, 3736, 1004, 9991],
+    [2348, 1451, 3522, 2883, 3047, 6650],
+    [4047, 8828, 8732, 5743, 1091, 381],
+  ];
   const ALPHA = [1, 1.2, 3, 3.2];
   const hartmann6 = (p: ParamValues) => -ALPHA.reduce((s, a, i) => s + a * Math.exp(-A[i]!.reduce((e, aij, j) => e + aij * ((p[`x${j + 1}`] as number) - P[i]![j]! * 1e-4) ** 2, 0)), 0);
   const SPACE = Array.from({ length: 6 }, (_, i) => ({ name: `x${i + 1}`, type: 'range', bounds: [0, 1] }));

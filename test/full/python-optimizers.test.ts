@@ -34,7 +34,15 @@ describe('a Python optimizer (the Optuna adapter)', () => {
     expect(res.body.description).toMatch(/^Optuna's samplers/);
     expect(res.body.config.properties.sampler).toMatchObject({ enum: ['tpe', 'random'], default: 'tpe' });
     expect(res.body.config.properties.n_startup_trials).toMatchObject({ type: 'integer', default: 10, description: expect.stringContaining('random suggestions') });
-    expect(res.body.capabilities).toEqual({ parameterTypes: ['range', 'int', 'choice'], multiObjective: true, batch: true, constraints: false, outcomeConstraints: false, logScale: true, steps: true });
+    expect(res.body.capabilities).toEqual({
+      parameterTypes: ['range', 'int', 'choice'],
+      multiObjective: true,
+      batch: true,
+      constraints: false,
+      outcomeConstraints: false,
+      logScale: true,
+      steps: true,
+    });
     // the campaign page's form for it, from the same schema
     const page = (await lab.admin.get('/app/executions/campaign?workflow=react&optimizer_type=optuna').expect(200)).text;
     expect(page).toMatch(/<input [^>]*step="1" name="config\.n_startup_trials" value="10"/);
@@ -48,7 +56,16 @@ describe('a Python optimizer (the Optuna adapter)', () => {
     await lab.admin
       .post('/app/executions/campaign')
       .set('Accept', J)
-      .send({ workflow: 'react', repeat: 8, optimizer_type: 'optuna', batch_size: 2, seed: 5, parameters: 'temperature: 20..120 step 5, time: log 1..60', objectives: 'run.yield:max', config: { n_startup_trials: 4 } })
+      .send({
+        workflow: 'react',
+        repeat: 8,
+        optimizer_type: 'optuna',
+        batch_size: 2,
+        seed: 5,
+        parameters: 'temperature: 20..120 step 5, time: log 1..60',
+        objectives: 'run.yield:max',
+        config: { n_startup_trials: 4 },
+      })
       .expect(200);
     await until(async () => ['done', 'failed'].includes((await lab.admin.get('/app/executions/latest_plot').set('Accept', J)).body.campaign?.status), 30_000);
     const plot = (await lab.admin.get('/app/executions/latest_plot').set('Accept', J).expect(200)).body;
@@ -70,7 +87,11 @@ describe('a Python optimizer (the Optuna adapter)', () => {
   it('refuses what it cannot honour, and options it does not have, by name, before anything is queued', async () => {
     const base = { workflow: 'react', repeat: 4, optimizer_type: 'optuna', parameters: 'temperature: 20..120, time: 1..60', objectives: 'run.yield:max' };
     const cases: [Record<string, unknown>, string, string][] = [
-      [{ ...base, parameter_constraints: ['temperature + time <= 100'] }, 'parameter_constraints', 'the optimizer "optuna" cannot honour parameter constraints: choose one that can (random, sobol, gp)'],
+      [
+        { ...base, parameter_constraints: ['temperature + time <= 100'] },
+        'parameter_constraints',
+        'the optimizer "optuna" cannot honour parameter constraints: choose one that can (random, sobol, gp)',
+      ],
       [{ ...base, outcome_constraints: ['run.yield >= 0.2'] }, 'outcome_constraints', 'the optimizer "optuna" cannot honour outcome constraints: choose one that can (random, sobol, gp)'],
       [{ ...base, config: { sampler: 'cmaes' } }, 'config.sampler', expect.stringContaining('"tpe"') as unknown as string],
       [{ ...base, config: { n_trials: 3 } }, 'config.n_trials', 'is not an option of the optimizer "optuna" (its options: sampler, n_startup_trials)'],
@@ -109,9 +130,20 @@ describe('a Python optimizer (the Optuna adapter)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'labdeck-pyopt-'));
     const file = join(dir, 'fixed_opt.py');
     const source = (name: string) =>
-      ['from labdeck_host.optimizer import Optimizer', '', 'class Fixed(Optimizer):', '    """Always the low bounds."""', `    name = "${name}"`, '',
-        '    def suggest(self, n):', '        return [{p["name"]: p["bounds"][0] for p in self.setup.space}] * n', '',
-        '    def observe(self, rows):', '        pass', ''].join('\n');
+      [
+        'from labdeck_host.optimizer import Optimizer',
+        '',
+        'class Fixed(Optimizer):',
+        '    """Always the low bounds."""',
+        `    name = "${name}"`,
+        '',
+        '    def suggest(self, n):',
+        '        return [{p["name"]: p["bounds"][0] for p in self.setup.space}] * n',
+        '',
+        '    def observe(self, rows):',
+        '        pass',
+        '',
+      ].join('\n');
     const { plugins } = lab.runtime;
     const names = () => [...plugins.registry('optimizer').keys()];
     try {

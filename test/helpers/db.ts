@@ -55,7 +55,13 @@ function migratedTemplate(): Promise<string> {
     const store = path.join(path.dirname(new URL(import.meta.url).pathname), '../../core/store');
     const hash = crypto.createHash('sha256');
     // the migrations and the words they are written in
-    for (const f of [...fs.readdirSync(path.join(store, 'migrations')).sort().map((f) => `migrations/${f}`), 'columns.ts']) {
+    for (const f of [
+      ...fs
+        .readdirSync(path.join(store, 'migrations'))
+        .sort()
+        .map((f) => `migrations/${f}`),
+      'columns.ts',
+    ]) {
       hash.update(f).update(fs.readFileSync(path.join(store, f)));
     }
     const name = `labdeck_tpl_${hash.digest('hex').slice(0, 12)}`;
@@ -75,10 +81,9 @@ function migratedTemplate(): Promise<string> {
         }
         await ds.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
       }
-      const others = (await ds.query(
-        "SELECT datname FROM pg_database WHERE datname LIKE 'labdeck\\_tpl\\_%' AND datname NOT LIKE '%\\_building' AND datname <> $1 ORDER BY oid DESC",
-        [name],
-      )) as { datname: string }[];
+      const others = (await ds.query("SELECT datname FROM pg_database WHERE datname LIKE 'labdeck\\_tpl\\_%' AND datname NOT LIKE '%\\_building' AND datname <> $1 ORDER BY oid DESC", [name])) as {
+        datname: string;
+      }[];
       for (const { datname } of others.slice(KEEP_TEMPLATES - 1)) await ds.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     } finally {
       await ds.query('SELECT pg_advisory_unlock(7421001)').catch(() => undefined);

@@ -38,7 +38,10 @@ export function runtimeImports(source: string): string[] {
     const braces = clause.match(/\{([\s\S]*)\}/);
     const outside = braces ? clause.replace(braces[0], '').replace(/,/g, '').trim() : clause.trim();
     if (braces && outside === '') {
-      const names = braces[1].split(',').map((s) => s.trim()).filter(Boolean);
+      const names = braces[1]
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       if (names.length > 0 && names.every((n) => /^type\s/.test(n))) continue; // every name a type
     }
     specs.push(m[3]);

@@ -45,8 +45,16 @@ const GIVE_UP_MS = 20_000;
 export async function startChannelSinks(outbox: () => Pick<OutboxStore, 'recent'>): Promise<ChannelSinks> {
   const sink = await startHttpSink();
   const smtp = await startSmtpSink();
-  const hooks = (event: string) => sink.received.filter((r) => r.path === '/hook').map((r) => r.json as HookBody).filter((b) => b.event === event);
-  const slack = (event: string) => sink.received.filter((r) => r.path === '/slack').map((r) => (r.json as { text: string }).text).filter((t) => t.includes(` ${event}`));
+  const hooks = (event: string) =>
+    sink.received
+      .filter((r) => r.path === '/hook')
+      .map((r) => r.json as HookBody)
+      .filter((b) => b.event === event);
+  const slack = (event: string) =>
+    sink.received
+      .filter((r) => r.path === '/slack')
+      .map((r) => (r.json as { text: string }).text)
+      .filter((t) => t.includes(` ${event}`));
   const mails = (subject: string) => smtp.mails.filter((m) => m.subject.includes(subject));
   const opens = (event: string) => hooks(event).filter((b) => b.state === 'open');
   /** Seen on all three (now) within 5 s of the state change that wrote `alertId`'s `state` row. */
@@ -74,7 +82,12 @@ export async function startChannelSinks(outbox: () => Pick<OutboxStore, 'recent'
     }),
     async everywhere(event, title, n, get) {
       const subject = `] ${title}`; // not the "Resolved: …" one
-      await waitFor(() => opens(event).length >= n && slack(event).filter((t) => !t.includes(`${event} resolved`)).length >= n && mails(subject).length >= n, `${event} on all three channels`, GIVE_UP_MS, 20);
+      await waitFor(
+        () => opens(event).length >= n && slack(event).filter((t) => !t.includes(`${event} resolved`)).length >= n && mails(subject).length >= n,
+        `${event} on all three channels`,
+        GIVE_UP_MS,
+        20,
+      );
       const b = opens(event)[n - 1]!;
       await inTime(b.id, 'open');
       expect(b.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/app\//);

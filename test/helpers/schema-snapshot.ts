@@ -27,7 +27,9 @@ function sqliteSnapshot(store: Store): string {
       out.push(`  column ${String(c.name)} ${String(c.type)}${c.notnull ? ' not null' : ' null'}${c.dflt_value !== null ? ` default ${String(c.dflt_value)}` : ''}${c.pk ? ` pk${String(c.pk)}` : ''}`);
     }
     const indexes = all(`PRAGMA index_list("${name}")`).map((i) => {
-      const cols = all(`PRAGMA index_info("${String(i.name)}")`).map((x) => String(x.name)).join(', ');
+      const cols = all(`PRAGMA index_info("${String(i.name)}")`)
+        .map((x) => String(x.name))
+        .join(', ');
       // SQLite names the indexes behind UNIQUE and PRIMARY KEY constraints itself, by their place in the text
       const label = String(i.origin) === 'c' ? String(i.name) : `(${String(i.origin) === 'pk' ? 'primary key' : 'unique constraint'})`;
       return `  index ${label}${i.unique ? ' unique' : ''} (${cols})${i.partial ? ' partial' : ''}`;
@@ -55,8 +57,7 @@ async function postgresSnapshot(store: Store): Promise<string> {
     const name = String(t.table_name);
     out.push(`table ${name}`);
     const cols = await q(
-      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns ` +
-        `WHERE table_schema = 'public' AND table_name = '${name}' ORDER BY ordinal_position`,
+      `SELECT column_name, data_type, is_nullable, column_default FROM information_schema.columns ` + `WHERE table_schema = 'public' AND table_name = '${name}' ORDER BY ordinal_position`,
     );
     for (const c of cols) {
       out.push(`  column ${String(c.column_name)} ${String(c.data_type)}${c.is_nullable === 'YES' ? ' null' : ' not null'}${c.column_default !== null ? ` default ${String(c.column_default)}` : ''}`);

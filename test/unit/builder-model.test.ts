@@ -46,7 +46,13 @@ const METHODS: Record<string, MethodInfo> = {
     params: { type: 'object', properties: {} },
     returns: { type: 'object', properties: { yield: { type: 'number' }, purity: { type: 'number' } }, required: ['yield'] },
   },
-  'stage.position': { name: 'position', description: '', safety: 'readonly', params: { type: 'object', properties: {} }, returns: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }] } },
+  'stage.position': {
+    name: 'position',
+    description: '',
+    safety: 'readonly',
+    params: { type: 'object', properties: {} },
+    returns: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'number' }] },
+  },
   'stirrer.set_speed': {
     name: 'set_speed',
     description: '',
@@ -140,7 +146,7 @@ describe('arguments: field text ↔ { value | param | var }', () => {
     expect(argText(undefined)).toBe('');
   });
 
-  it('describes an argument for its label and lists a method\'s arguments in order', () => {
+  it("describes an argument for its label and lists a method's arguments in order", () => {
     expect(describeSchema(VOLUME)).toBe('number (0 < v ≤ 50)');
     expect(describeSchema({ type: 'integer', minimum: 1 })).toBe('integer (1 ≤ v)');
     expect(describeSchema({ enum: ['slow', 'fast'] })).toBe('one of "slow", "fast"');
@@ -229,7 +235,12 @@ describe('parameters, variables and outputs', () => {
     const doc = sample();
     setArg(stepAt(doc, 'main[0].steps[0]'), 'volume_ml', { param: 'volume' });
     setArg(stepAt(doc, 'main[1].then[0]'), 'volume_ml', { param: 'volume' });
-    insertStep(doc, 'main', 2, { kind: 'call', instrument: 'stirrer', method: 'set_speed', args: { rpm: { param: 'rpm' }, on: { param: 'stir' }, mode: { param: 'mode' }, plan: { param: 'bad name' } } });
+    insertStep(doc, 'main', 2, {
+      kind: 'call',
+      instrument: 'stirrer',
+      method: 'set_speed',
+      args: { rpm: { param: 'rpm' }, on: { param: 'stir' }, mode: { param: 'mode' }, plan: { param: 'bad name' } },
+    });
     const ifStep = stepAt(doc, 'main[1]');
     if (ifStep.kind === 'if') ifStep.condition.right = { param: 'threshold' };
     expect(declareMissingParams(doc, lookup)).toEqual(['volume', 'threshold', 'rpm', 'stir', 'mode']);

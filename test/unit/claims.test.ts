@@ -12,9 +12,19 @@ function claims(): string[] {
   const list = read('README.md').split('and you get:')[1]!.split('\n![')[0]!;
   return list
     .split(/\n- /)
-    .map((b) => b.replace(/^\s*- /, '').replace(/\s+/g, ' ').trim())
+    .map((b) =>
+      b
+        .replace(/^\s*- /, '')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    )
     .filter(Boolean)
-    .flatMap((b) => b.replace(/[;.]$/, '').split(';').map((c) => c.trim()));
+    .flatMap((b) =>
+      b
+        .replace(/[;.]$/, '')
+        .split(';')
+        .map((c) => c.trim()),
+    );
 }
 
 /** The rows of docs/claims.md: a phrase, a test file, words of one of its test names. */

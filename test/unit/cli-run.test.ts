@@ -118,11 +118,7 @@ describe('lab run', () => {
       expect(typeof (it.outputs as { mass: unknown }).mass).toBe('number');
     }
     const steps = events.filter((e) => e.type === 'step' && e.state === 'ok');
-    expect(steps.map((s) => `${s.phase}:${s.instrument}.${s.method}`)).toEqual([
-      'prep:balance.tare',
-      ...Array(3).fill(['main:pump.dose', 'main:balance.weigh']).flat(),
-      'cleanup:noop.ping',
-    ]);
+    expect(steps.map((s) => `${s.phase}:${s.instrument}.${s.method}`)).toEqual(['prep:balance.tare', ...Array(3).fill(['main:pump.dose', 'main:balance.weigh']).flat(), 'cleanup:noop.ping']);
     expect(events.some((e) => e.type === 'status')).toBe(true);
     expect(events.some((e) => e.type === 'log')).toBe(true);
     expect(events.at(-1)).toMatchObject({ type: 'end', status: 'completed', exit_code: 0, iterations: 3, iterations_done: 3, error: null });
@@ -264,7 +260,7 @@ describe('lab run', () => {
     expect(f.err()).toContain('#1 "someone else" interrupted');
   });
 
-  test("beside a running lab serve on the same data folder: refused for an instrument it drives, else run; --help and docs/deploy.md say so", async () => {
+  test('beside a running lab serve on the same data folder: refused for an instrument it drives, else run; --help and docs/deploy.md say so', async () => {
     const dataDir = tempDir('shared');
     await saveWorkflow(dataDir, doseAndWeigh);
     // a server with the demo deck drives pump and balance
@@ -383,7 +379,7 @@ describe('the live view (rendered to a string)', () => {
     expect(text).not.toContain('q quit');
   });
 
-  test('paused and at a pause step: the state in the web page\'s words, and the keys that apply', () => {
+  test("paused and at a pause step: the state in the web page's words, and the keys that apply", () => {
     const pausing = view(reduceRun(base(), { type: 'status', status: status({ paused: true }) }));
     expect(pausing).toContain('task 4 · pausing after this step');
     expect(pausing).toContain('p resume · n stop after this iteration');
@@ -396,7 +392,7 @@ describe('the live view (rendered to a string)', () => {
     expect(waiting).not.toContain('p pause');
   });
 
-  test('keys: each does one thing, only when it applies (as the web page\'s buttons); Ctrl-C quits; nothing after the end', () => {
+  test("keys: each does one thing, only when it applies (as the web page's buttons); Ctrl-C quits; nothing after the end", () => {
     const running = { status: status(), outcome: null };
     const failed = { status: status({ state: 'failed' }), outcome: null };
     const waiting = { status: status({ state: 'paused', waiting: { path: 'main[1]', message: 'load' } }), outcome: null };

@@ -138,7 +138,12 @@ describe('lab user', () => {
     // through the account operations: audited as an admin's reset is, and `via: cli`; so is each account added
     const lines = await after.audit.list(50);
     expect(lines.find((a) => a.action === 'user.password')).toMatchObject({ userId: null, detail: { user_id: bob.id, username: 'bob', sessions_ended: 1, via: 'cli' } });
-    expect(lines.filter((a) => a.action === 'user.add').map((a) => (a.detail as { username: string }).username).sort()).toEqual(['ann', 'bob', 'cy']);
+    expect(
+      lines
+        .filter((a) => a.action === 'user.add')
+        .map((a) => (a.detail as { username: string }).username)
+        .sort(),
+    ).toEqual(['ann', 'bob', 'cy']);
     await after.close();
     expect((await login('bob', 'brand-new-pass')).username).toBe('bob');
     await expect(login('bob', 'second-pass')).rejects.toThrow(/Wrong/);
@@ -373,7 +378,9 @@ describe('lab serve', () => {
     try {
       expect(existsSync(dir)).toBe(true);
       expect(lines).toContain(`plugin folder created: ${dir} (empty: save your drivers there, or scaffold one with \`lab init plugin NAME --dir ${dir}\`)`);
-      expect(lines.find((l) => l.startsWith('labdeck ready'))).toMatch(new RegExp(`^labdeck ready in \\d+ ms: http://127\\.0\\.0\\.1:\\d+/app \\(deck: none, data: .*, plugins: ${dir.replace(/[.\\]/g, '\\$&')} \\(watched\\)\\)$`));
+      expect(lines.find((l) => l.startsWith('labdeck ready'))).toMatch(
+        new RegExp(`^labdeck ready in \\d+ ms: http://127\\.0\\.0\\.1:\\d+/app \\(deck: none, data: .*, plugins: ${dir.replace(/[.\\]/g, '\\$&')} \\(watched\\)\\)$`),
+      );
       expect(s.runtime.deck.drivers().some((d) => d.name === 'my-stage')).toBe(false);
 
       expect(await initPlugin('my-stage', { dir }, fakeIO().io)).toBe(0);
@@ -415,5 +422,13 @@ describe('lab serve', () => {
 });
 
 test('table pads every column but the last', () => {
-  expect(table(['A', 'BB'], [['xxx', 'y'], ['z', '']])).toBe('A    BB\nxxx  y\nz');
+  expect(
+    table(
+      ['A', 'BB'],
+      [
+        ['xxx', 'y'],
+        ['z', ''],
+      ],
+    ),
+  ).toBe('A    BB\nxxx  y\nz');
 });

@@ -2,8 +2,7 @@ import { runConsole, splitLastExpression, jsonSafe, type ConsoleDeck } from '../
 import type { InstrumentSchema, MethodSchema } from '../../core/contracts/index.js';
 import { methodSchema } from '../helpers/schemas.js';
 
-const method = (name: string, params: Record<string, unknown>, required: string[] = []): MethodSchema =>
-  methodSchema(name, { type: 'object', properties: params, required });
+const method = (name: string, params: Record<string, unknown>, required: string[] = []): MethodSchema => methodSchema(name, { type: 'object', properties: params, required });
 
 const schemas: InstrumentSchema[] = [
   {
@@ -11,10 +10,7 @@ const schemas: InstrumentSchema[] = [
     driver: 'sim-pump',
     description: 'A syringe pump',
     source: 'deck',
-    methods: [
-      method('dose', { volume_ml: { type: 'number' }, rate: { type: 'number', default: 1 } }, ['volume_ml']),
-      method('configure', { settings: { type: 'object' } }, ['settings']),
-    ],
+    methods: [method('dose', { volume_ml: { type: 'number' }, rate: { type: 'number', default: 1 } }, ['volume_ml']), method('configure', { settings: { type: 'object' } }, ['settings'])],
   },
   { name: 'balance', driver: 'sim-balance', description: '', source: 'deck', methods: [method('weigh', {})] },
 ];

@@ -30,6 +30,13 @@ it('each broken definition is an error on its marked line, and the kept ones com
   host.getSourceFile = (name, lang, ...rest) => (name === FILE ? ts.createSourceFile(name, bare, lang) : read(name, lang, ...rest));
   const program = ts.createProgram([FILE], { ...config.options, noEmit: true }, host);
   const source = program.getSourceFile(FILE)!;
-  const errorLines = [...new Set(ts.getPreEmitDiagnostics(program, source).filter((d) => d.file?.fileName === FILE).map((d) => d.file!.getLineAndCharacterOfPosition(d.start!).line + 1))];
+  const errorLines = [
+    ...new Set(
+      ts
+        .getPreEmitDiagnostics(program, source)
+        .filter((d) => d.file?.fileName === FILE)
+        .map((d) => d.file!.getLineAndCharacterOfPosition(d.start!).line + 1),
+    ),
+  ];
   expect(errorLines.sort((a, b) => a - b)).toEqual(marked);
 }, 60_000);

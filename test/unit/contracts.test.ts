@@ -22,9 +22,7 @@ describe('defineInstrument', () => {
   it('names the offending part of a bad definition', () => {
     expect(() => defineInstrument({ ...def, name: 'bad name' })).toThrow(ContractError);
     expect(() => defineInstrument({ ...def, contract: 99 })).toThrow(/contract 99/);
-    expect(() => defineInstrument({ ...def, methods: { ping: { params: {} as never, run: () => 1 } } })).toThrow(
-      /method "ping" params must be a zod object/,
-    );
+    expect(() => defineInstrument({ ...def, methods: { ping: { params: {} as never, run: () => 1 } } })).toThrow(/method "ping" params must be a zod object/);
   });
 });
 
@@ -32,8 +30,7 @@ describe('the contract stands alone', () => {
   // Plugin authors import only core/contracts: it, and the first-party plugins written against it, reach
   // nothing else in core/ (the error type they throw is part of the contract).
   const root = process.cwd();
-  const files = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+  const files = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? files(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
 
   it.each(['core/contracts', 'plugins'])('%s imports nothing from core/ but the contract', (dir) => {
     const outside: string[] = [];

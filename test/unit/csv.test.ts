@@ -68,7 +68,10 @@ describe.each(PARSERS)('%s', (_name, parse) => {
   });
 
   it('accepts old Mac line endings, semicolons and tabs (when the header has no comma), and Latin-1 text', async () => {
-    expect((await parse('a,b\r1,2\r3,4')).rows).toEqual([{ a: '1', b: '2' }, { a: '3', b: '4' }]);
+    expect((await parse('a,b\r1,2\r3,4')).rows).toEqual([
+      { a: '1', b: '2' },
+      { a: '3', b: '4' },
+    ]);
     expect((await parse('a;b\n1,5;2\n')).rows).toEqual([{ a: '1,5', b: '2' }]);
     expect((await parse('a\tb\n1\t2\n')).rows).toEqual([{ a: '1', b: '2' }]);
     expect((await parse(Buffer.from('unit\nµl\n', 'latin1'))).rows).toEqual([{ unit: 'µl' }]);
@@ -160,14 +163,24 @@ describe.each([
     const rows: string[][] = [];
     const text = `a,b\n1,2\n3,4\n5,6\nbroken row with "quote\n${'7,8\n'.repeat(1000)}`;
     const r = await scan(text, { limit: 2, onRow: (c) => rows.push(c) });
-    expect(rows).toEqual([['1', '2'], ['3', '4']]);
+    expect(rows).toEqual([
+      ['1', '2'],
+      ['3', '4'],
+    ]);
     expect(r).toMatchObject({ rows: 2, truncated: true });
     expect(await scan('a\n1\n', { limit: 5 })).toMatchObject({ rows: 1, truncated: false });
   });
 
   it('an error thrown by onHead stops the reading before any row', async () => {
     const onRow = jest.fn();
-    await expect(scan('a,b\n1,2\n', { onHead: () => { throw new LabError('invalid_input', 'not these columns'); }, onRow })).rejects.toThrow('not these columns');
+    await expect(
+      scan('a,b\n1,2\n', {
+        onHead: () => {
+          throw new LabError('invalid_input', 'not these columns');
+        },
+        onRow,
+      }),
+    ).rejects.toThrow('not these columns');
     expect(onRow).not.toHaveBeenCalled();
   });
 });
@@ -206,14 +219,7 @@ describe('neutralisation and writing', () => {
   });
 
   it('toCsv writes the header and rows by column, missing cells empty, and parses back', () => {
-    const text = toCsv(
-      [
-        { volume: -1.5, note: '=cmd()', extra: 'ignored' },
-        { volume: 2, note: 'a, "b"' },
-        { note: null },
-      ],
-      ['volume', 'note'],
-    );
+    const text = toCsv([{ volume: -1.5, note: '=cmd()', extra: 'ignored' }, { volume: 2, note: 'a, "b"' }, { note: null }], ['volume', 'note']);
     expect(text).toBe('volume,note\r\n-1.5,\'=cmd()\r\n2,"a, ""b"""\r\n,\r\n');
     expect(parseCsv(text).rows).toEqual([
       { volume: '-1.5', note: "'=cmd()" },

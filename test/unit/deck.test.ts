@@ -9,7 +9,6 @@ import { until } from '../helpers/runner-lab.js';
 
 const FIXTURES = resolve('test/fixtures/plugins');
 
-
 /** A test pump that tracks how many calls run at once, per instance and over all instances. */
 let globalActive = 0;
 let globalMax = 0;
@@ -37,10 +36,20 @@ const testPump = defineInstrument({
         return volume_ml;
       },
     },
-    fail: { params: z.object({}), run: () => { throw new Error('pump jammed'); } },
+    fail: {
+      params: z.object({}),
+      run: () => {
+        throw new Error('pump jammed');
+      },
+    },
     // hangs until the test lets it go (held), then ends as told
     hold: { params: z.object({ ml: z.number() }), run: () => new Promise((res, rej) => held.push({ res, rej })) },
-    refuse: { params: z.object({}), run: () => { throw new LabError('invalid_input', 'the PC that drives it refused the arguments'); } },
+    refuse: {
+      params: z.object({}),
+      run: () => {
+        throw new LabError('invalid_input', 'the PC that drives it refused the arguments');
+      },
+    },
     nothing: { params: z.object({}), run: () => undefined },
     stats: { params: z.object({}), run: (p) => ({ maxActive: p.maxActive, order: p.order, disposed: p.disposed, label: p.label }) },
   },
@@ -93,12 +102,15 @@ describe('Deck.call', () => {
     await deck.close();
   });
 
-  it('does not touch the driver when the call\'s record cannot be begun (a full disk), and says so', async () => {
+  it("does not touch the driver when the call's record cannot be begun (a full disk), and says so", async () => {
     const records = { ...memoryRecords(), insert: async () => Promise.reject(new LabError('insufficient_storage', 'The record could not be stored: the disk is full.')) };
     const deck = new Deck({ records });
     deck.setFileDrivers('/virtual/test-pump.ts', 'imported', [testPump]);
     await deck.connect('test-pump', 'pump', {});
-    await expect(deck.call('pump', 'hold', { ml: 1 }, { userId: null })).rejects.toMatchObject({ code: 'insufficient_storage', message: expect.stringMatching(/^pump\.hold was not called: its record could not be written\. The record could not be stored/) });
+    await expect(deck.call('pump', 'hold', { ml: 1 }, { userId: null })).rejects.toMatchObject({
+      code: 'insufficient_storage',
+      message: expect.stringMatching(/^pump\.hold was not called: its record could not be written\. The record could not be stored/),
+    });
     expect(held).toEqual([]);
     await deck.close();
   });
@@ -263,9 +275,7 @@ describe('drivers, connect and module loading', () => {
     const { deck } = await deckWith([]);
     const changes: number[] = [];
     deck.on('change', () => changes.push(1));
-    expect(deck.drivers()).toEqual([
-      expect.objectContaining({ name: 'test-pump', origin: 'imported', file: '/virtual/test-pump.ts', inferred: false, inferredFields: [] }),
-    ]);
+    expect(deck.drivers()).toEqual([expect.objectContaining({ name: 'test-pump', origin: 'imported', file: '/virtual/test-pump.ts', inferred: false, inferredFields: [] })]);
     expect((deck.drivers()[0].options as { properties: object }).properties).toHaveProperty('delay_ms');
     const s = await deck.connect('test-pump', 'pump_2', { label: 'second' });
     expect(s).toMatchObject({ name: 'pump_2', driver: 'test-pump', source: 'temporary' });

@@ -224,7 +224,7 @@ describe('docs/plugins.md', () => {
     for (const use of uses) for (const flag of use.match(/--[a-z-]+/g) ?? []) expect(main).toContain(`.option('${flag} `);
   });
 
-  it("has a driver test that passes under lab plugins test", async () => {
+  it('has a driver test that passes under lab plugins test', async () => {
     const tests = [...files.keys()].filter(isTest).map((rel) => join(dir, rel));
     const { io, text } = captureIO();
     const code = await pluginsTest(tests, io);

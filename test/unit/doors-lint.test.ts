@@ -17,7 +17,7 @@ describe('doors on the operations', () => {
       "import { openStore } from '../../core/store/index.js';",
       'export async function f(runtime: Runtime) {',
       "  await runtime.store.audit.add({ userId: null, action: 'x', detail: {} });",
-      "  await runtime.safety.replace({}, null);",
+      '  await runtime.safety.replace({}, null);',
       "  await runtime.deck.call('pump', 'dose', {}, { userId: null });",
       "  await runtime.audit(null, 'x', {});",
       "  await runtime.accounts.login('ada', 'secret');",
@@ -41,8 +41,20 @@ describe('doors on the operations', () => {
     const config = (await eslint.calculateConfigForFile(join(projectRoot, 'server/routes/safety.tsx'))) as { rules: Record<string, unknown> };
     expect(config.rules['@typescript-eslint/no-restricted-imports']).toBeDefined();
     const notDoors = new Set(['declared.ts']); // the route list
-    const routes = readdirSync(join(projectRoot, 'server/routes')).filter((f) => !notDoors.has(f)).map((f) => `server/routes/${f}`);
-    for (const file of [...routes, 'server/ivoryos/index.ts', 'server/ivoryos/shapes.ts', 'server/mcp/index.ts', 'server/agents.ts', 'server/context.ts', 'cli/user.ts', 'cli/agent.ts', 'cli/run.ts']) {
+    const routes = readdirSync(join(projectRoot, 'server/routes'))
+      .filter((f) => !notDoors.has(f))
+      .map((f) => `server/routes/${f}`);
+    for (const file of [
+      ...routes,
+      'server/ivoryos/index.ts',
+      'server/ivoryos/shapes.ts',
+      'server/mcp/index.ts',
+      'server/agents.ts',
+      'server/context.ts',
+      'cli/user.ts',
+      'cli/agent.ts',
+      'cli/run.ts',
+    ]) {
       const rules = ((await eslint.calculateConfigForFile(join(projectRoot, file))) as { rules: Record<string, unknown[]> }).rules;
       const syntax = JSON.stringify(rules['no-restricted-syntax'] ?? []);
       expect([file, syntax.includes('runtime.<part>')]).toEqual([file, true]);

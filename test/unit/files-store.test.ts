@@ -139,7 +139,11 @@ describe('FileStore.open and read', () => {
     const { file } = await files.save('history', Buffer.from(`volume,note\nnumber,string\n${'1,=cmd\n'.repeat(500)}`), 'h.csv');
     const p = await files.preview(file.storedName, 3);
     expect(p.head).toEqual({ columns: ['volume', 'note'], types: ['number', 'string'] });
-    expect(p.rows).toEqual([{ volume: '1', note: '=cmd' }, { volume: '1', note: '=cmd' }, { volume: '1', note: '=cmd' }]);
+    expect(p.rows).toEqual([
+      { volume: '1', note: '=cmd' },
+      { volume: '1', note: '=cmd' },
+      { volume: '1', note: '=cmd' },
+    ]);
     expect(p.file.rows).toBe(500);
     const { text } = await files.csvText(file.storedName);
     expect(text).toBe(`volume,note\r\n${"1,'=cmd\r\n".repeat(500)}`);
@@ -147,7 +151,12 @@ describe('FileStore.open and read', () => {
 
   it('reads at most two files at once, lets eight wait, and refuses the rest with 503 and a time to retry', async () => {
     const { file } = await files.save('config', Buffer.from(`volume,solvent,count\n${'1.25,water,3\n'.repeat(20_000)}`), 'big.csv');
-    const reads = Array.from({ length: 12 }, () => files.csvText(file.storedName).then(() => 'ok', (e: unknown) => e));
+    const reads = Array.from({ length: 12 }, () =>
+      files.csvText(file.storedName).then(
+        () => 'ok',
+        (e: unknown) => e,
+      ),
+    );
     const results = await Promise.all(reads);
     const refused = results.filter((r) => r !== 'ok') as { code?: string; data?: { retry_after?: number } }[];
     expect(results.filter((r) => r === 'ok')).toHaveLength(10);

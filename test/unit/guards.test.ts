@@ -18,7 +18,11 @@ describe('the process guards of lab serve', () => {
     const lines: string[] = [];
     const fatal = jest.fn();
     let t = 0;
-    const h = faultHandlers((l) => lines.push(l), fatal, () => t);
+    const h = faultHandlers(
+      (l) => lines.push(l),
+      fatal,
+      () => t,
+    );
     for (let i = 0; i < MAX_FAULTS; i++) h.onException(new TypeError(`fault ${i}`));
     expect(fatal).not.toHaveBeenCalled();
     t += FAULT_WINDOW_MS + 1; // the old ones are out of the window: one more is rare again

@@ -77,7 +77,10 @@ function kill(h: Host) {
 const until = (cond: () => boolean | Promise<boolean>, what: string, ms = 5000): Promise<void> => waitFor(cond, what, ms, 10).then(() => undefined);
 
 const queued = (task: QueueTaskRow) => store.queue.get(task.id);
-const running = (h: Host) => (s: RunnerStatus = h.runner.status()) => s.current_task?.id ?? null;
+const running =
+  (h: Host) =>
+  (s: RunnerStatus = h.runner.status()) =>
+    s.current_task?.id ?? null;
 
 it("restarting one host never touches another host's live run, and sets no hold", async () => {
   const a = await host(['gate', 'counter']);
@@ -139,7 +142,7 @@ it('claims are atomic: of two hosts claiming the same tasks at once, each task g
   expect(await store.queue.claim(a.id, ids)).toBeNull();
 });
 
-it("a host that dies: another one finds its lease expired, interrupts its run, and that task holds the queue", async () => {
+it('a host that dies: another one finds its lease expired, interrupts its run, and that task holds the queue', async () => {
   const a = await host(['gate', 'counter'], 1000);
   const b = await host(['spare'], 1000);
   const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
@@ -181,7 +184,7 @@ it('a host hears at once that another queued a task (PostgreSQL: NOTIFY; SQLite:
   expect(await queued(task)).toMatchObject({ hostId: b.runner.host.id });
 });
 
-it("a host says which task another host runs, and a control here names that host (control it there)", async () => {
+it('a host says which task another host runs, and a control here names that host (control it there)', async () => {
   const a = await host(['gate', 'counter']);
   const b = await host(['spare']);
   const task = await a.runner.submit({ workflow: 'gated', repeat: 1, userId: null });
@@ -226,7 +229,13 @@ it('a task no one host can start (its instruments split between two) is refused 
       () => null,
       (e: { code: string; message: string; details: unknown; data: unknown }) => e,
     );
-    expect(refused).toMatchObject({ code: 'conflict', details: [{ field: 'counter', message: `driven by ${b.runner.host.name}` }, { field: 'gate', message: `driven by ${a.runner.host.name}` }] });
+    expect(refused).toMatchObject({
+      code: 'conflict',
+      details: [
+        { field: 'counter', message: `driven by ${b.runner.host.name}` },
+        { field: 'gate', message: `driven by ${a.runner.host.name}` },
+      ],
+    });
     expect(refused!.message).toContain(`counter (${b.runner.host.name}), gate (${a.runner.host.name})`);
     expect(refused!.data).toEqual({ instruments: { counter: b.runner.host.name, gate: a.runner.host.name } });
   }
@@ -236,7 +245,7 @@ it('a task no one host can start (its instruments split between two) is refused 
   await until(async () => (await queued(task))?.status === 'done', 'B runs it');
 });
 
-it("a control asked on a host that runs nothing goes to the host running the task (PostgreSQL), whose status comes back", async () => {
+it('a control asked on a host that runs nothing goes to the host running the task (PostgreSQL), whose status comes back', async () => {
   const a = await host(['gate', 'counter']);
   const b = await host(['spare']);
   const task = await a.runner.submit({ workflow: 'gated', repeat: 2, userId: null });
@@ -261,7 +270,7 @@ it("a control asked on a host that runs nothing goes to the host running the tas
   await until(async () => (await queued(task))?.status === 'aborted', 'aborted from B');
 });
 
-it("a run on another host shows live here (PostgreSQL): its events within a second, in order, once, marked with that host", async () => {
+it('a run on another host shows live here (PostgreSQL): its events within a second, in order, once, marked with that host', async () => {
   const a = await host(['spare']);
   const b = await host(['gate', 'counter']);
   const heard: { e: RunnerEvent; at: number }[] = [];
@@ -310,7 +319,7 @@ it("a run on another host shows live here (PostgreSQL): its events within a seco
   await until(() => a.runner.status().elsewhere.length === 0, 'A sees it end', 5000);
 });
 
-it("a direct call to an instrument another host drives goes to it (PostgreSQL): its answer comes back, recorded once, by it", async () => {
+it('a direct call to an instrument another host drives goes to it (PostgreSQL): its answer comes back, recorded once, by it', async () => {
   const b = await host(['counter', 'flaky', 'gate']);
   const a = await host(['counter', 'spare']); // its counter is offline: B drives it
   await until(() => a.runner.catalogue.list!().some((i) => i.name === 'flaky'), "A knows B's instruments");

@@ -7,7 +7,7 @@ import { labError } from '../helpers/errors.js';
 const PH = { type: 'number', minimum: 0, maximum: 14, unit: 'pH' } as const;
 
 describe('checkInputValue', () => {
-  it('reads a form\'s text into the type, and refuses what does not fit naming the field', () => {
+  it("reads a form's text into the type, and refuses what does not fit naming the field", () => {
     expect(checkInputValue(PH, '7.2')).toBe(7.2);
     expect(checkInputValue(PH, 0)).toBe(0);
     for (const bad of ['abc', 15, -1, '', null, true]) {
@@ -36,7 +36,17 @@ describe('checkInputValue', () => {
 
 describe('validating an input step', () => {
   it('saves its variable for later steps and outputs; names a bad schema by its path', () => {
-    const wf = validateWorkflow({ name: 'w', outputs: ['pH'], main: [{ kind: 'input', prompt: 'pH?', save_as: 'pH', schema: PH }, { kind: 'if', condition: { left: { var: 'pH' }, op: '>', right: { value: 7 } }, then: [] }] }, null);
+    const wf = validateWorkflow(
+      {
+        name: 'w',
+        outputs: ['pH'],
+        main: [
+          { kind: 'input', prompt: 'pH?', save_as: 'pH', schema: PH },
+          { kind: 'if', condition: { left: { var: 'pH' }, op: '>', right: { value: 7 } }, then: [] },
+        ],
+      },
+      null,
+    );
     expect(wf.main[0]).toMatchObject({ kind: 'input', save_as: 'pH' });
     const e = labError(() => validateWorkflow({ name: 'w', main: [{ kind: 'input', prompt: 'pH?', save_as: 'pH', schema: PH, colour: 1 }] }, null));
     expect(e.details).toEqual([expect.objectContaining({ field: 'main[0].colour', message: expect.stringContaining('an "input" step') })]);

@@ -2,17 +2,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from '../../core/contracts/index.js';
-import {
-  classDocs,
-  constructorParams,
-  functionParams,
-  inferredInfo,
-  introspectClass,
-  introspectObject,
-  parseJsDoc,
-  sourceOrder,
-  typeFromText,
-} from '../../core/deck/introspect.js';
+import { classDocs, constructorParams, functionParams, inferredInfo, introspectClass, introspectObject, parseJsDoc, sourceOrder, typeFromText } from '../../core/deck/introspect.js';
 
 const simple = (src: string) => functionParams(src)?.map((p) => ({ name: p.name, default: p.default, hasDefault: p.hasDefault, defaultOk: p.defaultOk, rest: p.rest }));
 
@@ -25,12 +15,11 @@ describe('parameter parsing (no eval)', () => {
       { name: 'fast', default: true, hasDefault: true, defaultOk: true, rest: false },
       { name: 'none', default: null, hasDefault: true, defaultOk: true, rest: false },
     ]);
-    expect(functionParams('async function go(x = -3, y = [1, [2, "3"]], z = { a: 1, "b c": [true] }) {}')?.map((p) => p.default)).toEqual([
-      -3,
-      [1, [2, '3']],
-      { a: 1, 'b c': [true] },
+    expect(functionParams('async function go(x = -3, y = [1, [2, "3"]], z = { a: 1, "b c": [true] }) {}')?.map((p) => p.default)).toEqual([-3, [1, [2, '3']], { a: 1, 'b c': [true] }]);
+    expect(functionParams('(a, b = 1e3) => a + b')?.map((p) => [p.name, p.default])).toEqual([
+      ['a', undefined],
+      ['b', 1000],
     ]);
-    expect(functionParams('(a, b = 1e3) => a + b')?.map((p) => [p.name, p.default])).toEqual([['a', undefined], ['b', 1000]]);
     expect(functionParams('x => x * 2')?.map((p) => p.name)).toEqual(['x']);
     expect(functionParams('async *gen(n = 0x10) {}')?.[0].default).toBe(16);
     expect(functionParams('function () { [native code] }')).toBeNull();
@@ -53,13 +42,20 @@ describe('parameter parsing (no eval)', () => {
     const ps = functionParams('m(/* the rate */ rate = 1 /* ml/min */, { a, b = "x", c: renamed = 2 }, [p, q], ...rest) { return /)/.test("(") }')!;
     expect(ps.map((p) => p.name)).toEqual(['rate', 'arg1', 'arg2', 'rest']);
     expect(ps[0].default).toBe(1);
-    expect(ps[1].fields?.map((f) => [f.name, f.default])).toEqual([['a', undefined], ['b', 'x'], ['c', 2]]);
+    expect(ps[1].fields?.map((f) => [f.name, f.default])).toEqual([
+      ['a', undefined],
+      ['b', 'x'],
+      ['c', 2],
+    ]);
     expect(ps[3].rest).toBe(true);
   });
 
   it('finds constructor parameters, not a method that mentions "constructor("', () => {
     const src = 'class A extends mixin({ x: 1 }) { say() { return "constructor(" + `${1}` } constructor(port = "COM1", baud = 9600) { super() } }';
-    expect(constructorParams(src)?.map((p) => [p.name, p.default])).toEqual([['port', 'COM1'], ['baud', 9600]]);
+    expect(constructorParams(src)?.map((p) => [p.name, p.default])).toEqual([
+      ['port', 'COM1'],
+      ['baud', 9600],
+    ]);
     expect(constructorParams('class B { go() {} }')).toBeNull();
   });
 
@@ -111,7 +107,13 @@ describe('JSDoc', () => {
     const docs = classDocs(src, 'Pump')!;
     expect(docs.description).toBe('A pump.');
     expect([...docs.members.keys()]).toEqual(['dose', 'prime']);
-    expect(docs.members.get('dose')).toMatchObject({ description: 'Dose it.', sourceParams: [{ name: 'v', typeText: 'number' }, { name: 'note', typeText: 'string', optional: true }] });
+    expect(docs.members.get('dose')).toMatchObject({
+      description: 'Dose it.',
+      sourceParams: [
+        { name: 'v', typeText: 'number' },
+        { name: 'note', typeText: 'string', optional: true },
+      ],
+    });
     expect(docs.members.get('prime')?.description).toBeUndefined();
   });
 });
@@ -187,13 +189,24 @@ describe('introspectClass', () => {
 
   it('uses JSDoc and TypeScript annotations from the source file over inference', () => {
     const file = resolve('test/fixtures/plugins/shaker-class.ts');
-    const { Shaker } = { Shaker: class Shaker {
-      static schemas = {};
-      constructor(public port = 'COM3', public baud = 9600) {}
-      spin(rpm = 200, ramp = false) { return { rpm, ramp }; }
-      speed() { return 0; }
-      program(rpm: number, minutes: number) { return rpm * minutes; }
-    } };
+    const { Shaker } = {
+      Shaker: class Shaker {
+        static schemas = {};
+        constructor(
+          public port = 'COM3',
+          public baud = 9600,
+        ) {}
+        spin(rpm = 200, ramp = false) {
+          return { rpm, ramp };
+        }
+        speed() {
+          return 0;
+        }
+        program(rpm: number, minutes: number) {
+          return rpm * minutes;
+        }
+      },
+    };
     const d = introspectClass(Shaker, { source: readFileSync(file, 'utf8') });
     expect(d.description).toBe('An orbital shaker driven over a serial port.');
     const spin = z.toJSONSchema(d.methods.spin.params, { io: 'input' });
@@ -230,7 +243,14 @@ describe('introspectClass', () => {
 
 describe('introspectObject', () => {
   it('takes own methods of a plain object', () => {
-    const d = introspectObject({ n: 1, on: () => 'on', off() { return 'off'; }, _x() {} });
+    const d = introspectObject({
+      n: 1,
+      on: () => 'on',
+      off() {
+        return 'off';
+      },
+      _x() {},
+    });
     expect(d.name).toBe('object');
     expect(Object.keys(d.methods)).toEqual(['on', 'off']);
   });

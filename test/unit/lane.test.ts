@@ -9,7 +9,9 @@ const CALL = { method: 'POST', expressPath: '/things/:name' };
 /** An app shaped like labdeck's: middleware, then sub-routers; `/app` and `/` mounts; the lane in front. */
 function build(extra?: (top: Router) => void) {
   const log: string[] = [];
-  const mark = (name: string): RequestHandler => (req, _res, next) => (log.push(`${name} ${req.baseUrl}${req.url}`), next());
+  const mark =
+    (name: string): RequestHandler =>
+    (req, _res, next) => (log.push(`${name} ${req.baseUrl}${req.url}`), next());
   const router = Router();
   router.use(mark('guard'));
   router.use(express.json({ limit: 100 }));
@@ -76,7 +78,9 @@ it("answers a failing middleware's error and a handler's rejection through the r
   const bad = await request(app).post('/app/things/a').set('content-type', 'application/json').send('{"x":');
   expect(bad.status).toBe(400);
   expect(log).toEqual(['guard /app/things/a']); // the body parser refused: auth never ran
-  const big = await request(app).post('/app/things/a').send({ pad: 'x'.repeat(200) });
+  const big = await request(app)
+    .post('/app/things/a')
+    .send({ pad: 'x'.repeat(200) });
   expect(big.status).toBe(413);
   const failed = await request(app).post('/app/things/a').send({ fail: 'pump' });
   expect(failed.status).toBe(409);
@@ -125,9 +129,11 @@ it("hands what the error handler itself throws to express's final handler, as th
     throw new Error('first');
   });
   const app = express();
-  app.use(directLane(router, CALL, [''], async () => {
-    throw new Error('the error page failed too');
-  }));
+  app.use(
+    directLane(router, CALL, [''], async () => {
+      throw new Error('the error page failed too');
+    }),
+  );
   app.use(router);
   const r = await request(app).post('/things/a').send({});
   expect(r.status).toBe(500);

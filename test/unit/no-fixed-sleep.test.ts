@@ -137,7 +137,7 @@ it('finds the sleeps it is for, and not what a test sends or says', () => {
     'const py = `def w():\n    time.sleep(0.01)\n`;',
     '// no fixed sleep: await sleep(5) would be one',
     'await new Promise((r) => setTimeout(r, p.delay_ms)); // (the instrument takes its time)',
-    "expect(text).toMatch(/setTimeout\\(r, 5\\)/);",
+    'expect(text).toMatch(/setTimeout\\(r, 5\\)/);',
     'await waitFor(() => done, "the upload");',
   ];
   for (const line of fine) expect(fixedSleeps('x.ts', line)).toEqual([]);

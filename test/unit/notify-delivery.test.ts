@@ -39,7 +39,12 @@ it('two labdecks on one PostgreSQL deliver each event once', async () => {
     for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
     await sink.close();
   });
-  await a.settings.set(SETTINGS_KEY, { channels: [{ name: 'hook', kind: 'webhook', url: `${sink.url}/hook`, rate_per_minute: 600 }, { name: 'chat', kind: 'slack', url: `${sink.url}/chat`, rate_per_minute: 600 }] });
+  await a.settings.set(SETTINGS_KEY, {
+    channels: [
+      { name: 'hook', kind: 'webhook', url: `${sink.url}/hook`, rate_per_minute: 600 },
+      { name: 'chat', kind: 'slack', url: `${sink.url}/chat`, rate_per_minute: 600 },
+    ],
+  });
   await a.outbox.write(events(30, 'pg'));
   const ds = [new Deliverer({ store: a, hostId: 'host-a', intervalMs: 5 }), new Deliverer({ store: b, hostId: 'host-b', intervalMs: 5 })];
   for (const d of ds) d.start();

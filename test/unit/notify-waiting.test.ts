@@ -45,7 +45,18 @@ async function deliver(store: Store, hostId = 'test-host'): Promise<Deliverer> {
   return d;
 }
 
-type Body = { event: string; state: string; id: string; run_id: number | null; task_id: number | null; step: string | null; url: string | null; message: string; resolution?: string; [k: string]: unknown };
+type Body = {
+  event: string;
+  state: string;
+  id: string;
+  run_id: number | null;
+  task_id: number | null;
+  step: string | null;
+  url: string | null;
+  message: string;
+  resolution?: string;
+  [k: string]: unknown;
+};
 const bodies = (): Body[] => sink.received.map((r) => r.json as Body);
 const of = (event: string) => bodies().filter((b) => b.event === event);
 

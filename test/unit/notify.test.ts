@@ -48,7 +48,12 @@ describe('the outbox gets each waiting state and its end', () => {
     const task = await submit(l, 'flaky');
     await opened(l, 'step_failed');
     const [open] = await l.store.outbox.open();
-    expect(open).toMatchObject({ event: 'step_failed', state: 'open', taskId: task.id, payload: expect.objectContaining({ step: 'main[0]', instrument: 'flaky', method: 'poke', error: 'flaky failure 1' }) });
+    expect(open).toMatchObject({
+      event: 'step_failed',
+      state: 'open',
+      taskId: task.id,
+      payload: expect.objectContaining({ step: 'main[0]', instrument: 'flaky', method: 'poke', error: 'flaky failure 1' }),
+    });
     await l.runner.retry();
     await ended(l, task.id);
     const rows = (await l.store.outbox.recent(10)).reverse();
@@ -116,12 +121,14 @@ describe('host_lost', () => {
     expect(await hostLost(l.store, row, 'another labdeck')).toBe(true);
     expect(await hostLost(l.store, row, 'a third labdeck')).toBe(false); // one host does it
     const open = (await l.store.outbox.open()).filter((r) => r.event === 'host_lost');
-    expect(open).toEqual([expect.objectContaining({ key: `host_lost:${row.machine}:${row.kind}`, payload: expect.objectContaining({ host: row.name, message: expect.stringContaining('seen by another labdeck') }) })]);
+    expect(open).toEqual([
+      expect.objectContaining({ key: `host_lost:${row.machine}:${row.kind}`, payload: expect.objectContaining({ host: row.name, message: expect.stringContaining('seen by another labdeck') }) }),
+    ]);
     await hostBack(l.store, { id: 'new-host', name: 'lab serve again', kind: row.kind, machine: row.machine, pid: 1 });
     expect((await l.store.outbox.open()).some((r) => r.event === 'host_lost')).toBe(false);
   });
 
-  it("a host found gone gives back the deliveries its deliverer had claimed: due now, not when the claims run out", async () => {
+  it('a host found gone gives back the deliveries its deliverer had claimed: due now, not when the claims run out', async () => {
     const l = await lab();
     await l.store.settings.set(SETTINGS_KEY, { channels: [{ name: 'hook', kind: 'webhook', url: 'http://127.0.0.1:9/hook' }] });
     await l.store.outbox.write([{ op: 'open', event: 'step_failed', key: 'claimed:1', payload: { message: 'x' } }]);
@@ -143,7 +150,10 @@ describe('delivery to real receivers', () => {
   beforeEach(async () => {
     sink = await startHttpSink();
     smtp = await startSmtpSink();
-    closers.push(() => sink.close(), () => smtp.close());
+    closers.push(
+      () => sink.close(),
+      () => smtp.close(),
+    );
   });
 
   const settings = (extra: object = {}) => ({
@@ -260,7 +270,9 @@ describe('delivery to real receivers', () => {
   it("a user's subscription mails them about their own runs through the lab's SMTP server", async () => {
     const l = await lab();
     const u = await l.store.users.create({ username: 'ada', passwordHash: 'x', role: 'operator' });
-    await l.store.settings.set(SETTINGS_KEY, { channels: [{ name: 'mail', kind: 'email', host: '127.0.0.1', port: smtp.port, from: 'lab@example.org', to: ['night@example.org'], events: ['queue_held'] }] });
+    await l.store.settings.set(SETTINGS_KEY, {
+      channels: [{ name: 'mail', kind: 'email', host: '127.0.0.1', port: smtp.port, from: 'lab@example.org', to: ['night@example.org'], events: ['queue_held'] }],
+    });
     await l.store.settings.set(userKey(u.id), { email: 'ada@example.org', events: ['step_failed'] });
     await withDeliverer(l.store);
     l.state.flakyFails = 1;
@@ -287,7 +299,22 @@ describe('the watchdog', () => {
     const l = await lab();
     let clock = 1_000_000;
     const wd = new Watchdog({ store: l.store, host: 'here', settings: async () => W, now: () => clock, intervalMs: 0 });
-    for (let i = 0; i < 5; i++) await l.store.steps.insert({ runId: null, phase: null, iteration: null, stepIndex: null, instrument: 'gate', method: 'pass', args: {}, output: null, status: 'ok', error: null, userId: null, startedAt: new Date(0), endedAt: new Date(2000) });
+    for (let i = 0; i < 5; i++)
+      await l.store.steps.insert({
+        runId: null,
+        phase: null,
+        iteration: null,
+        stepIndex: null,
+        instrument: 'gate',
+        method: 'pass',
+        args: {},
+        output: null,
+        status: 'ok',
+        error: null,
+        userId: null,
+        startedAt: new Date(0),
+        endedAt: new Date(2000),
+      });
     const task = await submit(l, 'gated');
     await l.state.gateWaiting(1);
     const runId = l.runner.status().current_task!.run_id!;
@@ -309,7 +336,7 @@ describe('the watchdog', () => {
     await ended(l, task.id);
   });
 
-  it("gives a run an ETA from the past completed runs of its workflow (P10-P90), none before there is one", async () => {
+  it('gives a run an ETA from the past completed runs of its workflow (P10-P90), none before there is one', async () => {
     const l = await lab();
     const first = await submit(l, 'quick');
     await ended(l, first.id);

@@ -50,9 +50,7 @@ describe('defineOptimizer', () => {
     expect(() => defineOptimizer({ ...base, config: {} as never })).toThrow(/config must be a zod object/);
     expect(() => defineOptimizer({ ...base, config: z.object({ need: z.number() }) as never })).toThrow(/config must accept \{\}/);
     expect(() => defineOptimizer({ ...base, capabilities: { ...base.capabilities, parameterTypes: [] } })).toThrow(/parameterTypes must list/);
-    expect(() => defineOptimizer({ ...base, capabilities: { ...base.capabilities, parameterTypes: ['range', 'float' as never] } })).toThrow(
-      /unknown type "float"/,
-    );
+    expect(() => defineOptimizer({ ...base, capabilities: { ...base.capabilities, parameterTypes: ['range', 'float' as never] } })).toThrow(/unknown type "float"/);
     expect(() => defineOptimizer({ ...base, capabilities: { ...base.capabilities, batch: 'yes' as never } })).toThrow(/capabilities.batch must be true or false/);
     expect(() => defineOptimizer({ ...base, create: undefined as never })).toThrow(/create\(/);
   });
@@ -146,9 +144,15 @@ describe('checkSpace and checkObjectives', () => {
 
   it('checks objectives and batch sizes against the optimizer', () => {
     const e = labError(() =>
-      checkObjectives([{ name: 'yield', minimize: 'yes' }, { name: 'yield', minimize: true }, { name: 'temperature', minimize: true }], undefined, [
-        { name: 'temperature', type: 'range', bounds: [0, 1] },
-      ]),
+      checkObjectives(
+        [
+          { name: 'yield', minimize: 'yes' },
+          { name: 'yield', minimize: true },
+          { name: 'temperature', minimize: true },
+        ],
+        undefined,
+        [{ name: 'temperature', type: 'range', bounds: [0, 1] }],
+      ),
     );
     expect(e.details).toEqual([
       { field: 'objectives[0].minimize', message: 'must be true or false' },
@@ -213,16 +217,30 @@ describe('parameter kinds', () => {
   });
 
   it('takes weights on every objective or none', () => {
-    expect(checkObjectives([{ name: 'a', minimize: true, weight: 2 }, { name: 'b', minimize: false, weight: 1 }])).toEqual([
+    expect(
+      checkObjectives([
+        { name: 'a', minimize: true, weight: 2 },
+        { name: 'b', minimize: false, weight: 1 },
+      ]),
+    ).toEqual([
       { name: 'a', minimize: true, weight: 2 },
       { name: 'b', minimize: false, weight: 1 },
     ]);
     expect(labError(() => checkObjectives([{ name: 'a', minimize: true, weight: 0 }])).details).toEqual([{ field: 'objectives[0].weight', message: 'must be a number above 0' }]);
-    expect(labError(() => checkObjectives([{ name: 'a', minimize: true, weight: 1 }, { name: 'b', minimize: true }])).details?.[0]?.message).toBe('give every objective a weight, or none');
+    expect(
+      labError(() =>
+        checkObjectives([
+          { name: 'a', minimize: true, weight: 1 },
+          { name: 'b', minimize: true },
+        ]),
+      ).details?.[0]?.message,
+    ).toBe('give every objective a weight, or none');
   });
 
   it('refuses an option the optimizer does not have, by name', () => {
-    const e = labError(() => defineOptimizer(base).create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: [{ name: 'y', minimize: true }], config: { parameter_constraints: ['x <= 1'] } }));
+    const e = labError(() =>
+      defineOptimizer(base).create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: [{ name: 'y', minimize: true }], config: { parameter_constraints: ['x <= 1'] } }),
+    );
     expect(e.details).toEqual([{ field: 'config.parameter_constraints', message: 'is not an option of the optimizer "stepper" (its options: step)' }]);
   });
 });
@@ -250,9 +268,7 @@ describe('checkConstraints', () => {
   });
 
   it('quotes an unparseable constraint and where it fails, and names what does not fit', () => {
-    const e = labError(() =>
-      checkConstraints(['x1 + * x2 <= 10', 'x1 * x2 <= 3', 'x1 + x3 <= 1', 'n + x1 <= 3', 'x1 < 3', 'x1 + x2', 'x1 + x2 >= 40', '(x1 + x2) <= 3'], space),
-    );
+    const e = labError(() => checkConstraints(['x1 + * x2 <= 10', 'x1 * x2 <= 3', 'x1 + x3 <= 1', 'n + x1 <= 3', 'x1 < 3', 'x1 + x2', 'x1 + x2 >= 40', '(x1 + x2) <= 3'], space));
     expect(e.details).toEqual([
       { field: 'parameter_constraints[0]', message: 'cannot read "x1 + * x2 <= 10" at column 6: expected a number or a name, found "*"' },
       { field: 'parameter_constraints[1]', message: 'cannot read "x1 * x2 <= 3" at column 6: "x1" times "x2" is not linear' },
@@ -268,7 +284,9 @@ describe('checkConstraints', () => {
   it('refuses constraints an optimizer cannot honour, saying which', () => {
     const e = labError(() => defineOptimizer(base).create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: [{ name: 'y', minimize: true }], constraints: ['x <= 0.5'] }));
     expect(e.details).toEqual([{ field: 'parameter_constraints', message: expect.stringMatching(/^the optimizer "stepper" cannot honour parameter constraints/) }]);
-    const o = labError(() => defineOptimizer(base).create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: [{ name: 'y', minimize: true }], outcomeConstraints: ['purity >= 0.9'] }));
+    const o = labError(() =>
+      defineOptimizer(base).create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }], objectives: [{ name: 'y', minimize: true }], outcomeConstraints: ['purity >= 0.9'] }),
+    );
     expect(o.details?.[0]).toEqual({ field: 'outcome_constraints', message: expect.stringMatching(/^the optimizer "stepper" cannot honour outcome constraints/) });
   });
 

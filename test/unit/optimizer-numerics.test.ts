@@ -38,7 +38,10 @@ describe('Sobol sequence', () => {
     // point 1023 of the 21-dimensional sequence, as scipy.stats.qmc.Sobol(21, scramble=False) gives it
     const p = new SobolSequence(21, { scramble: false }).point(1023);
     expect(p.map((v) => Math.round(v * 2 ** 10))).toEqual(
-      [0.00097656, 0.75292969, 0.61230469, 0.14550781, 0.18652344, 0.43847656, 0.13964844, 0.61816406, 0.34472656, 0.85058594, 0.67871094, 0.03613281, 0.12988281, 0.66503906, 0.36230469, 0.46386719, 0.31347656, 0.87597656, 0.58496094, 0.31933594, 0.86621094].map((v) => Math.round(v * 2 ** 10)),
+      [
+        0.00097656, 0.75292969, 0.61230469, 0.14550781, 0.18652344, 0.43847656, 0.13964844, 0.61816406, 0.34472656, 0.85058594, 0.67871094, 0.03613281, 0.12988281, 0.66503906, 0.36230469, 0.46386719,
+        0.31347656, 0.87597656, 0.58496094, 0.31933594, 0.86621094,
+      ].map((v) => Math.round(v * 2 ** 10)),
     );
     expect(SOBOL_MAX_DIM).toBeGreaterThanOrEqual(21);
     expect(() => new SobolSequence(SOBOL_MAX_DIM + 1)).toThrow(RangeError);
@@ -296,28 +299,63 @@ describe('Gaussian process', () => {
 describe('linear constraints', () => {
   it('linprog solves small LPs, negative right-hand sides (phase 1) included, and says when none is feasible', () => {
     // max x + y  s.t. x + 2y <= 4, 3x + y <= 6, x >= 0, y >= 0  →  (1.6, 1.2), 2.8
-    const r = linprog([[1, 2], [3, 1]], [4, 6], [1, 1])!;
+    const r = linprog(
+      [
+        [1, 2],
+        [3, 1],
+      ],
+      [4, 6],
+      [1, 1],
+    )!;
     expect(r.value).toBeCloseTo(2.8, 12);
     expect(r.x[0]).toBeCloseTo(1.6, 12);
     expect(r.x[1]).toBeCloseTo(1.2, 12);
     // max -x  s.t. -x - y <= -3 (x + y >= 3), y <= 1  →  x = 2
-    expect(linprog([[-1, -1], [0, 1]], [-3, 1], [-1, 0])!.value).toBeCloseTo(-2, 12);
-    expect(linprog([[1, 1], [-1, -1]], [1, -2], [1, 0])).toBeNull();
+    expect(
+      linprog(
+        [
+          [-1, -1],
+          [0, 1],
+        ],
+        [-3, 1],
+        [-1, 0],
+      )!.value,
+    ).toBeCloseTo(-2, 12);
+    expect(
+      linprog(
+        [
+          [1, 1],
+          [-1, -1],
+        ],
+        [1, -2],
+        [1, 0],
+      ),
+    ).toBeNull();
   });
 
   it('maximises log EI inside the constraints when the unconstrained maximiser lies outside', () => {
-    const space = checkSpace([{ name: 'x', type: 'range', bounds: [0, 1] }, { name: 'y', type: 'range', bounds: [0, 1] }]);
+    const space = checkSpace([
+      { name: 'x', type: 'range', bounds: [0, 1] },
+      { name: 'y', type: 'range', bounds: [0, 1] },
+    ]);
     const codec = new SpaceCodec(space);
     const feasible = new FeasibleSpace(codec, checkConstraints(['x + y <= 0.6'], space));
     const pts: number[] = [];
     const vals: number[] = [];
-    for (let i = 0; i < 5; i++) for (let j = 0; j < 5; j++) {
-      const [a, b] = [i / 4, j / 4];
-      pts.push(a, b);
-      vals.push((a - 0.8) ** 2 + (b - 0.8) ** 2);
-    }
+    for (let i = 0; i < 5; i++)
+      for (let j = 0; j < 5; j++) {
+        const [a, b] = [i / 4, j / 4];
+        pts.push(a, b);
+        vals.push((a - 0.8) ** 2 + (b - 0.8) ** 2);
+      }
     const mean = vals.reduce((a, b) => a + b) / vals.length;
-    const post = new Posterior(Float64Array.from(pts), 25, 2, Float64Array.from(vals, (v) => (v - mean) / 0.3), hyperOf(Float64Array.from([Math.log(0.4), Math.log(0.4), 0, Math.log(1e-4)]), 2));
+    const post = new Posterior(
+      Float64Array.from(pts),
+      25,
+      2,
+      Float64Array.from(vals, (v) => (v - mean) / 0.3),
+      hyperOf(Float64Array.from([Math.log(0.4), Math.log(0.4), 0, Math.log(1e-4)]), 2),
+    );
     const best = Math.min(...post.trainMean());
     const r = maximizeLogEI(post, { codec, feasible, rng: createRng(1), best, incumbents: [], candidates: 512, localStarts: 4, exclude: new Set() });
     expect(r.x[0]! + r.x[1]!).toBeLessThanOrEqual(0.6 + 1e-12);

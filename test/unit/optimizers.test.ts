@@ -78,7 +78,6 @@ describe.each([
 });
 
 describe('gp', () => {
-
   it('starts with a quasi-random design, then models: snapshot with the fitted model and its surface', async () => {
     const { o, rows } = await run(gpOptimizer, REACTOR_SPACE, MAX_YIELD, yieldOf, 12, 4);
     // the first d + 3 = 5 points are the scrambled Sobol design
@@ -143,7 +142,15 @@ describe('gp', () => {
       { name: 'cost', minimize: true },
       { name: 'purity', minimize: false },
     ];
-    const o = gpOptimizer.create({ space: [{ name: 'x', type: 'range', bounds: [0, 1] }, { name: 'z', type: 'range', bounds: [0, 1] }], objectives, seed: 1, config: FAST });
+    const o = gpOptimizer.create({
+      space: [
+        { name: 'x', type: 'range', bounds: [0, 1] },
+        { name: 'z', type: 'range', bounds: [0, 1] },
+      ],
+      objectives,
+      seed: 1,
+      config: FAST,
+    });
     const values = (p: ParamValues) => ({ cost: (p.x as number) ** 2 + (p.z as number), purity: 1 - ((p.x as number) - 1) ** 2 - (p.z as number) });
     const seen: { cost: number; purity: number }[] = [];
     for (let i = 0; i < 12; i++) {
@@ -153,8 +160,7 @@ describe('gp', () => {
     }
     const front = (o.snapshot().pareto as { values: { cost: number; purity: number } }[]).map((r) => r.values);
     expect(front.length).toBeGreaterThan(4);
-    const dominates = (a: { cost: number; purity: number }, b: { cost: number; purity: number }) =>
-      a.cost <= b.cost && a.purity >= b.purity && (a.cost < b.cost || a.purity > b.purity);
+    const dominates = (a: { cost: number; purity: number }, b: { cost: number; purity: number }) => a.cost <= b.cost && a.purity >= b.purity && (a.cost < b.cost || a.purity > b.purity);
     for (const p of front) expect(seen.some((q) => dominates(q, p))).toBe(false);
     // every observation off the front is dominated by (or equal to) one on it
     for (const q of seen) expect(front.some((p) => dominates(p, q) || (p.cost === q.cost && p.purity === q.purity))).toBe(true);
@@ -315,8 +321,7 @@ describe.each([
       { name: 'solvent', type: 'fixed', value: 'water' },
     ];
     // best at conc 0.01, volume 0.3, rpm 650, n 20
-    const f = (p: ParamValues) =>
-      Math.log10((p.conc as number) / 0.01) ** 2 + ((p.volume as number) - 0.3) ** 2 + (((p.rpm as number) - 650) / 900) ** 2 + Math.log10((p.n as number) / 20) ** 2;
+    const f = (p: ParamValues) => Math.log10((p.conc as number) / 0.01) ** 2 + ((p.volume as number) - 0.3) ** 2 + (((p.rpm as number) - 650) / 900) ** 2 + Math.log10((p.n as number) / 20) ** 2;
     const o = opt.create({ space, objectives: MIN_Y, seed: 5, config: name === 'gp' ? FAST : {} });
     const points: ParamValues[] = [];
     for (let round = 0; round < 6; round++) {
@@ -390,13 +395,28 @@ describe('outcome constraints and weights', () => {
     const snap = o.snapshot() as { best: { params: ParamValues }; pareto: unknown[] };
     expect(snap.pareto.length).toBeGreaterThan(1);
     // the same compromise with the weights the other way round favours purity
-    const swapped = sobolOptimizer.create({ space, objectives: [{ ...objectives[0]!, weight: 1 }, { ...objectives[1]!, weight: 3 }], seed: 4 });
+    const swapped = sobolOptimizer.create({
+      space,
+      objectives: [
+        { ...objectives[0]!, weight: 1 },
+        { ...objectives[1]!, weight: 3 },
+      ],
+      seed: 4,
+    });
     await swapped.observe(points.map((p) => ({ params: p, values: values(p) })));
     const other = (swapped.snapshot() as { best: { params: ParamValues } }).best.params;
     expect(values(other).purity).toBeGreaterThan(values(snap.best.params).purity);
     expect(values(other).cost).toBeGreaterThan(values(snap.best.params).cost);
     // gp follows the weights: heavy on purity, it heads for small x + y
-    const g = gpOptimizer.create({ space, objectives: [{ name: 'cost', minimize: true, weight: 1 }, { name: 'purity', minimize: false, weight: 20 }], seed: 4, config: FAST });
+    const g = gpOptimizer.create({
+      space,
+      objectives: [
+        { name: 'cost', minimize: true, weight: 1 },
+        { name: 'purity', minimize: false, weight: 20 },
+      ],
+      seed: 4,
+      config: FAST,
+    });
     const seen: ParamValues[] = [];
     for (let i = 0; i < 12; i++) {
       const [p] = await g.suggest(1);

@@ -45,7 +45,9 @@ describe('a result as a small table', () => {
 
   it('shows a list of numbers as an inline SVG sparkline with its count and range, and a long list cut with how many more', () => {
     const out = html(createElement(ValueView, { value: [1, 3, 2, 5] }));
-    expect(out).toMatch(/<svg class="sparkline" width="120" height="24" viewBox="0 0 120 24" role="img" aria-label="4 numbers from 1 to 5"><title>4 numbers from 1 to 5<\/title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="[\d. ,]+"><\/polyline><\/svg>/);
+    expect(out).toMatch(
+      /<svg class="sparkline" width="120" height="24" viewBox="0 0 120 24" role="img" aria-label="4 numbers from 1 to 5"><title>4 numbers from 1 to 5<\/title><polyline fill="none" stroke="currentColor" stroke-width="1.5" points="[\d. ,]+"><\/polyline><\/svg>/,
+    );
     expect(out).toContain('4 values, 1 … 5');
     const flat = html(createElement(ValueView, { value: [2, 2] }));
     expect(flat).toContain('points="1.0,12.0 119.0,12.0"'); // a constant series is a flat line in the middle
@@ -77,7 +79,7 @@ describe('the recent calls', () => {
 });
 
 describe('the call record page', () => {
-  it('keeps the lines of a traceback and shows the start in the viewer\'s time zone', () => {
+  it("keeps the lines of a traceback and shows the start in the viewer's time zone", () => {
     const traceback = 'ValueError: no cell\nTraceback (most recent call last):\n  File "deck.py", line 3, in read\n    raise ValueError("no cell")';
     const out = html(createElement(TaskPage, { ctx, step: stepJson(step({ status: 'error', error: traceback })) }));
     expect(out).toContain(`<pre class="small text-danger traceback">${traceback.replace(/"/g, '&quot;')}</pre>`);
@@ -87,7 +89,15 @@ describe('the call record page', () => {
 
 describe("a record's parameter rows", () => {
   it('say once which parameters are the same in every row (a fixed value)', () => {
-    const out = html(createElement(ParametersTable, { rows: [{ rpm: 100, mode: 'slow' }, { rpm: 200, mode: 'slow' }], repeat: null }));
+    const out = html(
+      createElement(ParametersTable, {
+        rows: [
+          { rpm: 100, mode: 'slow' },
+          { rpm: 200, mode: 'slow' },
+        ],
+        repeat: null,
+      }),
+    );
     expect(out).toContain('<p class="small" id="record-fixed">The same in every row: mode = &quot;slow&quot;</p>');
     expect(html(createElement(ParametersTable, { rows: [{ rpm: 100 }], repeat: null }))).not.toContain('record-fixed');
   });

@@ -45,7 +45,7 @@ function setup() {
 }
 
 /** Resolve with the first event `name` whose payload passes `pred`. */
-const next = <T,>(host: PluginHost, name: string, pred: (e: T) => boolean = () => true, ms = 5000): Promise<T> => nextEvent<T>(host, name, pred, ms);
+const next = <T>(host: PluginHost, name: string, pred: (e: T) => boolean = () => true, ms = 5000): Promise<T> => nextEvent<T>(host, name, pred, ms);
 
 const call = async (deck: Deck, name: string, owner?: string) => (await deck.call(name, 'version', {}, { userId: null, owner })).output;
 
@@ -98,13 +98,21 @@ describe('PluginHost: discovery and loading', () => {
     const file = join(dir, 'alpha.ts');
     writeFileSync(file, alpha('1', log));
     writeFileSync(join(dir, 'broken.ts'), 'export const x = {;\n');
-    writeFileSync(join(dir, 'bad-contract.ts'), `import { defineInstrument, z } from ${JSON.stringify(CONTRACTS)};
-export const d = defineInstrument({ name: 'bad name', version: '1', options: z.object({}), create: () => ({}), methods: {} });\n`);
+    writeFileSync(
+      join(dir, 'bad-contract.ts'),
+      `import { defineInstrument, z } from ${JSON.stringify(CONTRACTS)};
+export const d = defineInstrument({ name: 'bad name', version: '1', options: z.object({}), create: () => ({}), methods: {} });\n`,
+    );
     const host = new PluginHost({ deck, dirs: [dir] });
     const errors: unknown[] = [];
     host.on('error', (e) => errors.push(e));
     await host.start();
-    expect(host.errors().map((e) => e.file).sort()).toEqual([join(dir, 'bad-contract.ts'), join(dir, 'broken.ts')]);
+    expect(
+      host
+        .errors()
+        .map((e) => e.file)
+        .sort(),
+    ).toEqual([join(dir, 'bad-contract.ts'), join(dir, 'broken.ts')]);
     expect(host.errors().find((e) => e.file.endsWith('bad-contract.ts'))?.message).toMatch(/instrument name must match/);
     expect(errors).toHaveLength(2);
     await deck.connect('alpha', 'a1', {});

@@ -149,9 +149,18 @@ print(json.dumps({
 }))`);
     const out = JSON.parse(stdout) as Record<string, unknown>;
     // Required first, then the optional ones in schema order; list defaults become None (server default).
-    expect(out.dose).toEqual([['volume_ml', 'REQUIRED'], ['rate', 1], ['mode', 'fast'], ['note', null], ['tags', null]]);
+    expect(out.dose).toEqual([
+      ['volume_ml', 'REQUIRED'],
+      ['rate', 1],
+      ['mode', 'fast'],
+      ['note', null],
+      ['tags', null],
+    ]);
     expect(out.prime).toEqual([]);
-    expect(out.import).toEqual([['lambda_', 'REQUIRED'], ['from_', false]]);
+    expect(out.import).toEqual([
+      ['lambda_', 'REQUIRED'],
+      ['from_', false],
+    ]);
     expect(out.set).toEqual([['temp_c', 'REQUIRED']]);
     expect(out.doc).toContain(NASTY);
     expect(out.doc).toContain('volume_ml (number, required): how much "exactly"');
@@ -196,13 +205,7 @@ try:
     print("no error")
 except LabError as e:
     print(json.dumps([e.status, e.code, e.message, e.details, str(e)]))`);
-    expect(JSON.parse(stdout)).toEqual([
-      400,
-      'invalid_input',
-      'volume_ml must be positive',
-      [{ field: 'volume_ml', message: 'too small' }],
-      '400 invalid_input: volume_ml must be positive',
-    ]);
+    expect(JSON.parse(stdout)).toEqual([400, 'invalid_input', 'volume_ml must be positive', [{ field: 'volume_ml', message: 'too small' }], '400 invalid_input: volume_ml must be positive']);
   });
 
   it('keeps the task id (and the rest of the answer) of a call the instrument failed: 502', async () => {

@@ -30,7 +30,7 @@ describe('README', () => {
     expect(ci).toMatch(/\bnpm test\b/);
   });
 
-  it("has a driver example that loads, connects, validates and runs, and whose test passes", async () => {
+  it('has a driver example that loads, connects, validates and runs, and whose test passes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'labdeck-readme-'));
     writeFileSync(join(dir, 'scale.ts'), block('lab-plugins/scale.ts'));
     writeFileSync(join(dir, 'scale.test.ts'), block('lab-plugins/scale.test.ts'));

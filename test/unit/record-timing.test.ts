@@ -7,7 +7,7 @@ import { SlidingStats } from '../../core/records/timing.js';
 
 it('gives the median and MAD statsOf gives, window after window', () => {
   let seed = 7;
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   // durations with ties (whole ms from a few values) and outliers
   const durations = Array.from({ length: 400 }, () => (rnd() < 0.1 ? Math.round(rnd() * 5000) : 50 + Math.round(rnd() * 4)));
   const w = new SlidingStats();

@@ -3,17 +3,7 @@
  * data normaliser, the steps-CSV rows (through the shared CSV writer) and the log text.
  */
 import { csvChunks } from '../../core/files/csv.js';
-import {
-  STEPS_CSV_COLUMNS,
-  logText,
-  mayDelete,
-  parseListQuery,
-  pathAtIndex,
-  plotData,
-  stepPathResolver,
-  stepsCsvBatches,
-  stepsCsvRow,
-} from '../../core/records/index.js';
+import { STEPS_CSV_COLUMNS, logText, mayDelete, parseListQuery, pathAtIndex, plotData, stepPathResolver, stepsCsvBatches, stepsCsvRow } from '../../core/records/index.js';
 import type { PhaseRow, StepRow } from '../../core/store/types.js';
 import type { Step } from '../../core/workflow/model.js';
 import { labError } from '../helpers/errors.js';
@@ -240,9 +230,7 @@ describe('the steps CSV rows and the log text', () => {
       { at: new Date('2024-05-01T10:00:00.000Z'), level: 'info', message: 'Started dose v1: 3 iteration(s).' },
       { at: new Date('2024-05-01T10:00:01.500Z'), level: 'error', message: 'Step main[0] failed:\nline two\r\nthree' },
     ]);
-    expect(text).toBe(
-      '2024-05-01T10:00:00.000Z INFO  Started dose v1: 3 iteration(s).\n' + '2024-05-01T10:00:01.500Z ERROR Step main[0] failed:\\nline two\\nthree\n',
-    );
+    expect(text).toBe('2024-05-01T10:00:00.000Z INFO  Started dose v1: 3 iteration(s).\n' + '2024-05-01T10:00:01.500Z ERROR Step main[0] failed:\\nline two\\nthree\n');
     expect(logText([])).toBe('');
   });
 });

@@ -78,7 +78,7 @@ describe('respond: a view', () => {
     await request(view).get('/x?bad=1&format=json').expect(200);
   });
 
-  it('status is both answers\' (201 for what was made); a plain value is JSON as it is', async () => {
+  it("status is both answers' (201 for what was made); a plain value is JSON as it is", async () => {
     const made = app((req, res) => respond(req, res, { json: { id: 7 }, html: () => page('made'), status: 201 }));
     const j = await request(made).post('/x').send({}).expect(201);
     expect(j.body).toEqual({ id: 7 });
@@ -130,7 +130,7 @@ describe('failed: a post that failed', () => {
   const again = app((req, res) => failed(req, res, busy, (err) => res.status(statusOf(err)).type('html').send(`again: ${err.message}`)));
   const noAgain = app((req, res) => failed(req, res, new LabError('not_found', 'No such thing.')));
 
-  it("a script gets the error as the error handler answers it: status, Retry-After, body", async () => {
+  it('a script gets the error as the error handler answers it: status, Retry-After, body', async () => {
     const r = await request(again).post('/x').send({}).expect(503);
     expect(r.body).toEqual(errorBody(busy));
     expect(r.body).toEqual({ error: { code: 'unavailable', message: 'Busy: try again.', details: [{ field: 'file', message: 'busy' }] }, retry_after: 2 });
@@ -149,7 +149,7 @@ describe('failed: a post that failed', () => {
     expect(j.body).toEqual({ error: { code: 'not_found', message: 'No such thing.' } });
   });
 
-  it("anything thrown is read as a LabError (an unknown error: a 500 that hides its message)", async () => {
+  it('anything thrown is read as a LabError (an unknown error: a 500 that hides its message)', async () => {
     const spy = jest.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
       const raw = app((req, res) => failed(req, res, new Error('secret detail')));

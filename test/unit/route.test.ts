@@ -56,7 +56,10 @@ function app(role: 'admin' | 'operator' = 'operator') {
 
 describe('handle(route)', () => {
   it('gives the handler the parsed path, query and body; a form is read into the schema types', async () => {
-    const json = await request(app()).post('/things/7?verbose=yes&other=1').send({ name: 'a', count: 2, tags: ['x'] }).expect(200);
+    const json = await request(app())
+      .post('/things/7?verbose=yes&other=1')
+      .send({ name: 'a', count: 2, tags: ['x'] })
+      .expect(200);
     expect(json.body).toEqual({ params: { id: 7 }, query: { verbose: 'yes' }, body: { name: 'a', count: 2, tags: ['x'] } });
     const form = await request(app()).post('/things/7').type('form').send('name=a&count=3&ratio=0.5&on=on&tags=x&tags=y&arg.volume=2').expect(200);
     expect(form.body.body).toEqual({ name: 'a', count: 3, ratio: 0.5, on: true, tags: ['x', 'y'], 'arg.volume': '2' });

@@ -19,7 +19,12 @@ const CASES: [string, ControlStatus, string, Control[]][] = [
   ['running, the flag set (a call in flight)', { ...RUNNING, paused: true }, 'pausing after this step', ['resume', 'stop-iteration', 'abort-task']],
   ['paused by the flag', { ...RUNNING, state: 'paused', paused: true }, 'paused', ['resume', 'stop-iteration', 'abort-task']],
   ['at a pause step', { ...RUNNING, state: 'paused', waiting: { path: 'main[1]', message: 'Load' } }, 'waiting at a pause step', ['continue', 'stop-iteration', 'abort-task']],
-  ['at a pause step, the flag set too', { ...RUNNING, state: 'paused', paused: true, waiting: { path: 'main[1]', message: 'Load' } }, 'waiting at a pause step', ['resume', 'continue', 'stop-iteration', 'abort-task']],
+  [
+    'at a pause step, the flag set too',
+    { ...RUNNING, state: 'paused', paused: true, waiting: { path: 'main[1]', message: 'Load' } },
+    'waiting at a pause step',
+    ['resume', 'continue', 'stop-iteration', 'abort-task'],
+  ],
   ['a failed step', { ...RUNNING, state: 'failed', failed_step: { path: 'main[0]' } }, 'failed step waiting for a decision', ['retry', 'skip', 'stop-iteration', 'abort-task']],
   ['stopping (cleanup)', { ...RUNNING, state: 'stopping' }, 'stopping', ['pause', 'abort-task']],
   ['stopping, paused', { ...RUNNING, state: 'stopping', paused: true }, 'stopping', ['resume', 'abort-task']],

@@ -41,7 +41,11 @@ const sides: Side[] = [];
 /** A labdeck on the store: its deck made now, a campaign kind whose optimizer suggests ROWS in order. */
 async function start(): Promise<Side> {
   const { deck, state } = await runnerDeck(db.store.steps);
-  const campaign = async () => ({ total: ROWS.length, params: async (i: number, before?: Record<string, unknown>) => before ?? ROWS[i]!, measured: async (i: number, _p: unknown, outputs: Record<string, unknown>) => void measured.push({ i, outputs }) });
+  const campaign = async () => ({
+    total: ROWS.length,
+    params: async (i: number, before?: Record<string, unknown>) => before ?? ROWS[i]!,
+    measured: async (i: number, _p: unknown, outputs: Record<string, unknown>) => void measured.push({ i, outputs }),
+  });
   const runner = new Runner({ store: db.store, deck, sources: { campaign } });
   const events: RunnerEvent[] = [];
   runner.on('event', (e: RunnerEvent) => events.push(e));
@@ -138,7 +142,9 @@ describe('an in-doubt step whose iteration ran on instruments made again since',
     // `a` is the new first step's output (the fresh counter: 0 + x), `b` uses prep's `base` (replayed)
     expect(phase).toMatchObject({ status: 'ok', outputs: { a: steps[6]!.output, g: 'g', b: steps[8]!.output } });
     expect(steps[8]!.args).toEqual({ by: 10 });
-    expect((await db.store.logs.list(runId)).map((x) => x.message)).toContainEqual(expect.stringContaining("re-running the in-doubt step's iteration from its first step (counter, gate made again since it began)"));
+    expect((await db.store.logs.list(runId)).map((x) => x.message)).toContainEqual(
+      expect.stringContaining("re-running the in-doubt step's iteration from its first step (counter, gate made again since it began)"),
+    );
   });
 
   it('a campaign: a plain Retry re-runs the whole iteration (its point measured once, on the new instruments)', async () => {
@@ -180,7 +186,10 @@ describe('remadeSince', () => {
   const step = (instrument: string, at: number, phase = 'main', iteration: number | null = 1) => ({ instrument, phase, iteration, startedAt: new Date(at) }) as StepRow;
   it("names the instruments of the in-doubt step's phase run made after that run first used them", () => {
     const steps = [step('pump', 100, 'main', 0), step('pump', 200), step('balance', 300), step('balance', 500)];
-    const made = new Map([['pump', new Date(150)], ['balance', new Date(400)]]);
+    const made = new Map([
+      ['pump', new Date(150)],
+      ['balance', new Date(400)],
+    ]);
     // pump was made before iteration 1 used it; balance after its first use there
     expect(remadeSince(steps, { phase: 'main', iteration: 1 }, (n) => made.get(n) ?? null)).toEqual(['balance']);
     // nothing made again (the store failed under a run, the same labdeck goes on): nothing named

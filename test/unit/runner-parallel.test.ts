@@ -178,7 +178,7 @@ describe('parallel 2', () => {
     expect(l.state.calls['spare.ping']).toBe(1);
   });
 
-  it("abort next-task on one task holds the queue; the other goes on, and the queue can be released while it runs", async () => {
+  it('abort next-task on one task holds the queue; the other goes on, and the queue can be released while it runs', async () => {
     const l = await lab(2);
     const a = await submit(l, 'gateThenPing');
     const b = await submit(l, 'countPause');

@@ -241,12 +241,7 @@ describe('submit', () => {
 
     const bad = await labError(submit(l, 'basic', { config: [{ x: 1 }, { x: 'lots' }, { y: 2 }] }));
     expect(bad.code).toBe('invalid_input');
-    expect(bad.details).toEqual(
-      expect.arrayContaining([
-        { field: 'row 2, column x', message: '"lots" is not a number' },
-        expect.objectContaining({ field: 'row 3, column y' }),
-      ]),
-    );
+    expect(bad.details).toEqual(expect.arrayContaining([{ field: 'row 2, column x', message: '"lots" is not a number' }, expect.objectContaining({ field: 'row 3, column y' })]));
     expect((await labError(submit(l, 'basic', { repeat: 0 }))).details?.[0].field).toBe('repeat');
     expect((await labError(submit(l, 'basic', { repeat: 1, name: 'x'.repeat(201) }))).details?.[0].field).toBe('name');
     expect(await l.store.queue.open()).toEqual([]);
@@ -1026,7 +1021,13 @@ describe('after a crash', () => {
     const s = l.runner.status();
     expect(s).toMatchObject({ busy: false, state: 'idle', queue_held: true });
     // the restarted labdeck made its instruments again: both of iteration 1's are named (a workflow's Retry is still the step)
-    expect(s.interrupted).toEqual({ task_id: task.id, run_id: runId, step: { id: steps.at(-1)!.id, phase: 'main', iteration: 1, index: 1, instrument: 'gate', method: 'pass' }, remade: ['counter', 'gate'], retry: 'step' });
+    expect(s.interrupted).toEqual({
+      task_id: task.id,
+      run_id: runId,
+      step: { id: steps.at(-1)!.id, phase: 'main', iteration: 1, index: 1, instrument: 'gate', method: 'pass' },
+      remade: ['counter', 'gate'],
+      retry: 'step',
+    });
     expect((await l.store.logs.list(runId)).map((x) => x.level)).toContain('warn');
     await l.runner.settled(); // the loop has looked at the queue since, and started nothing
     expect(await taskStatus(l, more[0].id)).toBe('pending');
@@ -1270,7 +1271,7 @@ describe('the controls: each does one thing, or is a 409 when it would do nothin
     expect(callsOf(l)).toEqual({ 'counter.inc': 1, 'counter.read': 1 });
   });
 
-  it('pause-resume keeps its meaning (the spec\'s one button): skip, continue, release, or pause and resume', async () => {
+  it("pause-resume keeps its meaning (the spec's one button): skip, continue, release, or pause and resume", async () => {
     const failed = await failing();
     await failed.l.runner.pauseResume();
     expect(await outcome(failed.l, failed.task.id)).toBe('completed');

@@ -19,7 +19,9 @@ const FILE = {
   ],
   rules: [
     {
-      id: 'hot', name: 'No dispensing into a hot vial', enabled: true,
+      id: 'hot',
+      name: 'No dispensing into a hot vial',
+      enabled: true,
       when: { target: 'class:SyringePump', method: 'dispense' },
       if: [{ left: { arg: 'volume_ml' }, op: '>', right: { value: 1 } }],
       require: [{ left: { read: 'reactor.read_temperature' }, op: '<=', right: { value: 60 } }],
@@ -72,7 +74,15 @@ describe('the safety file', () => {
         { target: 'r', method: 'm', param: 'p', max: 3 },
         { target: 'r', method: 'm', param: 'z' },
       ],
-      rules: [{ when: { target: 'r' }, require: [{ left: { state: 'lid' }, op: '==', right: { value: 'on' } }, { left: { arg: 'x' }, op: '<', right: { value: 1 } }] }],
+      rules: [
+        {
+          when: { target: 'r' },
+          require: [
+            { left: { state: 'lid' }, op: '==', right: { value: 'on' } },
+            { left: { arg: 'x' }, op: '<', right: { value: 1 } },
+          ],
+        },
+      ],
     });
     expect(r.config).toBeNull();
     const by = Object.fromEntries(r.problems.map((p) => [p.path, p.message]));
@@ -86,10 +96,19 @@ describe('the safety file', () => {
   });
 
   test('trays are named A1, A01, 1 or 0, along rows or columns', () => {
-    expect(trayGrid({ rows: 2, columns: 3, naming: 'A1', order: 'row' })).toEqual([['A1', 'A2', 'A3'], ['B1', 'B2', 'B3']]);
+    expect(trayGrid({ rows: 2, columns: 3, naming: 'A1', order: 'row' })).toEqual([
+      ['A1', 'A2', 'A3'],
+      ['B1', 'B2', 'B3'],
+    ]);
     expect(trayGrid({ rows: 1, columns: 2, naming: 'A01', order: 'row' })[0]).toEqual(['A01', 'A02']);
-    expect(trayGrid({ rows: 2, columns: 2, naming: '1', order: 'column' })).toEqual([['1', '3'], ['2', '4']]);
-    expect(trayGrid({ rows: 2, columns: 2, naming: '0', order: 'row' })).toEqual([['0', '1'], ['2', '3']]);
+    expect(trayGrid({ rows: 2, columns: 2, naming: '1', order: 'column' })).toEqual([
+      ['1', '3'],
+      ['2', '4'],
+    ]);
+    expect(trayGrid({ rows: 2, columns: 2, naming: '0', order: 'row' })).toEqual([
+      ['0', '1'],
+      ['2', '3'],
+    ]);
   });
 });
 
@@ -146,11 +165,11 @@ describe('the evaluator', () => {
   });
 
   test('a reading path picks a field; `in` compares against a list', async () => {
-    const e = new Evaluator(config({
-      rules: [{ id: 'r', when: { target: 'a', method: 'go' }, require: [
-        { left: { read: 'b.status', path: 'door' }, op: 'in', right: { value: ['closed', 'locked'] } },
-      ] }],
-    }));
+    const e = new Evaluator(
+      config({
+        rules: [{ id: 'r', when: { target: 'a', method: 'go' }, require: [{ left: { read: 'b.status', path: 'door' }, op: 'in', right: { value: ['closed', 'locked'] } }] }],
+      }),
+    );
     expect((await e.check(call('a', [], 'go', {}), readings({ 'b.status': { door: 'closed' } }))).allowed).toBe(true);
     expect((await e.check(call('a', [], 'go', {}), readings({ 'b.status': { door: 'open' } }))).allowed).toBe(false);
     expect((await e.check(call('a', [], 'go', {}), readings({ 'b.status': {} }))).problems[0].message).toMatch(/no field "door"/);

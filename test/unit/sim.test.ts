@@ -12,8 +12,7 @@ const ctx = (signal = new AbortController().signal): CallContext => ({ signal, l
 /** Create an instance with validated options, and call methods with validated args, as the deck does. */
 async function device(driver: InstrumentDriver, options: Record<string, unknown> = {}) {
   const inst = await driver.create(driver.options.parse(options));
-  return (method: string, args: Record<string, unknown> = {}, c = ctx()) =>
-    Promise.resolve(driver.methods[method].run(inst, driver.methods[method].params.parse(args), c));
+  return (method: string, args: Record<string, unknown> = {}, c = ctx()) => Promise.resolve(driver.methods[method].run(inst, driver.methods[method].params.parse(args), c));
 }
 
 describe('sim pump', () => {
@@ -83,7 +82,13 @@ describe('sim hotplate', () => {
     await plate('set_temperature', { celsius: 80 });
     // it heats towards the setpoint as time passes (tau 20 ms), and gets there
     const first = (await plate('temperature')) as number;
-    expect(await waitForValue(() => plate('temperature') as Promise<number>, (t) => Math.abs(t - 80) < 0.5, 'the plate to reach 80 °C')).toBeCloseTo(80, 0);
+    expect(
+      await waitForValue(
+        () => plate('temperature') as Promise<number>,
+        (t) => Math.abs(t - 80) < 0.5,
+        'the plate to reach 80 °C',
+      ),
+    ).toBeCloseTo(80, 0);
     expect(first).toBeLessThan(80);
   });
 });

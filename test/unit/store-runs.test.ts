@@ -371,8 +371,7 @@ describe(`records list (${dialect})`, () => {
     for (const [name, workflowName] of specs) ids.push((await store.runs.create(newRun({ name, workflowName }))).id);
   });
 
-  const list = (q: { keyword?: string; page?: number; perPage?: number }) =>
-    store.runs.list({ page: 1, perPage: 20, ...q });
+  const list = (q: { keyword?: string; page?: number; perPage?: number }) => store.runs.list({ page: 1, perPage: 20, ...q });
 
   it('pages newest first with the total', async () => {
     const all = await list({});
@@ -559,15 +558,12 @@ describe(`schema after the runs migration (${dialect})`, () => {
     const db = await testDbUrl();
     try {
       const old = new DataSource(
-        db.url
-          ? { type: 'postgres', url: db.url, migrations: [Init1732300000000] }
-          : { type: 'better-sqlite3', database: path.join(dataDir, SQLITE_FILE), migrations: [Init1732300000000] },
+        db.url ? { type: 'postgres', url: db.url, migrations: [Init1732300000000] } : { type: 'better-sqlite3', database: path.join(dataDir, SQLITE_FILE), migrations: [Init1732300000000] },
       );
       await old.initialize();
       await old.runMigrations();
       await old.query(
-        `INSERT INTO "steps" ("run_id", "instrument", "method", "status", "started_at") VALUES (7, 'pump', 'dose', 'running', ` +
-          `${db.url ? `'2024-01-01T00:00:00Z'` : `'2024-01-01 00:00:00.000'`})`,
+        `INSERT INTO "steps" ("run_id", "instrument", "method", "status", "started_at") VALUES (7, 'pump', 'dose', 'running', ` + `${db.url ? `'2024-01-01T00:00:00Z'` : `'2024-01-01 00:00:00.000'`})`,
       );
       await old.destroy();
 
@@ -595,7 +591,11 @@ describe(`100,000 runs and steps (${dialect})`, () => {
 
   withTestStore((t) => (big = t.store));
   afterAll(() => {
-    console.log(`store timings (${dialect}):\n${Object.entries(timings).map(([k, v]) => `  ${k}: ${v}`).join('\n')}`);
+    console.log(
+      `store timings (${dialect}):\n${Object.entries(timings)
+        .map(([k, v]) => `  ${k}: ${v}`)
+        .join('\n')}`,
+    );
   });
 
   /** First (cold) and median-of-5 (warm) time of a call, in ms. */
@@ -638,9 +638,7 @@ describe(`100,000 runs and steps (${dialect})`, () => {
     }
     timings[`insert ${N} runs`] = `${(performance.now() - t).toFixed(0)} ms`;
 
-    const page = await time('runs.list keyword "titration", page 500 of 20', () =>
-      big.runs.list({ keyword: 'titration', page: 500, perPage: 20 }),
-    );
+    const page = await time('runs.list keyword "titration", page 500 of 20', () => big.runs.list({ keyword: 'titration', page: 500, perPage: 20 }));
     // Matches are every 10th run; newest first, page 500 holds matches 9,981..10,000: runs 200 down to 10.
     expect(page.total).toBe(N / 10);
     expect(page.rows.map((r) => r.name)).toEqual(Array.from({ length: 20 }, (_, i) => `Run ${200 - 10 * i} Titration`));
@@ -665,12 +663,10 @@ describe(`100,000 runs and steps (${dialect})`, () => {
     // Steps of two runs interleaved (odd n: ours, even n: the other run's), so ids of one run are not contiguous.
     const t = performance.now();
     const values = (n: string, ts: string) =>
-      `CASE WHEN n % 2 = 1 THEN ${run.id} ELSE ${other.id} END, 'main', n / 20, n % 10, 'pump', 'dose', ` +
-      `'{"volume_ml":1.5}', '{"mass_g":0.98,"raw":[1,2,3]}', 'ok', ${ts}`;
+      `CASE WHEN n % 2 = 1 THEN ${run.id} ELSE ${other.id} END, 'main', n / 20, n % 10, 'pump', 'dose', ` + `'{"volume_ml":1.5}', '{"mass_g":0.98,"raw":[1,2,3]}', 'ok', ${ts}`;
     if (dialect === 'sqlite') {
       await ds.query(
-        `WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ${2 * N}) ` +
-          `INSERT INTO "steps" ${cols} SELECT ${values('n', `'2024-01-01 00:00:00.000'`)} FROM seq`,
+        `WITH RECURSIVE seq(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM seq WHERE n < ${2 * N}) ` + `INSERT INTO "steps" ${cols} SELECT ${values('n', `'2024-01-01 00:00:00.000'`)} FROM seq`,
       );
     } else {
       await ds.query(`INSERT INTO "steps" ${cols} SELECT ${values('n', `'2024-01-01T00:00:00Z'`)} FROM generate_series(1, ${2 * N}) AS n`);
@@ -695,8 +691,7 @@ describe(`100,000 runs and steps (${dialect})`, () => {
       }
       peak = Math.max(peak, process.memoryUsage().heapUsed);
     }
-    timings[`runSteps.iterate ${N} steps, batch 1000`] =
-      `${(performance.now() - t1).toFixed(0)} ms, heap peak +${((peak - heap0) / 1e6).toFixed(1)} MB`;
+    timings[`runSteps.iterate ${N} steps, batch 1000`] = `${(performance.now() - t1).toFixed(0)} ms, heap peak +${((peak - heap0) / 1e6).toFixed(1)} MB`;
     expect(count).toBe(N);
     expect(batches).toBe(N / 1000);
     expect(ordered).toBe(true);

@@ -26,8 +26,7 @@ withTestStore((t) => (store = t.store));
 
 let seq = 0;
 const uniq = (s: string) => `${s}-${++seq}`;
-const newUser = (role: 'admin' | 'operator' = 'operator') =>
-  store.users.create({ username: uniq('user'), passwordHash: 'scrypt$x', role });
+const newUser = (role: 'admin' | 'operator' = 'operator') => store.users.create({ username: uniq('user'), passwordHash: 'scrypt$x', role });
 
 function step(over: Partial<NewStep> = {}): NewStep {
   return {
@@ -143,9 +142,11 @@ describe(`users (${dialect})`, () => {
     await store.users.change(a.id, { disabled: true }, (u, others) => void seen.push([u.username, others]));
     const before = (await store.users.list()).filter((x) => x.role === 'admin' && !x.disabledAt && !x.deletedAt && x.id !== a.id).length;
     expect(seen).toEqual([[a.username, before]]);
-    await expect(store.users.change(a.id, { role: 'operator', disabled: false }, () => {
-      throw new LabError('conflict', 'no');
-    })).rejects.toThrow('no');
+    await expect(
+      store.users.change(a.id, { role: 'operator', disabled: false }, () => {
+        throw new LabError('conflict', 'no');
+      }),
+    ).rejects.toThrow('no');
     expect(await store.users.byId(a.id)).toMatchObject({ role: 'admin', disabledAt: expect.any(Date) });
   });
 
@@ -196,7 +197,10 @@ describe(`sessions (${dialect})`, () => {
     expect(await store.sessions.update('gone', '{"userId":1,"workflow":"w"}', exp)).toBe(false);
     expect(await store.sessions.get('gone')).toBeNull();
     await store.sessions.create('twice', '{}', exp);
-    const again = await store.sessions.create('twice', '{"userId":1}', exp).then(() => 'written', (e: { code?: string }) => String(e.code));
+    const again = await store.sessions.create('twice', '{"userId":1}', exp).then(
+      () => 'written',
+      (e: { code?: string }) => String(e.code),
+    );
     expect(again).toMatch(/^(SQLITE_CONSTRAINT_PRIMARYKEY|23505)$/);
     expect((await store.sessions.get('twice'))?.data).toBe('{}');
   });
@@ -390,7 +394,12 @@ describe(`steps (${dialect})`, () => {
     const other = await store.steps.insert(step({ instrument: `${instrument}-other`, status: 'running', startedAt: at, endedAt: null }));
     expect(await store.steps.markInDoubt([instrument], 'stopped during it', new Date('2025-01-01T11:00:00.000Z'))).toBe(1);
     expect(await store.steps.get(mine)).toMatchObject({ status: 'in-doubt', error: 'stopped during it', endedAt: null });
-    for (const [id, status] of [[fresh, 'running'], [ended, 'ok'], [other, 'running']] as const) expect((await store.steps.get(id))?.status).toBe(status);
+    for (const [id, status] of [
+      [fresh, 'running'],
+      [ended, 'ok'],
+      [other, 'running'],
+    ] as const)
+      expect((await store.steps.get(id))?.status).toBe(status);
     expect(await store.steps.markInDoubt([instrument], 'stopped during it')).toBe(1); // no bound: any left running
     expect(await store.steps.markInDoubt([], 'none')).toBe(0);
   });
@@ -544,8 +553,19 @@ describe('group commit of call records', () => {
   it('gives each of many concurrent inserts its own id, in order, and fails only a bad row', async () => {
     {
       const step = (method: string, userId: number | null = null) => ({
-        runId: null, phase: null, iteration: null, stepIndex: null, instrument: 'pump', method, args: {}, output: 1,
-        status: 'ok' as const, error: null, userId, startedAt: new Date(), endedAt: new Date(),
+        runId: null,
+        phase: null,
+        iteration: null,
+        stepIndex: null,
+        instrument: 'pump',
+        method,
+        args: {},
+        output: 1,
+        status: 'ok' as const,
+        error: null,
+        userId,
+        startedAt: new Date(),
+        endedAt: new Date(),
       });
       const ids = await Promise.all(Array.from({ length: 50 }, (_, i) => store.steps.insert(step(`m${i}`))));
       expect(new Set(ids).size).toBe(50);
@@ -585,15 +605,26 @@ describe('opening a SQLite file (whatever LABDECK_TEST_DB says)', () => {
    * (`untilTold`) until `release()`.
    */
   const holdWriteLock = async (file: string, untilTold: boolean) => {
-    const holder = spawn(process.execPath, ['-e', `
+    const holder = spawn(
+      process.execPath,
+      [
+        '-e',
+        `
       const db = new (require('better-sqlite3'))(${JSON.stringify(file)});
       db.pragma('journal_mode = WAL');
       db.exec('BEGIN IMMEDIATE');
       console.log('locked');
       const done = () => { require('fs').writeFileSync(${JSON.stringify(`${file}.released`)}, ''); db.exec('COMMIT'); db.close(); process.exit(0); };
-      if (${untilTold}) process.stdin.once('data', done); else setTimeout(done, 700);`], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+      if (${untilTold}) process.stdin.once('data', done); else setTimeout(done, 700);`,
+      ],
+      { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     // the holder marks the release just before it commits: read at once after an open, it says whether the lock was let go first
-    const state = { get released() { return fs.existsSync(`${file}.released`); } };
+    const state = {
+      get released() {
+        return fs.existsSync(`${file}.released`);
+      },
+    };
     const exited = new Promise<void>((resolve) => holder.once('exit', () => resolve()));
     await new Promise<void>((resolve) => holder.stdout.once('data', () => resolve()));
     const release = () => (holder.stdin.end('go\n'), exited);

@@ -14,7 +14,7 @@ const files = (dir: string): string[] =>
     .filter((f) => f.endsWith('.test.ts'))
     .map((f) => join(dir, f));
 
-it("no test npm test runs needs optuna; the full suite has them, and CI runs it", () => {
+it('no test npm test runs needs optuna; the full suite has them, and CI runs it', () => {
   const needs = (f: string) => /optunaPython|import optuna/.test(readFileSync(join(projectRoot, f), 'utf8'));
   const self = 'test/unit/test-suites.test.ts'; // (its own pattern above is no need)
   expect([...files('test/unit'), ...files('test/api')].filter((f) => f !== self && needs(f))).toEqual([]);

@@ -54,7 +54,14 @@ describe('checkConfigRows', () => {
   });
 
   test('values that do not fit the type', () => {
-    expect(details(() => checkConfigRows(wf, [{ volume: 'abc', count: '2.5', stir: 'maybe' }, { volume: '1,5', solvent: { a: 1 } }]))).toEqual([
+    expect(
+      details(() =>
+        checkConfigRows(wf, [
+          { volume: 'abc', count: '2.5', stir: 'maybe' },
+          { volume: '1,5', solvent: { a: 1 } },
+        ]),
+      ),
+    ).toEqual([
       { field: 'row 1, column volume', message: '"abc" is not a number' },
       { field: 'row 1, column count', message: '"2.5" is not a whole number' },
       { field: 'row 1, column stir', message: '"maybe" is not true or false' },
@@ -72,9 +79,7 @@ describe('checkConfigRows', () => {
   });
 
   test('a label function names rows the way the caller counts them (CSV lines)', () => {
-    expect(details(() => checkConfigRows(wf, [{ volume: 1 }, { volume: 'x' }], { label: (i) => `line ${i + 2}` }))).toEqual([
-      { field: 'line 3, column volume', message: '"x" is not a number' },
-    ]);
+    expect(details(() => checkConfigRows(wf, [{ volume: 1 }, { volume: 'x' }], { label: (i) => `line ${i + 2}` }))).toEqual([{ field: 'line 3, column volume', message: '"x" is not a number' }]);
   });
 
   test('zero parameters and n rows is fine; a column is still an error', () => {
@@ -98,7 +103,13 @@ describe('checkConfigRows', () => {
 });
 
 describe('repeatRow', () => {
-  const defaults = Workflow.parse({ name: 'r', parameters: [{ name: 'a', default: 1 }, { name: 'b', type: 'string', default: 'x' }] });
+  const defaults = Workflow.parse({
+    name: 'r',
+    parameters: [
+      { name: 'a', default: 1 },
+      { name: 'b', type: 'string', default: 'x' },
+    ],
+  });
 
   test('the row of defaults every iteration uses', () => {
     expect(repeatRow(defaults, 3)).toEqual({ a: 1, b: 'x' });
@@ -106,9 +117,7 @@ describe('repeatRow', () => {
   });
 
   test('names the parameters without defaults', () => {
-    expect(details(() => repeatRow(wf, 2))).toEqual([
-      { field: 'parameters[0].default', message: expect.stringMatching(/^the parameter "volume" has no default, so a repeat cannot supply it/) },
-    ]);
+    expect(details(() => repeatRow(wf, 2))).toEqual([{ field: 'parameters[0].default', message: expect.stringMatching(/^the parameter "volume" has no default, so a repeat cannot supply it/) }]);
   });
 
   test('n must be a whole number of at least 1', () => {

@@ -38,8 +38,7 @@ function recording(opts: { call?: Call; onError?: RunControl['onError']; beforeS
 
 const scope = (params: Record<string, unknown> = {}, vars: Record<string, unknown> = {}): Scope => ({ params, vars });
 const main = { phase: 'main' as const, iteration: 0 };
-const call = (instrument: string, method: string, args: Record<string, unknown> = {}, save_as?: string): Step =>
-  ({ kind: 'call', instrument, method, args, ...(save_as ? { save_as } : {}) }) as Step;
+const call = (instrument: string, method: string, args: Record<string, unknown> = {}, save_as?: string): Step => ({ kind: 'call', instrument, method, args, ...(save_as ? { save_as } : {}) }) as Step;
 
 describe('runSteps', () => {
   test('runs steps in order, resolving {value}, {param} and {var}, and saves outputs', async () => {
@@ -93,7 +92,14 @@ describe('runSteps', () => {
     await runSteps(
       [
         { kind: 'wait', seconds: 1 },
-        { kind: 'repeat', times: 2, steps: [{ kind: 'wait', seconds: 2 }, { kind: 'repeat', times: 2, steps: [{ kind: 'wait', seconds: 3 }] }] },
+        {
+          kind: 'repeat',
+          times: 2,
+          steps: [
+            { kind: 'wait', seconds: 2 },
+            { kind: 'repeat', times: 2, steps: [{ kind: 'wait', seconds: 3 }] },
+          ],
+        },
         { kind: 'repeat', times: 0, steps: [{ kind: 'wait', seconds: 99 }] },
         { kind: 'wait', seconds: 4 },
       ],
@@ -189,12 +195,7 @@ describe('runSteps', () => {
   test('an undefined variable or parameter at run time is an error of its step', async () => {
     const errors: unknown[] = [];
     const { log, control } = recording({ onError: async (_at, e) => (errors.push(e), 'skip') });
-    await runSteps(
-      [call('pump', 'dose', { volume_ml: { var: 'missing' } }), call('pump', 'dose', { volume_ml: { param: 'nope' } }), call('pump', 'prime')],
-      scope(),
-      control,
-      main,
-    );
+    await runSteps([call('pump', 'dose', { volume_ml: { var: 'missing' } }), call('pump', 'dose', { volume_ml: { param: 'nope' } }), call('pump', 'prime')], scope(), control, main);
     expect(log.filter((l) => l.startsWith('call'))).toEqual(['call pump.prime {}']);
     expect(errors).toHaveLength(2);
     expect(errors[0]).toBeInstanceOf(LabError);
@@ -244,7 +245,11 @@ describe('runSteps', () => {
 
   test('beforeStep rejecting stops before the step runs, without onError', async () => {
     const stop = new Error('stop');
-    const { log, control } = recording({ beforeStep: async (at) => { if (at.index === 1) throw stop; } });
+    const { log, control } = recording({
+      beforeStep: async (at) => {
+        if (at.index === 1) throw stop;
+      },
+    });
     await expect(runSteps([call('a', 'x'), call('b', 'y'), call('c', 'z')], scope(), control, main)).rejects.toBe(stop);
     expect(log).toEqual(['before 0 main[0]', 'call a.x {}', 'after 0 null', 'before 1 main[1]']);
   });
@@ -256,9 +261,7 @@ describe('runSteps', () => {
   });
 
   test('10,000 sequential steps: no stack overflow', async () => {
-    const steps: Step[] = Array.from({ length: 10_000 }, (_, i) =>
-      i % 2 ? call('pump', 'dose', { volume_ml: { param: 'v' }, n: { value: i } }, 'last') : { kind: 'wait', seconds: 0 },
-    );
+    const steps: Step[] = Array.from({ length: 10_000 }, (_, i) => (i % 2 ? call('pump', 'dose', { volume_ml: { param: 'v' }, n: { value: i } }, 'last') : { kind: 'wait', seconds: 0 }));
     let calls = 0;
     const noop: RunControl = {
       beforeStep: () => Promise.resolve(),

@@ -10,10 +10,7 @@ function instrument(name: string, methods: MethodSchema[]): InstrumentSchema {
   return { name, driver: `sim-${name}`, description: '', source: 'deck', methods };
 }
 const INSTRUMENTS: Record<string, InstrumentSchema> = {
-  pump: instrument('pump', [
-    method('dose', z.object({ volume_ml: z.number().gt(0).max(50).describe('Volume to dispense, mL') })),
-    method('prime', z.object({})),
-  ]),
+  pump: instrument('pump', [method('dose', z.object({ volume_ml: z.number().gt(0).max(50).describe('Volume to dispense, mL') })), method('prime', z.object({}))]),
   balance: instrument('balance', [method('weigh', z.object({})), method('tare', z.object({}))]),
   mixer: instrument('mixer', [
     method(
@@ -50,7 +47,10 @@ function demo(): Record<string, unknown> {
       { name: 'solvent', type: 'string', default: 'water' },
     ],
     outputs: ['mass'],
-    prep: [{ kind: 'call', instrument: 'pump', method: 'prime' }, { kind: 'call', instrument: 'balance', method: 'tare', save_as: 'zero' }],
+    prep: [
+      { kind: 'call', instrument: 'pump', method: 'prime' },
+      { kind: 'call', instrument: 'balance', method: 'tare', save_as: 'zero' },
+    ],
     main: [
       { kind: 'call', instrument: 'mixer', method: 'set', args: { rpm: { param: 'speed' } } },
       { kind: 'call', instrument: 'pump', method: 'dose', args: { volume_ml: { param: 'volume' } } },
@@ -190,7 +190,11 @@ describe('validateWorkflow: deck problems', () => {
         {
           kind: 'if',
           condition: { left: { value: 1 }, op: '==', right: { value: 1 } },
-          then: [{ kind: 'wait', seconds: 0 }, { kind: 'wait', seconds: 0 }, { kind: 'call', instrument: 'balance', method: 'weight' }],
+          then: [
+            { kind: 'wait', seconds: 0 },
+            { kind: 'wait', seconds: 0 },
+            { kind: 'call', instrument: 'balance', method: 'weight' },
+          ],
         },
       ],
     };
@@ -210,9 +214,7 @@ describe('validateWorkflow: deck problems', () => {
       field: 'main[0].args.volume',
       message: 'pump.dose has no argument "volume"; its arguments are volume_ml',
     });
-    expect(only(withMain({ kind: 'call', instrument: 'pump', method: 'prime', args: { x: { value: 1 } } })).message).toBe(
-      'pump.prime has no argument "x"; it takes no arguments',
-    );
+    expect(only(withMain({ kind: 'call', instrument: 'pump', method: 'prime', args: { x: { value: 1 } } })).message).toBe('pump.prime has no argument "x"; it takes no arguments');
   });
 
   test.each([
@@ -305,12 +307,27 @@ describe('validateWorkflow: deck problems', () => {
   });
 
   test('duplicate parameter names', () => {
-    const doc = { ...demo(), parameters: [{ name: 'volume', default: 1 }, { name: 'volume', default: 2 }, { name: 'speed', type: 'integer', default: 1 }, { name: 'solvent', type: 'string' }] };
+    const doc = {
+      ...demo(),
+      parameters: [
+        { name: 'volume', default: 1 },
+        { name: 'volume', default: 2 },
+        { name: 'speed', type: 'integer', default: 1 },
+        { name: 'solvent', type: 'string' },
+      ],
+    };
     expect(only(doc)).toEqual({ field: 'parameters[1].name', message: '"volume" is declared twice (first at parameters[0]): give each parameter its own name' });
   });
 
   test("a parameter default that is not of the parameter's type", () => {
-    const doc = { ...demo(), parameters: [{ name: 'volume', default: 1 }, { name: 'speed', type: 'integer', default: 2.5 }, { name: 'solvent', type: 'string', default: 3 }] };
+    const doc = {
+      ...demo(),
+      parameters: [
+        { name: 'volume', default: 1 },
+        { name: 'speed', type: 'integer', default: 2.5 },
+        { name: 'solvent', type: 'string', default: 3 },
+      ],
+    };
     expect(problems(doc)).toEqual([
       { field: 'parameters[1].default', message: "2.5 is not an integer, the parameter's type: change the default or the type" },
       { field: 'parameters[2].default', message: "3 is not a string, the parameter's type: change the default or the type" },
@@ -350,24 +367,23 @@ describe('workflow helpers', () => {
 
   test('stepPaths walks prep → main → cleanup depth first', () => {
     const paths = stepPaths(validateWorkflow(demo(), deck)).map((s) => s.path);
-    expect(paths).toEqual([
-      'prep[0]',
-      'prep[1]',
-      'main[0]',
-      'main[1]',
-      'main[2]',
-      'main[3]',
-      'main[4]',
-      'main[4].then[0]',
-      'main[4].then[0].steps[0]',
-      'main[4].else[0]',
-      'cleanup[0]',
-    ]);
+    expect(paths).toEqual(['prep[0]', 'prep[1]', 'main[0]', 'main[1]', 'main[2]', 'main[3]', 'main[4]', 'main[4].then[0]', 'main[4].then[0].steps[0]', 'main[4].else[0]', 'cleanup[0]']);
   });
 
   test('countSteps counts executed steps: repeats multiply, an if counts itself and its longer branch', () => {
     const w = validateWorkflow(demo(), deck);
     expect(countSteps(w.main)).toBe(4 + 1 + 2);
-    expect(countSteps([{ kind: 'repeat', times: 3, steps: [{ kind: 'wait', seconds: 0 }, { kind: 'repeat', times: 2, steps: [{ kind: 'wait', seconds: 0 }] }] }])).toBe(9);
+    expect(
+      countSteps([
+        {
+          kind: 'repeat',
+          times: 3,
+          steps: [
+            { kind: 'wait', seconds: 0 },
+            { kind: 'repeat', times: 2, steps: [{ kind: 'wait', seconds: 0 }] },
+          ],
+        },
+      ]),
+    ).toBe(9);
   });
 });

@@ -16,15 +16,28 @@ export class Runs1732400000000 implements MigrationInterface {
     await ddl(q, async (t) => {
       await t.dropIndex('ix_steps_run_id');
       await t.createIndex('ix_steps_run_id_id', 'steps', ['run_id', 'id']);
-      await t.createTable('workflows', { id: 'id', name: 'text', version: 'int', definition: 'text', created_by: 'int?', created_at: 'ts' }, {
-        unique: { uq_workflows_name_version: ['name', 'version'] },
-        foreignKeys: { fk_workflows_user: ['created_by', 'users', 'SET NULL'] },
-      });
+      await t.createTable(
+        'workflows',
+        { id: 'id', name: 'text', version: 'int', definition: 'text', created_by: 'int?', created_at: 'ts' },
+        {
+          unique: { uq_workflows_name_version: ['name', 'version'] },
+          foreignKeys: { fk_workflows_user: ['created_by', 'users', 'SET NULL'] },
+        },
+      );
       await t.createTable(
         'queue_tasks',
         {
-          id: 'id', name: 'text', kind: 'text', payload: 'text', status: 'text', position: 'int', run_id: 'int?', created_by: 'int?',
-          created_at: 'ts', started_at: 'ts?', ended_at: 'ts?',
+          id: 'id',
+          name: 'text',
+          kind: 'text',
+          payload: 'text',
+          status: 'text',
+          position: 'int',
+          run_id: 'int?',
+          created_by: 'int?',
+          created_at: 'ts',
+          started_at: 'ts?',
+          ended_at: 'ts?',
         },
         { foreignKeys: { fk_queue_tasks_user: ['created_by', 'users', 'SET NULL'], fk_queue_tasks_run: ['run_id', 'runs', 'SET NULL'] } },
       );
@@ -33,8 +46,18 @@ export class Runs1732400000000 implements MigrationInterface {
       await t.createTable(
         'runs',
         {
-          id: 'id', task_id: 'int?', name: 'text', workflow_name: 'text', workflow_version: 'int?', workflow: 'text', parameters: 'text',
-          status: 'text', error: 'text?', user_id: 'int?', started_at: 'ts', ended_at: 'ts?',
+          id: 'id',
+          task_id: 'int?',
+          name: 'text',
+          workflow_name: 'text',
+          workflow_version: 'int?',
+          workflow: 'text',
+          parameters: 'text',
+          status: 'text',
+          error: 'text?',
+          user_id: 'int?',
+          started_at: 'ts',
+          ended_at: 'ts?',
         },
         { foreignKeys: { fk_runs_task: ['task_id', 'queue_tasks', 'SET NULL'], fk_runs_user: ['user_id', 'users', 'SET NULL'] } },
       );
@@ -48,15 +71,27 @@ export class Runs1732400000000 implements MigrationInterface {
         { foreignKeys: { fk_phases_run: ['run_id', 'runs', 'CASCADE'] } },
       );
       await t.createIndex('ix_phases_run_id', 'phases', ['run_id']);
-      await t.createTable('run_logs', { id: 'bigid', run_id: 'int', at: 'ts', level: 'text', message: 'text' }, {
-        foreignKeys: { fk_run_logs_run: ['run_id', 'runs', 'CASCADE'] },
-      });
+      await t.createTable(
+        'run_logs',
+        { id: 'bigid', run_id: 'int', at: 'ts', level: 'text', message: 'text' },
+        {
+          foreignKeys: { fk_run_logs_run: ['run_id', 'runs', 'CASCADE'] },
+        },
+      );
       await t.createIndex('ix_run_logs_run_id', 'run_logs', ['run_id']);
       await t.createTable(
         'files',
         {
-          id: 'id', kind: 'text', stored_name: 'text', original_name: 'text', workflow: 'text?', rows: 'int', columns: 'text', size: 'bigint',
-          created_by: 'int?', created_at: 'ts',
+          id: 'id',
+          kind: 'text',
+          stored_name: 'text',
+          original_name: 'text',
+          workflow: 'text?',
+          rows: 'int',
+          columns: 'text',
+          size: 'bigint',
+          created_by: 'int?',
+          created_at: 'ts',
         },
         { unique: { uq_files_stored_name: ['stored_name'] }, foreignKeys: { fk_files_user: ['created_by', 'users', 'SET NULL'] } },
       );

@@ -12,15 +12,15 @@ export class Hosts1733000000000 implements MigrationInterface {
 
   async up(q: QueryRunner): Promise<void> {
     await ddl(q, async (t) => {
+      await t.createTable('hosts', { id: 'text', name: 'text', kind: 'text', machine: 'text', pid: 'int', started_at: 'ts', heartbeat_at: 'ts', stopped_at: 'ts?' }, { primary: 'id' });
       await t.createTable(
-        'hosts',
-        { id: 'text', name: 'text', kind: 'text', machine: 'text', pid: 'int', started_at: 'ts', heartbeat_at: 'ts', stopped_at: 'ts?' },
-        { primary: 'id' },
+        'instrument_leases',
+        { name: 'text', host_id: 'text', since: 'ts' },
+        {
+          primary: 'name',
+          foreignKeys: { fk_instrument_leases_host: ['host_id', 'hosts', 'CASCADE'] },
+        },
       );
-      await t.createTable('instrument_leases', { name: 'text', host_id: 'text', since: 'ts' }, {
-        primary: 'name',
-        foreignKeys: { fk_instrument_leases_host: ['host_id', 'hosts', 'CASCADE'] },
-      });
       await t.addColumn('queue_tasks', 'host_id', 'text?');
       await t.addColumn('queue_tasks', 'holds_queue', { type: 'bool', default: false });
       await t.addColumn('runs', 'host_id', 'text?');
@@ -37,9 +37,7 @@ export class Hosts1733000000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await ddl(q, async (t) => {
-      await t.query(
-        `INSERT INTO "settings" ("key", "value") SELECT 'runner.held', 'true' WHERE EXISTS (SELECT 1 FROM "queue_tasks" WHERE "holds_queue" = ${t.bool(true)})`,
-      );
+      await t.query(`INSERT INTO "settings" ("key", "value") SELECT 'runner.held', 'true' WHERE EXISTS (SELECT 1 FROM "queue_tasks" WHERE "holds_queue" = ${t.bool(true)})`);
       await t.dropColumn('runs', 'host_id');
       await t.dropColumn('queue_tasks', 'holds_queue');
       await t.dropColumn('queue_tasks', 'host_id');

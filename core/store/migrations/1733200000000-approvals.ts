@@ -14,8 +14,21 @@ export class Approvals1733200000000 implements MigrationInterface {
       await t.createTable(
         'approvals',
         {
-          id: 'id', kind: 'text', status: 'text', summary: 'text', request: 'text', plan: 'text', user_id: 'int?', token_id: 'int?',
-          token_name: 'text', created_at: 'ts', expires_at: 'ts', decided_by: 'int?', decided_at: 'ts?', reason: 'text?', outcome: 'text?',
+          id: 'id',
+          kind: 'text',
+          status: 'text',
+          summary: 'text',
+          request: 'text',
+          plan: 'text',
+          user_id: 'int?',
+          token_id: 'int?',
+          token_name: 'text',
+          created_at: 'ts',
+          expires_at: 'ts',
+          decided_by: 'int?',
+          decided_at: 'ts?',
+          reason: 'text?',
+          outcome: 'text?',
         },
         { foreignKeys: { fk_approvals_user: ['user_id', 'users', 'SET NULL'], fk_approvals_decider: ['decided_by', 'users', 'SET NULL'] } },
       );

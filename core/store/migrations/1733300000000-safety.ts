@@ -9,9 +9,7 @@ export class Safety1733300000000 implements MigrationInterface {
   name = 'Safety1733300000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await ddl(q, (t) =>
-      t.createTable('safety_docs', { name: 'text', body: 'text', version: 'int', updated_at: 'ts', updated_by: 'int?' }, { primary: 'name' }),
-    );
+    await ddl(q, (t) => t.createTable('safety_docs', { name: 'text', body: 'text', version: 'int', updated_at: 'ts', updated_by: 'int?' }, { primary: 'name' }));
   }
 
   async down(q: QueryRunner): Promise<void> {

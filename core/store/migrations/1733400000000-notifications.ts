@@ -13,8 +13,17 @@ export class Notifications1733400000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await ddl(q, async (t) => {
       await t.createTable('notify_outbox', {
-        id: 'id', alert_id: 'text', event: 'text', state: 'text', key: 'text', run_id: 'int?', task_id: 'int?', user_id: 'int?', payload: 'text',
-        created_at: 'ts', fanned_at: 'ts?',
+        id: 'id',
+        alert_id: 'text',
+        event: 'text',
+        state: 'text',
+        key: 'text',
+        run_id: 'int?',
+        task_id: 'int?',
+        user_id: 'int?',
+        payload: 'text',
+        created_at: 'ts',
+        fanned_at: 'ts?',
       });
       await t.createIndex('ix_notify_outbox_key', 'notify_outbox', ['key']);
       await t.createIndex('ix_notify_outbox_fanned', 'notify_outbox', ['fanned_at']);
@@ -22,8 +31,16 @@ export class Notifications1733400000000 implements MigrationInterface {
       await t.createTable(
         'notify_deliveries',
         {
-          id: 'id', outbox_id: 'int', channel: 'text', status: 'text', attempts: 'int', next_at: 'ts', claimed_by: 'text?', claimed_until: 'ts?',
-          delivered_at: 'ts?', last_error: 'text?',
+          id: 'id',
+          outbox_id: 'int',
+          channel: 'text',
+          status: 'text',
+          attempts: 'int',
+          next_at: 'ts',
+          claimed_by: 'text?',
+          claimed_until: 'ts?',
+          delivered_at: 'ts?',
+          last_error: 'text?',
         },
         { unique: { uq_notify_deliveries: ['outbox_id', 'channel'] }, foreignKeys: { fk_notify_deliveries_outbox: ['outbox_id', 'notify_outbox', 'CASCADE'] } },
       );

@@ -15,14 +15,34 @@ export class Resources1733600000000 implements MigrationInterface {
       await t.createTable(
         'resources',
         {
-          id: 'id', name: 'text', kind: 'text', quantity: 'real', unit: 'text', rows: 'int?', columns: 'int?', location: 'text?', identity: 'text?',
-          in_doubt: 'int', created_at: 'ts', updated_at: 'ts',
+          id: 'id',
+          name: 'text',
+          kind: 'text',
+          quantity: 'real',
+          unit: 'text',
+          rows: 'int?',
+          columns: 'int?',
+          location: 'text?',
+          identity: 'text?',
+          in_doubt: 'int',
+          created_at: 'ts',
+          updated_at: 'ts',
         },
         { unique: { uq_resources_name: ['name'] } },
       );
       await t.createTable('resource_moves', {
-        id: 'id', resource: 'text', kind: 'text', status: 'text', delta: 'real?', from_location: 'text?', to_location: 'text?', step_id: 'bigint?',
-        run_id: 'int?', user_id: 'int?', note: 'text?', at: 'ts',
+        id: 'id',
+        resource: 'text',
+        kind: 'text',
+        status: 'text',
+        delta: 'real?',
+        from_location: 'text?',
+        to_location: 'text?',
+        step_id: 'bigint?',
+        run_id: 'int?',
+        user_id: 'int?',
+        note: 'text?',
+        at: 'ts',
       });
       await t.createIndex('ix_resource_moves_resource', 'resource_moves', ['resource', 'id']);
       await t.createIndex('ix_resource_moves_step', 'resource_moves', ['step_id']);

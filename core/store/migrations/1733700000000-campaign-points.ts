@@ -16,8 +16,19 @@ export class CampaignPoints1733700000000 implements MigrationInterface {
       await t.createTable(
         'campaign_points',
         {
-          id: 'id', campaign_id: 'int', n: 'int', parameters: 'text', state: 'text', results: 'text?', reason: 'text?', suggested_by: 'text',
-          suggested_user: 'int?', measured_by: 'text?', measured_user: 'int?', created_at: 'ts', measured_at: 'ts?',
+          id: 'id',
+          campaign_id: 'int',
+          n: 'int',
+          parameters: 'text',
+          state: 'text',
+          results: 'text?',
+          reason: 'text?',
+          suggested_by: 'text',
+          suggested_user: 'int?',
+          measured_by: 'text?',
+          measured_user: 'int?',
+          created_at: 'ts',
+          measured_at: 'ts?',
         },
         { unique: { uq_campaign_points_n: ['campaign_id', 'n'] } },
       );

@@ -1,10 +1,7 @@
 /** Where a server error detail belongs on the builder page. */
 
 export type ErrorPlace =
-  | { where: 'step'; step: string; field: string }
-  | { where: 'parameters'; index: number; field: string }
-  | { where: 'outputs'; index: number }
-  | { where: 'name' | 'description' | 'general' };
+  { where: 'step'; step: string; field: string } | { where: 'parameters'; index: number; field: string } | { where: 'outputs'; index: number } | { where: 'name' | 'description' | 'general' };
 
 const STEP_FIELD = /^((?:prep|main|cleanup)\[\d+\](?:\.(?:steps|then|else)\[\d+\])*)(?:\.(.+))?$/;
 

@@ -12,7 +12,11 @@ export function renderParams(box: HTMLElement, doc: Workflow) {
   box.replaceChildren(
     ...doc.parameters.map((p, i) => {
       const used = usage.get(p.name) ?? 0;
-      const type = h('select', { class: 'form-select form-select-sm wf-ptype', 'data-pprop': 'type', 'aria-label': 'Type' }, ...PARAM_TYPES.map((t) => h('option', { value: t, selected: p.type === t }, t)));
+      const type = h(
+        'select',
+        { class: 'form-select form-select-sm wf-ptype', 'data-pprop': 'type', 'aria-label': 'Type' },
+        ...PARAM_TYPES.map((t) => h('option', { value: t, selected: p.type === t }, t)),
+      );
       return h(
         'div',
         { class: 'wf-param', 'data-index': i },
@@ -56,7 +60,13 @@ export function renderOutputs(box: HTMLElement, doc: Workflow, lookup: MethodLoo
         'div',
         { class: 'form-check' },
         h('input', { class: 'form-check-input', type: 'checkbox', id, 'data-output': n, checked: i >= 0 }),
-        h('label', { class: 'form-check-label small', for: id }, h('code', {}, n), from ? h('span', { class: 'text-body-secondary' }, from) : '', warning ? h('span', { class: 'text-warning-emphasis' }, ` ${warning}`) : ''),
+        h(
+          'label',
+          { class: 'form-check-label small', for: id },
+          h('code', {}, n),
+          from ? h('span', { class: 'text-body-secondary' }, from) : '',
+          warning ? h('span', { class: 'text-warning-emphasis' }, ` ${warning}`) : '',
+        ),
         i >= 0 ? h('div', { class: 'wf-field-errors', 'data-errors-for': `outputs[${i}]` }) : null,
       );
     }),

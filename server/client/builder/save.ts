@@ -22,10 +22,7 @@ export async function sendWorkflow(urls: Urls, name: string | null, body: Workfl
   if (res.ok && json?.name) return { saved: { name: json.name, version: json.version ?? null, workflow: json.workflow } };
   return {
     details: json?.error?.details ?? [],
-    message:
-      res.status === 401
-        ? 'Not saved: you are logged out. Log in again in another tab, then save here.'
-        : `Not saved: ${json?.error?.message ?? `the server answered ${res.status}`}`,
+    message: res.status === 401 ? 'Not saved: you are logged out. Log in again in another tab, then save here.' : `Not saved: ${json?.error?.message ?? `the server answered ${res.status}`}`,
   };
 }
 

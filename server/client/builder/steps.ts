@@ -49,7 +49,9 @@ function stepCard(step: Step, path: string, index: number, count: number, lookup
     h('button', { type: 'button', class: 'btn btn-sm btn-link p-0 px-1', 'data-action': 'down', title: 'Move down', 'aria-label': 'Move down', disabled: index === count - 1 }, '↓'),
     h('button', { type: 'button', class: 'btn-close btn-sm ms-1', 'data-action': 'delete', title: 'Delete this step', 'aria-label': 'Delete step' }),
   );
-  body.append(h('input', { class: 'form-control form-control-sm wf-label mt-1', 'data-prop': 'label', 'data-field': 'label', value: step.label ?? '', placeholder: 'Note (optional)', 'aria-label': 'Note' }));
+  body.append(
+    h('input', { class: 'form-control form-control-sm wf-label mt-1', 'data-prop': 'label', 'data-field': 'label', value: step.label ?? '', placeholder: 'Note (optional)', 'aria-label': 'Note' }),
+  );
   body.append(h('div', { class: 'wf-step-errors' }));
   return card;
 }
@@ -134,7 +136,11 @@ function blockFields(body: HTMLElement, step: Step, path: string, lookup: Method
       const text = (prop: string, value: string, placeholder: string) => h('input', { class: 'form-control form-control-sm', 'data-prop': prop, value, placeholder, autocomplete: 'off' });
       const sc = (step.schema ?? { type: 'number' }) as Record<string, unknown>;
       const str = (k: string) => (sc[k] === undefined ? '' : Array.isArray(sc[k]) ? (sc[k] as string[]).join(', ') : String(sc[k]));
-      const type = h('select', { class: 'form-select form-select-sm', 'data-prop': 'input-type', 'aria-label': 'Type of value' }, ...['number', 'integer', 'string', 'boolean', 'file'].map((t) => h('option', { value: t, selected: sc.type === t }, t)));
+      const type = h(
+        'select',
+        { class: 'form-select form-select-sm', 'data-prop': 'input-type', 'aria-label': 'Type of value' },
+        ...['number', 'integer', 'string', 'boolean', 'file'].map((t) => h('option', { value: t, selected: sc.type === t }, t)),
+      );
       body.append(field([document.createTextNode('Prompt for the person')], text('prompt', step.prompt ?? '', 'e.g. Read the pH of the sample'), 'prompt'));
       body.append(field([document.createTextNode('Save the value as '), h('span', { class: 'text-body-secondary' }, '(a variable)')], text('save_as', step.save_as ?? '', 'e.g. pH'), 'save_as'));
       body.append(field([document.createTextNode('Type')], type, 'schema.type'));
@@ -143,7 +149,13 @@ function blockFields(body: HTMLElement, step: Step, path: string, lookup: Method
         body.append(field([document.createTextNode('Maximum')], text('input-maximum', str('maximum'), 'none'), 'schema.maximum'));
         body.append(field([document.createTextNode('Unit')], text('input-unit', str('unit'), 'e.g. mg'), 'schema.unit'));
       } else if (sc.type === 'string') {
-        body.append(field([document.createTextNode('Choices '), h('span', { class: 'text-body-secondary' }, '(comma-separated; empty: any text)')], text('input-enum', str('enum'), 'e.g. clear, cloudy'), 'schema.enum'));
+        body.append(
+          field(
+            [document.createTextNode('Choices '), h('span', { class: 'text-body-secondary' }, '(comma-separated; empty: any text)')],
+            text('input-enum', str('enum'), 'e.g. clear, cloudy'),
+            'schema.enum',
+          ),
+        );
       } else if (sc.type === 'file') {
         body.append(field([document.createTextNode('Accept')], text('input-accept', str('accept'), 'e.g. .csv,image/*'), 'schema.accept'));
         body.append(field([document.createTextNode('Largest file, bytes')], text('input-max_bytes', str('max_bytes'), 'e.g. 1000000'), 'schema.max_bytes'));
@@ -168,7 +180,11 @@ function blockFields(body: HTMLElement, step: Step, path: string, lookup: Method
         input.dataset.field = `condition.${which}`;
         return input;
       };
-      const op = h('select', { class: 'form-select form-select-sm wf-op', 'data-prop': 'cond-op', 'aria-label': 'Comparison' }, ...OPS.map((o) => h('option', { value: o, selected: step.condition?.op === o }, o)));
+      const op = h(
+        'select',
+        { class: 'form-select form-select-sm wf-op', 'data-prop': 'cond-op', 'aria-label': 'Comparison' },
+        ...OPS.map((o) => h('option', { value: o, selected: step.condition?.op === o }, o)),
+      );
       op.dataset.field = 'condition.op';
       body.append(
         h('div', { class: 'wf-cond d-flex gap-1 align-items-center' }, side('left'), op, side('right')),
@@ -262,7 +278,11 @@ function editInput(step: Extract<Step, { kind: 'input' }>, prop: string, v: stri
     const key = prop.slice(6);
     const text = v.trim();
     if (!text) delete schema[key];
-    else if (key === 'enum') schema[key] = text.split(',').map((x) => x.trim()).filter(Boolean);
+    else if (key === 'enum')
+      schema[key] = text
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
     else if (key === 'unit' || key === 'accept') schema[key] = text;
     else schema[key] = Number.isFinite(Number(text)) ? Number(text) : text;
     step.schema = schema as typeof step.schema;

@@ -10,7 +10,16 @@ import { C, modelNote, num, surfaceOf, type Surface } from './common.js';
 import { Heatmap } from './heatmap.js';
 import { sentence } from '../../../core/text.js';
 
-const STATUS_BADGE: Record<string, string> = { running: 'primary', done: 'success', ok: 'success', failed: 'danger', aborted: 'danger', stopped: 'warning', interrupted: 'warning', pending: 'secondary' };
+const STATUS_BADGE: Record<string, string> = {
+  running: 'primary',
+  done: 'success',
+  ok: 'success',
+  failed: 'danger',
+  aborted: 'danger',
+  stopped: 'warning',
+  interrupted: 'warning',
+  pending: 'secondary',
+};
 const HEIGHT = 240;
 /** Task states after which a campaign's plot no longer changes. */
 const FINAL = new Set(['done', 'failed', 'stopped', 'aborted', 'interrupted']);
@@ -224,9 +233,7 @@ class CampaignPanel {
     const [p] = s.parameters;
     const mean = s.mean as number[];
     const sd = s.sd as number[];
-    const obs = plot.points
-      .map((pt) => ({ x: num(pt.params[p]), y: num(pt.values[s.objective]) }))
-      .filter((o): o is { x: number; y: number } => o.x !== null && o.y !== null);
+    const obs = plot.points.map((pt) => ({ x: num(pt.params[p]), y: num(pt.values[s.objective]) })).filter((o): o is { x: number; y: number } => o.x !== null && o.y !== null);
     // one x axis for the grid and the measurements (uPlot series share their x values)
     const rows = new Map<number, { m?: number; sd?: number; y?: number }>();
     s.x.forEach((x, i) => rows.set(x, { m: mean[i], sd: sd[i] }));

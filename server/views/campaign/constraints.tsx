@@ -40,9 +40,8 @@ export function ParameterConstraints({ names, value, errs }: { names: string[]; 
     <>
       <h2 className="h5 mt-3">Constraints (optional)</h2>
       <ListField id="campaign-constraints" name="parameter_constraints" label="Linear constraints on the parameters, one per line" rows={2} placeholder={example} value={value} errs={errs}>
-        Each side a sum of parameters times numbers, compared with <code>&lt;=</code>, <code>&gt;=</code> or <code>==</code>:{' '}
-        <code>x1 + 2*x2 &lt;= 10</code>, <code>water + ethanol + dmso == 1</code>, <code>3 &gt;= x1 - x2/2</code>. Only searched continuous ranges
-        (not int, stepped or log-scale); a fixed parameter may appear. Every suggestion satisfies them.
+        Each side a sum of parameters times numbers, compared with <code>&lt;=</code>, <code>&gt;=</code> or <code>==</code>: <code>x1 + 2*x2 &lt;= 10</code>, <code>water + ethanol + dmso == 1</code>,{' '}
+        <code>3 &gt;= x1 - x2/2</code>. Only searched continuous ranges (not int, stepped or log-scale); a fixed parameter may appear. Every suggestion satisfies them.
       </ListField>
     </>
   );
@@ -53,9 +52,17 @@ export function OutcomeLimits({ outputs, values, errs }: { outputs: string[]; va
   const [first = 'yield', second = 'purity'] = outputs;
   return (
     <>
-      <ListField id="campaign-outcome-constraints" name="outcome_constraints" label="Limits on the outputs (optional), one per line" rows={1} placeholder={`${second} >= 0.9`} value={values.outcome} errs={errs}>
-        An output compared with a number: <code>{second} &gt;= 0.9</code>, <code>cost &lt;= 10</code>. A measurement that misses a limit never counts as
-        the best; gp steers towards the settings likely to meet them.
+      <ListField
+        id="campaign-outcome-constraints"
+        name="outcome_constraints"
+        label="Limits on the outputs (optional), one per line"
+        rows={1}
+        placeholder={`${second} >= 0.9`}
+        value={values.outcome}
+        errs={errs}
+      >
+        An output compared with a number: <code>{second} &gt;= 0.9</code>, <code>cost &lt;= 10</code>. A measurement that misses a limit never counts as the best; gp steers towards the settings likely
+        to meet them.
       </ListField>
       <ListField id="campaign-stop-when" name="stop_when" label="Stop early when (optional)" rows={1} placeholder={`${first} >= 0.95`} value={values.stop} errs={errs}>
         The campaign ends after the first measurement that meets it (<code>{first} &gt;= 0.95</code>; one per line: any of them), and says so.

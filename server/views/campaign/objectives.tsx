@@ -13,8 +13,7 @@ const MINIMIZE_HINT = /cost|loss|error|waste|impurit|price|energy|time|duration|
  * The output proposed as the objective: the first the deck declares a number. None when no output is
  * declared one: a whole dict result, a text or an undeclared value is never chosen for the scientist.
  */
-export const proposedObjective = (outputs: readonly string[], kind: (output: string) => OutputKind): string | null =>
-  outputs.find((o) => kind(o) === 'number') ?? null;
+export const proposedObjective = (outputs: readonly string[], kind: (output: string) => OutputKind): string | null => outputs.find((o) => kind(o) === 'number') ?? null;
 
 /** An output's goal: as sent after an error, else the proposed objective's (max or min by its name). */
 export const goalOf = (output: string, proposed: string | null, values: Values | undefined) =>
@@ -29,8 +28,7 @@ export function Objectives(props: { workflow?: string; builder: string; outputs:
       <h2 className="h5 mt-3">Objectives</h2>
       {outputs.length === 0 ? (
         <Alert kind="warning">
-          {props.workflow} names no output: add an output (a value a step saves) in the{' '}
-          <a href={props.builder}>builder</a>.
+          {props.workflow} names no output: add an output (a value a step saves) in the <a href={props.builder}>builder</a>.
         </Alert>
       ) : (
         <table className="table table-sm align-middle" id="campaign-objectives">
@@ -86,8 +84,7 @@ export function Objectives(props: { workflow?: string; builder: string; outputs:
       <Invalid messages={errs.get('objectives')} />
       {weighed ? (
         <p className="small text-body-secondary">
-          With several objectives, weights (every objective one, or none) say how much each counts: gp then scalarises
-          them with these weights, and the best compromise is the one they favour.
+          With several objectives, weights (every objective one, or none) say how much each counts: gp then scalarises them with these weights, and the best compromise is the one they favour.
         </p>
       ) : null}
     </>

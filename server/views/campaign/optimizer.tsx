@@ -49,8 +49,7 @@ export function OptimizerFields({ optimizers, selected, values, errs }: { optimi
             </legend>
             <p className="small mb-1">{o.description}</p>
             <p className="small text-body-secondary mb-2">
-              Parameter types: {o.capabilities.parameterTypes.join(', ')} · batches: {o.capabilities.batch ? 'yes' : 'no'} · several objectives:{' '}
-              {o.capabilities.multiObjective ? 'yes' : 'no'}
+              Parameter types: {o.capabilities.parameterTypes.join(', ')} · batches: {o.capabilities.batch ? 'yes' : 'no'} · several objectives: {o.capabilities.multiObjective ? 'yes' : 'no'}
             </p>
             <SchemaFields schema={configSchema(o.config, on ? values : undefined)} idPrefix={`opt-${o.name}`} />
             {on ? <Invalid messages={configErrors} /> : null}

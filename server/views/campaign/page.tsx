@@ -113,8 +113,7 @@ export function CampaignPage(props: CampaignPageProps) {
 
                 <h2 className="h5 mt-3">Warm start (optional)</h2>
                 <label className="form-label small mb-1" htmlFor="existing_data">
-                  Earlier measurements from a history CSV (parameter columns, then output columns) are told to the optimizer first;{' '}
-                  <a href="#warm-start-upload">upload one</a> below.
+                  Earlier measurements from a history CSV (parameter columns, then output columns) are told to the optimizer first; <a href="#warm-start-upload">upload one</a> below.
                 </label>
                 <select
                   className={`form-select form-select-sm${errs.has('existing_data') ? ' is-invalid' : ''}`}
@@ -133,9 +132,7 @@ export function CampaignPage(props: CampaignPageProps) {
 
                 <details className="mt-3" id="campaign-advanced" open={advancedOpen}>
                   <summary>Advanced: type the search space and objectives instead</summary>
-                  <p className="small text-body-secondary mt-2 mb-1">
-                    JSON lists as in the API, or the short form. When filled, these replace the tables above.
-                  </p>
+                  <p className="small text-body-secondary mt-2 mb-1">JSON lists as in the API, or the short form. When filled, these replace the tables above.</p>
                   <AdvancedField
                     id="campaign-parameters"
                     name="parameters"
@@ -152,7 +149,14 @@ export function CampaignPage(props: CampaignPageProps) {
                     value={v('objectives')}
                     invalid={errs.has('objectives') && !!v('objectives')?.trim()}
                   />
-                  <AdvancedField id="campaign-config-text" name="config" note=" (JSON; replaces the optimizer's options)" placeholder='{"candidates": 4096}' value={v('config')} invalid={errs.has('config')} />
+                  <AdvancedField
+                    id="campaign-config-text"
+                    name="config"
+                    note=" (JSON; replaces the optimizer's options)"
+                    placeholder='{"candidates": 4096}'
+                    value={v('config')}
+                    invalid={errs.has('config')}
+                  />
                   <Invalid messages={errs.get('config')} />
                 </details>
               </div>
@@ -166,9 +170,7 @@ export function CampaignPage(props: CampaignPageProps) {
                   <BudgetField label="Batch size" id="campaign-batch" name="batch_size" min={1} value={v('batch_size', '1')} errs={errs} />
                   <BudgetField label="Seed" id="campaign-seed" name="seed" placeholder="random" value={v('seed')} errs={errs} />
                 </div>
-                <p className="small text-body-secondary mt-1">
-                  The batch size is how many suggestions are made before their results are told back; the same seed gives the same suggestions.
-                </p>
+                <p className="small text-body-secondary mt-1">The batch size is how many suggestions are made before their results are told back; the same seed gives the same suggestions.</p>
                 <label className="form-label small mb-0" htmlFor="campaign-name">
                   Name (optional)
                 </label>
@@ -187,7 +189,13 @@ export function CampaignPage(props: CampaignPageProps) {
                   <option value="robot">the workflow (the robot runs each experiment)</option>
                   <option value="manual">people (points to measure by hand, results entered later)</option>
                 </select>
-                <button className="btn btn-primary" type="submit" id="campaign-start" disabled={!optimizable} title={optimizable ? undefined : `${current?.name} needs parameters and an output to be optimized`}>
+                <button
+                  className="btn btn-primary"
+                  type="submit"
+                  id="campaign-start"
+                  disabled={!optimizable}
+                  title={optimizable ? undefined : `${current?.name} needs parameters and an output to be optimized`}
+                >
                   Start the campaign
                 </button>
               </div>

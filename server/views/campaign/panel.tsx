@@ -17,7 +17,15 @@ export function CampaignPanel({ ctx, active, workflow }: { ctx: ViewCtx; active?
       <p className="small mb-3" id="campaign-start-link">
         Let an optimizer choose the parameters: <a href={setUp}>start an optimization campaign{workflow ? ` on ${workflow}` : ''}</a>.
       </p>
-      <section id="campaign" className="mb-4" hidden data-active={active ? 'true' : 'false'} data-plot={u('/executions/latest_plot')} data-events={u('/executions/events')} data-new={u('/executions/campaign')}>
+      <section
+        id="campaign"
+        className="mb-4"
+        hidden
+        data-active={active ? 'true' : 'false'}
+        data-plot={u('/executions/latest_plot')}
+        data-events={u('/executions/events')}
+        data-new={u('/executions/campaign')}
+      >
         <div className="d-flex flex-wrap align-items-center gap-2 mb-1">
           <h2 className="h5 mb-0">Campaign</h2>
           <span id="campaign-name" className="fw-semibold" />

@@ -97,8 +97,7 @@ function presetUse(p: WfParam, h: ParamHint | undefined): boolean {
 }
 
 /** Whether a parameter's row is ticked: as sent after an error, else the preset. */
-export const isSearched = (p: WfParam, hint: ParamHint | undefined, values: Values | undefined) =>
-  values ? str(values[`param.${p.name}.use`]) === 'on' : presetUse(p, hint);
+export const isSearched = (p: WfParam, hint: ParamHint | undefined, values: Values | undefined) => (values ? str(values[`param.${p.name}.use`]) === 'on' : presetUse(p, hint));
 
 /** The names of the parameters searched, in the table's order (the order the route reads them). */
 export const searchedNames = (params: WfParam[], hints: Record<string, ParamHint>, values: Values | undefined) =>
@@ -151,10 +150,8 @@ export function SearchSpace(props: { workflow?: string; builder: string; params:
       )}
       <Invalid messages={errs.get('parameters')} />
       <p className="small text-body-secondary">
-        Parameters not searched keep their default. Choices are written <code>a|b|c</code>. A <em>fixed</em> parameter is
-        not searched: every experiment runs with its value, and the record keeps it. A step keeps a range to{' '}
-        <code>low + k·step</code> (it must divide the range); <em>log</em> searches a range evenly in its logarithm (bounds
-        above 0).
+        Parameters not searched keep their default. Choices are written <code>a|b|c</code>. A <em>fixed</em> parameter is not searched: every experiment runs with its value, and the record keeps it. A
+        step keeps a range to <code>low + k·step</code> (it must divide the range); <em>log</em> searches a range evenly in its logarithm (bounds above 0).
       </p>
     </>
   );

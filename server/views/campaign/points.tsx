@@ -39,7 +39,17 @@ export function CampaignsPage({ ctx, campaigns }: { ctx: ViewCtx; campaigns: Lis
 
 const value = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 'number' ? String(Number(v.toPrecision(6))) : String(v));
 
-export function CampaignPointsPage({ ctx, campaign: c, plot, error }: { ctx: ViewCtx; campaign: CampaignView; plot: CampaignPlot; error?: { message: string; details?: { field?: string; message: string }[] } }) {
+export function CampaignPointsPage({
+  ctx,
+  campaign: c,
+  plot,
+  error,
+}: {
+  ctx: ViewCtx;
+  campaign: CampaignView;
+  plot: CampaignPlot;
+  error?: { message: string; details?: { field?: string; message: string }[] };
+}) {
   const u = ctx.url;
   const base = `/executions/campaigns/${c.campaign_id}`;
   const names = c.parameters.map((p) => p.name);
@@ -48,8 +58,8 @@ export function CampaignPointsPage({ ctx, campaign: c, plot, error }: { ctx: Vie
     <Layout ctx={ctx} title={c.name}>
       <h1 className="h4">{c.name}</h1>
       <p className="small text-body-secondary" id="campaign-summary">
-        {c.execution === 'manual' ? 'Carried out by people' : 'Run by its workflow; points measured by hand count too'} · {c.workflow} · {c.optimizer} · {c.counts.pending} pending, {c.counts.measured} measured,{' '}
-        {c.counts.discarded} discarded
+        {c.execution === 'manual' ? 'Carried out by people' : 'Run by its workflow; points measured by hand count too'} · {c.workflow} · {c.optimizer} · {c.counts.pending} pending, {c.counts.measured}{' '}
+        measured, {c.counts.discarded} discarded
       </p>
       <ErrorList error={error} />
       <figure className="campaign-plot mb-3" id="campaign-plot" data-points={plot.points.length}>
@@ -104,7 +114,9 @@ export function CampaignPointsPage({ ctx, campaign: c, plot, error }: { ctx: Vie
                   ) : p.state === 'discarded' ? (
                     <span className="text-body-secondary">{p.reason}</span>
                   ) : (
-                    Object.entries(p.results ?? {}).map(([k, v]) => `${k} = ${value(v)}`).join(', ')
+                    Object.entries(p.results ?? {})
+                      .map(([k, v]) => `${k} = ${value(v)}`)
+                      .join(', ')
                   )}
                 </td>
                 <td>{p.suggested_by}</td>
@@ -140,7 +152,15 @@ export function CampaignPointsPage({ ctx, campaign: c, plot, error }: { ctx: Vie
                       ))}
                     </select>
                   ) : (
-                    <input className="form-control form-control-sm" type="number" step={p.type === 'int' ? 1 : (p.step ?? 'any')} min={p.bounds?.[0]} max={p.bounds?.[1]} name={`parameters.${p.name}`} required />
+                    <input
+                      className="form-control form-control-sm"
+                      type="number"
+                      step={p.type === 'int' ? 1 : (p.step ?? 'any')}
+                      min={p.bounds?.[0]}
+                      max={p.bounds?.[1]}
+                      name={`parameters.${p.name}`}
+                      required
+                    />
                   )}
                 </label>
               ))}
