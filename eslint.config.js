@@ -31,6 +31,7 @@ const DOORS_ON_OPERATIONS = [
   'server/ivoryos/shapes.ts',
   'server/mcp/index.ts',
   'server/context.ts',
+  'server/security.ts',
   'cli/user.ts',
   'cli/agent.ts',
 ];
@@ -43,8 +44,8 @@ const DOORS_ON_OPERATIONS_AT_RUN_TIME = ['cli/run.ts'];
  * Not a door: cli/serve.ts makes the runtime (createRuntime) and the server on it, and owns them for their
  * lifetime: it gives the notifications the server's address, logs the plugins' and the deck's events as they
  * come (their emitters), the safety file's state at start, and closes the runtime. Assembling the lab is not
- * reaching into it; what it serves goes through the doors above. server/app.tsx and server/security.ts are
- * the same kind (the session store on the database, the login gate reading tokens and sessions).
+ * reaching into it; what it serves goes through the doors above. server/app.tsx is the same kind (it puts the
+ * session store on the database and reserves the instrument routes' names on the deck).
  */
 /** The runtime's parts a door may not touch: everything but `ops` (and `dataDir`, `consoleTimeoutMs`, plain values). */
 const INNER = 'store|runner|deck|audit|approvals|campaigns|files|python|safety|notifications|resources|preflight|attention|accounts|agents|branding|plugins|deckFile|deckWatch';

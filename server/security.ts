@@ -31,7 +31,7 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler, opts: 
       if (tokenScope(m[1]) === 'mcp') {
         if (!opts.mcp || req.path !== MCP_PATH)
           return next(new LabError('unauthenticated', `This is an MCP token: it opens ${MCP_PATH} (an AI assistant's MCP connection) and nothing else. Use a token of your account for the API.`));
-        runtime.accounts.mcpCaller(m[1]).then((caller) => {
+        runtime.ops.accounts.mcpCaller(m[1]).then((caller) => {
           if (!caller) return next(new LabError('unauthenticated', 'This MCP token is unknown or was revoked, or its account is disabled.'));
           req.user = caller.user;
           req.agentToken = caller.token;
@@ -40,7 +40,7 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler, opts: 
         }, next);
         return;
       }
-      runtime.accounts.userForToken(m[1]).then((user) => {
+      runtime.ops.accounts.tokenUser(m[1]).then((user) => {
         if (!user) return next(new LabError('unauthenticated', 'This API token is unknown or was revoked.'));
         req.user = user;
         req.authVia = 'token';
@@ -54,7 +54,7 @@ export function authenticate(runtime: Runtime, sessionMw: RequestHandler, opts: 
       if (err) return next(err);
       const id = req.session?.userId;
       if (!id) return next();
-      runtime.accounts.user(id, since).then((user) => {
+      runtime.ops.accounts.sessionUser(id, since).then((user) => {
         if (user) {
           req.user = user;
           req.authVia = 'session';

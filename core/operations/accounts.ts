@@ -92,6 +92,21 @@ export function accountOperations(lab: Lab) {
       return accounts.agentTokenUser(token);
     },
 
+    /** The user behind an API token of an account (`Authorization: Bearer …`), or null (unknown or revoked): the login gate. */
+    tokenUser(token: string): Promise<PublicUser | null> {
+      return accounts.userForToken(token);
+    },
+
+    /** The user and the token behind an MCP token, or null (unknown, revoked, or its account disabled): an AI assistant's connection. */
+    mcpCaller(token: string) {
+      return accounts.mcpCaller(token);
+    },
+
+    /** A session's account as it is now, or null (deleted or disabled); `since`: when the session was read (its changes since are seen). */
+    sessionUser(id: number, since?: number): Promise<PublicUser | null> {
+      return accounts.user(id, since);
+    },
+
     /** Change the caller's own password; the caller's other sessions end (`keep`: the session it came with). */
     async changePassword(caller: Caller, input: { old: unknown; new: unknown; confirm?: unknown }, keep: string | undefined): Promise<void> {
       const me = accountOf(caller);

@@ -25,7 +25,7 @@ describe('doors on the operations', () => {
       '  return [openStore, agents];',
       '}',
     ].join('\n');
-    for (const file of ['server/routes/safety.tsx', 'server/routes/resources.tsx', 'server/context.ts', 'cli/user.ts', 'cli/agent.ts']) {
+    for (const file of ['server/routes/safety.tsx', 'server/routes/resources.tsx', 'server/context.ts', 'server/security.ts', 'cli/user.ts', 'cli/agent.ts']) {
       const messages = await lint(file, door);
       expect(messages.some((m) => m.includes('The store is behind the operations'))).toBe(true);
       expect(messages.filter((m) => m.startsWith('runtime.<part>')).length).toBeGreaterThanOrEqual(5);
@@ -51,6 +51,7 @@ describe('doors on the operations', () => {
       'server/mcp/index.ts',
       'server/agents.ts',
       'server/context.ts',
+      'server/security.ts',
       'cli/user.ts',
       'cli/agent.ts',
       'cli/run.ts',
