@@ -9,7 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REACTOR } from '../helpers/workflows.js';
-import { spawnServer } from './server.js';
+import { labClient, spawnServer } from './server.js';
 
 type Point = { n: number; state: string; parameters: Record<string, number>; suggested_by: string; measured_by: string | null; results: Record<string, number> | null };
 const exited = (p: ChildProcess) => (p.exitCode !== null || p.signalCode !== null ? Promise.resolve() : new Promise((r) => p.once('exit', r)));
@@ -31,29 +31,8 @@ afterAll(async () => {
 it('suggests 4, takes 2, survives SIGKILL, takes a third, never suggests the pending point again', async () => {
   let served = await spawnServer(dataDir, ['--no-watch']);
   proc = served.proc;
-  let base = served.url.replace(/\/app$/, '');
-  const form = (path: string, body: Record<string, string>) =>
-    fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
-  expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
-  const login = await form('login', { username: 'ada', password: 'correct horse' });
-  const cookie = login.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('labdeck.sid='))!
-    .split(';')[0]!;
-  const made = await fetch(`${base}/app/account/tokens`, {
-    method: 'POST',
-    headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify({ name: 'kill' }),
-  });
-  const auth = { Authorization: `Bearer ${(await made.json()).token}` };
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/app${path}`, {
-      method,
-      headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const lab = await labClient(served.url.replace(/\/app$/, ''), 'kill');
+  const api = lab.api;
 
   expect((await api('POST', '/workflows', REACTOR)).status).toBe(201);
   const started = await api('POST', '/executions/campaign', {
@@ -78,7 +57,7 @@ it('suggests 4, takes 2, survives SIGKILL, takes a third, never suggests the pen
   await exited(proc);
   served = await spawnServer(dataDir, ['--no-watch']);
   proc = served.proc;
-  base = served.url.replace(/\/app$/, '');
+  lab.base = served.url.replace(/\/app$/, '');
 
   // the same points, as they were; a third result counts
   expect(await points()).toEqual(before);

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../../core/store/index.js';
 import { EVENTS } from '../../core/notify/settings.js';
 import { startHttpSink, type HttpSink, type Received } from '../helpers/sinks.js';
-import { spawnServer } from './server.js';
+import { labClient, spawnServer } from './server.js';
 import { installedFile } from './installed.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -67,29 +67,8 @@ afterAll(async () => {
 it('a labdeck killed with SIGKILL mid-stream, restarted: every pending event arrives, none twice', async () => {
   let served = await spawnServer(dataDir, ['--deck', deck, '--no-watch']);
   proc = served.proc;
-  let base = served.url.replace(/\/app$/, '');
-  const form = (path: string, body: Record<string, string>) =>
-    fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
-  expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
-  const login = await form('login', { username: 'ada', password: 'correct horse' });
-  const cookie = login.headers
-    .getSetCookie()
-    .find((c) => c.startsWith('labdeck.sid='))!
-    .split(';')[0]!;
-  const made = await fetch(`${base}/app/account/tokens`, {
-    method: 'POST',
-    headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
-    body: JSON.stringify({ name: 'kill' }),
-  });
-  const auth = { Authorization: `Bearer ${(await made.json()).token}` };
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}/app${path}`, {
-      method,
-      headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const lab = await labClient(served.url.replace(/\/app$/, ''), 'kill');
+  const api = lab.api;
   const channels = [
     { name: 'hook', kind: 'webhook', url: `${sink.url}/hook`, secret: 'a-long-secret', events: EVENTS, rate_per_minute: 600 },
     { name: 'chat', kind: 'slack', url: `${sink.url}/slack`, events: EVENTS, rate_per_minute: 600 },
@@ -124,7 +103,7 @@ it('a labdeck killed with SIGKILL mid-stream, restarted: every pending event arr
   sink.status = 200;
   served = await spawnServer(dataDir, ['--deck', deck, '--no-watch']);
   proc = served.proc;
-  base = served.url.replace(/\/app$/, '');
+  lab.base = served.url.replace(/\/app$/, '');
   // the operator decides about the task the kill cut (if it cut one mid-run): its in-doubt step re-run
   await until(async () => {
     const s = (await api('GET', '/executions/status')).body;

@@ -11,7 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, type StepRow } from '../../core/store/index.js';
-import { spawnServer } from './server.js';
+import { labClient, spawnServer } from './server.js';
 import { installedFile } from './installed.js';
 import { waitForValue } from '../helpers/wait.js';
 
@@ -70,33 +70,9 @@ describe('a server killed mid-run', () => {
 
   it('loses nothing, and the operator resumes the run to completion', async () => {
     server = await serve(dataDir);
-    let base = server.base;
-
     // an account and an API token (both live in the database, so they survive the restart)
-    const form = (path: string, body: Record<string, string>) =>
-      fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
-    expect((await form('signup', { username: 'ada', password: 'correct horse' })).status).toBe(302);
-    const login = await form('login', { username: 'ada', password: 'correct horse' });
-    expect(login.status).toBe(302);
-    const cookie = login.headers
-      .getSetCookie()
-      .find((c) => c.startsWith('labdeck.sid='))!
-      .split(';')[0];
-    const tokenRes = await fetch(`${base}/app/account/tokens`, {
-      method: 'POST',
-      headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ name: 'restart' }),
-    });
-    expect(tokenRes.status).toBe(201);
-    const auth = { Authorization: `Bearer ${(await tokenRes.json()).token}` };
-    const api = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base}/app${path}`, {
-        method,
-        headers: { ...auth, Accept: 'application/json', 'Content-Type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    const lab = await labClient(server.base, 'restart');
+    const { api, auth } = lab;
 
     for (const wf of [LONG, QUICK]) expect((await api('POST', '/workflows', wf)).status).toBe(201);
     // each slow call uses a tip (issue 32): the call killed mid-way leaves its tip in doubt, for a person
@@ -105,7 +81,7 @@ describe('a server killed mid-run', () => {
 
     // watch the live events for the slow call of iteration 1, then queue the long task and one more
     const controller = new AbortController();
-    const events = await fetch(`${base}/app/executions/events`, { headers: auth, signal: controller.signal });
+    const events = await fetch(`${lab.base}/app/executions/events`, { headers: auth, signal: controller.signal });
     const reader = events.body!.getReader();
     const first = await api('POST', '/executions/config', {
       workflow: 'long',
@@ -155,7 +131,7 @@ describe('a server killed mid-run', () => {
 
     // start again on the same data folder
     server = await serve(dataDir);
-    base = server.base;
+    lab.base = server.base;
     const status = (await api('GET', '/executions/status')).body;
     expect(status).toMatchObject({
       busy: false,

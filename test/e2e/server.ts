@@ -82,6 +82,49 @@ export function serverAndBrowser(): { server: Served; browser: Browser } {
 /** The account the browser tests sign up: the first user, so an admin. */
 export const USER = { username: 'ada', password: 'correct horse' };
 
+/** A script's view of a `lab serve`: USER signed up (the first account, an admin) with an API token; JSON calls. */
+export interface LabClient {
+  /** Where the server is, without the mount (`http://127.0.0.1:PORT`); set it again after a restart on another port. */
+  base: string;
+  /** The token's header, for a request `api` does not make (the live event stream). */
+  auth: { Authorization: string };
+  /** A JSON request under `/app`, and its status and parsed answer. */
+  api(method: string, path: string, body?: unknown): Promise<{ status: number; body: Awaited<ReturnType<Response['json']>> }>;
+}
+
+/** Sign USER up on the server at `base` (no mount), log in, and make an API token named `token` (it survives a restart). */
+export async function labClient(base: string, token: string): Promise<LabClient> {
+  const form = (path: string, body: Record<string, string>) =>
+    fetch(`${base}/app/auth/${path}`, { method: 'POST', redirect: 'manual', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body) });
+  const signup = await form('signup', USER);
+  if (signup.status !== 302) throw new Error(`sign-up answered ${signup.status}`);
+  const login = await form('login', USER);
+  const cookie = login.headers
+    .getSetCookie()
+    .find((c) => c.startsWith('labdeck.sid='))
+    ?.split(';')[0];
+  if (login.status !== 302 || !cookie) throw new Error(`login answered ${login.status} without a session`);
+  const made = await fetch(`${base}/app/account/tokens`, {
+    method: 'POST',
+    headers: { Cookie: cookie, 'Content-Type': 'application/json', Accept: 'application/json' },
+    body: JSON.stringify({ name: token }),
+  });
+  if (made.status !== 201) throw new Error(`the token answered ${made.status}`);
+  const client: LabClient = {
+    base,
+    auth: { Authorization: `Bearer ${(await made.json()).token}` },
+    async api(method, path, body) {
+      const res = await fetch(`${client.base}/app${path}`, {
+        method,
+        headers: { ...client.auth, Accept: 'application/json', 'Content-Type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, body: await res.json() };
+    },
+  };
+  return client;
+}
+
 /** On the sign-up form: sign USER up, then log in on the form that leads to; lands on the home page. */
 export async function signUpAndLogIn(page: Page) {
   for (const next of [/\/auth\/login/, /\/app\/$/]) {
