@@ -7,6 +7,7 @@ import { ERROR_CODES, type ErrorCode } from '../core/errors.js';
 import { CallRecordSchema } from '../core/records/call-record.js';
 import { RecordDetailSchema, RecordListSchema } from '../core/records/record-schema.js';
 import { RunnerStatusSchema } from '../core/runner/status-schema.js';
+import { QueueSchema, QueueTaskSchema, RunStartedSchema } from '../core/runner/queue-schema.js';
 import { RESOURCE_SCHEMAS } from './resource-schemas.js';
 
 // ---------------------------------------------------------------------------------------------------------
@@ -175,7 +176,7 @@ export const RESPONSE_SCHEMAS = {
     instruments: z.array(z.string()).describe('The instruments it added to the deck'),
     drivers: z.array(z.string()).describe('The drivers it made connectable (its classes; a deck: the classes of its instruments)'),
   }),
-  RunStarted: z.object({ task_id: z.int(), status: z.enum(['queued', 'running']) }),
+  RunStarted: RunStartedSchema,
   AttentionList: z.object({
     items: z
       .array(z.looseObject({ kind: z.string(), title: z.string(), action: z.string(), link: z.string(), url: z.string() }))
@@ -232,23 +233,9 @@ export const RESPONSE_SCHEMAS = {
     best_so_far: z.array(z.object({ iteration: z.int(), value: z.number() })),
     model: z.unknown().describe("The optimizer's snapshot (model surface, Pareto front) while it is in memory, else null"),
   }),
-  QueueTask: z.looseObject({
-    id: z.int(),
-    name: z.string(),
-    kind: z.enum(['workflow', 'campaign']),
-    status: z.enum(['pending', 'running', 'interrupted', 'done', 'failed', 'stopped', 'aborted']),
-    position: z.number(),
-    workflow: z.string().nullable(),
-    iterations: z.int().nullable(),
-    run_id: z.int().nullable(),
-    payload: z.unknown().optional().describe('GET /app/executions/queue/task/{task_id} only: the workflow and its rows'),
-  }),
-  QueueList: z.looseObject({
-    tasks: z.array(z.looseObject({ id: z.int(), name: z.string(), status: z.string() })),
-    paused: z.boolean().optional(),
-    queue_held: z.boolean().optional(),
-    running_task_ids: z.array(z.int()).optional().describe('The tasks this labdeck runs now (several with lab serve --parallel N)'),
-  }),
+  QueueTask: QueueTaskSchema.loose(),
+  Queue: QueueSchema.extend({ tasks: z.array(QueueTaskSchema.loose()) }).loose(),
+  QueueList: z.looseObject({ tasks: z.array(QueueTaskSchema.loose()) }).describe('The queue in its new order (the tasks only)'),
   RunnerStatus,
   Approval: z.looseObject({
     id: z.int(),

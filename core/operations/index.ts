@@ -32,6 +32,7 @@ export type { LastRun } from './records.js';
 export type { LabwareItem, LabwareView } from '../hosts/remote.js';
 /** What the doors show of the runner and the queue (types and constants only: the runner itself stays behind the operations). */
 export { DIRECTIONS, RUN_CONTROLS, type Direction, type RunControlName, type RunnerEvent, type RunnerStatus } from '../runner/index.js';
+export type { QueueJson, QueueTaskJson, RunStartedJson } from '../runner/queue-schema.js';
 /** The longest instrument name the deck takes. */
 export { MAX_NAME } from '../deck/index.js';
 export type { FileKind, MethodPrefs, Role, QueueTaskRow as QueuedTask, StepRow as CallRecord, PhaseRow, ApprovalRow, WorkflowRow, RunRow, OutboxRow, ResourceRow, MoveRow } from '../store/types.js';

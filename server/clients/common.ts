@@ -123,7 +123,15 @@ function answerType(r: Route): string {
  * The answer types the TypeScript client writes from the API document the server serves: the client's name →
  * the document's component (server/clients/typescript.ts), with the parts named from them.
  */
-export const TS_FROM_DOCUMENT: Record<string, string> = { RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step' };
+export const TS_FROM_DOCUMENT: Record<string, string> = {
+  RunnerStatus: 'RunnerStatus',
+  RunRecord: 'Record',
+  RecordList: 'RecordList',
+  CallRecord: 'Step',
+  QueuedTask: 'QueueTask',
+  Queue: 'Queue',
+  RunStarted: 'RunStarted',
+};
 
 let declaredTypes: Set<string> | null = null;
 /** The type names the TypeScript client declares: TS_RUNTIME's, and those written from the document. */

@@ -79,34 +79,6 @@ export class WaitTimeoutError extends Error {
 }
 
 /** Queued: POST /executions/config and POST /executions/campaign answer this. */
-export interface RunStarted {
-  task_id: number;
-  status: 'queued' | 'running';
-}
-
-export type TaskStatus = 'pending' | 'running' | 'interrupted' | 'done' | 'failed' | 'stopped' | 'aborted';
-
-/** A queued task: GET /executions/queue lists the unfinished ones; GET /executions/queue/task/{id} gives one with its payload. */
-export interface QueuedTask {
-  id: number;
-  name: string;
-  kind: 'workflow' | 'campaign';
-  status: TaskStatus;
-  workflow: string | null;
-  iterations: number | null;
-  /** Its run record, once it has started. */
-  run_id: number | null;
-  payload?: unknown;
-  [field: string]: unknown;
-}
-
-export interface Queue {
-  tasks: QueuedTask[];
-  paused: boolean;
-  queue_held: boolean;
-  current_task_id: number | null;
-}
-
 export type RunStatus = 'running' | 'completed' | 'failed' | 'stopped' | 'aborted' | 'interrupted';
 
 export interface WaitOptions {
@@ -235,7 +207,7 @@ function makeRunner(send: Send): Runner {
 
 /**
  * The answer types the generated client writes from the API document the server serves (RunnerStatus,
- * RunRecord, RecordList, CallRecord and their parts: server/clients/typescript.ts): here, the core
+ * RunRecord, RecordList, CallRecord, QueuedTask, Queue, RunStarted and their parts: server/clients/typescript.ts): here, the core
  * declarations that document is made from.
  */
 export type RunnerStatus = import('../../core/runner/status-schema.js').RunnerStatus;
@@ -245,6 +217,10 @@ export type RunRecord = import('../../core/records/record-schema.js').RecordDeta
 export type RecordList = import('../../core/records/record-schema.js').RecordList;
 export type RunSummary = RecordList['records'][number];
 export type CallRecord = import('../../core/records/call-record.js').CallRecordJson;
+export type QueuedTask = import('../../core/runner/queue-schema.js').QueueTaskJson;
+export type Queue = import('../../core/runner/queue-schema.js').QueueJson;
+export type RunStarted = import('../../core/runner/queue-schema.js').RunStartedJson;
+export type TaskStatus = QueuedTask['status'];
 
 /** The generated client's RunnerRoutes has one method per route declared with `client`; these the runtime calls. */
 export interface RunnerRoutes {

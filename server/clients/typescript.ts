@@ -114,6 +114,8 @@ function documentTypes(routes: readonly Route[]): string[] {
     "export type FailedStep = NonNullable<RunnerStatus['failed_step']>;",
     '/** A run record as the list shows it: GET /executions/records. */',
     "export type RunSummary = RecordList['records'][number];",
+    '/** Where a queued task is: pending, running, interrupted, done, failed, stopped or aborted. */',
+    "export type TaskStatus = QueuedTask['status'];",
   );
   documentCache.set(routes, out);
   return out;
@@ -180,7 +182,7 @@ export function typescript(instruments: InstrumentSchema[], opts: ProxyOptions):
     ...documentTypes(opts.routes),
     ...tsRouteMethods(methods),
   ];
-  const typeNames = new Set(['Lab', 'RunnerRoutes', 'RunningTask', 'FailedStep', 'RunSummary', ...Object.keys(TS_FROM_DOCUMENT), ...tsTypeNames(), ...methods.map((m) => m.bodyName)]);
+  const typeNames = new Set(['Lab', 'RunnerRoutes', 'RunningTask', 'FailedStep', 'RunSummary', 'TaskStatus', ...Object.keys(TS_FROM_DOCUMENT), ...tsTypeNames(), ...methods.map((m) => m.bodyName)]);
   const keys = new Set(tsLabNames(methods));
   const labType: string[] = [];
   const labValue: string[] = [];

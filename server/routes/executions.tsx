@@ -3,7 +3,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { LabError } from '../../core/errors.js';
 import type { Runtime } from '../../core/runtime.js';
-import { DIRECTIONS, done, type Direction, type QueuedTask, type RunControlName as ControlName, type RunnerEvent } from '../../core/operations/index.js';
+import { DIRECTIONS, done, type Direction, type QueuedTask, type QueueTaskJson, type RunControlName as ControlName, type RunnerEvent } from '../../core/operations/index.js';
 import { MAX_REPEAT } from '../../core/workflow/config.js';
 import { ctxOf } from '../context.js';
 import { error, json, pageOrJson } from '../api-doc.js';
@@ -16,7 +16,7 @@ import { ExecutionPage, type LastRun, type StartedTask } from '../views/executio
 import { NO_FIELDS } from './auth.js';
 
 /** A queued task as the API shows it; `payload` only when asked for (it can be large). */
-export function taskJson(t: QueuedTask, withPayload = false) {
+export function taskJson(t: QueuedTask, withPayload = false): QueueTaskJson {
   const p = t.payload as { workflow?: string; rows?: unknown[]; repeat?: { times: number } } | null;
   return {
     id: t.id,
@@ -162,7 +162,7 @@ export const EXECUTION_ROUTES = {
     summary: 'The queue and its state',
     operationId: 'queue',
     client: { name: 'queue' },
-    responses: { 200: json('Unfinished tasks in order, and the runner flags', 'QueueList') },
+    responses: { 200: json('Unfinished tasks in order, and the runner flags', 'Queue') },
   }),
   task: route({
     method: 'GET',

@@ -415,13 +415,16 @@ describe('generateProxy: the runner follows the route declarations', () => {
 
   it('writes its answer types from the API document the server serves: every field of each component, required as there', () => {
     const schemas = buildOpenApi({ routes: ROUTES, instruments: [], serverUrl: 'http://x', public: true }).components.schemas as Record<string, JSONSchema>;
-    for (const [name, component] of Object.entries({ RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step' })) {
+    for (const [name, component] of Object.entries({ RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step', QueuedTask: 'QueueTask', Queue: 'Queue', RunStarted: 'RunStarted' })) {
       const block = typescript.slice(typescript.indexOf(`export type ${name} = {`)).split('\n};')[0];
       expect(block).toMatch(new RegExp(`^export type ${name} = \\{`));
       const required = new Set((schemas[component].required ?? []) as string[]);
       for (const field of Object.keys(schemas[component].properties as object)) expect(block).toContain(`\n  ${field}${required.has(field) ? '' : '?'}: `);
     }
     expect(typescript).toContain("export type RunningTask = RunnerStatus['running'][number];");
+    expect(typescript).toContain("export type TaskStatus = QueuedTask['status'];");
+    // none of them is also written by hand in the runtime
+    for (const name of ['QueuedTask', 'Queue', 'RunStarted', 'TaskStatus']) expect(typescript.match(new RegExp(`^export (?:interface|type) ${name}\\b`, 'gm'))).toHaveLength(1);
   });
 
   it("takes every field of a route's body, typed and described from its schema", () => {
