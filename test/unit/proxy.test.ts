@@ -415,7 +415,15 @@ describe('generateProxy: the runner follows the route declarations', () => {
 
   it('writes its answer types from the API document the server serves: every field of each component, required as there', () => {
     const schemas = buildOpenApi({ routes: ROUTES, instruments: [], serverUrl: 'http://x', public: true }).components.schemas as Record<string, JSONSchema>;
-    for (const [name, component] of Object.entries({ RunnerStatus: 'RunnerStatus', RunRecord: 'Record', RecordList: 'RecordList', CallRecord: 'Step', QueuedTask: 'QueueTask', Queue: 'Queue', RunStarted: 'RunStarted' })) {
+    for (const [name, component] of Object.entries({
+      RunnerStatus: 'RunnerStatus',
+      RunRecord: 'Record',
+      RecordList: 'RecordList',
+      CallRecord: 'Step',
+      QueuedTask: 'QueueTask',
+      Queue: 'Queue',
+      RunStarted: 'RunStarted',
+    })) {
       const block = typescript.slice(typescript.indexOf(`export type ${name} = {`)).split('\n};')[0];
       expect(block).toMatch(new RegExp(`^export type ${name} = \\{`));
       const required = new Set((schemas[component].required ?? []) as string[]);
