@@ -120,6 +120,8 @@ export class DeckCalls extends DeckLoader {
     const inDoubt = !ok && (failure as { inDoubt?: boolean } | null)?.inDoubt === true;
     try {
       await this.recorder.complete(taskId, {
+        instrument,
+        method,
         args: parsed,
         output: ok ? output : null,
         status: ok ? 'ok' : inDoubt ? 'in-doubt' : 'error',

@@ -32,6 +32,9 @@ export interface CallStart {
 /** How a call ended (`endedAt` defaults to now; `args`, `startedAt`, `userId` set again when given). */
 export interface CallEnd {
   status: Exclude<StepRow['status'], 'running'>;
+  /** The call's instrument and method, when known (with `args`, the store then knows what it used without reading the record). */
+  instrument?: string;
+  method?: string;
   output?: unknown;
   error?: string | null;
   args?: unknown;
@@ -68,6 +71,8 @@ export class CallRecorder {
     const patch: Partial<NewStep> = { status: end.status, error: end.error ?? null, endedAt: end.endedAt ?? new Date() };
     if (end.output !== undefined) patch.output = end.output;
     if (end.args !== undefined) patch.args = end.args;
+    if (end.instrument !== undefined) patch.instrument = end.instrument;
+    if (end.method !== undefined) patch.method = end.method;
     if (end.userId !== undefined) patch.userId = end.userId;
     if (end.startedAt !== undefined) patch.startedAt = end.startedAt;
     if (end.log !== undefined) patch.log = end.log;

@@ -287,9 +287,10 @@ export function createRepositories(
   };
 
   const steps: Store['steps'] = {
-    // The hot path: one cached prepared statement, one round trip.
+    // The hot path: one cached prepared statement, one round trip, committed at once (a call's record is
+    // begun while its instrument is held: core/deck/recorder.ts)
     async insert(s) {
-      return sql.insertId(INSERT_STEP, stepParams(s));
+      return sql.insertIdNow(INSERT_STEP, stepParams(s));
     },
     async update(id, patch) {
       const { sets, params } = setClause(patch, STEP_FIELDS);
@@ -297,7 +298,7 @@ export function createRepositories(
         if (!(await steps.get(id))) throw new LabError('not_found', `No step with id ${id}.`);
         return;
       }
-      const n = await sql.run(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
+      const n = await sql.runQueued(`UPDATE "steps" SET ${sets.join(', ')} WHERE "id" = ?`, [...params, id]);
       if (n === 0) throw new LabError('not_found', `No step with id ${id}.`);
     },
     async delete(id) {

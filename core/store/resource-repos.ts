@@ -259,6 +259,10 @@ export function createResourceRepository(sql: Sql): {
       },
       async update(id, patch) {
         if (!planner || patch.status === undefined || !COUNTED.has(patch.status)) return steps.update(id, patch);
+        // a call's record completed names its call: one that uses nothing needs no read of the record first
+        if (patch.instrument !== undefined && patch.method !== undefined && patch.args !== undefined && plan({ instrument: patch.instrument, method: patch.method, args: patch.args }).length === 0) {
+          return steps.update(id, patch);
+        }
         const before = await steps.get(id);
         if (!before || before.status === patch.status || COUNTED.has(before.status)) return steps.update(id, patch);
         const uses = plan({ instrument: patch.instrument ?? before.instrument, method: patch.method ?? before.method, args: patch.args ?? before.args });

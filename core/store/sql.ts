@@ -28,6 +28,8 @@ interface Statement {
 interface BatchItem {
   sql: string;
   values: unknown[];
+  /** A statement without RETURNING (its count of changed rows is the answer), not an INSERT … RETURNING "id". */
+  run?: boolean;
   resolve(id: number): void;
   reject(e: unknown): void;
 }
@@ -246,11 +248,57 @@ export class Sql {
     });
   }
 
+  /**
+   * An INSERT … RETURNING "id" committed now, in a transaction of its own, after the inserts waiting for the
+   * group commit (SQLite; PostgreSQL, or inside a transaction: as `insertId`). For a record that must exist
+   * before what it records goes on, while something is held: a call's record is begun while its instrument
+   * is held, and waiting for the group commit's turn of the event loop would hold the instrument that long
+   * (every call to one instrument would take a turn of the loop).
+   */
+  insertIdNow(sql: string, params: Param[]): Promise<number> {
+    const c = this.conn;
+    if (c.dialect !== 'sqlite' || this.inTx || this.gate) return this.insertId(sql, params);
+    try {
+      refuseNul(params);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    // with what waits for the group commit, in its transaction: one commit (a call's record begun, the records
+    // of calls that ended meanwhile completed); the answer is settled by the time this returns
+    return new Promise((resolve, reject) => {
+      this.batch.push({ sql, values: params.map((p) => (p instanceof Date ? this.encodeDate(p) : p)), resolve, reject });
+      this.flush(c.db);
+    });
+  }
+
+  /**
+   * An UPDATE (or other statement without RETURNING) on the hot path, committed with the group commit's
+   * inserts of this turn of the event loop (SQLite; PostgreSQL, or inside a transaction: `run`): a call's
+   * record completed, once its instrument is let go. Answers the number of rows it changed, once committed.
+   */
+  runQueued(sql: string, params: Param[]): Promise<number> {
+    const c = this.conn;
+    if (c.dialect !== 'sqlite' || this.inTx) return this.run(sql, params);
+    refuseNul(params);
+    return new Promise((resolve, reject) => {
+      this.batch.push({ sql, values: params.map((p) => (p instanceof Date ? this.encodeDate(p) : p)), run: true, resolve, reject });
+      if (this.batch.length === 1) setImmediate(() => this.flush(c.db));
+    });
+  }
+
   private batch: BatchItem[] = [];
   /** SQLite's prepared statements, by their text. */
   private readonly statements = new Map<string, Statement>();
   /** The group commit's transactions, made once (better-sqlite3 wraps each function anew). */
   private commits: { all: (items: BatchItem[]) => number[]; one: (item: BatchItem) => number } | null = null;
+
+  private transactions(db: SqliteDb): NonNullable<Sql['commits']> {
+    if (!this.commits) {
+      const insert = (i: BatchItem) => (i.run ? this.statement(db, i.sql).run(...i.values).changes : Number((this.statement(db, i.sql).get(...i.values) as { id: unknown }).id));
+      this.commits = { all: db.transaction((all: BatchItem[]) => all.map(insert)), one: db.transaction(insert) };
+    }
+    return this.commits;
+  }
 
   private statement(db: SqliteDb, text: string): Statement {
     let st = this.statements.get(text);
@@ -266,11 +314,7 @@ export class Sql {
     if (this.gate) return void this.gate.then(() => this.flush(db)); // a transaction runs: after it
     const items = this.batch;
     this.batch = [];
-    if (!this.commits) {
-      const insert = (i: BatchItem) => Number((this.statement(db, i.sql).get(...i.values) as { id: unknown }).id);
-      this.commits = { all: db.transaction((all: BatchItem[]) => all.map(insert)), one: db.transaction(insert) };
-    }
-    const { all, one } = this.commits;
+    const { all, one } = this.transactions(db);
     try {
       const ids = all(items);
       items.forEach((i, n) => i.resolve(ids[n]!));
