@@ -162,7 +162,7 @@ class Checker {
         return;
       }
       first.set(p.name, i);
-      const type = p.type === undefined ? 'number' : typeof p.type === 'string' && PARAM_JSON_TYPES[p.type] ? p.type : undefined;
+      const type = p.type === undefined ? 'number' : typeof p.type === 'string' && Object.hasOwn(PARAM_JSON_TYPES, p.type) ? p.type : undefined;
       let hasDefault = p.default !== undefined;
       if (type && hasDefault) {
         const ok = type === 'integer' ? Number.isInteger(p.default) : PARAM_JSON_TYPES[type].includes(jsonTypeOf(p.default));

@@ -1,6 +1,6 @@
 /**
  * A schema-driven fuzzer of the agent WebSocket (issue 26 items 1 and 15). From the protocol's own schemas
- * (core/hosts/agent-protocol.ts, as JSON Schema) and a seeded PRNG it builds messages that fit and messages
+ * (core/hosts/agent-protocol.ts, as JSON Schema) and seeded random tapes it builds messages that fit and messages
  * that do not: a field dropped, a value of the wrong type, null, a hostile number, a 100 kB string, a
  * `__proto__` key, 5,000-deep nesting, an unknown message type, text that is not JSON, a binary frame.
  *
@@ -8,23 +8,20 @@
  * and a reason. After the welcome, a message that fits keeps the connection (a result or an error answers the
  * call it names: the HTTP caller gets 200 or 502); one that does not closes it with 4400 (a call in flight then
  * fails in doubt: 503). Never a dead server: /app/healthz answers after every case, and a real call at the end.
- * FUZZ_SEED and FUZZ_SCALE as in fuzz.test.ts.
+ * The hello and each message type are one test, their cases drawn by fast-check from tapes, so a failing case is
+ * shrunk to the simplest one that still fails and reported with its seed (issue 27 item 6). FUZZ_SEED and
+ * FUZZ_SCALE as in fuzz.test.ts.
  */
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
 import { z } from 'zod';
-import { mulberry32 } from '../../plugins/sim/bench.js';
 import { AgentHelloSchema, AgentMessageSchema } from '../../core/hosts/agent-protocol.js';
 import { attachAgents } from '../../server/agents.js';
 import { startLab, type TestLab } from '../api/helpers.js';
+import { knob, onTapes } from '../helpers/fuzz-tape.js';
 import { waitFor } from '../helpers/wait.js';
 
-const knob = (name: string, fallback: number) => {
-  const n = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`${name} must be a positive whole number`);
-  return n;
-};
 const SEED = knob('FUZZ_SEED', 0x1ab_dec);
 const SCALE = knob('FUZZ_SCALE', 1);
 const HELLO_CASES = 120 * SCALE;
@@ -33,13 +30,19 @@ const MESSAGE_CASES = 120 * SCALE;
 type JS = Record<string, unknown>;
 const HELLO = z.toJSONSchema(AgentHelloSchema, { io: 'input', unrepresentable: 'any' }) as JS;
 const MESSAGE = z.toJSONSchema(AgentMessageSchema, { io: 'input', unrepresentable: 'any' }) as JS;
+/** The message types after the welcome (one test each), from the protocol's schema. */
+const MESSAGE_TYPES = (((MESSAGE.oneOf ?? MESSAGE.anyOf) as JS[] | undefined) ?? [MESSAGE]).map((b, i) => {
+  const type = ((b.properties as Record<string, JS> | undefined)?.type ?? {}) as JS;
+  return [String(type.const ?? (type.enum as unknown[] | undefined)?.[0] ?? `message ${i + 1}`), b] as const;
+});
 
 let lab: TestLab;
 let server: Server;
 let base: string;
 let token: string;
 let userToken: string;
-let rnd: () => number;
+/** The numbers the generators draw: a fast-check tape's, one case at a time (test/helpers/fuzz-tape.ts). */
+let rnd: () => number = () => 0;
 const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)];
 
 beforeAll(async () => {
@@ -50,7 +53,6 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/app`;
   token = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'fuzz-pc', scope: 'agent' }).expect(201)).body.token;
   userToken = (await lab.admin.post('/app/account/tokens').set('Accept', 'application/json').send({ name: 'me' }).expect(201)).body.token;
-  rnd = mulberry32(SEED);
 }, 30_000);
 afterAll(async () => {
   server?.closeAllConnections();
@@ -200,12 +202,24 @@ const disconnected = (name: string) => waitFor(() => !lab.runtime.agents.list().
 const readMethod = { name: 'read', description: '', safety: 'readonly', hidden: false, params: { type: 'object', properties: {} }, inferred: false, inferredFields: [] };
 const goodHello = (name: string, instrument: string) => ({ type: 'hello', protocol: 1, name, instruments: [{ name: instrument, class: 'Probe', description: '', methods: [readMethod] }] });
 
-const failures: string[] = [];
-const note = (what: string, m: { value?: unknown; text?: string }, got: string) => failures.push(`${what}: sent ${textOf(m).slice(0, 200)} → ${got}`);
+/** A case's broken rules, thrown when it is over (so its connection is closed first). */
+let problems: string[] = [];
+const note = (what: string, m: { value?: unknown; text?: string }, got: string) => problems.push(`${what}: sent ${textOf(m).slice(0, 200)} → ${got}`);
+/** `numRuns` cases, each drawn from its own tape: a failing case is shrunk to the simplest that still fails, with its seed. */
+const cases = (numRuns: number, seed: number, run: () => Promise<void>) =>
+  onTapes(
+    async (rng) => {
+      rnd = () => rng.float();
+      problems = [];
+      await run();
+      if (problems.length) throw new Error(problems.join('\n'));
+    },
+    { numRuns, seed, maxLength: 64 },
+  );
 
 describe('the agent endpoint under a fuzzer', () => {
   it(`${HELLO_CASES} hellos: those that fit are welcomed, the others closed with a reason`, async () => {
-    for (let i = 0; i < HELLO_CASES; i++) {
+    await cases(HELLO_CASES, SEED, async () => {
       const base0 = rnd() < 0.5 ? (valid(HELLO) as JS) : goodHello('fz-hello', 'fz_probe');
       base0.name = 'fz-hello'; // one name: a name per case would make as many agents
       const m = rnd() < 0.2 ? { value: base0 } : mutate(base0);
@@ -226,50 +240,52 @@ describe('the agent endpoint under a fuzzer', () => {
       }
       await disconnected('fz-hello');
       if (!(await healthy())) note('after a hello', m, 'healthz failed');
-    }
-    expect(failures).toEqual([]);
+    });
   }, 120_000);
 
-  it(`${MESSAGE_CASES} messages after the welcome, some answering a call in flight`, async () => {
-    for (let i = 0; i < MESSAGE_CASES; i++) {
-      const c = await open();
-      send(c, { value: goodHello('fz-msg', 'fz_meter') });
-      if (!(await c.next('welcome'))) throw new Error('the fuzzer agent was not welcomed');
-      let answer: Promise<{ status: number; body: JS }> | null = null;
-      let base0 = valid(MESSAGE) as JS;
-      if (base0.type !== 'event' && rnd() < 0.6) {
-        answer = call('fz_meter');
-        const asked = await c.next('call');
-        base0 = { ...base0, id: asked!.id };
-      }
-      const m = rnd() < 0.25 ? { value: base0 } : mutate(base0);
-      send(c, m);
-      if (fits(AgentMessageSchema, m)) {
-        // the connection stays: a ping of ours comes back before any close would
-        await new Promise<void>((r) => c.ws.ping(undefined, undefined, () => r()));
-        const done = await Promise.race([c.closed.then((e) => `closed ${e.code} ${e.reason}`), new Promise<null>((r) => c.ws.once('pong', () => r(null)))]);
-        if (done) note('a message that fits', m, done);
-        const answered = (m.value as JS).id === base0.id && base0.id !== undefined && answer;
-        c.ws.close(1000);
-        await c.closed;
-        if (answered) {
-          const r = await answer!;
-          const want = base0.type === 'result' ? 200 : base0.type === 'error' ? [400, 404, 502, 503] : 503;
-          if (!(Array.isArray(want) ? want.includes(r.status) : r.status === want)) note('an answer that fits', m, `HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-        } else if (answer) await answer;
-      } else {
-        const end = await c.closed;
-        if (end.code !== 4400 || !end.reason) note('a message that does not fit', m, `closed ${end.code} ${end.reason}`);
-        if (answer) {
-          const r = await answer;
-          if (r.status !== 503 || r.body.in_doubt !== true) note('a call whose agent broke the protocol', m, `HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+  it.each(MESSAGE_TYPES.map(([type, schema], n) => [type, schema, n] as const))(
+    '%s messages after the welcome, some answering a call in flight',
+    async (_type, schema, n) => {
+      await cases(Math.ceil(MESSAGE_CASES / MESSAGE_TYPES.length), SEED + 1 + n, async () => {
+        const c = await open();
+        send(c, { value: goodHello('fz-msg', 'fz_meter') });
+        if (!(await c.next('welcome'))) throw new Error('the fuzzer agent was not welcomed');
+        let answer: Promise<{ status: number; body: JS }> | null = null;
+        let base0 = valid(schema) as JS;
+        if (base0.type !== 'event' && rnd() < 0.6) {
+          answer = call('fz_meter');
+          const asked = await c.next('call');
+          base0 = { ...base0, id: asked!.id };
         }
-      }
-      await disconnected('fz-msg');
-      if (!(await healthy())) note('after a message', m, 'healthz failed');
-    }
-    expect(failures).toEqual([]);
-  }, 180_000);
+        const m = rnd() < 0.25 ? { value: base0 } : mutate(base0);
+        send(c, m);
+        if (fits(AgentMessageSchema, m)) {
+          // the connection stays: a ping of ours comes back before any close would
+          await new Promise<void>((r) => c.ws.ping(undefined, undefined, () => r()));
+          const done = await Promise.race([c.closed.then((e) => `closed ${e.code} ${e.reason}`), new Promise<null>((r) => c.ws.once('pong', () => r(null)))]);
+          if (done) note('a message that fits', m, done);
+          const answered = (m.value as JS).id === base0.id && base0.id !== undefined && answer;
+          c.ws.close(1000);
+          await c.closed;
+          if (answered) {
+            const r = await answer!;
+            const want = base0.type === 'result' ? 200 : base0.type === 'error' ? [400, 404, 502, 503] : 503;
+            if (!(Array.isArray(want) ? want.includes(r.status) : r.status === want)) note('an answer that fits', m, `HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          } else if (answer) await answer;
+        } else {
+          const end = await c.closed;
+          if (end.code !== 4400 || !end.reason) note('a message that does not fit', m, `closed ${end.code} ${end.reason}`);
+          if (answer) {
+            const r = await answer;
+            if (r.status !== 503 || r.body.in_doubt !== true) note('a call whose agent broke the protocol', m, `HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+          }
+        }
+        await disconnected('fz-msg');
+        if (!(await healthy())) note('after a message', m, 'healthz failed');
+      });
+    },
+    180_000,
+  );
 
   it('the server still serves an agent that follows the protocol', async () => {
     expect(await healthy()).toBe(true);

@@ -1,6 +1,5 @@
 /**
- * The schema-driven fuzzer (test/api/fuzz.test.ts) for two more doors (issue 26 #15), from the same kind of
- * seeded PRNG:
+ * The schema-driven fuzzer (test/full/fuzz.test.ts) for two more doors (issue 26 #15), drawn the same way:
  *
  * - MCP (`/app/mcp`, with an MCP token): JSON-RPC messages built from the tools the server lists (each tool
  *   called with arguments from its input schema, valid-looking and hostile) and malformed envelopes (not
@@ -10,21 +9,21 @@
  *   (valid-looking and hostile values, wrong types, unknown fields), as JSON and form-encoded, its path
  *   parameters from real names and junk.
  *
- * The ivoryOS routes are one `it` each, their requests drawn by fast-check from a tape of random numbers, so a
- * failing request is shrunk to the simplest one that still fails and reported with its seed (issue 27 item 6).
+ * Each MCP tool and each ivoryOS route is one `it`, its requests drawn by fast-check from tapes of random
+ * numbers (test/helpers/fuzz-tape.ts), so a failing request is shrunk to the simplest one that still fails and
+ * reported with its seed (issue 27 item 6).
  *
  * Every answer must be below 500 (ivoryOS's instrument routes may answer 502/503/507: the instrument raised,
  * is offline, or its record could not be stored), no promise may be left rejected, and the server answers
- * its health check after. Failures are collected and reported once, with the request and the answer. The
+ * its health check after. A failure names the request and the answer. The
  * ivoryOS log-out is not sent (it would end the session under test). The Python import routes are fuzzed too
  * (they hung on tiny scripts until issue 26 #2: test/api/python-hostile.test.ts).
  */
-import fc from 'fast-check';
 import request from 'supertest';
 import { z } from 'zod';
-import { mulberry32 } from '../../plugins/sim/bench.js';
 import { IVORYOS_ROUTES } from '../../server/ivoryos/routes.js';
-import { REACTOR, startLab, type TestLab } from '../api/helpers.js';
+import { REACTOR, startLab } from '../api/helpers.js';
+import { onTapes } from '../helpers/fuzz-tape.js';
 
 const SEED = 0x1ab_d005;
 const CASES_PER_TOOL = 6;
@@ -33,20 +32,17 @@ const J = 'application/json';
 /** A request that has not answered by then is reported as hanging (and the test goes on). */
 const HANG_MS = 10_000;
 
-let lab: TestLab;
-let token: string;
+// The tools are the MCP half's tests: listed when the file is collected, from the lab under test.
+const lab = await startLab({ approvalTtlMs: 60_000 });
+const token: string = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'fuzz-agent', scope: 'mcp' }).expect(201)).body.token;
+await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
 const unhandled: unknown[] = [];
 const onUnhandled = (e: unknown) => unhandled.push(e);
 
-beforeAll(async () => {
-  process.on('unhandledRejection', onUnhandled);
-  lab = await startLab({ approvalTtlMs: 60_000 });
-  token = (await lab.admin.post('/app/account/tokens').set('Accept', J).send({ name: 'fuzz-agent', scope: 'mcp' }).expect(201)).body.token;
-  await lab.admin.post('/app/workflows').set('Accept', J).send(REACTOR).expect(201);
-}, 30_000);
+beforeAll(() => void process.on('unhandledRejection', onUnhandled));
 afterAll(async () => {
   process.off('unhandledRejection', onUnhandled);
-  await lab?.close();
+  await lab.close();
 });
 
 type Rng = () => number;
@@ -126,38 +122,48 @@ function valueOf(s: Schema | undefined, rng: Rng, names: string[], depth = 0): u
   }
 }
 
-interface Failure {
-  what: string;
-  status: number | string;
-  body: string;
-}
 const excerpt = (v: unknown) => (typeof v === 'string' ? v : (JSON.stringify(v) ?? String(v))).slice(0, 300);
 
-describe('fuzzing the MCP door', () => {
-  it('answers every generated and malformed JSON-RPC message below 500, and keeps serving', async () => {
-    const rng = mulberry32(SEED);
-    const failures: Failure[] = [];
-    const post = async (what: string, body: string, headers: Record<string, string> = {}) => {
-      const res = await request(lab.app)
-        .post('/app/mcp')
-        .set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream', 'Content-Type': J, ...headers })
-        .send(body);
-      if (res.status >= 500) failures.push({ what, status: res.status, body: excerpt(res.text) });
-      return res;
-    };
-    const rpc = (method: string, params: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+/** POST one MCP message; throws (naming it) on an answer of 500 or more, or none within HANG_MS. */
+const mcp = async (what: string, body: string, headers: Record<string, string> = {}) => {
+  const res = await request(lab.app)
+    .post('/app/mcp')
+    .set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream', 'Content-Type': J, ...headers })
+    .send(body)
+    .timeout(HANG_MS)
+    .catch((e: { timeout?: number }) => {
+      if (!e.timeout) throw e;
+      throw new Error(`${what}: no answer within ${HANG_MS / 1000} s`);
+    });
+  if (res.status >= 500) throw new Error(`${what}: ${res.status} ${excerpt(res.text)}`);
+  return res;
+};
+const rpc = (method: string, params: unknown, id: unknown = 1) => JSON.stringify({ jsonrpc: '2.0', id, method, params });
+const tools = ((await mcp('tools/list', rpc('tools/list', {}))).body.result?.tools ?? []) as { name: string; inputSchema: Schema }[];
+const toolNames = [...tools.map((t) => t.name), 'react', 'pump', 'dose', '1'];
 
-    const listed = await post('tools/list', rpc('tools/list', {}));
-    const tools = (listed.body.result?.tools ?? []) as { name: string; inputSchema: Schema }[];
-    expect(tools.length).toBeGreaterThan(10);
-    const names = [...tools.map((t) => t.name), 'react', 'pump', 'dose', '1'];
+describe('fuzzing the MCP door: each tool, called with arguments from its input schema', () => {
+  it('lists the tools', () => expect(tools.length).toBeGreaterThan(10));
 
-    for (const tool of tools) {
-      for (let i = 0; i < CASES_PER_TOOL; i++) {
-        const args = i === 0 ? {} : valueOf(tool.inputSchema, rng, names);
-        await post(`tools/call ${tool.name} ${excerpt(args)}`, rpc('tools/call', { name: tool.name, arguments: args }, i));
-      }
-    }
+  it.each(tools.map((t, n) => [t.name, t, n] as const))(
+    '%s answers every generated call below 500',
+    async (name, tool, n) => {
+      await mcp(`tools/call ${name} {}`, rpc('tools/call', { name, arguments: {} }, 0));
+      // the other calls' arguments drawn by fast-check from tapes: a failure is shrunk, and reported with its seed
+      await onTapes(
+        async (rng) => {
+          const args = valueOf(tool.inputSchema, () => rng.float(), toolNames);
+          await mcp(`tools/call ${name} ${excerpt(args)}`, rpc('tools/call', { name, arguments: args }, n));
+        },
+        { numRuns: CASES_PER_TOOL - 1, seed: SEED + 1000 + n, maxLength: 48 },
+      );
+    },
+    60_000,
+  );
+});
+
+describe('fuzzing the MCP door: malformed envelopes', () => {
+  it('answers every malformed JSON-RPC message below 500, and keeps serving', async () => {
     const envelopes: [string, string, Record<string, string>?][] = [
       ['not JSON', '{"jsonrpc": "2.0", "id": 1, "method": '],
       ['empty', ''],
@@ -182,32 +188,29 @@ describe('fuzzing the MCP door', () => {
       ['no event-stream in Accept', rpc('tools/list', {}), { Accept: J }],
     ];
     for (const id of [null, 'x', -1, 2 ** 53 + 1, 1.5, {}, [], true]) envelopes.push([`id ${excerpt(id)}`, rpc('tools/list', {}, id)]);
-    for (let i = 0; i < 20; i++) envelopes.push([`junk params ${i}`, rpc(pick(rng, ['tools/call', 'tools/list', 'initialize', 'ping', 'resources/list']), junk(rng), i)]);
-    for (const [what, body, headers] of envelopes) await post(what, body, headers);
-    // GET and DELETE of a stateless server, and no token at all
+    for (const [what, body, headers] of envelopes) await mcp(what, body, headers);
+    // junk params of each method, drawn from tapes (shrunk on a failure)
+    let i = 0;
+    await onTapes(
+      async (rng) => {
+        const next = () => rng.float();
+        const method = pick(next, ['tools/call', 'tools/list', 'initialize', 'ping', 'resources/list']);
+        const params = junk(next);
+        await mcp(`junk params of ${method}: ${excerpt(params)}`, rpc(method, params, i++));
+      },
+      { numRuns: 20, seed: SEED, maxLength: 16 },
+    );
+    // GET and DELETE of a stateless server
     for (const method of ['get', 'delete'] as const) {
       const res = await request(lab.app)
         [method]('/app/mcp')
         .set({ Authorization: `Bearer ${token}`, Accept: 'application/json, text/event-stream' });
-      if (res.status >= 500) failures.push({ what: `${method.toUpperCase()} /app/mcp`, status: res.status, body: excerpt(res.text) });
+      expect(res.status).toBeLessThan(500);
     }
-
     await request(lab.app).get('/app/healthz').expect(200);
     expect(unhandled).toEqual([]);
-    expect(failures).toEqual([]);
   }, 120_000);
 });
-
-/**
- * A random source fast-check can shrink: the generators above draw from a tape of numbers in [0, 1) (past its
- * end: 0, each choice's first and simplest option). A failing request is shrunk by shortening the tape and
- * moving its numbers towards 0, so the report is the simplest request that still fails.
- */
-const tapeRng = (tape: number[]): Rng => {
-  let i = 0;
-  return () => tape[i++] ?? 0;
-};
-const tape = fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { maxLength: 48 });
 
 describe('fuzzing the /ivoryos forms: each route, as JSON and as a form', () => {
   const instrumentRoute = (path: string) => path.startsWith('/instruments/{') || path.startsWith('/backend_control/{');
@@ -229,9 +232,9 @@ describe('fuzzing the /ivoryos forms: each route, as JSON and as a form', () => 
     '%s answers every generated request below 500 (502/503/507 only from instruments)',
     async (_name, r, n) => {
       const schema = r.body ? (z.toJSONSchema(r.body.schema, { io: 'input', unrepresentable: 'any' }) as Schema) : undefined;
-      await fc.assert(
-        fc.asyncProperty(tape, async (t) => {
-          const rng = tapeRng(t);
+      await onTapes(
+        async (tape) => {
+          const rng = () => tape.float();
           const path = r.path.replace(/\{(\w+)\}/g, () => pick(rng, segments));
           const form = r.method !== 'GET' && rng() < 0.4;
           const body = r.method === 'GET' ? undefined : valueOf(schema, rng, names);
@@ -248,9 +251,9 @@ describe('fuzzing the /ivoryos forms: each route, as JSON and as a form', () => 
             throw new Error(`${what}: no answer within ${HANG_MS / 1000} s`);
           });
           if (!fine(r.path, res.status)) throw new Error(`${what}: ${res.status} ${excerpt(res.text)}`);
-        }),
+        },
         // the first case is the empty tape (every choice its simplest); the seed makes the run repeatable
-        { numRuns: CASES_PER_ROUTE, seed: SEED + 1 + n, examples: [[[]]] },
+        { numRuns: CASES_PER_ROUTE, seed: SEED + 1 + n, simplestFirst: true, maxLength: 48 },
       );
       // a malformed body, once each kind
       if (r.method !== 'POST') return;

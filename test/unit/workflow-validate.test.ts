@@ -334,6 +334,14 @@ describe('validateWorkflow: deck problems', () => {
     ]);
   });
 
+  test('a parameter type named after an Object property (`__proto__`, `constructor`) is refused, not a crash', () => {
+    // found by the OpenAPI fuzzer: `type: "__proto__"` reached Object.prototype and answered 500
+    for (const type of ['__proto__', 'constructor', 'toString']) {
+      const found = problems({ ...demo(), parameters: [{ name: 'volume', type, default: 1 }] });
+      expect(found).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'parameters[0].type' })]));
+    }
+  });
+
   test('a condition referring to an undefined parameter or variable', () => {
     const doc = withMain({ kind: 'if', condition: { left: { param: 'temp' }, op: '>', right: { var: 'limit' } }, then: [] });
     expect(problems(doc)).toEqual([
