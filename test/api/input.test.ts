@@ -192,6 +192,8 @@ describe('the attention list', () => {
     // the input's record says no value was given
     const run = (await lab.admin.get(`/app/executions/queue/task/${task_id}`).set('Accept', J)).body.run_id;
     expect((await lab.runtime.store.runSteps.list(run)).find((s) => s.instrument === '(input)')).toMatchObject({ status: 'error' });
+    // the queue is held in the database as the abort begins; the runner lets the task go a moment later
+    await until(async () => (await lab.admin.get('/app/executions/status').set('Accept', J)).body.busy === false);
     await lab.admin.post('/app/executions/release').set('Accept', J).expect(200);
     // a task queued for an instrument that goes away: the labdeck that drove it is gone
     await lab.runtime.store.queue.add({

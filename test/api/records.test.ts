@@ -432,7 +432,8 @@ describe('DELETE /executions/records/{workflow_id}', () => {
     const res = await lab.admin.delete(`/app/executions/records/${runId}`).set('Accept', J).expect(409);
     expect(res.body.error.message).toContain('in progress');
     await runtime.runner.pauseResume();
-    await until('the task to end', async () => (await runtime.store.queue.get(task.id))!.status === 'done');
+    // done in the queue, and let go by the runner (a moment later: then it is no longer the current task)
+    await until('the task to end', async () => (await runtime.store.queue.get(task.id))!.status === 'done' && runtime.runner.status().current_task === null);
     await lab.admin.delete(`/app/executions/records/${runId}`).set('Accept', J).expect(200);
   });
 
